@@ -1,0 +1,110 @@
+"""What a backend is: a name, what it supports (with reasons), and how it runs a point.
+
+A backend turns (mode, inputs) into a zero-argument callable. Calling it once runs exactly the work
+that is timed for that mode and returns the tensors the correctness check compares:
+    fwd      o, ht                          (no autograd graph is built)
+    fwd_bwd  o, ht, dq, dk, dv, dg, dbeta[, dh0]   forward and backward together
+    bwd      the same gradients, with the forward run once beforehand and only the backward timed
+Backends whose forward is differentiable get fwd_bwd and bwd from autograd for free; others override
+`prepare`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import ClassVar
+
+import torch
+
+from ..inputs import GDNInputs
+from ..point import Point
+
+Outputs = dict[str, torch.Tensor]
+GRAD_NAMES = ("dq", "dk", "dv", "dg", "dbeta", "dh0")
+
+
+class Backend:
+    name: ClassVar[str]
+    description: ClassVar[str] = ""
+    modes: ClassVar[frozenset[str]] = frozenset({"fwd", "bwd", "fwd_bwd"})
+    dtypes: ClassVar[frozenset[str]] = frozenset({"float64", "float32", "bfloat16", "float16"})
+    devices: ClassVar[frozenset[str]] = frozenset({"cpu", "cuda"})
+    # Kernel-name provenance: a row is an error if it launched none of `expect_kernels` (when set)
+    # or any of `forbid_kernels`. Prefixes, matched case-sensitively against CUDA kernel names.
+    expect_kernels: ClassVar[tuple[str, ...]] = ()
+    forbid_kernels: ClassVar[tuple[str, ...]] = ()
+    # Extra environment a backend needs before its library is imported (e.g. dispatch switches).
+    env: ClassVar[dict[str, str]] = {}
+
+    # -- capability ---------------------------------------------------------------------------
+    def available(self) -> tuple[bool, str]:
+        """Can this backend run at all here? (False, why) if not."""
+        return True, ""
+
+    def supports(self, point: Point, device: str) -> tuple[bool, str]:
+        """Can it run this point on this device? Generic checks, then `check_point`."""
+        dev = torch.device(device).type
+        if dev not in self.devices:
+            return False, f"{self.name} does not run on {dev} (runs on: {', '.join(sorted(self.devices))})"
+        if point.mode not in self.modes:
+            return False, f"{self.name} has no {point.mode} mode (has: {', '.join(sorted(self.modes))})"
+        if point.dtype not in self.dtypes:
+            return False, f"{self.name} does not support {point.dtype} (supports: {', '.join(sorted(self.dtypes))})"
+        return self.check_point(point, device)
+
+    def check_point(self, point: Point, device: str) -> tuple[bool, str]:
+        return True, ""
+
+    # -- running ------------------------------------------------------------------------------
+    def forward(self, inp: GDNInputs) -> tuple[torch.Tensor, torch.Tensor]:
+        """(o, final state). Differentiable if the backend relies on autograd for backward modes."""
+        raise NotImplementedError
+
+    def prepare(self, mode: str, inp: GDNInputs) -> Callable[[], Outputs]:
+        if mode == "fwd":
+            return self._prepare_fwd(inp)
+        if mode == "fwd_bwd":
+            return self._prepare_autograd(inp, forward_each_call=True)
+        if mode == "bwd":
+            return self._prepare_autograd(inp, forward_each_call=False)
+        raise ValueError(f"unknown mode {mode!r}")
+
+    def _prepare_fwd(self, inp: GDNInputs) -> Callable[[], Outputs]:
+        def run() -> Outputs:
+            with torch.no_grad():
+                o, ht = self.forward(inp)
+            return {"o": o, "ht": ht}
+
+        return run
+
+    def _prepare_autograd(self, inp: GDNInputs, forward_each_call: bool) -> Callable[[], Outputs]:
+        leaves = {
+            "dq": inp.q, "dk": inp.k, "dv": inp.v, "dg": inp.g, "dbeta": inp.beta, "dh0": inp.h0,
+        }
+        leaves = {n: t.detach().requires_grad_(True) for n, t in leaves.items() if t is not None}
+        ginp = GDNInputs(
+            q=leaves["dq"], k=leaves["dk"], v=leaves["dv"], g=leaves["dg"], beta=leaves["dbeta"],
+            h0=leaves.get("dh0"), cu_seqlens=inp.cu_seqlens, scale=inp.scale, do=inp.do, dht=inp.dht,
+        )
+        names = list(leaves)
+
+        def backward(o, ht) -> Outputs:
+            grads = torch.autograd.grad(
+                (o, ht), [leaves[n] for n in names], (inp.do.to(o.dtype), inp.dht.to(ht.dtype)),
+                retain_graph=not forward_each_call, allow_unused=True,
+            )
+            out = {"o": o.detach(), "ht": ht.detach()}
+            out.update({n: g for n, g in zip(names, grads) if g is not None})
+            return out
+
+        if forward_each_call:
+            def run() -> Outputs:
+                return backward(*self.forward(ginp))
+            return run
+
+        o, ht = self.forward(ginp)  # once; the graph is kept and only the backward is timed
+
+        def run_bwd() -> Outputs:
+            return backward(o, ht)
+
+        return run_bwd

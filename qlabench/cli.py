@@ -1,0 +1,139 @@
+"""The `qlabench` command line: thin commands over the library; errors become a message and exit code 2."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from .errors import QlabenchError
+
+app = typer.Typer(help="Benchmark and profile Gated DeltaNet kernels.", no_args_is_help=True,
+                  pretty_exceptions_enable=False, add_completion=False)
+run_app = typer.Typer(help="Run benchmarks.", no_args_is_help=True)
+app.add_typer(run_app, name="run")
+console = Console()
+err_console = Console(stderr=True)
+
+
+def exits_on_error(fn):
+    """Turn project errors into one line on stderr and exit code 2 (usage / input errors)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except QlabenchError as e:
+            err_console.print(f"[red]error:[/red] {e}", highlight=False, soft_wrap=True)
+            raise typer.Exit(2) from None
+
+    return wrapper
+
+
+@run_app.command("sweep")
+@exits_on_error
+def run_sweep_cmd(
+    suite: str = typer.Option("quick-cpu", "--suite", "-s", help="Suite name (suites/NAME.toml) or a path"),
+    out: Path = typer.Option(Path("results"), "--out", "-o", help="Results root: writes OUT/<suite>/<run_id>.parquet"),
+    device: str = typer.Option(None, "--device", help="cpu, cuda or cuda:N (default: the suite's, else auto)"),
+    timer: str = typer.Option(None, "--timer", help="wall, events or graph (default: the suite's)"),
+    baseline: str = typer.Option(None, "--baseline", help="Backend the summary's speedups are against"),
+    no_check: bool = typer.Option(False, "--no-check", help="Skip the correctness check (times are then unchecked)"),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print the points and their count; run nothing"),
+):
+    """Run a sweep suite and write its results as parquet."""
+    from .spec import load_suite
+
+    s = load_suite(suite)
+    if dry_run:
+        from .views import points_table
+
+        console.print(points_table(s))
+        console.print(f"{len(s.points)} points in suite {s.name!r} ({s.path})")
+        return
+    from .progress import RichProgress
+    from .report import pick_baseline, speedup_table
+    from .runner import run_sweep
+    from .views import speedup_rich_table
+
+    try:
+        with RichProgress(console) as prog:
+            res = run_sweep(s, out, device=device, timer=timer, check=False if no_check else None, progress=prog)
+    except ValueError as e:
+        raise QlabenchError(str(e)) from None
+    import pandas as pd
+
+    df = pd.DataFrame([r.as_dict() for r in res.rows])
+    base = pick_baseline(df, baseline or s.baseline)
+    console.print(speedup_rich_table(speedup_table(df, base), base))
+    counts = df["status"].value_counts().to_dict()
+    console.print(f"{len(df)} rows ({', '.join(f'{v} {k}' for k, v in counts.items())}) on {res.device} "
+                  f"in {res.wall_s:.1f}s -> {res.path}")
+
+
+@app.command("plot")
+@exits_on_error
+def plot_cmd(
+    results: list[Path] = typer.Argument(..., help="Result files or folders"),
+    out: Path = typer.Option(Path("plots"), "--out", "-o", help="Folder for the PNGs"),
+    baseline: str = typer.Option(None, "--baseline", help="Backend to divide by (default: a naive backend)"),
+    x: str = typer.Option("total_tokens", "--x", help="total_tokens or seqlen"),
+    panel: str = typer.Option("heads", "--panel", help="One panel per: heads or tp"),
+    all_runs: bool = typer.Option(False, "--all-runs", help="Keep every run's rows (default: newest per point)"),
+):
+    """Write speedup-curve PNGs from result files."""
+    from .plot import plot_speedups
+    from .report import pick_baseline
+    from .store import latest_per_point, read_results
+
+    df = read_results(results)
+    if not all_runs:
+        df = latest_per_point(df)
+    base = pick_baseline(df, baseline)
+    for p in plot_speedups(df, out, base, x=x, panel=panel):
+        console.print(f"wrote {p}")
+
+
+@app.command("backends")
+def backends_cmd():
+    """List every registered backend, available or not, with the reason."""
+    from .backends import REGISTRY
+
+    t = Table(title="qlabench backends")
+    for c in ("backend", "available", "modes", "dtypes", "devices", "notes"):
+        t.add_column(c)
+    for b in REGISTRY.values():
+        ok, why = b.available()
+        t.add_row(b.name, "[green]yes[/green]" if ok else "[red]no[/red]", ",".join(sorted(b.modes)),
+                  ",".join(sorted(b.dtypes)), ",".join(sorted(b.devices)), why or b.description)
+    console.print(t)
+
+
+@app.command("suites")
+@exits_on_error
+def suites_cmd():
+    """List the suites in suites/ with their point counts."""
+    from .spec import list_suites, load_suite
+
+    t = Table(title="qlabench suites")
+    for c in ("suite", "points", "description"):
+        t.add_column(c)
+    for path in list_suites():
+        try:
+            s = load_suite(str(path))
+            t.add_row(path.stem, str(len(s.points)), s.description)
+        except QlabenchError as e:
+            t.add_row(path.stem, "[red]invalid[/red]", str(e))
+    console.print(t)
+
+
+def main() -> None:
+    try:
+        app()
+    except KeyboardInterrupt:
+        err_console.print("interrupted")
+        sys.exit(130)

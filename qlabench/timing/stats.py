@@ -1,0 +1,32 @@
+"""Summary statistics of timing samples."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Summary:
+    n: int
+    median: float
+    mean: float
+    stdev: float
+    min: float
+    p20: float
+    p80: float
+    iqr: float
+    rel_noise: float  # IQR / median: robust to the occasional outlier a shared machine produces
+
+
+def summarize(samples: Sequence[float]) -> Summary:
+    if len(samples) == 0:
+        raise ValueError("no samples to summarize")
+    a = np.asarray(samples, dtype=float)
+    q20, q25, q50, q75, q80 = np.percentile(a, [20, 25, 50, 75, 80])
+    stdev = float(a.std(ddof=1)) if a.size > 1 else 0.0
+    iqr = float(q75 - q25)
+    return Summary(n=int(a.size), median=float(q50), mean=float(a.mean()), stdev=stdev, min=float(a.min()),
+                   p20=float(q20), p80=float(q80), iqr=iqr, rel_noise=iqr / q50 if q50 > 0 else float("inf"))
