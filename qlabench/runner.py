@@ -1,31 +1,27 @@
-"""Running a sweep: for each point, check availability and support, check correctness, then time.
+"""Running a sweep: order the points, measure each (measure.py), report progress, write the results.
 
 The runner is UI-free: progress is reported through an optional `Progress` object the CLI supplies.
-Each (point, backend, mode) ends as exactly one ResultRow whatever happens to it.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import time
-import traceback
 import uuid
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 import torch
 
 from . import env as envmod
-from .backends import ORACLE, REGISTRY, Backend
-from .correctness import compare
-from .inputs import make_inputs, reduced_seqlens
+from .backends import REGISTRY, Backend
+from .measure import MeasureContext, run_point
 from .point import Point
-from .result import CHECKED_TENSORS, ResultRow, Status
+from .result import ResultRow
 from .spec import Suite
 from .store import run_path, write_rows
-from .timing import make_timer, summarize
 
 
 class Progress(Protocol):
@@ -41,19 +37,6 @@ class RunResult:
     rows: list[ResultRow]
     device: str
     wall_s: float
-
-
-@dataclass
-class _Context:
-    suite: Suite
-    device: str
-    env: dict
-    run_id: str
-    timer_name: str
-    registry: dict[str, Backend]
-    check: bool
-    oracle_cache: dict = field(default_factory=dict)
-    groups_seen: set = field(default_factory=set)
 
 
 def resolve_device(requested: str | None) -> str:
@@ -90,7 +73,7 @@ def run_sweep(
     """Run every point of `suite` and write one parquet file; returns its path and rows."""
     t0 = time.perf_counter()
     device = resolve_device(device or suite.device)
-    ctx = _Context(
+    ctx = MeasureContext(
         suite=suite, device=device, env=envmod.capture(device), run_id=run_id or new_run_id(),
         timer_name=timer or suite.timing.timer, registry=registry or REGISTRY,
         check=suite.check.enabled if check is None else check,
@@ -111,90 +94,3 @@ def run_sweep(
     return RunResult(ctx.run_id, path, rows, device, time.perf_counter() - t0)
 
 
-def _row(p: Point, ctx: _Context, status: Status, reason: str | None = None, **fields) -> ResultRow:
-    e = ctx.env
-    return ResultRow(
-        run_id=ctx.run_id, suite=ctx.suite.name,
-        timestamp=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        host=e["host"], device=e["device"], device_index=e["device_index"], env_fingerprint=e["env_fingerprint"],
-        qlabench_version=e["qlabench_version"], git_sha=e["git_sha"], python_version=e["python_version"],
-        torch_version=e["torch_version"], triton_version=e["triton_version"], tilelang_version=e["tilelang_version"],
-        fla_version=e["fla_version"], flash_qla_version=e["flash_qla_version"], cuda_version=e["cuda_version"],
-        driver_version=e["driver_version"],
-        backend=p.backend, mode=p.mode, model=p.model, tp=p.tp, layout=p.layout, batch=p.batch, seqlens=p.seqlens,
-        num_seqs=p.num_seqs, total_tokens=p.total_tokens, h_qk=p.h_qk, h_v=p.h_v, K=p.K, V=p.V, dtype=p.dtype,
-        gate=p.gate, seed=p.seed, initial_state=p.initial_state,
-        status=status.value, reason=reason, **fields,
-    )
-
-
-def _oracle_outputs(p: Point, seqlens: tuple[int, ...], ctx: _Context) -> dict:
-    """fp32 recurrence outputs (and gradients) for the reduced check problem; cached across backends/modes."""
-    key = (p.workload_key()[1:], seqlens)  # everything but the mode
-    if key not in ctx.oracle_cache:
-        oracle = ctx.registry[ORACLE]
-        cdt = "float64" if p.dtype == "float64" else "float32"
-        inp = make_inputs(p.with_(dtype=cdt), ctx.device, seqlens=seqlens)
-        ctx.oracle_cache.clear()  # one problem at a time keeps memory bounded
-        ctx.oracle_cache[key] = oracle.prepare("fwd_bwd", inp)()
-    return ctx.oracle_cache[key]
-
-
-def check_correctness(p: Point, backend: Backend, ctx: _Context) -> tuple[Status, str | None, dict]:
-    seqlens = reduced_seqlens(p, ctx.suite.check.oracle_max_tokens)
-    got = backend.prepare(p.mode, make_inputs(p, ctx.device, seqlens=seqlens))()
-    ref = _oracle_outputs(p, seqlens, ctx)
-    errors, failure = compare(got, ref, p.dtype)
-    fields = {f"err_{n}": errors.get(n) for n in CHECKED_TENSORS}
-    fields["oracle"] = f"{ORACLE} {'float64' if p.dtype == 'float64' else 'float32'} @{sum(seqlens)} tokens"
-    fields["check_tokens"] = sum(seqlens)
-    if failure:
-        return Status.INCORRECT, failure, fields
-    return Status.OK, None, fields
-
-
-def _sync(device: str) -> Callable[[], None]:
-    return torch.cuda.synchronize if torch.device(device).type == "cuda" else (lambda: None)
-
-
-def run_point(p: Point, ctx: _Context) -> ResultRow:
-    backend = ctx.registry.get(p.backend)
-    if backend is None:
-        return _row(p, ctx, Status.ERROR, f"unknown backend {p.backend!r}")
-    ok, why = backend.available()
-    if not ok:
-        return _row(p, ctx, Status.SKIPPED, f"backend unavailable: {why}")
-    ok, why = backend.supports(p, ctx.device)
-    if not ok:
-        return _row(p, ctx, Status.SKIPPED, f"unsupported: {why}")
-    fields: dict = {}
-    try:
-        if ctx.check:
-            status, reason, fields = check_correctness(p, backend, ctx)
-            if status is not Status.OK:
-                return _row(p, ctx, status, reason, **fields)
-        inp = make_inputs(p, ctx.device)
-        fn = backend.prepare(p.mode, inp)
-        sync = _sync(ctx.device)
-        sync()
-        t = time.perf_counter()
-        fn()
-        sync()
-        first_call_s = time.perf_counter() - t
-        group = p.compile_group
-        compile_s = first_call_s if group not in ctx.groups_seen else None
-        ctx.groups_seen.add(group)
-        m = make_timer(ctx.timer_name, ctx.device, ctx.suite.timing).measure(fn)
-        s = summarize(m.samples_ms)
-        return _row(
-            p, ctx, Status.OK, None, **fields, timer=m.timer, samples_ms=m.samples_ms, n_samples=s.n,
-            median_ms=s.median, mean_ms=s.mean, stdev_ms=s.stdev, min_ms=s.min, p20_ms=s.p20, p80_ms=s.p80,
-            iqr_ms=s.iqr, rel_noise=s.rel_noise, noise_target_met=m.noise_target_met,
-            first_call_s=first_call_s, compile_s=compile_s,
-        )
-    except Exception as e:  # one bad point must not end the sweep
-        last = traceback.format_exception_only(type(e), e)[-1].strip()
-        return _row(p, ctx, Status.ERROR, last[:500], **fields)
-    finally:
-        if torch.device(ctx.device).type == "cuda":
-            torch.cuda.empty_cache()
