@@ -137,3 +137,7 @@ def main() -> None:
     except KeyboardInterrupt:
         err_console.print("interrupted")
         sys.exit(130)
+
+
+# Command groups that live in their own modules attach themselves to `app` when imported.
+# Each module defines its commands with `@app.command(...)` on the `app` imported from here.

@@ -1,0 +1,94 @@
+"""Which CUDA kernels one call launched, from torch.profiler (Kineto): names, durations, launch shapes.
+
+Used for provenance (did FLA really run Triton, did FlashQLA run TileLang?) and for SM utilisation.
+Kineto's `est. achieved occupancy %` reads 0 for several TileLang kernels with large shared memory,
+so it is not used; grid size against the SM count is reliable.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class KernelEvent:
+    name: str
+    dur_us: float
+    grid: tuple[int, int, int] | None
+    block: tuple[int, int, int] | None
+    blocks_per_sm: float | None  # grid blocks / number of SMs, as Kineto reports it
+
+    @property
+    def blocks(self) -> int | None:
+        if self.grid is None:
+            return None
+        x, y, z = self.grid
+        return x * y * z
+
+
+def _triple(v) -> tuple[int, int, int] | None:
+    if v is None:
+        return None
+    try:
+        t = tuple(int(x) for x in v)
+    except (TypeError, ValueError):
+        return None
+    return t if len(t) == 3 else None
+
+
+def capture_kernels(fn: Callable[[], object]) -> list[KernelEvent]:
+    """Run `fn` once under torch.profiler and return the CUDA kernels it launched, in launch order.
+
+    Call `fn` once beforehand so compilation and autotuning stay out of the trace.
+    """
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        fn()
+        torch.cuda.synchronize()
+    # The chrome trace is the one place every torch version exposes Kineto's launch metadata
+    # (grid, block, blocks per SM) for kernel events.
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "trace.json")
+        prof.export_chrome_trace(path)
+        with open(path) as f:
+            trace = json.load(f)
+    return kernels_from_trace(trace)
+
+
+def kernels_from_trace(trace: dict) -> list[KernelEvent]:
+    """Kernel events of a chrome trace dict (as torch.profiler exports it), sorted by start time."""
+    evs = [e for e in trace.get("traceEvents", []) if e.get("cat") == "kernel" and e.get("ph") == "X"]
+    evs.sort(key=lambda e: e.get("ts", 0))
+    out = []
+    for e in evs:
+        args = e.get("args", {})
+        out.append(KernelEvent(
+            name=e.get("name", "?"), dur_us=float(e.get("dur", 0.0)),
+            grid=_triple(args.get("grid")), block=_triple(args.get("block")),
+            blocks_per_sm=_float(args.get("blocks per SM")),
+        ))
+    return out
+
+
+def _float(v) -> float | None:
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return None
+
+
+def provenance_error(kernel_names: list[str], expect: tuple[str, ...], forbid: tuple[str, ...]) -> str | None:
+    """Why these kernels do not match the backend's declared identity (None when they do)."""
+    bad = sorted({n for n in kernel_names if n.startswith(forbid)}) if forbid else []
+    if bad:
+        return f"backend provenance mismatch: launched {', '.join(bad[:3])}"
+    if expect and not any(n.startswith(expect) for n in kernel_names):
+        return f"backend provenance mismatch: launched no {'/'.join(p + '*' for p in expect)} kernel"
+    return None
