@@ -44,8 +44,14 @@ def run_sweep_cmd(
     baseline: str = typer.Option(None, "--baseline", help="Backend the summary's speedups are against"),
     no_check: bool = typer.Option(False, "--no-check", help="Skip the correctness check (times are then unchecked)"),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the points and their count; run nothing"),
+    resume: bool = typer.Option(False, "--resume", help="Skip points already recorded ok in OUT for this suite "
+                                "and environment"),
+    max_time: float = typer.Option(None, "--max-time", min=0, help="Start no new point after SECONDS; "
+                                   "continue later with --resume"),
+    no_isolate: bool = typer.Option(False, "--no-isolate", help="Run points in this process (no crash isolation, "
+                                    "no timeouts; for debugging)"),
 ):
-    """Run a sweep suite and write its results as parquet."""
+    """Run a sweep suite and write its results as parquet (rows are saved as they are measured)."""
     from .spec import load_suite
 
     s = load_suite(suite)
@@ -62,9 +68,18 @@ def run_sweep_cmd(
 
     try:
         with RichProgress(console) as prog:
-            res = run_sweep(s, out, device=device, timer=timer, check=False if no_check else None, progress=prog)
+            res = run_sweep(s, out, device=device, timer=timer, check=False if no_check else None, progress=prog,
+                            resume=resume, max_time_s=max_time, isolate=False if no_isolate else None)
     except ValueError as e:
         raise QlabenchError(str(e)) from None
+    if res.resumed:
+        console.print(f"{res.resumed} points already recorded ok in {out}: skipped")
+    if not res.complete:
+        console.print(f"[yellow]time budget reached:[/yellow] {res.not_run} points not run; "
+                      "run again with --resume to continue")
+    if not res.rows:
+        console.print("no points run")
+        return
     import pandas as pd
 
     df = pd.DataFrame([r.as_dict() for r in res.rows])
@@ -101,15 +116,25 @@ def plot_cmd(
 @app.command("backends")
 def backends_cmd():
     """List every registered backend, available or not, with the reason."""
+    from rich.markup import escape
+
     from .backends import REGISTRY
 
+    short = {"float64": "fp64", "float32": "fp32", "bfloat16": "bf16", "float16": "fp16"}
     t = Table(title="qlabench backends")
-    for c in ("backend", "available", "modes", "dtypes", "devices", "notes"):
-        t.add_column(c)
+    t.add_column("backend", no_wrap=True)
+    t.add_column("available", no_wrap=True)
+    t.add_column("modes")
+    t.add_column("dtypes")
+    t.add_column("devices")
+    t.add_column("notes", overflow="fold")
     for b in REGISTRY.values():
         ok, why = b.available()
-        t.add_row(b.name, "[green]yes[/green]" if ok else "[red]no[/red]", ",".join(sorted(b.modes)),
-                  ",".join(sorted(b.dtypes)), ",".join(sorted(b.devices)), why or b.description)
+        note = why if not ok else b.description
+        if b.testing:
+            note = "(test backend) " + note
+        t.add_row(b.name, "[green]yes[/green]" if ok else "[red]no[/red]", " ".join(sorted(b.modes)),
+                  " ".join(short[d] for d in sorted(b.dtypes)), " ".join(sorted(b.devices)), escape(note))
     console.print(t)
 
 
@@ -141,3 +166,6 @@ def main() -> None:
 
 # Command groups that live in their own modules attach themselves to `app` when imported.
 # Each module defines its commands with `@app.command(...)` on the `app` imported from here.
+from . import cli_warmup  # noqa: E402,F401
+from . import cli_profile  # noqa: E402,F401
+from . import cli_compare  # noqa: E402,F401

@@ -7,6 +7,7 @@ what a worker executes; orchestration (ordering, progress, writing) lives in run
 from __future__ import annotations
 
 import datetime as dt
+import json
 import time
 import traceback
 from collections.abc import Callable
@@ -14,13 +15,26 @@ from dataclasses import dataclass, field
 
 import torch
 
+from . import cache
 from .backends import ORACLE, Backend
 from .correctness import compare
 from .inputs import make_inputs, reduced_seqlens
 from .point import Point
+from .flops import throughput
+from .profiling import capture_kernels, provenance_error
 from .result import CHECKED_TENSORS, ResultRow, Status
 from .spec import Suite
 from .timing import make_timer, summarize
+
+# At full size the recurrence is too slow; the chunked torch form in float32 is the reference there.
+FULL_SIZE_REFERENCE = "naive-chunk"
+
+
+def sm_coverage(events, num_sms: int | None) -> float | None:
+    """Time-weighted fraction of SMs given at least one block (see docs/METRICS.md)."""
+    from .smutil import sm_coverage as _cov
+
+    return _cov(events, num_sms) if num_sms else None
 
 
 @dataclass
@@ -36,6 +50,14 @@ class MeasureContext:
     check: bool
     oracle_cache: dict = field(default_factory=dict)
     groups_seen: set = field(default_factory=set)
+    num_sms: int | None = None  # filled on CUDA
+    kernel_log: list | None = None  # (point, [KernelEvent]) per GPU row, for the kernels table
+
+    def __post_init__(self) -> None:
+        # Before any backend imports its library: some read their cache location at import.
+        cache.configure()
+        if self.num_sms is None and torch.device(self.device).type == "cuda":
+            self.num_sms = torch.cuda.get_device_properties(torch.device(self.device)).multi_processor_count
 
 
 def _row(p: Point, ctx: MeasureContext, status: Status, reason: str | None = None, **fields) -> ResultRow:
@@ -67,21 +89,51 @@ def _oracle_outputs(p: Point, seqlens: tuple[int, ...], ctx: MeasureContext) -> 
     return ctx.oracle_cache[key]
 
 
-def check_correctness(p: Point, backend: Backend, ctx: MeasureContext) -> tuple[Status, str | None, dict]:
+def check_correctness(p: Point, backend: Backend, ctx: MeasureContext) -> tuple[Status, str | None, dict, float]:
+    """Compare the backend with the fp32 oracle on a reduced problem; also returns that call's wall time."""
     seqlens = reduced_seqlens(p, ctx.suite.check.oracle_max_tokens)
-    got = backend.prepare(p.mode, make_inputs(p, ctx.device, seqlens=seqlens))()
+    fn = backend.prepare(p.mode, make_inputs(p, ctx.device, seqlens=seqlens))
+    sync = _sync(ctx.device)
+    sync()
+    t = time.perf_counter()
+    got = fn()
+    sync()
+    call_s = time.perf_counter() - t
     ref = _oracle_outputs(p, seqlens, ctx)
     errors, failure = compare(got, ref, p.dtype)
     fields = {f"err_{n}": errors.get(n) for n in CHECKED_TENSORS}
     fields["oracle"] = f"{ORACLE} {'float64' if p.dtype == 'float64' else 'float32'} @{sum(seqlens)} tokens"
     fields["check_tokens"] = sum(seqlens)
     if failure:
-        return Status.INCORRECT, failure, fields
-    return Status.OK, None, fields
+        return Status.INCORRECT, failure, fields, call_s
+    return Status.OK, None, fields, call_s
+
+
+def check_full_size(p: Point, got: dict, inp, ctx: MeasureContext, fields: dict) -> str | None:
+    """Compare full-size outputs with naive-chunk in fp32 (where the recurrence would be too slow).
+
+    Updates `fields` with the worse error per tensor and returns the failure reason, if any.
+    """
+    ref_backend = ctx.registry[FULL_SIZE_REFERENCE]
+    ref = ref_backend.prepare("fwd" if p.mode == "fwd" else "fwd_bwd", inp.to(torch.float32))()
+    errors, failure = compare(got, ref, p.dtype)
+    for n, e in errors.items():
+        prev = fields.get(f"err_{n}")
+        fields[f"err_{n}"] = e if prev is None or not (e <= prev) else prev
+    fields["oracle"] = (fields.get("oracle") or "") + f"; {FULL_SIZE_REFERENCE} float32 @{p.total_tokens} tokens"
+    return f"full size vs {FULL_SIZE_REFERENCE}: {failure}" if failure else None
 
 
 def _sync(device: str) -> Callable[[], None]:
     return torch.cuda.synchronize if torch.device(device).type == "cuda" else (lambda: None)
+
+
+def _timed_call(fn, sync) -> tuple[object, float]:
+    sync()
+    t = time.perf_counter()
+    out = fn()
+    sync()
+    return out, time.perf_counter() - t
 
 
 def run_point(p: Point, ctx: MeasureContext) -> ResultRow:
@@ -94,34 +146,48 @@ def run_point(p: Point, ctx: MeasureContext) -> ResultRow:
     ok, why = backend.supports(p, ctx.device)
     if not ok:
         return _row(p, ctx, Status.SKIPPED, f"unsupported: {why}")
+    on_cuda = torch.device(ctx.device).type == "cuda"
     fields: dict = {}
+    check_call_s = 0.0
     try:
         if ctx.check:
-            status, reason, fields = check_correctness(p, backend, ctx)
+            status, reason, fields, check_call_s = check_correctness(p, backend, ctx)
             if status is not Status.OK:
                 return _row(p, ctx, status, reason, **fields)
         inp = make_inputs(p, ctx.device)
         fn = backend.prepare(p.mode, inp)
         sync = _sync(ctx.device)
-        sync()
-        t = time.perf_counter()
-        fn()
-        sync()
-        first_call_s = time.perf_counter() - t
+        got, first_call_s = _timed_call(fn, sync)
+        if ctx.check and ctx.suite.check.full_size and p.backend != FULL_SIZE_REFERENCE:
+            failure = check_full_size(p, got, inp, ctx, fields)
+            if failure:
+                return _row(p, ctx, Status.INCORRECT, failure, **fields)
+        del got
         group = p.compile_group
-        compile_s = first_call_s if group not in ctx.groups_seen else None
+        # The group's first calls carry the JIT compile and autotuning (check call + first full call).
+        compile_s = check_call_s + first_call_s if group not in ctx.groups_seen else None
         ctx.groups_seen.add(group)
+        if on_cuda:
+            events = capture_kernels(fn)
+            fields["kernels"] = tuple(e.name for e in events)
+            fields["sm_coverage"] = sm_coverage(events, ctx.num_sms)
+            if ctx.kernel_log is not None:
+                ctx.kernel_log.append((p, events))
+            bad = provenance_error(list(fields["kernels"]), backend.expect_kernels, backend.forbid_kernels)
+            if bad:
+                return _row(p, ctx, Status.ERROR, bad, first_call_s=first_call_s, compile_s=compile_s, **fields)
         m = make_timer(ctx.timer_name, ctx.device, ctx.suite.timing).measure(fn)
         s = summarize(m.samples_ms)
+        fields["tflops"], fields["gbps"] = throughput(p, s.median)
         return _row(
             p, ctx, Status.OK, None, **fields, timer=m.timer, samples_ms=m.samples_ms, n_samples=s.n,
             median_ms=s.median, mean_ms=s.mean, stdev_ms=s.stdev, min_ms=s.min, p20_ms=s.p20, p80_ms=s.p80,
             iqr_ms=s.iqr, rel_noise=s.rel_noise, noise_target_met=m.noise_target_met,
-            first_call_s=first_call_s, compile_s=compile_s,
+            first_call_s=first_call_s, compile_s=compile_s, extra_json=json.dumps(m.details, sort_keys=True),
         )
     except Exception as e:  # one bad point must not end the sweep
         last = traceback.format_exception_only(type(e), e)[-1].strip()
         return _row(p, ctx, Status.ERROR, last[:500], **fields)
     finally:
-        if torch.device(ctx.device).type == "cuda":
+        if on_cuda:
             torch.cuda.empty_cache()

@@ -1,6 +1,9 @@
-"""Running a sweep: order the points, measure each (measure.py), report progress, write the results.
+"""Running a sweep: order the points, hand them to an executor, report progress, write the results.
 
 The runner is UI-free: progress is reported through an optional `Progress` object the CLI supplies.
+Points run in worker subprocesses by default (workers.py: isolation and time limits); each row is
+written as it arrives (store.PartWriter), so a killed sweep keeps what it measured, and `resume=True`
+skips what an earlier run already recorded ok (resume.py). See docs/ROBUSTNESS.md.
 """
 
 from __future__ import annotations
@@ -16,12 +19,14 @@ from typing import Protocol
 import torch
 
 from . import env as envmod
+from . import resume as resumemod
 from .backends import REGISTRY, Backend
-from .measure import MeasureContext, run_point
+from .measure import MeasureContext
 from .point import Point
 from .result import ResultRow
 from .spec import Suite
-from .store import run_path, write_rows
+from .store import PartWriter
+from .workers import Executor, InlineExecutor, Slot, WorkerJob, WorkerPool
 
 
 class Progress(Protocol):
@@ -33,10 +38,17 @@ class Progress(Protocol):
 @dataclass
 class RunResult:
     run_id: str
-    path: Path
-    rows: list[ResultRow]
+    path: Path | None  # None when no point was run (all resumed, or no time left)
+    rows: list[ResultRow]  # rows measured by this call, not the resumed ones
     device: str
     wall_s: float
+    resumed: int = 0  # points skipped because an earlier run recorded them ok
+    not_run: int = 0  # points left for a later --resume (the time budget ran out)
+    workers_started: int = 0  # worker processes started (0 in-process); more than slots means replacements
+
+    @property
+    def complete(self) -> bool:
+        return self.not_run == 0
 
 
 def resolve_device(requested: str | None) -> str:
@@ -55,6 +67,33 @@ def order_points(points: Sequence[Point]) -> list[Point]:
     return sorted(points, key=lambda p: first_seen[p.compile_group])
 
 
+def group_points(points: Sequence[Point]) -> list[list[Point]]:
+    """Ordered points split into their compile groups (the unit a worker takes)."""
+    groups: dict[tuple, list[Point]] = {}
+    for p in order_points(points):
+        groups.setdefault(p.compile_group, []).append(p)
+    return list(groups.values())
+
+
+class _Recorder:
+    """The executors' RowSink: writes each row as a part file, then reports progress."""
+
+    def __init__(self, writer: PartWriter, progress: Progress | None):
+        self.writer = writer
+        self.progress = progress
+        self.rows: list[ResultRow] = []
+
+    def started(self, point: Point) -> None:
+        if self.progress:
+            self.progress.point_started(point)
+
+    def done(self, point: Point, row: ResultRow) -> None:
+        self.writer.write([row])
+        self.rows.append(row)
+        if self.progress:
+            self.progress.point_done(row)
+
+
 def new_run_id() -> str:
     return dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ") + "-" + uuid.uuid4().hex[:6]
 
@@ -69,28 +108,59 @@ def run_sweep(
     registry: dict[str, Backend] | None = None,
     progress: Progress | None = None,
     run_id: str | None = None,
+    isolate: bool | None = None,
+    resume: bool = False,
+    max_time_s: float | None = None,
+    executor: Executor | None = None,
 ) -> RunResult:
-    """Run every point of `suite` and write one parquet file; returns its path and rows."""
+    """Run the points of `suite`, writing rows as they come; returns the run's file and rows.
+
+    isolate: run points in worker subprocesses (default: yes, unless a custom `registry` is given,
+        which cannot cross a process boundary; it then runs in this process, without time limits).
+    resume: skip points already recorded ok for this suite and environment under `out_root`.
+    max_time_s: start no new point after this many seconds; a later `resume=True` run continues.
+    executor: run points with this executor instead (e.g. several GPUs); it must honour the RowSink
+        contract of workers.py.
+    """
     t0 = time.perf_counter()
     device = resolve_device(device or suite.device)
-    ctx = MeasureContext(
-        suite=suite, device=device, env=envmod.capture(device), run_id=run_id or new_run_id(),
-        timer_name=timer or suite.timing.timer, registry=registry or REGISTRY,
-        check=suite.check.enabled if check is None else check,
-    )
+    if registry is not None and isolate:
+        raise ValueError("a custom backend registry runs in-process only (isolate=False)")
+    isolate = registry is None if isolate is None else isolate
+    env = envmod.capture(device)
+    run_id = run_id or new_run_id()
+    timer_name = timer or suite.timing.timer
+    check = suite.check.enabled if check is None else check
+
     points = order_points(suite.points)
+    resumed = 0
+    if resume:
+        todo = resumemod.remaining(points, resumemod.done_keys(out_root, suite.name, env["env_fingerprint"]))
+        resumed = len(points) - len(todo)
+        points = todo
+
+    if executor is None:
+        if isolate:
+            job = WorkerJob(suite=suite, run_id=run_id, timer_name=timer_name, check=check,
+                            point_timeout_s=suite.run.point_timeout_s, compile_timeout_s=suite.run.compile_timeout_s)
+            executor = WorkerPool(job, [Slot(device)])
+        else:
+            executor = InlineExecutor(MeasureContext(suite=suite, device=device, env=env, run_id=run_id,
+                                                     timer_name=timer_name, registry=registry or REGISTRY,
+                                                     check=check))
+    writer = PartWriter(out_root, suite.name, run_id, metadata={"suite_path": suite.path, "run_id": run_id})
+    recorder = _Recorder(writer, progress)
+
+    def out_of_time() -> bool:
+        return max_time_s is not None and time.perf_counter() - t0 >= max_time_s
+
     if progress:
         progress.start(len(points))
-    rows = []
-    for p in points:
-        if progress:
-            progress.point_started(p)
-        row = run_point(p, ctx)
-        rows.append(row)
-        if progress:
-            progress.point_done(row)
-    path = write_rows(run_path(out_root, suite.name, ctx.run_id), rows,
-                      metadata={"suite_path": suite.path, "run_id": ctx.run_id})
-    return RunResult(ctx.run_id, path, rows, device, time.perf_counter() - t0)
-
-
+    try:
+        executor.run(group_points(points), recorder, out_of_time)
+    finally:
+        executor.close()
+    path = writer.compact()
+    return RunResult(run_id, path, recorder.rows, device, time.perf_counter() - t0, resumed=resumed,
+                     not_run=len(points) - len(recorder.rows),
+                     workers_started=getattr(executor, "workers_started", 0))

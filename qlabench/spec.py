@@ -51,6 +51,14 @@ class CheckSpec:
 
 
 @dataclass(frozen=True)
+class RunSpec:
+    """How a sweep guards itself (see docs/ROBUSTNESS.md). Seconds of wall time per worker call."""
+
+    point_timeout_s: float = 600.0  # a point that opens no new compile group
+    compile_timeout_s: float = 1800.0  # the first point of a compile group on a worker: JIT + check + timing
+
+
+@dataclass(frozen=True)
 class Suite:
     name: str
     path: str
@@ -60,6 +68,7 @@ class Suite:
     baseline: str | None = None
     timing: TimingSpec = field(default_factory=TimingSpec)
     check: CheckSpec = field(default_factory=CheckSpec)
+    run: RunSpec = field(default_factory=RunSpec)
 
 
 # Axis name -> (element type(s), allowed values or None). Scalars are taken as one-element lists.
@@ -86,11 +95,12 @@ _MATCH_KEYS = {
     "backend", "mode", "layout", "batch", "seqlen", "seqlens", "model", "tp", "h_qk", "h_v", "K", "V",
     "dtype", "gate", "seed", "initial_state", "total_tokens",
 }
-_TOP_KEYS = {"name", "description", "device", "baseline", "sweep", "include", "exclude", "timing", "check"}
+_TOP_KEYS = {"name", "description", "device", "baseline", "sweep", "include", "exclude", "timing", "check", "run"}
 
 
 def _type_name(t: tuple[type, ...]) -> str:
-    return {str: "string", int: "integer", bool: "boolean", float: "number", list: "list", dict: "table"}[t[0]]
+    return {str: "a string", int: "an integer", bool: "a boolean", float: "a number", list: "a list",
+            dict: "a table"}[t[0]]
 
 
 def _is(value: Any, types: tuple[type, ...]) -> bool:
@@ -145,6 +155,10 @@ def parse_suite(data: dict, path: str = "<suite>") -> Suite:
     if timing.timer not in TIMERS:
         raise SpecError(path, "timing.timer", f"must be one of {TIMERS}, got {timing.timer!r}")
     check = _dataclass_table(data.get("check", {}), CheckSpec, "check", path)
+    run = _dataclass_table(data.get("run", {}), RunSpec, "run", path)
+    for k in ("point_timeout_s", "compile_timeout_s"):
+        if not getattr(run, k) > 0:
+            raise SpecError(path, f"run.{k}", f"must be a positive number of seconds, got {getattr(run, k)}")
 
     sweep = data.get("sweep", {})
     if not isinstance(sweep, dict):
@@ -166,11 +180,19 @@ def parse_suite(data: dict, path: str = "<suite>") -> Suite:
         for k in rule:
             if k not in _MATCH_KEYS:
                 raise SpecError(path, f"exclude[{i}].{k}", f"unknown key (allowed: {', '.join(sorted(_MATCH_KEYS))})")
+            if k == "model":
+                for m in rule[k] if isinstance(rule[k], list) else [rule[k]]:
+                    if not isinstance(m, str):
+                        raise SpecError(path, f"exclude[{i}].model", f"must be a string, got {type(m).__name__}")
+                    try:
+                        models.lookup(m)
+                    except KeyError as e:
+                        raise SpecError(path, f"exclude[{i}].model", e.args[0]) from None
     points = [p for p in points if not any(_matches(p, rule) for rule in excludes)]
     if not points:
         raise SpecError(path, "sweep", "the sweep is empty: it expands to no points")
     return Suite(name=name, path=path, points=tuple(points), description=description, device=device,
-                 baseline=baseline, timing=timing, check=check)
+                 baseline=baseline, timing=timing, check=check, run=run)
 
 
 def _scalar(data: dict, key: str, typ: type, path: str, default):
@@ -178,7 +200,7 @@ def _scalar(data: dict, key: str, typ: type, path: str, default):
         return default
     v = data[key]
     if not _is(v, (typ,)):
-        raise SpecError(path, key, f"must be a {_type_name((typ,))}, got {type(v).__name__}")
+        raise SpecError(path, key, f"must be {_type_name((typ,))}, got {type(v).__name__}")
     return v
 
 
@@ -192,7 +214,7 @@ def _dataclass_table(table: Any, cls, where: str, path: str):
             raise SpecError(path, f"{where}.{k}", "unknown key")
         want = type(getattr(defaults, k))
         if not _is(v, (want,)):
-            raise SpecError(path, f"{where}.{k}", f"must be a {_type_name((want,))}, got {type(v).__name__}")
+            raise SpecError(path, f"{where}.{k}", f"must be {_type_name((want,))}, got {type(v).__name__}")
         kwargs[k] = want(v)
     return cls(**kwargs)
 
@@ -220,7 +242,7 @@ def _axis(axes: dict, name: str, where: str, path: str) -> list:
         values = raw if isinstance(raw, list) else [raw]
     for i, v in enumerate(values):
         if not _is(v, types):
-            raise SpecError(path, f"{where}.{name}[{i}]", f"must be a {_type_name(types)}, got {type(v).__name__}")
+            raise SpecError(path, f"{where}.{name}[{i}]", f"must be {_type_name(types)}, got {type(v).__name__}")
         if allowed is not None and v not in allowed:
             raise SpecError(path, f"{where}.{name}[{i}]", f"{v!r} is not one of {', '.join(map(str, allowed))}")
         if isinstance(v, int) and not isinstance(v, bool) and v < (0 if name == "seed" else 1):

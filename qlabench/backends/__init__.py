@@ -7,13 +7,27 @@ from __future__ import annotations
 
 from ..errors import BackendError
 from .base import Backend, Outputs
+from .fault import FaultBackend
+from .fla import FLAChunk, FLADispatchOn, FLARecurrent
+from .flash_qla import FlashQLA, FlashQLAForceCP, FlashQLANoCP
 from .naive import NaiveChunk, NaiveRecurrent
+from .synthetic import Synthetic
 
+# Library backends import their packages lazily (in available()), so this module stays cheap and
+# works on machines without CUDA; each then reports why it is unavailable.
 REGISTRY: dict[str, Backend] = {
     b.name: b
     for b in (
         NaiveRecurrent(),
         NaiveChunk(),
+        FlashQLA(),
+        FlashQLANoCP(),
+        FlashQLAForceCP(),
+        FLAChunk(),
+        FLARecurrent(),
+        FLADispatchOn(),
+        FaultBackend(),
+        Synthetic(),
     )
 }
 

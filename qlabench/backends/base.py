@@ -35,6 +35,8 @@ class Backend:
     forbid_kernels: ClassVar[tuple[str, ...]] = ()
     # Extra environment a backend needs before its library is imported (e.g. dispatch switches).
     env: ClassVar[dict[str, str]] = {}
+    # Test-only backends (fault injection, synthetic slowdowns, deliberate mis-dispatch).
+    testing: ClassVar[bool] = False
 
     # -- capability ---------------------------------------------------------------------------
     def available(self) -> tuple[bool, str]:

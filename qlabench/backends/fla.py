@@ -1,0 +1,132 @@
+"""FLA's Triton kernels (package fla-core 0.6.0): the chunked op and the fused recurrence.
+
+fla-core 0.6 routes `chunk_gated_delta_rule` to FlashQLA whenever flash_qla is importable on SM90/100
+(backend FlashQLABackend, on by default). The switch (FLA_FLASH_QLA) is read from the environment on
+every call, so this backend turns it off in the process before it runs anything; the provenance check
+then proves from the launched kernel names that no FlashQLA (`tilelang_*`) kernel ran.
+
+FLA's own TileLang kernel for the backward's dq/dk/dw/dg step (FLA_TILELANG, CUDA name `kernel_kernel`)
+stays on: with Triton 3.4-3.7.0 on Hopper, fla-core refuses to run that step in Triton because Triton
+miscompiles it (fla issue #640), so on the H200 stack this kernel *is* FLA's backward.
+`fla-dispatch-on` leaves FLA's defaults alone: it exists so a test can show that the provenance check
+catches a mis-dispatched "FLA" row.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from functools import lru_cache
+
+import torch
+
+from .. import cache
+from ..inputs import GDNInputs
+from ..point import Point
+from ._gpu import needs_cuda, package_missing
+from .base import Backend, Outputs
+
+DISPATCH_OFF = {"FLA_FLASH_QLA": "0", "FLA_INTRACARD_CP": "0"}
+DISPATCH_DEFAULT = {"FLA_FLASH_QLA": "1", "FLA_INTRACARD_CP": "0"}
+# Every FlashQLA kernel is named `tilelang_*` (FLA's own TileLang dqkwg kernel is `kernel_kernel`).
+FLASHQLA_KERNELS = ("tilelang_",)
+
+
+@lru_cache(maxsize=1)
+def _import():
+    cache.configure()  # before fla/triton are imported: they may read their cache dirs at import
+    why = package_missing("fla", "fla-core") or package_missing("triton", "triton") or needs_cuda()
+    if why:
+        return None, why
+    try:
+        from fla.ops.gated_delta_rule import chunk as fchunk
+        from fla.ops.gated_delta_rule import fused_recurrent_gated_delta_rule
+        from fla.ops.utils.index import prepare_chunk_indices
+    except Exception as e:
+        return None, f"import fla failed: {type(e).__name__}: {e}"
+    return (fchunk, fused_recurrent_gated_delta_rule, prepare_chunk_indices), ""
+
+
+class _FLABase(Backend):
+    devices = frozenset({"cuda"})
+    dtypes = frozenset({"float32", "bfloat16", "float16"})
+    forbid_kernels = FLASHQLA_KERNELS
+    env = DISPATCH_OFF
+
+    def available(self) -> tuple[bool, str]:
+        mods, why = _import()
+        return mods is not None, why
+
+    def check_point(self, point: Point, device: str) -> tuple[bool, str]:
+        if point.K > 256:
+            return False, f"FLA's chunk kernels need K <= 256 (got {point.K})"
+        if point.layout == "varlen" and point.batch != 1:
+            return False, "varlen needs batch 1 with cu_seqlens"
+        return True, ""
+
+    def prepare(self, mode: str, inp: GDNInputs) -> Callable[[], Outputs]:
+        # Process-wide on purpose: FLA reads these on every call, and setting them once here keeps
+        # the environment lookups out of the timed region.
+        os.environ.update(self.env)
+        return self._prepare(mode, inp)
+
+    def _prepare(self, mode: str, inp: GDNInputs) -> Callable[[], Outputs]:
+        return super().prepare(mode, inp)
+
+
+class FLAChunk(_FLABase):
+    name = "fla"
+    description = "FLA Triton chunk_gated_delta_rule, dispatch to FlashQLA/TileLang off"
+    modes = frozenset({"fwd", "bwd", "fwd_bwd"})
+
+    def forward(self, inp: GDNInputs) -> tuple[torch.Tensor, torch.Tensor]:
+        (fchunk, _, _), _ = _import()
+        return fchunk.chunk_gated_delta_rule(
+            inp.q, inp.k, inp.v, inp.g, inp.beta, scale=inp.scale, initial_state=inp.h0,
+            output_final_state=True, cu_seqlens=inp.cu_seqlens,
+        )
+
+    def _prepare(self, mode: str, inp: GDNInputs) -> Callable[[], Outputs]:
+        if mode != "bwd":
+            return super()._prepare(mode, inp)
+        # Backward alone, through FLA's own low-level pair: the backward needs FLA's forward
+        # intermediates (log2 g-cumsum and the gated A), which FlashQLA's are not.
+        (fchunk, _, prep_idx), _ = _import()
+        ci = prep_idx(inp.cu_seqlens, 64) if inp.cu_seqlens is not None else None
+        g_cs, o, A, ht, _, _ = fchunk.chunk_gated_delta_rule_fwd(
+            inp.q, inp.k, inp.v, inp.g, inp.beta, inp.scale, inp.h0, True, cu_seqlens=inp.cu_seqlens,
+            chunk_indices=ci,
+        )
+
+        def run_bwd() -> Outputs:
+            dq, dk, dv, db, dg, dh0, *_ = fchunk.chunk_gated_delta_rule_bwd(
+                inp.q, inp.k, inp.v, g_cs, inp.beta, A, inp.scale, inp.h0, inp.do, inp.dht,
+                cu_seqlens=inp.cu_seqlens, chunk_indices=ci,
+            )
+            out = {"o": o, "ht": ht, "dq": dq, "dk": dk, "dv": dv, "dg": dg, "dbeta": db}
+            if dh0 is not None:
+                out["dh0"] = dh0
+            return out
+
+        return run_bwd
+
+
+class FLADispatchOn(FLAChunk):
+    name = "fla-dispatch-on"
+    description = "FLA with its default dispatch (routes to FlashQLA on SM90): for provenance tests"
+    env = DISPATCH_DEFAULT
+    testing = True
+
+
+class FLARecurrent(_FLABase):
+    name = "fla-recurrent"
+    description = "FLA Triton fused_recurrent_gated_delta_rule, forward only"
+    modes = frozenset({"fwd"})
+
+    def forward(self, inp: GDNInputs) -> tuple[torch.Tensor, torch.Tensor]:
+        (_, fused_recurrent, _), _ = _import()
+        # beta by keyword: the fifth positional parameter is `gk`.
+        return fused_recurrent(
+            inp.q, inp.k, inp.v, g=inp.g, beta=inp.beta, scale=inp.scale, initial_state=inp.h0,
+            output_final_state=True, cu_seqlens=inp.cu_seqlens,
+        )

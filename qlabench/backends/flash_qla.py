@@ -1,0 +1,111 @@
+"""FlashQLA (Qwen's TileLang kernels, package flash-qla 0.1.3) and its intra-card CP variants.
+
+- fwd and fwd_bwd go through `flash_qla.chunk_gated_delta_rule` (fwd_bwd via its autograd Function).
+- bwd times the backward kernels alone through the low-level `chunk_gated_delta_rule_fwd/_bwd`, as
+  FlashQLA's own table does, but hands the backward the forward's CP context and cache, as autograd
+  does in training. (FlashQLA's benchmark passes neither, so where intra-card CP triggers its timed
+  backward also recomputes the CP forward pre-pass.)
+Kernel names of every FlashQLA launch begin with `tilelang_`, which the provenance check relies on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import lru_cache
+
+import torch
+
+from .. import cache
+from ..inputs import GDNInputs
+from ..point import Point
+from ._gpu import needs_cuda, package_missing
+from .base import Backend, Outputs
+
+# FlashQLA 0.1.3 picks its kernels by architecture at import and raises on any other.
+SUPPORTED_SM = ((9, 0), (10, 0), (10, 3), (12, 0), (12, 1))
+
+
+@lru_cache(maxsize=1)
+def _import() -> tuple[object | None, str]:
+    cache.configure()  # before tilelang is imported
+    why = package_missing("flash_qla", "flash-qla") or needs_cuda(SUPPORTED_SM)
+    if why:
+        return None, why
+    try:
+        import flash_qla
+        from flash_qla.ops.gated_delta_rule import chunk as qchunk
+    except Exception as e:  # import runs arch detection and device queries: report, don't hide
+        return None, f"import flash_qla failed: {type(e).__name__}: {e}"
+    return (flash_qla, qchunk), ""
+
+
+class FlashQLA(Backend):
+    name = "flash_qla"
+    description = "FlashQLA TileLang kernels, automatic intra-card CP (auto_cp=True)"
+    modes = frozenset({"fwd", "bwd", "fwd_bwd"})
+    dtypes = frozenset({"bfloat16", "float16"})
+    devices = frozenset({"cuda"})
+    expect_kernels = ("tilelang_",)
+    auto_cp = True
+    force_intra_cp = False
+
+    def available(self) -> tuple[bool, str]:
+        mods, why = _import()
+        return mods is not None, why
+
+    def check_point(self, point: Point, device: str) -> tuple[bool, str]:
+        if point.K != 128 or point.V != 128:
+            return False, f"FlashQLA kernels need K = V = 128 (got K={point.K}, V={point.V})"
+        if point.h_v % point.h_qk:
+            return False, "h_v must be a multiple of h_qk"
+        if point.layout == "varlen" and point.batch != 1:
+            return False, "varlen needs batch 1 with cu_seqlens"
+        return True, ""
+
+    def _cp_kwargs(self) -> dict:
+        return {"auto_cp": self.auto_cp, "force_intra_cp": self.force_intra_cp}
+
+    def forward(self, inp: GDNInputs) -> tuple[torch.Tensor, torch.Tensor]:
+        (flash_qla, _), _ = _import()
+        return flash_qla.chunk_gated_delta_rule(
+            inp.q, inp.k, inp.v, inp.g, inp.beta, scale=inp.scale, initial_state=inp.h0,
+            output_final_state=True, cu_seqlens=inp.cu_seqlens, **self._cp_kwargs(),
+        )
+
+    def prepare(self, mode: str, inp: GDNInputs) -> Callable[[], Outputs]:
+        if mode != "bwd":
+            return super().prepare(mode, inp)
+        (_, qc), _ = _import()
+        # The same CP context autograd builds in training (private helper: the public
+        # build_cp_context needs the batch-1 cu_seqlens synthesised exactly this way).
+        ctx = qc._auto_intra_cp_context(inp.k, inp.v, inp.cu_seqlens, qc.CHUNK_SIZE, self.auto_cp, True,
+                                        force_intra_cp=self.force_intra_cp)
+        intra = bool(getattr(ctx, "is_intra", False))
+        g_cs, A, o, _, ht, cp_cache = qc.chunk_gated_delta_rule_fwd(
+            inp.q, inp.k, inp.v, inp.g, inp.beta, scale=inp.scale, initial_state=inp.h0, cu_seqlens=inp.cu_seqlens,
+            output_final_state=True, auto_cp=self.auto_cp, enable_fwd_cp_cache=intra, cp_context=ctx, is_train=True,
+        )
+
+        def run_bwd() -> Outputs:
+            dq, dk, dv, db, dg, dh0 = qc.chunk_gated_delta_rule_bwd(
+                inp.q, inp.k, inp.v, g_cs, inp.beta, A, inp.do, inp.dht, scale=inp.scale, initial_state=inp.h0,
+                cu_seqlens=inp.cu_seqlens, auto_cp=self.auto_cp, cp_cache=cp_cache, cp_context=ctx,
+            )
+            out = {"o": o, "ht": ht, "dq": dq, "dk": dk, "dv": dv, "dg": dg, "dbeta": db}
+            if dh0 is not None:
+                out["dh0"] = dh0
+            return out
+
+        return run_bwd
+
+
+class FlashQLANoCP(FlashQLA):
+    name = "flash_qla-nocp"
+    description = "FlashQLA with intra-card CP off (auto_cp=False)"
+    auto_cp = False
+
+
+class FlashQLAForceCP(FlashQLA):
+    name = "flash_qla-forcecp"
+    description = "FlashQLA with intra-card CP forced on (force_intra_cp=True)"
+    force_intra_cp = True

@@ -1,0 +1,74 @@
+"""A test backend with a slowdown knob, for measuring how well `qlabench compare` catches regressions.
+
+`synthetic` computes the gated delta rule with the plain-PyTorch chunked form (so its outputs are the
+naive-chunk outputs and pass the correctness check), and then, on every timed call, spins for
+(factor - 1) times the time that call just took. The slowdown is therefore relative to each call's
+own time: factor 1.05 makes every sample 5% slower, noise and all, which is what a real +5% kernel
+regression looks like. Spinning (not sleeping) keeps the core busy, as a slower kernel would, and
+is accurate to well under a microsecond where `time.sleep` rounds to the scheduler tick.
+
+The factor is read when a point is prepared, from the environment variable
+    QLABENCH_SYNTHETIC_SLOWDOWN   (default 1.0; e.g. 1.05 for +5%; must be >= 1)
+so a whole suite (and its worker processes, which inherit the environment) can be slowed at once.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+
+import torch
+
+from ..errors import BackendError
+from ..inputs import GDNInputs
+from ..kernels import chunk_gated_delta_rule
+from .base import Backend, Outputs
+
+SLOWDOWN_ENV = "QLABENCH_SYNTHETIC_SLOWDOWN"
+
+
+def slowdown_factor() -> float:
+    raw = os.environ.get(SLOWDOWN_ENV, "1")
+    try:
+        f = float(raw)
+    except ValueError:
+        raise BackendError(f"{SLOWDOWN_ENV}={raw!r} is not a number") from None
+    if not f >= 1.0:
+        raise BackendError(f"{SLOWDOWN_ENV}={raw!r}: the factor must be >= 1 (1.05 = 5% slower)")
+    return f
+
+
+def _spin(seconds: float) -> None:
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+
+
+class Synthetic(Backend):
+    name = "synthetic"
+    description = f"naive-chunk math plus an injected slowdown (${SLOWDOWN_ENV}); for gate power studies"
+    testing = True
+    chunk_size = 64
+
+    def forward(self, inp: GDNInputs) -> tuple[torch.Tensor, torch.Tensor]:
+        return chunk_gated_delta_rule(
+            inp.q, inp.k, inp.v, inp.g, inp.beta, scale=inp.scale, initial_state=inp.h0,
+            cu_seqlens=inp.cu_seqlens, chunk_size=self.chunk_size,
+        )
+
+    def prepare(self, mode: str, inp: GDNInputs) -> Callable[[], Outputs]:
+        run = super().prepare(mode, inp)
+        factor = slowdown_factor()
+        if factor == 1.0:
+            return run
+        sync = torch.cuda.synchronize if inp.q.is_cuda else (lambda: None)
+
+        def slowed() -> Outputs:
+            t0 = time.perf_counter()
+            out = run()
+            sync()  # the call's time must include its device work before it is scaled
+            _spin((factor - 1.0) * (time.perf_counter() - t0))
+            return out
+
+        return slowed

@@ -1,0 +1,38 @@
+"""Where compiled kernels are cached: TileLang, Triton and Inductor all pointed at one qlabench folder.
+
+FlashQLA's TileLang JIT costs 30-100 s per new head configuration and FLA's Triton compile+autotune
+30-40 s; pointing every library at one persistent folder lets a second sweep (a new process) reuse them.
+Must run before the libraries are imported, since some read their cache location at import.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+DEFAULT_CACHE_DIR = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "qlabench"
+ENV_VAR = "QLABENCH_CACHE_DIR"  # set by `--cache-dir`; read here so worker processes inherit it
+
+_VARS = {
+    "TILELANG_CACHE_DIR": "tilelang",
+    "TRITON_CACHE_DIR": "triton",
+    "TORCHINDUCTOR_CACHE_DIR": "inductor",
+}
+
+
+def configure(cache_dir: str | os.PathLike | None = None, override: bool = False) -> dict[str, str]:
+    """Point the libraries' caches under `cache_dir` ($QLABENCH_CACHE_DIR, else ~/.cache/qlabench).
+
+    With override=False a cache variable the user already set is left alone.
+    """
+    root = Path(cache_dir or os.environ.get(ENV_VAR) or DEFAULT_CACHE_DIR)
+    chosen = {}
+    for var, sub in _VARS.items():
+        if override or var not in os.environ:
+            path = root / sub
+            path.mkdir(parents=True, exist_ok=True)
+            os.environ[var] = str(path)
+        chosen[var] = os.environ[var]
+    # FLA persists its autotune results in Triton's cache when asked.
+    os.environ.setdefault("FLA_CACHE_RESULTS", "1")
+    return chosen

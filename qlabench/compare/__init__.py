@@ -1,0 +1,15 @@
+"""Comparing two result sets for CI regression gating: matching, statistics, verdicts, rendering.
+
+Public API: `compare_frames` / `compare_paths` compute a `Comparison`; `render` turns it into text.
+Only `gate.py` (run a suite, then compare) imports torch; the rest runs on a machine with no GPU.
+"""
+
+from .comparison import Comparison, PairResult, compare_frames, compare_paths
+from .envguard import EnvField, EnvMismatchError
+from .stats import PairStats, pair_stats
+from .verdict import DEFAULT_FAIL_ON, CompareOptions, Failure, Verdict, parse_fail_on
+
+__all__ = [
+    "Comparison", "PairResult", "compare_frames", "compare_paths", "EnvField", "EnvMismatchError",
+    "PairStats", "pair_stats", "DEFAULT_FAIL_ON", "CompareOptions", "Failure", "Verdict", "parse_fail_on",
+]

@@ -1,0 +1,57 @@
+"""Shared test setup: GPU tests skip cleanly on a machine without CUDA.
+
+The `gpu` and `slow` markers are declared in pyproject.toml; nothing is registered here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def _cuda_available() -> bool:
+    try:
+        import torch
+    except ImportError:  # the data-model tests must still run without torch
+        return False
+    return torch.cuda.is_available()
+
+
+def pytest_collection_modifyitems(config, items):
+    if _cuda_available():
+        return
+    skip = pytest.mark.skip(reason="needs CUDA")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture
+def data_dir() -> Path:
+    return DATA
+
+
+@pytest.fixture
+def make_row():
+    """Factory for valid ResultRows: a small dense fwd point, ok with a time unless told otherwise."""
+    from qlabench.result import ResultRow
+
+    def make(**changes):
+        fields = dict(
+            run_id="run-1", suite="test", timestamp="2025-01-01T00:00:00+00:00", host="h", device="cpu",
+            backend="naive-chunk", mode="fwd", layout="dense", batch=1, seqlens=(64,), num_seqs=1,
+            total_tokens=64, h_qk=2, h_v=4, K=16, V=16, dtype="float32", gate="flashqla", seed=0,
+            initial_state=True, status="ok", timer="wall", samples_ms=(1.0, 1.2, 1.1), n_samples=3,
+            median_ms=1.1,
+        )
+        fields.update(changes)
+        if fields["status"] != "ok":
+            fields.setdefault("reason", "a reason")
+            if "median_ms" not in changes:
+                fields["median_ms"] = None
+        return ResultRow(**fields)
+
+    return make

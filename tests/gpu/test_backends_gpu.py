@@ -1,0 +1,145 @@
+"""GPU backends on a real CUDA device: agreement with the oracle, provenance, compile-cache reuse.
+
+Run with `pytest -m gpu` on a CUDA host with the `gpu` extra installed; skipped elsewhere.
+Shapes use the Qwen3.5-397B TP8 heads (2/8, d=128) so the kernels compiled here are the smoke suite's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+pytestmark = pytest.mark.gpu
+
+from qlabench.backends import REGISTRY  # noqa: E402
+from qlabench.correctness import tolerance  # noqa: E402
+from qlabench.measure import MeasureContext, run_point  # noqa: E402
+from qlabench.point import Point  # noqa: E402
+from qlabench.spec import CheckSpec, Suite, TimingSpec  # noqa: E402
+
+FAST = TimingSpec(timer="graph", warmup=1, min_samples=3, max_samples=10, max_time_s=0.5, target_rel_noise=0.05)
+
+
+def _ctx(points, full_size=True, timer="graph"):
+    from qlabench import env
+
+    suite = Suite(name="gpu-test", path="<test>", points=tuple(points), timing=FAST,
+                  check=CheckSpec(oracle_max_tokens=512, full_size=full_size))
+    return MeasureContext(suite=suite, device="cuda", env=env.capture("cuda"), run_id="test", timer_name=timer,
+                          registry=REGISTRY, check=True)
+
+
+def _point(backend, mode, layout="dense", seqlens=(2048,), **kw):
+    base = dict(backend=backend, mode=mode, layout=layout, batch=1 if layout == "varlen" else len(seqlens),
+                seqlens=seqlens, h_qk=2, h_v=8, K=128, V=128, dtype="bfloat16", gate="flashqla", model="qwen3.5-397b",
+                tp=8)
+    base.update(kw)
+    return Point(**base)
+
+
+def _need(name):
+    ok, why = REGISTRY[name].available()
+    if not ok:
+        pytest.skip(f"{name} unavailable: {why}")
+
+
+CASES = [
+    ("flash_qla", ("fwd", "fwd_bwd", "bwd")),
+    ("flash_qla-nocp", ("fwd", "fwd_bwd")),
+    ("flash_qla-forcecp", ("fwd", "fwd_bwd")),
+    ("fla", ("fwd", "fwd_bwd", "bwd")),
+    ("fla-recurrent", ("fwd",)),
+    ("naive-chunk", ("fwd", "fwd_bwd")),
+]
+
+
+@pytest.mark.parametrize("layout,seqlens", [("dense", (4096,)), ("varlen", (1000, 3096))])
+@pytest.mark.parametrize("backend,modes", CASES)
+def test_backend_agrees_with_oracle(backend, modes, layout, seqlens):
+    _need(backend)
+    points = [_point(backend, m, layout, seqlens) for m in modes]
+    ctx = _ctx(points)
+    for p in points:
+        row = run_point(p, ctx)
+        assert row.status == "ok", (p.label(), row.reason)
+        assert row.err_o is not None and row.err_o <= tolerance("bfloat16", "o")
+        assert row.err_ht is not None and row.err_ht <= tolerance("bfloat16", "ht")
+        if p.mode != "fwd":
+            for g in ("dq", "dk", "dv", "dg", "dbeta", "dh0"):
+                err = getattr(row, f"err_{g}")
+                assert err is not None and err <= tolerance("bfloat16", g), (g, err)
+        assert row.median_ms > 0 and row.kernels
+
+
+def test_provenance_identity_of_real_backends():
+    _need("flash_qla")
+    _need("fla")
+    ctx = _ctx([], full_size=False)
+    qla = run_point(_point("flash_qla", "fwd"), ctx)
+    fla = run_point(_point("fla", "fwd"), ctx)
+    assert qla.status == "ok" and any(k.startswith("tilelang_") for k in qla.kernels)
+    assert fla.status == "ok" and not any(k.startswith("tilelang_") for k in fla.kernels), fla.kernels
+
+
+def test_provenance_check_fires_when_fla_dispatch_is_left_on():
+    _need("fla-dispatch-on")
+    _need("flash_qla")
+    ctx = _ctx([], full_size=False)
+    row = run_point(_point("fla-dispatch-on", "fwd"), ctx)
+    assert row.status == "error"
+    assert row.reason.startswith("backend provenance mismatch")
+    assert row.median_ms is None and not row.samples_ms
+    assert any(k.startswith("tilelang_") for k in row.kernels)
+
+
+@pytest.mark.parametrize("point", [
+    _point("flash_qla", "fwd", K=64, V=64),
+    _point("flash_qla", "fwd", dtype="float32"),
+])
+def test_unsupported_points_are_skipped_with_reason(point):
+    _need("flash_qla")
+    row = run_point(point, _ctx([point]))
+    assert row.status == "skipped"
+    assert "K = V = 128" in row.reason or "float32" in row.reason
+
+
+def test_compile_cache_is_reused_by_a_new_process(tmp_path):
+    _need("flash_qla")
+    suite = tmp_path / "cache.toml"
+    # h 3/6 is used by no other test or suite, so the first run must compile.
+    suite.write_text(textwrap.dedent("""
+        name = "cache-test"
+        device = "cuda"
+        [sweep]
+        backends = ["flash_qla"]
+        modes = ["fwd"]
+        seqlen = [2048]
+        heads = [{ h_qk = 3, h_v = 6 }]
+        dtype = "bfloat16"
+        [timing]
+        timer = "events"
+        min_samples = 3
+        max_time_s = 0.2
+    """))
+    env = dict(os.environ, QLABENCH_CACHE_DIR=str(tmp_path / "cache"))
+    for var in ("TILELANG_CACHE_DIR", "TRITON_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR"):
+        env.pop(var, None)
+    compile_s = []
+    for i in range(2):
+        out = tmp_path / f"out{i}"
+        subprocess.run([sys.executable, "-m", "qlabench", "run", "sweep", "--suite", str(suite), "--out", str(out)],
+                       check=True, env=env, timeout=600)
+        import pandas as pd
+
+        df = pd.read_parquet(next(out.rglob("*.parquet")))
+        assert df["status"].tolist() == ["ok"], df["reason"].tolist()
+        compile_s.append(float(df["compile_s"].iloc[0]))
+    print(json.dumps({"compile_s": compile_s}))
+    assert compile_s[1] < 0.25 * compile_s[0], compile_s

@@ -1,0 +1,97 @@
+"""Correctness verdicts: relative L2 errors against the oracle, per-dtype tolerances, failure reasons."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from qlabench.correctness import TOLERANCES, compare, rel_l2, tolerance
+
+
+def ref_outputs(seed=0) -> dict[str, torch.Tensor]:
+    gen = torch.Generator().manual_seed(seed)
+    return {"o": torch.randn(2, 8, 4, generator=gen), "ht": torch.randn(2, 4, 4, generator=gen)}
+
+
+def perturbed(ref: dict, rel_err: float, seed=1) -> dict:
+    """Copies of `ref` with a perturbation of exactly `rel_err` relative L2 size."""
+    gen = torch.Generator().manual_seed(seed)
+    out = {}
+    for n, r in ref.items():
+        noise = torch.randn(r.shape, generator=gen, dtype=torch.float64)
+        out[n] = r.double() + noise * (rel_err * r.double().norm() / noise.norm())
+    return out
+
+
+def test_rel_l2():
+    ref = torch.tensor([3.0, 4.0])
+    assert rel_l2(ref.clone(), ref) == 0.0
+    assert rel_l2(torch.tensor([3.0, 4.5]), ref) == pytest.approx(0.1)
+    assert rel_l2(torch.zeros(3), torch.zeros(3)) == 0.0  # zero reference: absolute error
+    assert rel_l2(torch.ones(3), torch.ones(2)) == math.inf
+    assert math.isnan(rel_l2(torch.tensor([float("nan"), 1.0]), ref))
+    assert math.isnan(rel_l2(torch.tensor([float("inf"), 1.0]), ref))
+
+
+def test_identical_outputs_pass():
+    ref = ref_outputs()
+    errors, failure = compare({n: t.clone() for n, t in ref.items()}, ref, "float32")
+    assert failure is None
+    assert errors == {"o": 0.0, "ht": 0.0}
+
+
+def test_nan_output_is_a_failure_with_a_reason():
+    ref = ref_outputs()
+    got = {n: t.clone() for n, t in ref.items()}
+    got["o"][0, 0, 0] = float("nan")
+    errors, failure = compare(got, ref, "bfloat16")
+    assert math.isnan(errors["o"]) and errors["ht"] == 0.0
+    assert failure == "o has NaN/Inf"
+
+
+@pytest.mark.parametrize("dtype", list(TOLERANCES))
+def test_error_above_tolerance_fails_and_below_passes(dtype):
+    ref = ref_outputs()
+    tol = tolerance(dtype, "o")
+    _, ok = compare(perturbed(ref, tol * 0.5), ref, dtype)
+    assert ok is None
+    errors, failure = compare(perturbed(ref, tol * 2), ref, dtype)
+    assert errors["o"] == pytest.approx(tol * 2, rel=1e-6)
+    assert failure is not None and "o rel err" in failure and "ht rel err" in failure
+    assert f"> {tol:g}" in failure
+
+
+def test_tolerances_are_per_dtype_and_per_tensor():
+    order = [tolerance(dt, "o") for dt in ("float64", "float32", "float16", "bfloat16")]
+    assert order == sorted(order) and len(set(order)) == 4
+    assert tolerance("bfloat16", "dg") > tolerance("bfloat16", "o")
+    assert tolerance("float32", "dbeta") > tolerance("float32", "dq")
+    # the same error passes in bf16 and fails in fp32
+    ref = ref_outputs()
+    got = perturbed(ref, 0.01)
+    assert compare(got, ref, "bfloat16")[1] is None
+    assert compare(got, ref, "float32")[1] is not None
+
+
+def test_gradient_tolerances_apply_by_name():
+    ref = {"dg": torch.randn(64, generator=torch.Generator().manual_seed(3))}
+    got = perturbed(ref, 0.03)
+    assert compare(got, ref, "bfloat16")[1] is None  # dg allows 0.035 in bf16
+    assert compare({"dq": got["dg"]}, {"dq": ref["dg"]}, "bfloat16")[1] is not None  # dq allows 0.02
+
+
+def test_missing_outputs_fail_and_extra_ones_are_ignored():
+    ref = ref_outputs()
+    errors, failure = compare({"o": ref["o"].clone(), "dq": torch.zeros(1)}, ref, "float32")
+    assert errors == {"o": 0.0}
+    assert failure == "missing outputs: ht"
+
+
+def test_wrong_shape_fails():
+    ref = ref_outputs()
+    got = {"o": ref["o"][:, :4].clone(), "ht": ref["ht"].clone()}
+    errors, failure = compare(got, ref, "float32")
+    assert errors["o"] == math.inf
+    assert failure.startswith("o rel err inf")

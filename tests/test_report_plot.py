@@ -1,0 +1,137 @@
+"""Speedup tables and curves: computed against the baseline, and never for a row that is not ok."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from qlabench.errors import QlabenchError
+from qlabench.plot import plot_speedups, speedup_frame
+from qlabench.report import pick_baseline, speedup_table, status_counts
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def missing(v) -> bool:
+    """An empty cell: None, or NaN where pandas stored the column as numbers."""
+    return v is None or (isinstance(v, float) and pd.isna(v))
+
+
+def frame(rows) -> pd.DataFrame:
+    return pd.DataFrame([r.as_dict() for r in rows])
+
+
+@pytest.fixture
+def results(make_row):
+    """Three workloads (T = 64, 128, 256) x three backends, with a skipped and an incorrect row."""
+    rows = []
+    for T, base_ms in ((64, 4.0), (128, 8.0), (256, 16.0)):
+        common = dict(seqlens=(T,), total_tokens=T)
+        rows.append(make_row(backend="naive-recurrent", median_ms=base_ms, **common))
+        rows.append(make_row(backend="naive-chunk", median_ms=base_ms / 2, **common))
+        if T == 128:
+            rows.append(make_row(backend="fast", status="incorrect", reason="o rel err 0.5 > 0.0001",
+                                 median_ms=None, **common))
+        elif T == 256:
+            rows.append(make_row(backend="fast", status="skipped", reason="backend unavailable", **common))
+        else:
+            rows.append(make_row(backend="fast", median_ms=base_ms / 8, **common))
+    return frame(rows)
+
+
+def test_speedup_table_against_the_baseline(results):
+    t = speedup_table(results, "naive-recurrent")
+    assert len(t) == 3
+    assert list(t["naive-recurrent x"]) == [1.0, 1.0, 1.0]
+    assert list(t["naive-chunk x"]) == [2.0, 2.0, 2.0]
+    assert list(t["naive-chunk"]) == [2.0, 4.0, 8.0]
+    assert list(t["sequences"]) == ["1x64", "1x128", "1x256"]
+    assert set(t["heads"]) == {"h2/4"}
+
+
+def test_non_ok_rows_show_their_status_and_never_a_speedup(results):
+    t = speedup_table(results, "naive-recurrent").set_index("sequences")
+    assert t.loc["1x64", "fast x"] == 8.0
+    assert t.loc["1x128", "fast"] == "incorrect" and missing(t.loc["1x128", "fast x"])
+    assert t.loc["1x256", "fast"] == "skipped" and missing(t.loc["1x256", "fast x"])
+
+
+def test_no_speedups_when_the_baseline_is_not_ok(make_row):
+    df = frame([
+        make_row(backend="naive-recurrent", status="error", reason="crash"),
+        make_row(backend="naive-chunk", median_ms=1.0),
+    ])
+    (rec,) = speedup_table(df, "naive-recurrent").to_dict("records")
+    assert rec["naive-recurrent"] == "error" and missing(rec["naive-recurrent x"])
+    assert rec["naive-chunk"] == 1.0 and missing(rec["naive-chunk x"])
+
+
+def test_missing_backend_on_a_workload_stays_visible(make_row):
+    df = frame([
+        make_row(backend="naive-recurrent", median_ms=2.0),
+        make_row(backend="naive-chunk", median_ms=1.0),
+        make_row(backend="naive-recurrent", median_ms=2.0, dtype="bfloat16"),
+    ])
+    t = speedup_table(df, "naive-recurrent").set_index("dtype")
+    assert t.loc["float32", "naive-chunk x"] == 2.0
+    assert missing(t.loc["bfloat16", "naive-chunk"]) and missing(t.loc["bfloat16", "naive-chunk x"])
+
+
+def test_workloads_match_on_every_axis(make_row):
+    # same shape, different seed: two workloads, not one
+    df = frame([make_row(backend="a", median_ms=2.0, seed=0), make_row(backend="b", median_ms=1.0, seed=1)])
+    assert len(speedup_table(df, "a")) == 2
+
+
+def test_model_heads_label(make_row):
+    df = frame([make_row(model="qwen3.5-27b", tp=8, h_qk=2, h_v=6)])
+    assert speedup_table(df, "naive-chunk")["heads"].tolist() == ["qwen3.5-27b TP8 (h2/6)"]
+
+
+def test_pick_baseline(results):
+    assert pick_baseline(results, "fast") == "fast"
+    assert pick_baseline(results) == "naive-chunk"
+    assert pick_baseline(results[results["backend"] != "naive-chunk"]) == "naive-recurrent"
+    assert pick_baseline(results[results["backend"] == "fast"]) == "fast"
+
+
+def test_status_counts(results):
+    assert status_counts(results) == {"ok": 7, "incorrect": 1, "skipped": 1}
+
+
+def test_speedup_frame_only_ok_rows(results):
+    f = speedup_frame(results, "naive-recurrent")
+    assert set(f["status"]) == {"ok"}
+    fast = f[f["backend"] == "fast"]
+    assert fast["total_tokens"].tolist() == [64]  # the incorrect and skipped workloads have no point
+    assert fast["speedup"].tolist() == [8.0]
+    chunk = f[f["backend"] == "naive-chunk"].sort_values("total_tokens")
+    assert chunk["speedup"].tolist() == [2.0, 2.0, 2.0]
+    assert (f["speedup"] == f["base_ms"] / f["median_ms"]).all()
+
+
+def test_speedup_frame_needs_ok_baseline_rows(results):
+    with pytest.raises(QlabenchError, match="no ok rows"):
+        speedup_frame(results, "not-there")
+
+
+def test_plot_writes_pngs(results, tmp_path, make_row):
+    extra = frame([make_row(backend=b, median_ms=ms, dtype="bfloat16", model="qwen3.5-27b", tp=tp, h_qk=16 // tp,
+                            h_v=48 // tp)
+                   for tp in (1, 2) for b, ms in (("naive-recurrent", 2.0), ("naive-chunk", 1.0))])
+    df = pd.concat([results, extra], ignore_index=True)
+    written = plot_speedups(df, tmp_path / "plots", "naive-recurrent")
+    assert {p.name for p in written} == {"speedup_fwd_float32_flashqla_dense.png",
+                                         "speedup_fwd_bfloat16_flashqla_dense.png"}
+    for p in written:
+        assert p.read_bytes()[:8] == PNG_MAGIC
+    by_tp = plot_speedups(extra, tmp_path / "tp", "naive-recurrent", x="seqlen", panel="tp")
+    assert len(by_tp) == 1 and by_tp[0].read_bytes()[:8] == PNG_MAGIC
+
+
+def test_plot_rejects_bad_options(results, tmp_path):
+    with pytest.raises(QlabenchError, match="x must be"):
+        plot_speedups(results, tmp_path, "naive-recurrent", x="latency")
+    with pytest.raises(QlabenchError, match="panel"):
+        plot_speedups(results, tmp_path, "naive-recurrent", panel="gpu")
+    assert not any(tmp_path.iterdir())

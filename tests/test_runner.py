@@ -1,0 +1,92 @@
+"""The sweep orchestration: progress reporting, executors, grouping, the [run] table and the CLI options."""
+
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+from qlabench.backends import REGISTRY
+from qlabench.cli import app
+from qlabench.errors import SpecError
+from qlabench.runner import group_points, run_sweep
+from qlabench.spec import parse_suite
+
+from test_workers import fault_suite
+
+
+class RecordingProgress:
+    def __init__(self):
+        self.total = None
+        self.started = []
+        self.done = []
+
+    def start(self, total):
+        self.total = total
+
+    def point_started(self, point):
+        self.started.append(point)
+
+    def point_done(self, row):
+        self.done.append(row)
+
+
+def test_progress_sees_every_point_once_in_compile_group_order(tmp_path):
+    s = parse_suite(fault_suite([16, 18], seqlens=(8, 12)), "<p>")
+    prog = RecordingProgress()
+    res = run_sweep(s, tmp_path, registry=REGISTRY, progress=prog)
+    assert prog.total == 4 and len(prog.started) == 4 and prog.done == res.rows
+    assert [p.V for p in prog.started] == [16, 16, 18, 18]
+    assert [r.status for r in res.rows] == ["ok", "ok", "incorrect", "incorrect"]  # NaN outputs, in-process too
+
+
+def test_a_custom_registry_cannot_be_isolated(tmp_path):
+    s = parse_suite(fault_suite([16]), "<p>")
+    with pytest.raises(ValueError, match="in-process"):
+        run_sweep(s, tmp_path, registry=REGISTRY, isolate=True)
+
+
+def test_process_faults_do_not_fire_in_process(tmp_path):
+    s = parse_suite(fault_suite([20]), "<p>")  # segfault: would kill the test process if it fired here
+    (row,) = run_sweep(s, tmp_path, registry=REGISTRY).rows
+    assert row.status == "error" and "only fires inside an isolated worker" in row.reason
+
+
+def test_group_points_keeps_each_compile_group_together():
+    s = parse_suite(fault_suite([16, 17], seqlens=(8, 12, 16)), "<p>")
+    groups = group_points(list(reversed(s.points)))
+    assert [len(g) for g in groups] == [3, 3]
+    assert all(len({p.compile_group for p in g}) == 1 for g in groups)
+
+
+@pytest.mark.parametrize("run, key", [({"point_timeout_s": 0}, "run.point_timeout_s"),
+                                      ({"compile_timeout_s": -1.0}, "run.compile_timeout_s"),
+                                      ({"point_timeout": 5}, "run.point_timeout"),
+                                      ({"point_timeout_s": "5"}, "run.point_timeout_s")])
+def test_run_table_is_validated(run, key):
+    with pytest.raises(SpecError) as e:
+        parse_suite(fault_suite([16], **run), "<p>")
+    assert e.value.key == key
+
+
+def test_cli_max_time_and_resume(tmp_path):
+    suite = tmp_path / "cli.toml"
+    suite.write_text('name = "cli"\ndevice = "cpu"\n[sweep]\nbackends = ["fault"]\nmodes = ["fwd"]\nseqlen = [8]\n'
+                     'heads = [{ h_qk = 1, h_v = 1 }]\nK = 8\nV = 16\ndtype = "float32"\n'
+                     '[timing]\ntimer = "wall"\nwarmup = 0\nmin_samples = 2\nmax_samples = 2\n')
+    base = ["run", "sweep", "--suite", str(suite), "--out", str(tmp_path / "r"), "--no-isolate"]
+    r = CliRunner().invoke(app, base + ["--max-time", "0"])
+    assert r.exit_code == 0, r.output
+    assert "1 points not run" in r.output and "no points run" in r.output
+    r = CliRunner().invoke(app, base + ["--resume"])
+    assert r.exit_code == 0 and "1 rows (1 ok)" in r.output, r.output
+    r = CliRunner().invoke(app, base + ["--resume"])
+    assert "1 points already recorded ok" in r.output and "no points run" in r.output
+
+
+def test_cli_malformed_suite_exits_2_before_any_work(tmp_path):
+    suite = tmp_path / "bad.toml"
+    suite.write_text('name = "bad"\n[sweep]\nbackends = ["fault"]\nseqlen = [8]\nheads = [{ h_qk = 1, h_v = 1 }]\n'
+                     '[run]\npoint_timeout_s = 0\n')
+    r = CliRunner().invoke(app, ["run", "sweep", "--suite", str(suite), "--out", str(tmp_path / "r")])
+    assert r.exit_code == 2 and "run.point_timeout_s" in r.output
+    assert not (tmp_path / "r").exists()
