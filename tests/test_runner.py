@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from test_workers import fault_suite
 from typer.testing import CliRunner
 
 from qlabench.backends import REGISTRY
@@ -10,8 +11,6 @@ from qlabench.cli import app
 from qlabench.errors import SpecError
 from qlabench.runner import group_points, run_sweep
 from qlabench.spec import parse_suite
-
-from test_workers import fault_suite
 
 
 class RecordingProgress:

@@ -10,6 +10,17 @@ from .stats import PairStats, pair_stats
 from .verdict import DEFAULT_FAIL_ON, CompareOptions, Failure, Verdict, parse_fail_on
 
 __all__ = [
-    "Comparison", "PairResult", "compare_frames", "compare_paths", "EnvField", "EnvMismatchError",
-    "PairStats", "pair_stats", "DEFAULT_FAIL_ON", "CompareOptions", "Failure", "Verdict", "parse_fail_on",
+    "DEFAULT_FAIL_ON",
+    "CompareOptions",
+    "Comparison",
+    "EnvField",
+    "EnvMismatchError",
+    "Failure",
+    "PairResult",
+    "PairStats",
+    "Verdict",
+    "compare_frames",
+    "compare_paths",
+    "pair_stats",
+    "parse_fail_on",
 ]

@@ -19,8 +19,7 @@ from ..store import read_results
 from .envguard import EnvField, check_env, env_diff
 from .match import Pair, match_rows
 from .stats import PairStats, geometric_mean, pair_stats
-from .verdict import (DEFAULT_FAIL_ON, CompareOptions, Failure, Verdict, failure_of, status_verdict,
-                      timing_verdict)
+from .verdict import DEFAULT_FAIL_ON, CompareOptions, Failure, Verdict, failure_of, status_verdict, timing_verdict
 
 
 @dataclass(frozen=True)

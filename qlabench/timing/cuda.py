@@ -97,10 +97,18 @@ class GraphTimer:
             fn()
         torch.cuda.current_stream().wait_stream(s)
         torch.cuda.synchronize()
-        with torch.cuda.graph(graph):
-            for _ in range(n):
-                fn()
-        torch.cuda.synchronize()
+        try:
+            with torch.cuda.graph(graph):
+                for _ in range(n):
+                    fn()
+            torch.cuda.synchronize()
+        except Exception as e:
+            # Some calls cannot be captured (a host sync inside, e.g. a cache miss that reads
+            # cu_seqlens). Fall back to eager events and say so: the row's timer reads "events".
+            torch.cuda.synchronize()
+            m = EventsTimer(self.rule, warmup=0, l2_flush=self.l2_flush).measure(fn)
+            reason = f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
+            return Measurement(m.timer, m.samples_ms, m.noise_target_met, {**m.details, "graph_fallback": reason})
         graph.replay()  # first replay uploads the graph
         torch.cuda.synchronize()
         samples: list[float] = []
