@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import platform
 import socket
 import subprocess
@@ -91,12 +92,21 @@ def capture(device: str) -> dict:
     if dev.type == "cuda":
         idx = dev.index if dev.index is not None else torch.cuda.current_device()
         env["device"] = torch.cuda.get_device_name(idx)
-        env["device_index"] = idx
+        env["device_index"] = physical_index(idx)
         env["driver_version"] = driver_version()
     else:
         env["device"] = cpu_name()
     env["env_fingerprint"] = fingerprint(env)
     return env
+
+
+def physical_index(idx: int) -> int:
+    """The index nvidia-smi shows for device `idx` of this process: a worker pinned with
+    CUDA_VISIBLE_DEVICES=3 sees its GPU as 0, but its rows must say 3 (with UUID ids it stays `idx`)."""
+    ids = [s.strip() for s in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if s.strip()]
+    if idx < len(ids) and ids[idx].isdigit():
+        return int(ids[idx])
+    return idx
 
 
 def fingerprint(env: dict) -> str:

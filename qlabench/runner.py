@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -26,7 +26,12 @@ from .point import Point
 from .result import ResultRow
 from .spec import Suite
 from .store import PartWriter
-from .workers import Executor, InlineExecutor, Slot, WorkerJob, WorkerPool
+from .executors.local import local_executor
+from .workers import Executor, InlineExecutor, WorkerJob
+
+# Builds the isolated executor of a sweep from its job, device and the driver's environment
+# (executors.local_executor by default; executors.ray_executor for a Ray cluster).
+ExecutorFactory = Callable[[WorkerJob, str, dict], Executor]
 
 
 class Progress(Protocol):
@@ -112,6 +117,7 @@ def run_sweep(
     resume: bool = False,
     max_time_s: float | None = None,
     executor: Executor | None = None,
+    make_executor: ExecutorFactory | None = None,
 ) -> RunResult:
     """Run the points of `suite`, writing rows as they come; returns the run's file and rows.
 
@@ -121,9 +127,13 @@ def run_sweep(
     max_time_s: start no new point after this many seconds; a later `resume=True` run continues.
     executor: run points with this executor instead (e.g. several GPUs); it must honour the RowSink
         contract of workers.py.
+    make_executor: how to build the isolated executor from the sweep's WorkerJob (default: one worker
+        per visible GPU, executors.local_executor; with one GPU or on CPU a single worker).
     """
     t0 = time.perf_counter()
     device = resolve_device(device or suite.device)
+    if make_executor is not None and (registry is not None or isolate is False):
+        raise ValueError("an executor other than the in-process one needs isolation (no custom registry, no --no-isolate)")
     if registry is not None and isolate:
         raise ValueError("a custom backend registry runs in-process only (isolate=False)")
     isolate = registry is None if isolate is None else isolate
@@ -143,7 +153,7 @@ def run_sweep(
         if isolate:
             job = WorkerJob(suite=suite, run_id=run_id, timer_name=timer_name, check=check,
                             point_timeout_s=suite.run.point_timeout_s, compile_timeout_s=suite.run.compile_timeout_s)
-            executor = WorkerPool(job, [Slot(device)])
+            executor = (make_executor or local_executor)(job, device, env)
         else:
             executor = InlineExecutor(MeasureContext(suite=suite, device=device, env=env, run_id=run_id,
                                                      timer_name=timer_name, registry=registry or REGISTRY,
