@@ -50,11 +50,26 @@ def run_sweep_cmd(
                                    "continue later with --resume"),
     no_isolate: bool = typer.Option(False, "--no-isolate", help="Run points in this process (no crash isolation, "
                                     "no timeouts; for debugging)"),
+    executor: str = typer.Option("local", "--executor", help="local: one worker per visible GPU; ray: a Ray "
+                                 "cluster, one GPU per worker (docs/SCALE-OUT.md)"),
+    ray_address: str = typer.Option(None, "--ray-address", help="Ray cluster to join (default: RAY_ADDRESS, "
+                                    "else a local Ray instance)"),
+    shard: str = typer.Option(None, "--shard", help="Run only share I/N (0-based) of the points, e.g. "
+                              "$SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT; combine with `qlabench merge`"),
+    gpus: int = typer.Option(None, "--gpus", min=1, help="Use at most this many GPUs (local: the first visible "
+                             "ones; ray: workers)"),
 ):
     """Run a sweep suite and write its results as parquet (rows are saved as they are measured)."""
     from .spec import load_suite
 
     s = load_suite(suite)
+    if shard:
+        import dataclasses
+
+        from .executors.shard import parse_shard, shard_points
+
+        s = dataclasses.replace(s, points=tuple(shard_points(s.points, parse_shard(shard))))
+    make_executor = _executor_factory(executor, ray_address, gpus, no_isolate)
     if dry_run:
         from .views import points_table
 
@@ -69,7 +84,8 @@ def run_sweep_cmd(
     try:
         with RichProgress(console) as prog:
             res = run_sweep(s, out, device=device, timer=timer, check=False if no_check else None, progress=prog,
-                            resume=resume, max_time_s=max_time, isolate=False if no_isolate else None)
+                            resume=resume, max_time_s=max_time, isolate=False if no_isolate else None,
+                            make_executor=make_executor)
     except ValueError as e:
         raise QlabenchError(str(e)) from None
     if res.resumed:
@@ -88,6 +104,25 @@ def run_sweep_cmd(
     counts = df["status"].value_counts().to_dict()
     console.print(f"{len(df)} rows ({', '.join(f'{v} {k}' for k, v in counts.items())}) on {res.device} "
                   f"in {res.wall_s:.1f}s -> {res.path}")
+
+
+def _executor_factory(kind: str, ray_address: str | None, gpus: int | None, no_isolate: bool):
+    """The runner's make_executor for `--executor`; None keeps the runner's default (local, all GPUs)."""
+    import functools
+
+    if kind == "local":
+        if gpus is None:
+            return None
+        from .executors.local import local_executor
+
+        return functools.partial(local_executor, gpus=gpus)
+    if kind == "ray":
+        if no_isolate:
+            raise QlabenchError("--executor ray runs points in worker subprocesses; drop --no-isolate")
+        from .executors.ray_executor import ray_executor
+
+        return functools.partial(ray_executor, address=ray_address, max_workers=gpus)
+    raise QlabenchError(f"--executor {kind!r}: expected local or ray")
 
 
 @app.command("plot")
@@ -169,3 +204,4 @@ def main() -> None:
 from . import cli_warmup  # noqa: E402,F401
 from . import cli_profile  # noqa: E402,F401
 from . import cli_compare  # noqa: E402,F401
+from . import cli_merge  # noqa: E402,F401

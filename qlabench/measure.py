@@ -6,7 +6,6 @@ what a worker executes; orchestration (ordering, progress, writing) lives in run
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import time
 import traceback
@@ -22,7 +21,7 @@ from .inputs import make_inputs, reduced_seqlens
 from .point import Point
 from .flops import throughput
 from .profiling import capture_kernels, provenance_error
-from .result import CHECKED_TENSORS, ResultRow, Status
+from .result import CHECKED_TENSORS, ResultRow, Status, make_row
 from .spec import Suite
 from .timing import make_timer, summarize
 
@@ -61,20 +60,7 @@ class MeasureContext:
 
 
 def _row(p: Point, ctx: MeasureContext, status: Status, reason: str | None = None, **fields) -> ResultRow:
-    e = ctx.env
-    return ResultRow(
-        run_id=ctx.run_id, suite=ctx.suite.name,
-        timestamp=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        host=e["host"], device=e["device"], device_index=e["device_index"], env_fingerprint=e["env_fingerprint"],
-        qlabench_version=e["qlabench_version"], git_sha=e["git_sha"], python_version=e["python_version"],
-        torch_version=e["torch_version"], triton_version=e["triton_version"], tilelang_version=e["tilelang_version"],
-        fla_version=e["fla_version"], flash_qla_version=e["flash_qla_version"], cuda_version=e["cuda_version"],
-        driver_version=e["driver_version"],
-        backend=p.backend, mode=p.mode, model=p.model, tp=p.tp, layout=p.layout, batch=p.batch, seqlens=p.seqlens,
-        num_seqs=p.num_seqs, total_tokens=p.total_tokens, h_qk=p.h_qk, h_v=p.h_v, K=p.K, V=p.V, dtype=p.dtype,
-        gate=p.gate, seed=p.seed, initial_state=p.initial_state,
-        status=status.value, reason=reason, **fields,
-    )
+    return make_row(p, run_id=ctx.run_id, suite=ctx.suite.name, env=ctx.env, status=status, reason=reason, **fields)
 
 
 def _oracle_outputs(p: Point, seqlens: tuple[int, ...], ctx: MeasureContext) -> dict:

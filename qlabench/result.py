@@ -127,6 +127,28 @@ class ResultRow:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
+# Environment keys (qlabench.env.capture) copied into every row.
+ENV_FIELDS = ("host", "device", "device_index", "env_fingerprint", "qlabench_version", "git_sha", "python_version",
+              "torch_version", "triton_version", "tilelang_version", "fla_version", "flash_qla_version",
+              "cuda_version", "driver_version")
+
+
+def make_row(point, *, run_id: str, suite: str, env: dict, status: Status, reason: str | None = None,
+             **fields) -> ResultRow:
+    """The one place a row is assembled from a point, its run and environment, and its outcome."""
+    import datetime as dt
+
+    p = point
+    return ResultRow(
+        run_id=run_id, suite=suite, timestamp=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        **{k: env.get(k) for k in ENV_FIELDS},
+        backend=p.backend, mode=p.mode, model=p.model, tp=p.tp, layout=p.layout, batch=p.batch, seqlens=p.seqlens,
+        num_seqs=p.num_seqs, total_tokens=p.total_tokens, h_qk=p.h_qk, h_v=p.h_v, K=p.K, V=p.V, dtype=p.dtype,
+        gate=p.gate, seed=p.seed, initial_state=p.initial_state,
+        status=Status(status).value, reason=reason, **fields,
+    )
+
+
 def row_fields():
     """(name, kind, doc) for every column, in order."""
     return [(f.name, f.metadata["kind"], f.metadata["doc"]) for f in fields(ResultRow)]

@@ -44,7 +44,7 @@ from multiprocessing.connection import Connection, wait
 from typing import Protocol
 
 from .point import Point
-from .result import ResultRow, Status
+from .result import ResultRow, Status, make_row
 from .spec import Suite
 
 DEFAULT_REGISTRY = "qlabench.backends:REGISTRY"
@@ -95,14 +95,7 @@ def point_to_dict(p: Point) -> dict:
 
 def failure_row(p: Point, job: WorkerJob, env: dict, reason: str) -> ResultRow:
     """The `error` row of a point whose worker gave no row (died, timed out, failed to start)."""
-    from types import SimpleNamespace
-
-    from .measure import _row  # the one place rows are built, so the fields stay in step
-
-    # _row reads only the run id, the suite name and the environment; a full MeasureContext would
-    # set up caches (and on CUDA query the device) in this process, which measures nothing.
-    ctx = SimpleNamespace(run_id=job.run_id, suite=job.suite, env=env)
-    return _row(p, ctx, Status.ERROR, reason[:500])
+    return make_row(p, run_id=job.run_id, suite=job.suite.name, env=env, status=Status.ERROR, reason=reason[:500])
 
 
 # -- the worker process ------------------------------------------------------------------------
