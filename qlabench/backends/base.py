@@ -23,6 +23,14 @@ Outputs = dict[str, torch.Tensor]
 GRAD_NAMES = ("dq", "dk", "dv", "dg", "dbeta", "dh0")
 
 
+def backward_outputs(o, ht, dq, dk, dv, dg, dbeta, dh0=None) -> Outputs:
+    """The outputs dict of a backward-only call (the libraries return dbeta before dg: name, don't order)."""
+    out = {"o": o, "ht": ht, "dq": dq, "dk": dk, "dv": dv, "dg": dg, "dbeta": dbeta}
+    if dh0 is not None:
+        out["dh0"] = dh0
+    return out
+
+
 class Backend:
     name: ClassVar[str]
     description: ClassVar[str] = ""

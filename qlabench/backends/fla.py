@@ -24,7 +24,7 @@ from .. import cache
 from ..inputs import GDNInputs
 from ..point import Point
 from ._gpu import needs_cuda, package_missing
-from .base import Backend, Outputs
+from .base import Backend, Outputs, backward_outputs
 
 DISPATCH_OFF = {"FLA_FLASH_QLA": "0", "FLA_INTRACARD_CP": "0"}
 DISPATCH_DEFAULT = {"FLA_FLASH_QLA": "1", "FLA_INTRACARD_CP": "0"}
@@ -103,10 +103,7 @@ class FLAChunk(_FLABase):
                 inp.q, inp.k, inp.v, g_cs, inp.beta, A, inp.scale, inp.h0, inp.do, inp.dht,
                 cu_seqlens=inp.cu_seqlens, chunk_indices=ci,
             )
-            out = {"o": o, "ht": ht, "dq": dq, "dk": dk, "dv": dv, "dg": dg, "dbeta": db}
-            if dh0 is not None:
-                out["dh0"] = dh0
-            return out
+            return backward_outputs(o, ht, dq, dk, dv, dg, db, dh0)
 
         return run_bwd
 

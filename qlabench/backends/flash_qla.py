@@ -19,7 +19,7 @@ from .. import cache
 from ..inputs import GDNInputs
 from ..point import Point
 from ._gpu import needs_cuda, package_missing
-from .base import Backend, Outputs
+from .base import Backend, Outputs, backward_outputs
 
 # FlashQLA 0.1.3 picks its kernels by architecture at import and raises on any other.
 SUPPORTED_SM = ((9, 0), (10, 0), (10, 3), (12, 0), (12, 1))
@@ -91,10 +91,7 @@ class FlashQLA(Backend):
                 inp.q, inp.k, inp.v, g_cs, inp.beta, A, inp.do, inp.dht, scale=inp.scale, initial_state=inp.h0,
                 cu_seqlens=inp.cu_seqlens, auto_cp=self.auto_cp, cp_cache=cp_cache, cp_context=ctx,
             )
-            out = {"o": o, "ht": ht, "dq": dq, "dk": dk, "dv": dv, "dg": dg, "dbeta": db}
-            if dh0 is not None:
-                out["dh0"] = dh0
-            return out
+            return backward_outputs(o, ht, dq, dk, dv, dg, db, dh0)
 
         return run_bwd
 
