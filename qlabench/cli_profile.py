@@ -126,6 +126,24 @@ def profile_cmd(
         console.print(f"wrote {path}")
 
 
+@app.command("kernels")
+@exits_on_error
+def kernels_cmd(
+    results: list[Path] = typer.Argument(..., help="Result files or folders"),
+    out: Path = typer.Option(..., "--out", "-o", help="Parquet file for the per-kernel table"),
+):
+    """Write the per-kernel table (one row per kernel launch, linked by run_id + point_key) of GPU rows."""
+    from .errors import QlabenchError
+    from .kernels_store import kernels_from_results, write_kernels
+    from .store import read_results
+
+    tables = kernels_from_results(read_results(results))
+    if not tables:
+        raise QlabenchError("no row in these results carries a kernel breakdown (GPU runs only)")
+    write_kernels(out, tables)
+    console.print(f"wrote {sum(t.num_rows for t in tables)} kernel launches of {len(tables)} rows -> {out}")
+
+
 @app.command("plot-sm")
 @exits_on_error
 def plot_sm_cmd(

@@ -54,3 +54,16 @@ def read_kernels(paths: Iterable[str | os.PathLike]) -> pd.DataFrame:
     if not tables:
         return KERNELS_SCHEMA.empty_table().to_pandas()
     return pa.concat_tables(tables, promote_options="default").to_pandas()
+
+
+def kernels_from_results(df: pd.DataFrame) -> list[pa.Table]:
+    """The kernels table of every GPU row of a results DataFrame (rows carry their kernel breakdown)."""
+    from .profiling import events_from_row
+    from .smutil import kernels_table
+
+    tables = []
+    for _, row in df.iterrows():
+        events = events_from_row(row)
+        if events:
+            tables.append(kernels_table(row["run_id"], row, events))
+    return tables

@@ -19,8 +19,10 @@ from .backends import ORACLE, Backend
 from .correctness import compare
 from .inputs import make_inputs, reduced_seqlens
 from .point import Point
-from .flops import throughput
-from .profiling import capture_kernels, provenance_error
+from . import gpustate, smutil
+from .flops import peak_fractions, throughput
+from .peaks import measure_peaks
+from .profiling import capture_kernels, kernel_fields, provenance_error
 from .result import CHECKED_TENSORS, ResultRow, Status, make_row
 from .spec import Suite
 from .timing import make_timer, summarize
@@ -29,11 +31,17 @@ from .timing import make_timer, summarize
 FULL_SIZE_REFERENCE = "naive-chunk"
 
 
-def sm_coverage(events, num_sms: int | None) -> float | None:
-    """Time-weighted fraction of SMs given at least one block (see docs/METRICS.md)."""
-    from .smutil import sm_coverage as _cov
+STATE_COLUMNS = ("sm_clock_mhz", "mem_clock_mhz", "temperature_c", "power_w")
 
-    return _cov(events, num_sms) if num_sms else None
+
+def _state_columns(before: dict | None, after: dict | None) -> dict:
+    """NVML readings around the sampling, in the row's columns (all None without NVML)."""
+    out = {f"{k}_{tag}": (snap or {}).get(k) for k in STATE_COLUMNS
+           for tag, snap in (("before", before), ("after", after))}
+    out["throttle_reasons_after"] = tuple((after or {}).get("throttle_reasons") or ())
+    out["clock_drop"] = gpustate.clock_drop(before, after)
+    out["clock_drop_reason"] = gpustate.drop_reason(before, after)
+    return out
 
 
 @dataclass
@@ -50,13 +58,23 @@ class MeasureContext:
     oracle_cache: dict = field(default_factory=dict)
     groups_seen: set = field(default_factory=set)
     num_sms: int | None = None  # filled on CUDA
-    kernel_log: list | None = None  # (point, [KernelEvent]) per GPU row, for the kernels table
+    device_index: int | None = None  # filled on CUDA
+    _peaks: object = None
 
     def __post_init__(self) -> None:
         # Before any backend imports its library: some read their cache location at import.
         cache.configure()
-        if self.num_sms is None and torch.device(self.device).type == "cuda":
-            self.num_sms = torch.cuda.get_device_properties(torch.device(self.device)).multi_processor_count
+        dev = torch.device(self.device)
+        if dev.type == "cuda":
+            self.device_index = dev.index if dev.index is not None else torch.cuda.current_device()
+            if self.num_sms is None:
+                self.num_sms = torch.cuda.get_device_properties(self.device_index).multi_processor_count
+
+    def peaks(self):
+        """The device's measured matmul and copy peaks, measured once per process (~1 s)."""
+        if self._peaks is None:
+            self._peaks = measure_peaks(self.device) or False
+        return self._peaks or None
 
 
 def _row(p: Point, ctx: MeasureContext, status: Status, reason: str | None = None, **fields) -> ResultRow:
@@ -155,16 +173,23 @@ def run_point(p: Point, ctx: MeasureContext) -> ResultRow:
         ctx.groups_seen.add(group)
         if on_cuda:
             events = capture_kernels(fn)
-            fields["kernels"] = tuple(e.name for e in events)
-            fields["sm_coverage"] = sm_coverage(events, ctx.num_sms)
-            if ctx.kernel_log is not None:
-                ctx.kernel_log.append((p, events))
+            fields.update(kernel_fields(events))
+            fields.update(num_sms=ctx.num_sms, sm_coverage=smutil.sm_coverage(events, ctx.num_sms),
+                          sm_coverage_waves=smutil.sm_coverage_waves(events, ctx.num_sms))
             bad = provenance_error(list(fields["kernels"]), backend.expect_kernels, backend.forbid_kernels)
             if bad:
                 return _row(p, ctx, Status.ERROR, bad, first_call_s=first_call_s, compile_s=compile_s, **fields)
+            before = gpustate.snapshot(ctx.device_index)
         m = make_timer(ctx.timer_name, ctx.device, ctx.suite.timing).measure(fn)
         s = summarize(m.samples_ms)
         fields["tflops"], fields["gbps"] = throughput(p, s.median)
+        if on_cuda:
+            fields.update(_state_columns(before, gpustate.snapshot(ctx.device_index)))
+            peaks = ctx.peaks()
+            if peaks is not None:
+                fields.update(peak_tflops=peaks.tflops, peak_gbps=peaks.gbps)
+                fields["frac_peak_flops"], fields["frac_peak_bw"] = peak_fractions(fields["tflops"], fields["gbps"],
+                                                                                   peaks)
         return _row(
             p, ctx, Status.OK, None, **fields, timer=m.timer, samples_ms=m.samples_ms, n_samples=s.n,
             median_ms=s.median, mean_ms=s.mean, stdev_ms=s.stdev, min_ms=s.min, p20_ms=s.p20, p80_ms=s.p80,

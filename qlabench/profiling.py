@@ -92,3 +92,38 @@ def provenance_error(kernel_names: list[str], expect: tuple[str, ...], forbid: t
     if expect and not any(n.startswith(expect) for n in kernel_names):
         return f"backend provenance mismatch: launched no {'/'.join(p + '*' for p in expect)} kernel"
     return None
+
+
+def _xyz(t: tuple[int, int, int] | None) -> str:
+    return ",".join(map(str, t)) if t else ""
+
+
+def _parse_xyz(s: str) -> tuple[int, int, int] | None:
+    return _triple(s.split(",")) if s else None
+
+
+def kernel_fields(events: list[KernelEvent]) -> dict:
+    """The per-kernel breakdown as a result row's parallel list columns (kernels, kernel_*)."""
+    return {
+        "kernels": tuple(e.name for e in events),
+        "kernel_dur_us": tuple(e.dur_us for e in events),
+        "kernel_grid": tuple(_xyz(e.grid) for e in events),
+        "kernel_block": tuple(_xyz(e.block) for e in events),
+        "kernel_blocks_per_sm": tuple(float("nan") if e.blocks_per_sm is None else e.blocks_per_sm for e in events),
+    }
+
+
+def events_from_row(row) -> list[KernelEvent]:
+    """Kernel events back from a result row (a ResultRow or a mapping such as a DataFrame row)."""
+    get = row.get if hasattr(row, "get") else (lambda k, d=None: getattr(row, k, d))
+    names = list(get("kernels") if get("kernels") is not None else ())
+    cols = [list(get(c) if get(c) is not None else ()) for c in
+            ("kernel_dur_us", "kernel_grid", "kernel_block", "kernel_blocks_per_sm")]
+    if not names or any(len(c) != len(names) for c in cols):
+        return []
+    out = []
+    for name, dur, grid, block, bps in zip(names, *cols):
+        bps = _float(bps)
+        out.append(KernelEvent(name=name, dur_us=float(dur), grid=_parse_xyz(grid), block=_parse_xyz(block),
+                               blocks_per_sm=None if bps is None or bps != bps else bps))
+    return out

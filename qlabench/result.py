@@ -96,10 +96,32 @@ class ResultRow:
     compile_s: float | None = col("float64", "First-call time of the point that opened its compile group")
     # -- filled by the GPU profiling work (null otherwise) -----------------------------------
     kernels: tuple = col("list<string>", "CUDA kernel names launched by one call (torch.profiler)", default=())
-    sm_coverage: float | None = col("float64", "Time-weighted fraction of SMs given blocks, see docs")
+    kernel_dur_us: tuple = col("list<float64>", "Duration of each kernel in `kernels`, microseconds", default=())
+    kernel_grid: tuple = col("list<string>", "Grid 'x,y,z' of each kernel in `kernels`", default=())
+    kernel_block: tuple = col("list<string>", "Block 'x,y,z' of each kernel in `kernels`", default=())
+    kernel_blocks_per_sm: tuple = col("list<float64>", "Kineto 'blocks per SM' of each kernel", default=())
+    num_sms: int | None = col("int64", "SM count of the device")
+    sm_coverage: float | None = col("float64", "Time-weighted fraction of SMs given blocks, see docs/METRICS.md")
+    sm_coverage_waves: float | None = col("float64", "Wave-aware sm_coverage (tail waves count), see docs/METRICS.md")
     sm_active_pct: float | None = col("float64", "Nsight Compute: sum cycles_active / sum cycles_elapsed, percent")
-    tflops: float | None = col("float64", "Achieved TFLOP/s from the FLOP model")
-    gbps: float | None = col("float64", "Achieved GB/s from the byte model")
+    tflops: float | None = col("float64", "Achieved TFLOP/s from the FLOP model (qlabench/flops.py)")
+    gbps: float | None = col("float64", "Achieved GB/s from the byte model (qlabench/flops.py)")
+    peak_tflops: float | None = col("float64", "Measured bf16 matmul TFLOP/s of the device (once per worker)")
+    peak_gbps: float | None = col("float64", "Measured device-copy GB/s of the device (once per worker)")
+    frac_peak_flops: float | None = col("float64", "tflops / peak_tflops")
+    frac_peak_bw: float | None = col("float64", "gbps / peak_gbps")
+    # -- GPU state (NVML), read before and after sampling; never changed ---------------------
+    sm_clock_mhz_before: float | None = col("float64", "SM clock before sampling")
+    sm_clock_mhz_after: float | None = col("float64", "SM clock after sampling")
+    mem_clock_mhz_before: float | None = col("float64", "Memory clock before sampling")
+    mem_clock_mhz_after: float | None = col("float64", "Memory clock after sampling")
+    temperature_c_before: float | None = col("float64", "GPU temperature before sampling")
+    temperature_c_after: float | None = col("float64", "GPU temperature after sampling")
+    power_w_before: float | None = col("float64", "Board power before sampling")
+    power_w_after: float | None = col("float64", "Board power after sampling")
+    throttle_reasons_after: tuple = col("list<string>", "NVML clock event reasons active after sampling", default=())
+    clock_drop: bool | None = col("bool", "Clocks dropped or a slowdown reason appeared during sampling")
+    clock_drop_reason: str | None = col("string", "What dropped, when clock_drop")
     extra_json: str | None = col("string", "Backend- or timer-specific details, JSON")
 
     def __post_init__(self) -> None:
@@ -110,7 +132,9 @@ class ResultRow:
         object.__setattr__(self, "status", status.value)
         object.__setattr__(self, "seqlens", tuple(self.seqlens))
         object.__setattr__(self, "samples_ms", tuple(float(x) for x in self.samples_ms))
-        object.__setattr__(self, "kernels", tuple(self.kernels))
+        for name in ("kernels", "kernel_dur_us", "kernel_grid", "kernel_block", "kernel_blocks_per_sm",
+                     "throttle_reasons_after"):
+            object.__setattr__(self, name, tuple(getattr(self, name) or ()))
         if status is Status.OK:
             if self.median_ms is None or not math.isfinite(self.median_ms):
                 raise ValueError("an ok row needs a finite median_ms")

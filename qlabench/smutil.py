@@ -121,7 +121,10 @@ def _key_value(v):
 
 
 def _get(row, name):
-    return row.get(name) if isinstance(row, Mapping) else getattr(row, name)
+    # A pandas Series is no Mapping, and getattr would find its methods (Series.mode) first.
+    if isinstance(row, (Mapping, pd.Series)):
+        return row.get(name)
+    return getattr(row, name)
 
 
 def point_key(row) -> str:

@@ -6,16 +6,15 @@ the same partition from the suite alone (no coordination, no shared state): the 
 the set of points, not on their order in the file, nor on the host.
 
 The rule. A point's estimated cost is its FLOP count (flops.flops: mode-aware, grows with tokens,
-value heads and K*V). Points stay with their compile group, so each shard compiles a head
-configuration once, except that a group costing more than a fair share (total / N) is cut into
-ceil(cost / share) pieces, so that a few big groups cannot leave most shards idle. The pieces are
-then dealt largest first to the shard with the least cost so far (ties to the lowest index): the
-longest-processing-time rule, within one piece of the fair share.
+value heads and K*V). The points are laid end to end on a line of length = total cost, compile group
+after compile group (groups and the points in them in a fixed order), and the line is cut into N
+equal lengths; a point belongs to the share its midpoint falls in. So every share is within one
+point's cost of total / N, and each of the N - 1 cuts splits at most one compile group: at most N - 1
+extra compilations in all, however the suite is shaped. (Compile time itself is not in the estimate.)
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -59,41 +58,25 @@ def _order_key(p: Point) -> str:
     return repr(p.key())  # total and deterministic over mixed None/int/str/tuple axes
 
 
-def _deal(items: list[tuple[float, str, list[Point]]], n: int) -> list[list[list[Point]]]:
-    """Longest-processing-time rule: largest item first, to the least-loaded bin (lowest index on ties)."""
-    loads = [0.0] * n
-    bins: list[list[list[Point]]] = [[] for _ in range(n)]
-    for cost, _, pts in sorted(items, key=lambda it: (-it[0], it[1])):
-        i = min(range(n), key=lambda b: (loads[b], b))
-        loads[i] += cost
-        bins[i].append(pts)
-    return bins
-
-
-def _pieces(points: Sequence[Point], count: int) -> list[tuple[float, str, list[Point]]]:
-    """Compile groups as (cost, order key, points); a group above the fair share cut into pieces."""
-    groups: dict[tuple, list[Point]] = {}
-    for p in sorted(points, key=_order_key):
-        groups.setdefault(p.compile_group, []).append(p)
-    total = sum(point_cost(p) for p in points)
-    share = total / count if count else total
-    out = []
-    for pts in groups.values():
-        cost = sum(point_cost(p) for p in pts)
-        k = min(len(pts), max(1, math.ceil(cost / share - 1e-9))) if share > 0 else 1
-        for sub in _deal([(point_cost(p), _order_key(p), [p]) for p in pts], k):
-            piece = [p for one in sub for p in one]
-            out.append((sum(point_cost(p) for p in piece), _order_key(min(piece, key=_order_key)), piece))
-    return out
-
-
 def partition(points: Sequence[Point], count: int) -> list[list[Point]]:
     """All N shares of `points`, each in the points' given order; together complete and disjoint."""
     if count < 1:
         raise QlabenchError(f"cannot split points into {count} shards")
-    position = {p: i for i, p in enumerate(points)}
-    shares = _deal(_pieces(points, count), count)
-    return [sorted((p for piece in share for p in piece), key=position.__getitem__) for share in shares]
+    groups: dict[tuple, list[Point]] = {}
+    for p in sorted(set(points), key=_order_key):
+        groups.setdefault(p.compile_group, []).append(p)
+    line = [p for key in sorted(groups, key=repr) for p in groups[key]]
+    share = sum(point_cost(p) for p in line) / count
+    owner: dict[Point, int] = {}
+    before = 0.0
+    for p in line:
+        c = point_cost(p)
+        owner[p] = min(count - 1, int((before + c / 2) / share)) if share > 0 else 0
+        before += c
+    shares: list[list[Point]] = [[] for _ in range(count)]
+    for p in points:
+        shares[owner[p]].append(p)
+    return shares
 
 
 def shard_points(points: Sequence[Point], shard: Shard) -> list[Point]:
