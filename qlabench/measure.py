@@ -180,7 +180,9 @@ def run_point(p: Point, ctx: MeasureContext) -> ResultRow:
             if bad:
                 return _row(p, ctx, Status.ERROR, bad, first_call_s=first_call_s, compile_s=compile_s, **fields)
             before = gpustate.snapshot(ctx.device_index)
+        t_sampling = time.perf_counter()
         m = make_timer(ctx.timer_name, ctx.device, ctx.suite.timing).measure(fn)
+        fields["sampling_s"] = time.perf_counter() - t_sampling
         s = summarize(m.samples_ms)
         fields["tflops"], fields["gbps"] = throughput(p, s.median)
         if on_cuda:

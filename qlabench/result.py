@@ -93,6 +93,7 @@ class ResultRow:
     rel_noise: float | None = col("float64", "Relative spread of the samples (IQR / median)")
     noise_target_met: bool | None = col("bool", "Whether sampling stopped because the noise target was met")
     first_call_s: float | None = col("float64", "Wall time of the first call of this point (includes any JIT)")
+    sampling_s: float | None = col("float64", "Wall time spent taking the samples (warm-up and graph capture included)")
     compile_s: float | None = col("float64", "First-call time of the point that opened its compile group")
     # -- filled by the GPU profiling work (null otherwise) -----------------------------------
     kernels: tuple = col("list<string>", "CUDA kernel names launched by one call (torch.profiler)", default=())
