@@ -205,3 +205,4 @@ from . import cli_warmup  # noqa: E402,F401
 from . import cli_profile  # noqa: E402,F401
 from . import cli_compare  # noqa: E402,F401
 from . import cli_merge  # noqa: E402,F401
+from . import cli_selfbench  # noqa: E402,F401

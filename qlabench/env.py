@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import os
 import platform
 import socket
 import subprocess
@@ -38,16 +39,18 @@ def dist_version(name: str) -> str | None:
 
 @lru_cache(maxsize=1)
 def git_sha() -> str | None:
+    """The checkout's commit; for a copy without .git (e.g. shipped to a GPU host) $QLABENCH_GIT_SHA."""
     root = Path(__file__).resolve().parent.parent
+    fallback = os.environ.get("QLABENCH_GIT_SHA") or None
     try:
         sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=5)
         if sha.returncode != 0:
-            return None
+            return fallback
         dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
                                capture_output=True, text=True, timeout=5)
         return sha.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
     except (OSError, subprocess.SubprocessError):
-        return None
+        return fallback
 
 
 def cpu_name() -> str:

@@ -9,8 +9,11 @@
 #   gputests  python -m pytest -m gpu
 # $OUT only keeps what the current call wrote (and files at most two folders down), so results live in
 # /tmp/qlaresults and each call copies the compacted run files into $OUT flat.
+# A copy without .git records its commit from .snap/GIT_SHA (write it when making the copy:
+#   git rev-parse HEAD > .snap/GIT_SHA).
 set -u
 export PYTHONUNBUFFERED=1 QLABENCH_CACHE_DIR=/tmp/qlacache
+[ -f GIT_SHA ] && export QLABENCH_GIT_SHA=$(cat GIT_SHA)
 OUT=${OUT:-/tmp/out}
 RES=/tmp/qlaresults
 SUITE=${2:-h200-smoke}

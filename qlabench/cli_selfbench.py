@@ -1,0 +1,100 @@
+"""`qlabench selfbench`: benchmark the harness itself (precision, cost, agreement; see selfbench.py)."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+
+import typer
+
+from .cli import app, console, exits_on_error
+
+WHATS = ("precision", "cost", "agreement", "all")
+
+
+@app.command("selfbench")
+@exits_on_error
+def selfbench_cmd(
+    what: str = typer.Argument(..., help="precision, cost, agreement or all"),
+    suite: str = typer.Option("cpu-precision", "--suite", "-s", help="Suite name or path"),
+    out: Path = typer.Option(Path("results/selfbench"), "--out", "-o", help="Folder for runs, tables and report"),
+    runs: int = typer.Option(5, "--runs", min=1, help="Fresh-process runs per timer (precision)"),
+    cost_runs: int = typer.Option(2, "--cost-runs", min=1, help="Runs per timing profile (cost)"),
+    timers: list[str] = typer.Option(None, "--timer", help="Timer to run (repeatable; default graph and events "
+                                     "on CUDA, wall on CPU; cost uses the first)"),
+    device: str = typer.Option(None, "--device", help="cpu, cuda or cuda:N (default: the suite's, else auto)"),
+    no_check: bool = typer.Option(False, "--no-check", help="Skip the correctness check in the runs"),
+    timing: list[str] = typer.Option(None, "--timing", help="Override the suite's [timing], KEY=VALUE "
+                                     "(repeatable), for every run"),
+    rep_ms: float = typer.Option(100.0, "--rep-ms", help="do_bench_cudagraph rep in ms (agreement)"),
+    fresh: bool = typer.Option(False, "--fresh", help="Redo runs already completed under OUT"),
+    max_time: float = typer.Option(None, "--max-time", min=0, help="Start no new run after SECONDS; run the "
+                                   "same command again to continue"),
+):
+    """Measure the harness: spread of medians across fresh runs, seconds per point, agreement with Triton."""
+    from . import selfbench as sb
+    from .env import capture
+    from .progress import RichProgress
+    from .runner import resolve_device
+    from .spec import load_suite
+
+    if what not in WHATS:
+        raise sb.SelfbenchError(f"unknown selfbench {what!r}: expected one of {', '.join(WHATS)}")
+    s = load_suite(suite)
+    overrides = sb.parse_timing_overrides(timing or [])
+    try:
+        dev = resolve_device(device or s.device)
+    except ValueError as e:
+        raise sb.SelfbenchError(str(e)) from None
+    timers = tuple(timers or sb.default_timers(dev))
+    out.mkdir(parents=True, exist_ok=True)
+    load_before = sb.load_average()
+
+    def on_run(info, reused):
+        how = "reused" if reused else f"{info.workers_started} fresh worker process(es)"
+        console.print(f"{info.profile} {info.timer} r{info.index}: {info.points} points, {info.wall_s:.1f}s ({how})")
+
+    common = dict(overrides=overrides, device=dev, check=False if no_check else None, fresh=fresh,
+                  max_time_s=max_time, on_run=on_run, progress_factory=lambda label: RichProgress(console))
+    wanted = {"precision", "cost", "agreement"} if what == "all" else {what}
+    if "precision" in wanted:
+        sb.run_repeats(s, out, timers=timers, runs=runs, profile="suite", **common)
+    if "cost" in wanted:
+        for profile in ("suite", "flashqla"):
+            sb.run_repeats(s, out, timers=timers[:1], runs=cost_runs, profile=profile, **common)
+
+    sections: dict[str, str] = {}
+    infos = sb.all_completed_runs(out)
+    medians = sb.medians_frame(out, infos)
+    if not medians.empty:
+        medians.to_parquet(out / "medians.parquet", index=False)
+        medians.drop(columns=["reason"]).to_csv(out / "medians.csv", index=False)
+    if "precision" in wanted:
+        table = sb.precision_table(medians[medians["timer_requested"].isin(timers)])
+        table.to_csv(out / "precision.csv", index=False)
+        sections["Precision"] = sb.render_precision(table, runs)
+    if "cost" in wanted:
+        m = medians[(medians["timer_requested"] == timers[0]) & (medians["run_index"] < cost_runs)]
+        sb.cost_table(m).to_csv(out / "cost.csv", index=False)
+        sections["Cost"] = sb.render_cost(m)
+    if "agreement" in wanted:
+        skipped = sb.agreement_unavailable(dev)
+        table = None
+        if not skipped:
+            table = sb.run_agreement(s, dev, rep_ms=rep_ms, on_point=lambda r: console.print(
+                f"{r['point']}: graph {r['graph_ms']:.4g} ms, triton {r['triton_ms']:.4g} ms"
+                + (f" ({r['reason']})" if r["reason"] else "")))
+            table.to_csv(out / "agreement.csv", index=False)
+        else:
+            console.print(f"[yellow]agreement skipped:[/yellow] {skipped}")
+        sections["Agreement"] = sb.render_agreement(table, skipped)
+
+    env = capture(dev)
+    report = sb.render_report(sections, host=env["host"], device=env["device"], suite=s,
+                              command=shlex.join(["qlabench", *sys.argv[1:]]),
+                              load=f"{load_before} at start, {sb.load_average()} at end" if load_before else None)
+    path = out / ("selfbench.md" if what == "all" else f"selfbench-{what}.md")
+    path.write_text(report)
+    console.print(report, markup=False, highlight=False)
+    console.print(f"wrote {path}")
