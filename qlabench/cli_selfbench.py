@@ -58,11 +58,16 @@ def selfbench_cmd(
     common = dict(overrides=overrides, device=dev, check=False if no_check else None, fresh=fresh,
                   max_time_s=max_time, on_run=on_run, progress_factory=lambda label: RichProgress(console))
     wanted = {"precision", "cost", "agreement"} if what == "all" else {what}
+    missing = 0  # runs not made because --max-time ran out
     if "precision" in wanted:
-        sb.run_repeats(s, out, timers=timers, runs=runs, profile="suite", **common)
+        missing += runs * len(timers) - len(sb.run_repeats(s, out, timers=timers, runs=runs, **common))
     if "cost" in wanted:
         for profile in ("suite", "flashqla"):
-            sb.run_repeats(s, out, timers=timers[:1], runs=cost_runs, profile=profile, **common)
+            missing += cost_runs - len(sb.run_repeats(s, out, timers=timers[:1], runs=cost_runs, profile=profile,
+                                                      **common))
+    if missing:
+        console.print(f"[yellow]time budget reached:[/yellow] {missing} runs not made; run the same command "
+                      "again to continue (completed runs are kept)")
 
     sections: dict[str, str] = {}
     infos = sb.all_completed_runs(out)
@@ -80,6 +85,8 @@ def selfbench_cmd(
         sections["Cost"] = sb.render_cost(m)
     if "agreement" in wanted:
         skipped = sb.agreement_unavailable(dev)
+        if not skipped and missing and what == "all":
+            skipped = f"postponed: {missing} runs still to make (--max-time); the next call measures it"
         table = None
         if not skipped:
             table = sb.run_agreement(s, dev, rep_ms=rep_ms, on_point=lambda r: console.print(

@@ -21,12 +21,12 @@ import torch
 from . import env as envmod
 from . import resume as resumemod
 from .backends import REGISTRY, Backend
+from .executors.local import local_executor
 from .measure import MeasureContext
 from .point import Point
 from .result import ResultRow
 from .spec import Suite
 from .store import PartWriter
-from .executors.local import local_executor
 from .workers import Executor, InlineExecutor, WorkerJob
 
 # Builds the isolated executor of a sweep from its job, device and the driver's environment

@@ -7,6 +7,9 @@
 #   sweep   run SUITE with --resume and a time budget (SWEEP_S): repeat the call until it reports
 #           0 points left; results accumulate in /tmp/qlaresults while the machine stays warm
 #   gputests  python -m pytest -m gpu
+#   selfbench  the harness's own benchmarks (docs/BENCHMARKS.md) on SUITE (default h200-precision; warm
+#           it first): WHAT=all|precision|cost|agreement; resumable like sweep: repeat the call until
+#           it no longer says "runs not made"; runs accumulate in /tmp/qlaresults/selfbench
 # $OUT only keeps what the current call wrote (and files at most two folders down), so results live in
 # /tmp/qlaresults and each call copies the compacted run files into $OUT flat.
 # A copy without .git records its commit from .snap/GIT_SHA (write it when making the copy:
@@ -44,6 +47,17 @@ case "${1:-}" in
     python3 -m pytest -m gpu tests/gpu -q -p no:cacheprovider -rA 2>&1 | grep -v TileLang > "$OUT/pytest-gpu.log"
     tail -45 "$OUT/pytest-gpu.log"
     ;;
+  selfbench)
+    SUITE=${2:-h200-precision}
+    { echo "== before"; gpu_state; } | tee -a "$OUT/env.txt"
+    timeout "${SELFBENCH_S:-570}" python3 -m qlabench selfbench "${WHAT:-all}" --suite "$SUITE" \
+      --out "$RES/selfbench" --max-time "${MAX_TIME_S:-400}" 2>&1 | quiet > "$OUT/selfbench.log"
+    { echo "== after"; gpu_state; } | tee -a "$OUT/env.txt"
+    grep -E "^(suite|flashqla) |runs not made|agreement skipped|wrote" "$OUT/selfbench.log" | tail -40
+    find "$RES/selfbench" -maxdepth 1 -type f \( -name '*.md' -o -name '*.csv' -o -name '*.parquet' \) \
+      -exec cp {} "$OUT/" \;
+    ls -la "$OUT"
+    ;;
   *)
-    echo "usage: h200.sh warm|sweep|gputests [SUITE]" >&2; exit 2 ;;
+    echo "usage: h200.sh warm|sweep|gputests|selfbench [SUITE]" >&2; exit 2 ;;
 esac

@@ -17,7 +17,7 @@ from qlabench.spec import load_suite
 from qlabench.store import read_rows
 
 ray = pytest.importorskip("ray")
-from qlabench.executors.ray_executor import RayExecutor  # noqa: E402
+from qlabench.executors.ray_executor import RayExecutor
 
 TINY = Path(__file__).parent / "data" / "tiny-cpu.toml"
 FAKE_GPUS = 2

@@ -202,7 +202,7 @@ class RayExecutor:
         if st.actor is not None:
             try:
                 self.ray.kill(st.actor, no_restart=True)
-            except Exception:  # already gone with its node: nothing left to kill
+            except self.ray.exceptions.RayError:  # already gone with its node: nothing left to kill
                 pass
             st.actor = None
             st.where = None
@@ -216,7 +216,7 @@ class RayExecutor:
         if closing:
             try:
                 self.ray.get(closing, timeout=30)
-            except Exception:  # an actor that cannot close cleanly is killed below anyway
+            except self.ray.exceptions.RayError:  # one that cannot close cleanly (or in time) is killed below
                 pass
         for st in self.slots:
             self._drop_actor(st)

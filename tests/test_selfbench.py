@@ -1,0 +1,202 @@
+"""Harness self-benchmarks: the spread and cost arithmetic on constructed rows, timing overrides, and one
+tiny precision run in fresh worker processes (2 runs of a 2-point suite, ~15 s on 2 cores)."""
+
+from __future__ import annotations
+
+import math
+import statistics
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from qlabench import selfbench as sb
+from qlabench.cli import app
+from qlabench.spec import load_suite, parse_suite
+
+
+def _medians(rows: list[dict]) -> pd.DataFrame:
+    base = {"profile": "suite", "timer_requested": "wall", "timer": "wall", "status": "ok", "run_wall_s": 10.0,
+            "compile_s": None, "sampling_s": 1.0, "backend": "b", "mode": "fwd"}
+    return pd.DataFrame([{**base, **r} for r in rows])
+
+
+def test_spread_of_medians_range_and_cv_by_hand():
+    m = [1.00, 1.01, 0.99, 1.00, 1.02]
+    s = sb.spread_of_medians(m)
+    assert s["runs_ok"] == 5
+    assert s["median_of_medians_ms"] == pytest.approx(1.00)
+    assert s["range_rel"] == pytest.approx((1.02 - 0.99) / 1.00)
+    assert s["cv"] == pytest.approx(statistics.stdev(m) / statistics.mean(m))
+
+
+def test_spread_of_one_median_is_not_a_number_and_nan_medians_are_ignored():
+    s = sb.spread_of_medians([2.0, float("nan"), None])
+    assert s["runs_ok"] == 1 and s["median_of_medians_ms"] == 2.0
+    assert math.isnan(s["range_rel"]) and math.isnan(s["cv"])
+    assert sb.verdict(s["range_rel"]) == "n/a"
+
+
+@pytest.mark.parametrize("spread, want", [(0.004, "stretch"), (0.005, "stretch"), (0.0051, "goal"),
+                                          (0.01, "goal"), (0.0101, "MISSED")])
+def test_verdict_thresholds(spread, want):
+    assert sb.verdict(spread) == want
+
+
+def test_precision_table_uses_ok_rows_of_the_profile_per_timer_and_point():
+    rows = [
+        {"point": "p1", "run_index": 0, "median_ms": 2.00},
+        {"point": "p1", "run_index": 1, "median_ms": 2.01},
+        {"point": "p1", "run_index": 2, "median_ms": None, "status": "error"},  # not a time: left out
+        {"point": "p1", "run_index": 0, "median_ms": 9.0, "profile": "flashqla"},  # other profile
+        {"point": "p1", "run_index": 0, "median_ms": 4.0, "timer_requested": "events", "timer": "events"},
+        {"point": "p1", "run_index": 1, "median_ms": 4.2, "timer_requested": "events", "timer": "events"},
+    ]
+    t = sb.precision_table(_medians(rows)).set_index("timer")
+    wall, ev = t.loc["wall"], t.loc["events"]
+    assert wall["runs"] == 3 and wall["runs_ok"] == 2
+    assert wall["range_rel"] == pytest.approx(0.01 / 2.005)
+    assert wall["verdict"] == "stretch"
+    assert ev["range_rel"] == pytest.approx(0.2 / 4.1) and ev["verdict"] == "MISSED"
+
+
+def test_precision_table_says_which_timer_actually_ran():
+    # A graph capture that fails falls back to events: the row's timer says so, and so must the table.
+    rows = [{"point": "p", "run_index": i, "median_ms": 1.0, "timer_requested": "graph", "timer": t}
+            for i, t in enumerate(["graph", "events"])]
+    assert sb.precision_table(_medians(rows))["timer_used"].iloc[0] == "events,graph"
+
+
+def test_run_cost_excludes_compile_and_averages_per_point():
+    rows = [
+        {"point": "a", "run_index": 0, "compile_s": 3.0, "sampling_s": 0.5},
+        {"point": "b", "run_index": 0, "compile_s": None, "sampling_s": 1.5},
+        {"point": "a", "run_index": 1, "compile_s": 1.0, "sampling_s": 0.5, "run_wall_s": 5.0},
+        {"point": "b", "run_index": 1, "compile_s": None, "sampling_s": 0.5, "run_wall_s": 5.0},
+    ]
+    runs = sb.run_cost_table(_medians(rows)).set_index("run")
+    assert runs.loc[0, "s_per_point"] == pytest.approx((10.0 - 3.0) / 2)
+    assert runs.loc[0, "sampling_s_per_point"] == pytest.approx(1.0)
+    assert runs.loc[1, "s_per_point"] == pytest.approx((5.0 - 1.0) / 2)
+    summary = sb.cost_table(_medians(rows)).iloc[0]
+    assert summary["runs"] == 2
+    assert summary["s_per_point"] == pytest.approx((3.5 + 2.0) / 2)
+    assert summary["sampling_s_per_point"] == pytest.approx((1.0 + 0.5) / 2)
+
+
+def test_point_cost_table_puts_profiles_side_by_side():
+    rows = [{"point": "a", "run_index": i, "sampling_s": s} for i, s in enumerate([0.2, 0.4, 0.3])]
+    rows += [{"point": "a", "run_index": 0, "sampling_s": 1.1, "profile": "flashqla"}]
+    t = sb.point_cost_table(_medians(rows)).set_index("point")
+    assert t.loc["a", "suite wall"] == pytest.approx(0.3)
+    assert t.loc["a", "flashqla wall"] == pytest.approx(1.1)
+
+
+def test_timing_overrides_are_typed_and_checked():
+    got = sb.parse_timing_overrides(["min_time_s=0.1", "max_samples=50", "l2_flush=false", "timer=graph"])
+    assert got == {"min_time_s": 0.1, "max_samples": 50, "l2_flush": False, "timer": "graph"}
+    with pytest.raises(sb.SelfbenchError, match="KEY=VALUE"):
+        sb.parse_timing_overrides(["nonsense=1"])
+    with pytest.raises(sb.SelfbenchError, match="not a int"):
+        sb.parse_timing_overrides(["max_samples=many"])
+    with pytest.raises(sb.SelfbenchError, match="not a bool"):
+        sb.parse_timing_overrides(["l2_flush=maybe"])
+
+
+def test_flashqla_profile_fixes_the_sampling_time_and_overrides_win():
+    s = parse_suite({"sweep": {"backends": "naive-chunk", "seqlen": 8, "heads": [{"h_qk": 1, "h_v": 1}]},
+                     "timing": {"warmup": 2, "max_time_s": 5.0}})
+    f = sb.with_timing(s, "flashqla")
+    assert f.timing.min_time_s == f.timing.max_time_s == pytest.approx(1.0)  # 10 replays x 100 ms
+    assert f.timing.warmup == 2 and s.timing.max_time_s == 5.0  # the rest kept; the original untouched
+    assert sb.with_timing(s, "flashqla", {"max_time_s": 0.3}).timing.max_time_s == 0.3
+    assert sb.with_timing(s) is s
+    with pytest.raises(sb.SelfbenchError, match="unknown timing profile"):
+        sb.with_timing(s, "nope")
+
+
+def test_markdown_table_formats_and_escapes():
+    df = pd.DataFrame([{"a": "x|y", "b": 0.123456, "c": float("nan"), "d": True}])
+    md = sb.markdown_table(df, {"b": sb.pct})
+    assert md.splitlines()[0] == "| a | b | c | d |"
+    assert md.splitlines()[2] == "| x\\|y | 12.35% | - | yes |"
+
+
+def test_agreement_is_skipped_with_a_reason_on_cpu():
+    assert "needs CUDA" in sb.agreement_unavailable("cpu")
+    with pytest.raises(sb.SelfbenchError, match="needs CUDA"):
+        sb.run_agreement(load_suite("cpu-precision"), "cpu")
+
+
+def test_the_precision_suites_load_with_the_points_the_issue_names():
+    h200 = load_suite("h200-precision")
+    assert {p.backend for p in h200.points} == {"flash_qla", "fla"}
+    assert {(p.h_qk, p.h_v) for p in h200.points} == {(2, 8), (16, 64)}
+    assert {p.seqlens for p in h200.points} == {(8192,), (32768,)}
+    assert {p.mode for p in h200.points} == {"fwd", "fwd_bwd"}
+    cpu = load_suite("cpu-precision")
+    assert {p.backend for p in cpu.points} == {"naive-chunk"} and cpu.device == "cpu"
+
+
+TINY = """
+name = "tiny-precision"
+device = "cpu"
+[sweep]
+backends = ["naive-chunk"]
+modes = ["fwd", "fwd_bwd"]
+seqlen = [32]
+heads = [{ h_qk = 1, h_v = 1 }]
+K = 16
+V = 16
+dtype = "float32"
+[timing]
+timer = "wall"
+warmup = 1
+min_samples = 3
+max_samples = 10
+max_time_s = 0.05
+[check]
+oracle_max_tokens = 32
+"""
+
+
+def test_tiny_precision_run_in_fresh_processes_and_resume(tmp_path):
+    path = tmp_path / "tiny.toml"
+    path.write_text(TINY)
+    suite = load_suite(str(path))
+    seen = []
+    infos = sb.run_repeats(suite, tmp_path / "o", timers=["wall"], runs=2, device="cpu",
+                           on_run=lambda i, reused: seen.append(reused))
+    assert seen == [False, False]
+    assert [i.index for i in infos] == [0, 1]
+    assert all(i.workers_started >= 1 and i.points == 2 for i in infos)  # each run started its own worker
+    assert len({i.run_id for i in infos}) == 2
+
+    medians = sb.medians_frame(tmp_path / "o", sb.all_completed_runs(tmp_path / "o"))
+    assert len(medians) == 4 and set(medians["status"]) == {"ok"}
+    assert (medians["median_ms"] > 0).all() and (medians["sampling_s"] > 0).all()
+    table = sb.precision_table(medians)
+    assert len(table) == 2 and (table["runs_ok"] == 2).all()
+    assert (table["range_rel"] >= 0).all()
+
+    # Completed runs are reused, not redone; a run left without run.json is redone.
+    (sb.run_dir(tmp_path / "o", "suite", "wall", 1) / sb.RUN_FILE).unlink()
+    seen.clear()
+    again = sb.run_repeats(suite, tmp_path / "o", timers=["wall"], runs=2, device="cpu",
+                           on_run=lambda i, reused: seen.append(reused))
+    assert seen == [True, False]
+    assert again[0].run_id == infos[0].run_id and again[1].run_id != infos[1].run_id
+
+
+def test_cli_agreement_on_cpu_writes_a_report_saying_why_not(tmp_path):
+    r = CliRunner().invoke(app, ["selfbench", "agreement", "--suite", "cpu-precision", "--out", str(tmp_path)])
+    assert r.exit_code == 0, r.output
+    text = (tmp_path / "selfbench-agreement.md").read_text()
+    assert "## Agreement" in text and "Not run: agreement needs CUDA" in text and "- command: `qlabench" in text
+
+
+def test_cli_rejects_an_unknown_what_and_a_bad_override(tmp_path):
+    r = CliRunner().invoke(app, ["selfbench", "speed", "--out", str(tmp_path)])
+    assert r.exit_code == 2 and "unknown selfbench" in r.output
+    r = CliRunner().invoke(app, ["selfbench", "cost", "--timing", "warmup=lots", "--out", str(tmp_path)])
+    assert r.exit_code == 2 and "not a int" in r.output
