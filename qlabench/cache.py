@@ -36,3 +36,10 @@ def configure(cache_dir: str | os.PathLike | None = None, override: bool = False
     # FLA persists its autotune results in Triton's cache when asked.
     os.environ.setdefault("FLA_CACHE_RESULTS", "1")
     return chosen
+
+
+def use_cache_dir(cache_dir: str | os.PathLike | None) -> None:
+    """Make `cache_dir` this process's and its workers' cache root (they inherit the environment)."""
+    if cache_dir:
+        os.environ[ENV_VAR] = str(Path(cache_dir).expanduser().resolve())
+        configure(override=True)

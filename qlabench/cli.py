@@ -58,9 +58,14 @@ def run_sweep_cmd(
                               "$SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT; combine with `qlabench merge`"),
     gpus: int = typer.Option(None, "--gpus", min=1, help="Use at most this many GPUs (local: the first visible "
                              "ones; ray: workers)"),
+    cache_dir: Path = typer.Option(None, "--cache-dir", help="Kernel compile caches (TileLang, Triton, Inductor); "
+                                   "default $QLABENCH_CACHE_DIR, else ~/.cache/qlabench"),
 ):
     """Run a sweep suite and write its results as parquet (rows are saved as they are measured)."""
+    from .cache import use_cache_dir
     from .spec import load_suite
+
+    use_cache_dir(cache_dir)
 
     s = load_suite(suite)
     if shard:

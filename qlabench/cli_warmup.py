@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
 from rich.markup import escape
 from rich.progress import Progress
@@ -15,8 +17,13 @@ def warmup_cmd(
     suite: str = typer.Option("quick-cpu", "--suite", "-s", help="Suite name or path"),
     jobs: int = typer.Option(4, "--jobs", "-j", help="Compile groups warmed at once (processes)"),
     device: str = typer.Option(None, "--device", help="cpu, cuda or cuda:N"),
+    cache_dir: Path = typer.Option(None, "--cache-dir", help="Kernel compile caches (default $QLABENCH_CACHE_DIR, "
+                                   "else ~/.cache/qlabench)"),
 ):
     """Run every point once, untimed, so JIT compiles land in the kernel cache before the sweep."""
+    from .cache import use_cache_dir
+
+    use_cache_dir(cache_dir)
     from .spec import load_suite, resolve_suite_path
     from .warmup import head_groups, warm_suite
 
