@@ -344,6 +344,7 @@ def run_agreement(suite: Suite, device: str, rep_ms: float = FLASHQLA_REP_MS,
             if on_point:
                 on_point(row)
             continue
+        fn = None
         try:
             fn = b.prepare(p.mode, make_inputs(p, device))
             fn()  # compile and autotune outside every timer
@@ -362,6 +363,8 @@ def run_agreement(suite: Suite, device: str, rep_ms: float = FLASHQLA_REP_MS,
         except Exception as e:  # one point's failure is recorded, the rest still run
             row["reason"] = _reason(e)
         try:
+            if fn is None:
+                raise RuntimeError("no callable (prepare failed)")
             from tilelang.profiler import do_bench as tl_do_bench
 
             t = time.perf_counter()

@@ -15,8 +15,9 @@ def test_configure_points_each_library_under_the_root(tmp_path, monkeypatch):
 
 
 def test_a_user_setting_wins_unless_overridden(tmp_path, monkeypatch):
+    for var in ("TILELANG_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR", cache.ENV_VAR):
+        monkeypatch.delenv(var, raising=False)  # registered, so monkeypatch restores them afterwards
     monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "mine"))
-    monkeypatch.delenv(cache.ENV_VAR, raising=False)
     assert cache.configure(tmp_path / "c")["TRITON_CACHE_DIR"] == str(tmp_path / "mine")
     cache.use_cache_dir(tmp_path / "forced")
     assert os.environ["TRITON_CACHE_DIR"] == str(tmp_path / "forced" / "triton")

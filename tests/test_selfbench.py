@@ -200,3 +200,18 @@ def test_cli_rejects_an_unknown_what_and_a_bad_override(tmp_path):
     assert r.exit_code == 2 and "unknown selfbench" in r.output
     r = CliRunner().invoke(app, ["selfbench", "cost", "--timing", "warmup=lots", "--out", str(tmp_path)])
     assert r.exit_code == 2 and "not a int" in r.output
+
+
+@pytest.mark.gpu
+def test_agreement_on_cuda_measures_both_timers():
+    why = sb.agreement_unavailable("cuda")
+    if why:
+        pytest.skip(why)
+    s = parse_suite({"sweep": {"backends": "naive-chunk", "seqlen": 256, "heads": [{"h_qk": 1, "h_v": 2}],
+                               "K": 32, "V": 32, "dtype": "float32"},
+                     "timing": {"min_samples": 5, "max_time_s": 0.5}})
+    t = sb.run_agreement(s, "cuda", rep_ms=20)
+    r = t.iloc[0]
+    assert r["graph_ms"] > 0 and r["triton_ms"] > 0 and r["graph_s"] > 0 and r["triton_s"] > 0
+    assert r["ratio"] == pytest.approx(r["graph_ms"] / r["triton_ms"])
+    assert r["agrees"] == (abs(r["ratio"] - 1) <= sb.AGREEMENT_TOL)
