@@ -60,6 +60,8 @@ def run_sweep_cmd(
                              "ones; ray: workers)"),
     cache_dir: Path = typer.Option(None, "--cache-dir", help="Kernel compile caches (TileLang, Triton, Inductor); "
                                    "default $QLABENCH_CACHE_DIR, else ~/.cache/qlabench"),
+    with_ncu: bool = typer.Option(False, "--ncu", help="Also profile every ok GPU point under Nsight Compute "
+                                  "(--clock-control none) for sm_active_pct; slow"),
 ):
     """Run a sweep suite and write its results as parquet (rows are saved as they are measured)."""
     from .cache import use_cache_dir
@@ -68,6 +70,10 @@ def run_sweep_cmd(
     use_cache_dir(cache_dir)
 
     s = load_suite(suite)
+    if with_ncu:
+        import dataclasses
+
+        s = dataclasses.replace(s, profile=dataclasses.replace(s.profile, ncu=True))
     if shard:
         import dataclasses
 

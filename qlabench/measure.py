@@ -19,7 +19,7 @@ from .backends import ORACLE, Backend
 from .correctness import compare
 from .inputs import make_inputs, reduced_seqlens
 from .point import Point
-from . import gpustate, smutil
+from . import gpustate, ncu, smutil
 from .flops import peak_fractions, throughput
 from .peaks import measure_peaks
 from .profiling import capture_kernels, kernel_fields, provenance_error
@@ -192,11 +192,17 @@ def run_point(p: Point, ctx: MeasureContext) -> ResultRow:
                 fields.update(peak_tflops=peaks.tflops, peak_gbps=peaks.gbps)
                 fields["frac_peak_flops"], fields["frac_peak_bw"] = peak_fractions(fields["tflops"], fields["gbps"],
                                                                                    peaks)
+        details = dict(m.details)
+        if on_cuda and ctx.suite.profile.ncu:
+            prof, why = ncu.profile_point(p, device=ctx.device, env=backend.env,
+                                          timeout_s=ctx.suite.profile.ncu_timeout_s)
+            fields["sm_active_pct"] = prof.sm_active_pct if prof else None
+            details["ncu"] = prof.as_dict() if prof else {"skipped": why}
         return _row(
             p, ctx, Status.OK, None, **fields, timer=m.timer, samples_ms=m.samples_ms, n_samples=s.n,
             median_ms=s.median, mean_ms=s.mean, stdev_ms=s.stdev, min_ms=s.min, p20_ms=s.p20, p80_ms=s.p80,
             iqr_ms=s.iqr, rel_noise=s.rel_noise, noise_target_met=m.noise_target_met,
-            first_call_s=first_call_s, compile_s=compile_s, extra_json=json.dumps(m.details, sort_keys=True),
+            first_call_s=first_call_s, compile_s=compile_s, extra_json=json.dumps(details, sort_keys=True),
         )
     except Exception as e:  # one bad point must not end the sweep
         last = traceback.format_exception_only(type(e), e)[-1].strip()

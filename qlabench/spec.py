@@ -59,6 +59,14 @@ class RunSpec:
 
 
 @dataclass(frozen=True)
+class ProfileSpec:
+    """Optional profiling of every ok GPU row (Kineto kernel capture always runs on CUDA)."""
+
+    ncu: bool = False  # Nsight Compute per point, for sm_active_pct (slow: one extra process per point)
+    ncu_timeout_s: float = 900.0
+
+
+@dataclass(frozen=True)
 class Suite:
     name: str
     path: str
@@ -69,6 +77,7 @@ class Suite:
     timing: TimingSpec = field(default_factory=TimingSpec)
     check: CheckSpec = field(default_factory=CheckSpec)
     run: RunSpec = field(default_factory=RunSpec)
+    profile: ProfileSpec = field(default_factory=ProfileSpec)
 
 
 # Axis name -> (element type(s), allowed values or None). Scalars are taken as one-element lists.
@@ -95,7 +104,8 @@ _MATCH_KEYS = {
     "backend", "mode", "layout", "batch", "seqlen", "seqlens", "model", "tp", "h_qk", "h_v", "K", "V",
     "dtype", "gate", "seed", "initial_state", "total_tokens",
 }
-_TOP_KEYS = {"name", "description", "device", "baseline", "sweep", "include", "exclude", "timing", "check", "run"}
+_TOP_KEYS = {"name", "description", "device", "baseline", "sweep", "include", "exclude", "timing", "check", "run",
+             "profile"}
 
 
 def _type_name(t: tuple[type, ...]) -> str:
@@ -156,6 +166,7 @@ def parse_suite(data: dict, path: str = "<suite>") -> Suite:
         raise SpecError(path, "timing.timer", f"must be one of {TIMERS}, got {timing.timer!r}")
     check = _dataclass_table(data.get("check", {}), CheckSpec, "check", path)
     run = _dataclass_table(data.get("run", {}), RunSpec, "run", path)
+    profile = _dataclass_table(data.get("profile", {}), ProfileSpec, "profile", path)
     for k in ("point_timeout_s", "compile_timeout_s"):
         if not getattr(run, k) > 0:
             raise SpecError(path, f"run.{k}", f"must be a positive number of seconds, got {getattr(run, k)}")
@@ -192,7 +203,7 @@ def parse_suite(data: dict, path: str = "<suite>") -> Suite:
     if not points:
         raise SpecError(path, "sweep", "the sweep is empty: it expands to no points")
     return Suite(name=name, path=path, points=tuple(points), description=description, device=device,
-                 baseline=baseline, timing=timing, check=check, run=run)
+                 baseline=baseline, timing=timing, check=check, run=run, profile=profile)
 
 
 def _scalar(data: dict, key: str, typ: type, path: str, default):

@@ -455,3 +455,15 @@ def test_readme_model_table_matches_the_catalogue():
 
     rows = re.findall(r"^\| `([\w.-]+)` +\| `([\w.]+)` *\| (\d+) +\| (\d+) +\|$", README.read_text(), re.M)
     assert rows == [(m.name, m.aliases[0], str(m.h_qk), str(m.h_v)) for m in CATALOGUE]
+
+
+def test_profile_table_is_parsed_and_validated():
+    from qlabench.errors import SpecError
+    from qlabench.spec import parse_suite
+
+    base = {"sweep": {"backends": ["naive-chunk"], "seqlen": [64], "heads": [{"h_qk": 1, "h_v": 1}]}}
+    assert parse_suite(base, "s.toml").profile.ncu is False
+    assert parse_suite({**base, "profile": {"ncu": True}}, "s.toml").profile.ncu is True
+    with pytest.raises(SpecError) as e:
+        parse_suite({**base, "profile": {"nsight": True}}, "s.toml")
+    assert e.value.key == "profile.nsight"
