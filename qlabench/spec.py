@@ -20,7 +20,7 @@ else:  # pragma: no cover
 
 from . import models
 from .errors import SpecError
-from .point import DTYPES, GATES, LAYOUTS, MODES, Point
+from .point import DTYPES, GATES, MODES, Point
 
 SUITES_DIR = Path(__file__).resolve().parent.parent / "suites"
 DEFAULT_SUITE = "quick-cpu"
