@@ -1,34 +1,72 @@
-"""Helpers for result DataFrames: stable row keys that survive NaN/None and list-valued columns."""
+"""Point keys that agree whether a point comes from a `Point`, a `ResultRow` or parquet via pandas.
+
+pandas turns lists into arrays, ints into numpy scalars, nulls into NaN, and a nullable int column
+with nulls into floats (tp 2 -> 2.0). Every place that matches rows (resume, compare, merge, kernels
+table, latest-per-point) keys them through `key_value`, so they all agree.
+"""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping
 
 import numpy as np
 import pandas as pd
 
 from .point import WORKLOAD_AXES
 
+# A row's identity: the backend and every workload axis.
+KEY_COLUMNS = ("backend",) + tuple(WORKLOAD_AXES)
 
-def _norm(v):
-    """Plain-Python value: None for NaN/None, tuples for lists and arrays."""
+
+def plain_value(v):
+    """Plain Python for a value read through pandas: None for NaN/None, tuples for sequences."""
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return None
     if isinstance(v, (list, tuple, np.ndarray)):
-        return tuple(_norm(x) for x in v)
+        return tuple(plain_value(x) for x in v)
     if isinstance(v, np.generic):
-        return v.item()
+        return plain_value(v.item())
     return v
 
 
+def key_value(v):
+    """`plain_value`, with integral floats read back as ints: no key axis is a true float."""
+    v = plain_value(v)
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    if isinstance(v, tuple):
+        return tuple(key_value(x) for x in v)
+    return v
+
+
+def key_tuple(values: Iterable) -> tuple:
+    return tuple(key_value(v) for v in values)
+
+
+def point_key(values: Iterable) -> str:
+    """The key string of one point from its KEY_COLUMNS values (a row's, or `Point.key()`)."""
+    return repr(key_tuple(values))
+
+
+def get_field(obj, name: str):
+    """`name` of a Point, ResultRow, dict or pandas Series (whose methods, e.g. .mode, must not win)."""
+    if isinstance(obj, (Mapping, pd.Series)):
+        return obj.get(name)
+    return getattr(obj, name)
+
+
+def key_of(obj, columns: Iterable[str] = KEY_COLUMNS) -> str:
+    return point_key(get_field(obj, c) for c in columns)
+
+
 def key_series(df: pd.DataFrame, columns) -> pd.Series:
-    """One hashable string per row from `columns` (None and NaN compare equal)."""
+    """`point_key` over `columns` for every row of a DataFrame."""
     cols = list(columns)
     if df.empty:
         return pd.Series([], dtype=object, index=df.index)
-    return pd.Series([repr(tuple(_norm(v) for v in row)) for row in df[cols].itertuples(index=False, name=None)],
-                     index=df.index)
+    return pd.Series([point_key(row) for row in df[cols].itertuples(index=False, name=None)], index=df.index)
 
 
 def workload_keys(df: pd.DataFrame, with_backend: bool = False) -> pd.Series:
-    return key_series(df, (["backend"] if with_backend else []) + list(WORKLOAD_AXES))
+    return key_series(df, KEY_COLUMNS if with_backend else WORKLOAD_AXES)

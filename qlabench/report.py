@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .frames import _norm, workload_keys
+from .frames import key_value, workload_keys
 
 
 def heads_label(row) -> str:
     base = f"h{row['h_qk']}/{row['h_v']}"
-    model, tp = _norm(row.get("model")), _norm(row.get("tp"))
+    model, tp = key_value(row.get("model")), key_value(row.get("tp"))
     if model:
         return f"{model} TP{int(tp or 1)} ({base})"
     return base

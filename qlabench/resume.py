@@ -7,40 +7,18 @@ other than ok are measured again, so a timeout or crash gets another chance.
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Iterable
 from pathlib import Path
 
-import numpy as np
-
 from .errors import StoreError
-from .point import WORKLOAD_AXES, Point
+from .frames import KEY_COLUMNS, key_tuple
+from .point import Point
 from .result import Status
 from .store import read_results, result_files
 
-KEY_COLUMNS = ("backend",) + WORKLOAD_AXES
-
-
-def _canon(v):
-    """One spelling per value, whether it came from a Point or from parquet via pandas.
-
-    pandas turns a nullable int column with nulls into floats (tp 2 -> 2.0), lists into arrays and
-    ints into numpy scalars; all of them map back to plain Python here.
-    """
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return None
-    if isinstance(v, (list, tuple, np.ndarray)):
-        return tuple(_canon(x) for x in v)
-    if isinstance(v, np.generic):
-        v = v.item()
-    if isinstance(v, float) and v.is_integer():
-        return int(v)
-    return v
-
-
 def point_key(p: Point) -> tuple:
-    return tuple(_canon(getattr(p, c)) for c in KEY_COLUMNS)
+    return key_tuple(getattr(p, c) for c in KEY_COLUMNS)
 
 
 def done_keys(out_root: str | os.PathLike, suite: str, env_fingerprint: str) -> set[tuple]:
@@ -54,7 +32,7 @@ def done_keys(out_root: str | os.PathLike, suite: str, env_fingerprint: str) -> 
         return set()
     df = read_results([folder])
     df = df[(df["status"] == Status.OK.value) & (df["env_fingerprint"] == env_fingerprint) & (df["suite"] == suite)]
-    return {tuple(_canon(v) for v in row) for row in df[list(KEY_COLUMNS)].itertuples(index=False, name=None)}
+    return {key_tuple(row) for row in df[list(KEY_COLUMNS)].itertuples(index=False, name=None)}
 
 
 def remaining(points: Iterable[Point], done: set[tuple]) -> list[Point]:

@@ -13,16 +13,14 @@ run_id and a point key string that reads the same from a Point and from a result
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 
 import pandas as pd
 import pyarrow as pa
 
-from .frames import _norm
-from .point import WORKLOAD_AXES
+from .frames import KEY_COLUMNS, get_field, key_of, key_series
 from .profiling import KernelEvent
 
-KEY_COLUMNS = ("backend",) + WORKLOAD_AXES
 
 
 # -- per-kernel quantities ----------------------------------------------------------------------
@@ -106,38 +104,16 @@ def low_coverage_kernels(events: Sequence[KernelEvent], num_sms: int, below: flo
 
 
 # -- the kernels table --------------------------------------------------------------------------
-def _key_value(v):
-    """Normalise one key value so that a Point and a DataFrame row give the same string.
-
-    pandas turns a nullable int column with nulls into floats (tp 8 -> 8.0); no key axis is a
-    true float, so an integral float is read back as the int it was.
-    """
-    v = _norm(v)
-    if isinstance(v, float) and v.is_integer():
-        return int(v)
-    if isinstance(v, tuple):
-        return tuple(_key_value(x) for x in v)
-    return v
-
-
-def _get(row, name):
-    # A pandas Series is no Mapping, and getattr would find its methods (Series.mode) first.
-    if isinstance(row, (Mapping, pd.Series)):
-        return row.get(name)
-    return getattr(row, name)
-
-
 def point_key(row) -> str:
     """Key string of a Point, ResultRow or mapping over KEY_COLUMNS (backend + workload axes)."""
-    return repr(tuple(_key_value(_get(row, c)) for c in KEY_COLUMNS))
+    return key_of(row)
 
 
 def row_keys(df: pd.DataFrame) -> pd.Series:
     """`point_key` of every row of a results DataFrame: join with a kernels table on (run_id, point_key)."""
     if df.empty:
         return pd.Series([], dtype=object, index=df.index)
-    return pd.Series([point_key(dict(zip(KEY_COLUMNS, vals))) for vals in
-                      df[list(KEY_COLUMNS)].itertuples(index=False, name=None)], index=df.index)
+    return key_series(df, KEY_COLUMNS)
 
 
 KERNELS_SCHEMA = pa.schema([
@@ -157,7 +133,7 @@ KERNELS_SCHEMA = pa.schema([
 
 def kernels_table(run_id: str, row, events: Sequence[KernelEvent]) -> pa.Table:
     """One row per kernel launch of `row` (a Point, ResultRow or mapping with the key columns)."""
-    key, backend, mode = point_key(row), _get(row, "backend"), _get(row, "mode")
+    key, backend, mode = point_key(row), get_field(row, "backend"), get_field(row, "mode")
     recs = []
     for i, e in enumerate(events):
         g = e.grid or (None, None, None)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from ..errors import QlabenchError
-from ..frames import _norm
+from ..frames import plain_value
 
 VERSIONED = ("torch_version", "triton_version", "tilelang_version", "fla_version", "flash_qla_version",
              "cuda_version")
@@ -54,7 +54,7 @@ def major(version: str) -> str:
 def _values(df: pd.DataFrame, col: str) -> tuple[str, ...]:
     if col not in df.columns:
         return ()
-    return tuple(sorted({str(v) for v in map(_norm, df[col]) if v is not None}))
+    return tuple(sorted({str(v) for v in map(plain_value, df[col]) if v is not None}))
 
 
 def env_diff(base: pd.DataFrame, head: pd.DataFrame) -> list[EnvField]:

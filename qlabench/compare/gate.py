@@ -21,7 +21,8 @@ from ..point import Point
 from ..spec import Suite
 from ..store import read_results
 from .comparison import Comparison, PairResult, compare_frames
-from .match import POINT_KEY, _canon, normalized_rows, point_key, rows_by_key
+from ..frames import key_value
+from .match import POINT_KEY, normalized_rows, point_key, rows_by_key
 from .verdict import DEFAULT_FAIL_ON, CompareOptions, Failure, Verdict
 
 
@@ -38,7 +39,7 @@ def suite_point_keys(suite: Suite) -> set[str]:
 
 
 def point_of(row: dict) -> Point:
-    return Point(**{f.name: _canon(row[f.name]) for f in dataclasses.fields(Point)})
+    return Point(**{f.name: key_value(row[f.name]) for f in dataclasses.fields(Point)})
 
 
 def _run(suite: Suite, out_root, run_sweep_kwargs: dict) -> Path:

@@ -12,11 +12,10 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from ..frames import _norm
-from ..point import WORKLOAD_AXES
+from ..frames import KEY_COLUMNS, plain_value, point_key
 from ..store import latest_per_point
 
-POINT_KEY = ("backend",) + tuple(WORKLOAD_AXES)
+POINT_KEY = KEY_COLUMNS  # rows pair on the backend and every workload axis
 
 
 @dataclass(frozen=True)
@@ -32,24 +31,9 @@ class Pair:
         return self.head if self.head is not None else self.base
 
 
-def _canon(v):
-    # pandas turns an int column with nulls (tp, when some rows have no model) into floats: 2 -> 2.0.
-    # One side may have nulls and the other not, so integral floats are keyed as ints.
-    if isinstance(v, float) and v.is_integer():
-        return int(v)
-    if isinstance(v, tuple):
-        return tuple(_canon(x) for x in v)
-    return v
-
-
-def point_key(values) -> str:
-    """The pairing key of one point from its POINT_KEY values (a row's or `Point.key()`)."""
-    return repr(tuple(_canon(_norm(v)) for v in values))
-
-
 def normalized_rows(df: pd.DataFrame) -> list[dict]:
     """Rows as plain-Python dicts (None for nulls, tuples for lists), in order."""
-    return [{c: _norm(v) for c, v in row.items()} for row in df.to_dict("records")]
+    return [{c: plain_value(v) for c, v in row.items()} for row in df.to_dict("records")]
 
 
 def rows_by_key(df: pd.DataFrame) -> dict[str, dict]:
