@@ -89,6 +89,19 @@ class Slot:
     name: str = "worker"
 
 
+def take_next(slot_state, pending: collections.deque, should_stop: Callable[[], bool]) -> Point | None:
+    """The next point for an idle slot: the rest of its compile group first, then a whole new group.
+
+    None when nothing is left or the sweep should stop (then everything not started is dropped).
+    """
+    if not slot_state.queue and pending:
+        slot_state.queue.extend(pending.popleft())
+    if slot_state.queue and should_stop():
+        slot_state.queue.clear()
+        pending.clear()
+    return slot_state.queue.popleft() if slot_state.queue else None
+
+
 def point_to_dict(p: Point) -> dict:
     return dataclasses.asdict(p)
 
@@ -245,13 +258,9 @@ class WorkerPool:
         while True:
             for st in self.states:
                 if st.current is None:
-                    if not st.queue and pending:
-                        st.queue.extend(pending.popleft())
-                    if st.queue and should_stop():
-                        st.queue.clear()
-                        pending.clear()
-                    if st.queue:
-                        self._begin(st, st.queue.popleft(), sink)
+                    p = take_next(st, pending, should_stop)
+                    if p is not None:
+                        self._begin(st, p, sink)
             busy = [st for st in self.states if st.current is not None]
             if not busy:
                 return

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from ..errors import QlabenchError
 from ..point import Point
 from ..result import ResultRow
-from ..workers import RowSink, WorkerJob, failure_row, point_to_dict
+from ..workers import RowSink, WorkerJob, failure_row, point_to_dict, take_next
 
 # Environment fields of a row (see measure._row), reused for a lost point's error row.
 ENV_FIELDS = ("host", "device", "device_index", "env_fingerprint", "qlabench_version", "git_sha",
@@ -148,13 +148,9 @@ class RayExecutor:
         while True:
             for st in self.slots:
                 if st.current is None:
-                    if not st.queue and pending:
-                        st.queue.extend(pending.popleft())
-                    if st.queue and should_stop():
-                        st.queue.clear()
-                        pending.clear()
-                    if st.queue:
-                        self._begin(st, st.queue.popleft(), sink, limit_s)
+                    p = take_next(st, pending, should_stop)
+                    if p is not None:
+                        self._begin(st, p, sink, limit_s)
             busy = [st for st in self.slots if st.current is not None]
             if not busy:
                 return
