@@ -25,10 +25,14 @@ _output = typer.Option(None, "--output", "-o", help="Also write the rendering (m
 _all = typer.Option(False, "--all", help="Table: also show 'same' and 'not timed' rows")
 
 
-def _options(threshold: float, alpha: float, min_samples: int):
+_drift = typer.Option(False, "--drift-correct", help="Judge each point relative to the suite-wide shift of the "
+                      "head run (shared machines); the shift itself fails only with --fail-on shift")
+
+
+def _options(threshold: float, alpha: float, min_samples: int, drift: bool = False):
     from .compare import CompareOptions, parse_fail_on
 
-    return CompareOptions(threshold=threshold, alpha=alpha, min_samples=min_samples), parse_fail_on
+    return CompareOptions(threshold=threshold, alpha=alpha, min_samples=min_samples, drift=drift), parse_fail_on
 
 
 def _emit(comparison, fmt: str, top: int, output: Path | None, show_all: bool) -> None:
@@ -60,12 +64,12 @@ def compare_cmd(
     head: Path = typer.Argument(..., help="Result file or folder to judge"),
     threshold: float = _threshold, alpha: float = _alpha, min_samples: int = _min_samples, fail_on: str = _fail_on,
     allow_env_mismatch: bool = _allow_env, fmt: str = _format, top: int = _top, output: Path = _output,
-    show_all: bool = _all,
+    show_all: bool = _all, drift: bool = _drift,
 ):
     """Compare HEAD with BASE point by point; exit 1 on a regression (see docs/GATING.md)."""
     from .compare import compare_paths
 
-    opt, parse = _options(threshold, alpha, min_samples)
+    opt, parse = _options(threshold, alpha, min_samples, drift)
     c = compare_paths([base], [head], opt, fail_on=parse(fail_on), allow_env_mismatch=allow_env_mismatch)
     _emit(c, fmt, top, output, show_all)
     raise typer.Exit(c.exit_code)
@@ -82,7 +86,7 @@ def gate_cmd(
     confirm: int = typer.Option(1, "--confirm", help="Re-run slower points this many times; keep only reproduced"),
     threshold: float = _threshold, alpha: float = _alpha, min_samples: int = _min_samples, fail_on: str = _fail_on,
     allow_env_mismatch: bool = _allow_env, fmt: str = _format, top: int = _top, output: Path = _output,
-    show_all: bool = _all,
+    show_all: bool = _all, drift: bool = _drift,
 ):
     """Run SUITE and compare it with its baseline in one step; exit 1 on a regression."""
     from .baselines import DEFAULT_ROOT, baseline_path
@@ -93,7 +97,7 @@ def gate_cmd(
     from .spec import load_suite
 
     s = load_suite(suite)
-    opt, parse = _options(threshold, alpha, min_samples)
+    opt, parse = _options(threshold, alpha, min_samples, drift)
     policy = parse(fail_on)
     try:
         dev = resolve_device(device or s.device)

@@ -16,6 +16,7 @@ import pandas as pd
 
 from ..report import heads_label, layout_label
 from ..store import read_results
+from .drift import Shift, shift_verdict, suite_shift
 from .envguard import EnvField, check_env, env_diff
 from .match import Pair, match_rows
 from .stats import PairStats, geometric_mean, pair_stats
@@ -53,6 +54,12 @@ class Comparison:
     base_label: str = "base"
     head_label: str = "head"
     notes: tuple[str, ...] = field(default=())  # e.g. what a gate's confirmation re-run changed
+    shift: Shift | None = None  # suite-wide head/base shift (estimated when options.drift is on)
+
+    @property
+    def shift_fails(self) -> bool:
+        return (self.options.drift and Failure.SHIFT in self.fail_on
+                and shift_verdict(self.shift, self.options.threshold)[0])
 
     @property
     def counts(self) -> dict[str, int]:
@@ -77,7 +84,7 @@ class Comparison:
 
     @property
     def exit_code(self) -> int:
-        return 1 if self.failures else 0
+        return 1 if self.failures or self.shift_fails else 0
 
     def worst(self, n: int | None = None) -> list[PairResult]:
         """Failures first, then status changes, then the largest slowdowns; `n` rows at most."""
@@ -97,7 +104,8 @@ def point_label(row: dict) -> str:
     return " ".join(str(p) for p in parts)
 
 
-def judge(pair: Pair, opt: CompareOptions) -> PairResult:
+def judge(pair: Pair, opt: CompareOptions, scale: float = 1.0) -> PairResult:
+    """The verdict of one pair; with `scale` != 1 the head samples are divided by it (drift correction)."""
     row = pair.any_row
     b, h = pair.base, pair.head
     common = dict(key=pair.key, label=point_label(row), backend=row["backend"], mode=row["mode"],
@@ -113,21 +121,34 @@ def judge(pair: Pair, opt: CompareOptions) -> PairResult:
         return PairResult(**common, verdict=verdict, reason=reason, failure=failure)
     bs = b.get("samples_ms") or ((b["median_ms"],) if b.get("median_ms") is not None else ())
     hs = h.get("samples_ms") or ((h["median_ms"],) if h.get("median_ms") is not None else ())
+    if scale != 1.0:
+        hs = [x / scale for x in hs]
     s = pair_stats(bs, hs, opt.alpha)
     verdict, reason = timing_verdict(s, opt)
+    if scale != 1.0:
+        reason = f"relative to the suite-wide shift {scale - 1:+.1%}: {reason}"
     return PairResult(**common, verdict=verdict, reason=reason, failure=failure_of(verdict), stats=s)
 
 
 def compare_frames(base: pd.DataFrame, head: pd.DataFrame, options: CompareOptions | None = None, *,
                    fail_on: Iterable[Failure] = DEFAULT_FAIL_ON, allow_env_mismatch: bool = False,
-                   base_label: str = "base", head_label: str = "head") -> Comparison:
-    """Judge every point of `head` against `base`. Raises EnvMismatchError (see envguard.py)."""
+                   base_label: str = "base", head_label: str = "head", shift: Shift | None = None) -> Comparison:
+    """Judge every point of `head` against `base`. Raises EnvMismatchError (see envguard.py).
+
+    With `options.drift`, points are judged relative to the suite-wide shift: `shift` if given (a
+    gate's confirmation re-run of a few points reuses the full run's), else estimated from these pairs.
+    """
     opt = options or CompareOptions()
     diff = env_diff(base, head)
     check_env(diff, allow_env_mismatch)
-    pairs = [judge(p, opt) for p in match_rows(base, head)]
+    matched = match_rows(base, head)
+    pairs = [judge(p, opt) for p in matched]
+    if opt.drift:
+        shift = shift or suite_shift([p.stats.ratio for p in pairs if p.stats is not None], opt.alpha)
+        if shift is not None:
+            pairs = [judge(m, opt, shift.ratio) if p.stats is not None else p for m, p in zip(matched, pairs)]
     return Comparison(pairs=pairs, env=diff, options=opt, fail_on=frozenset(fail_on),
-                      base_label=base_label, head_label=head_label)
+                      base_label=base_label, head_label=head_label, shift=shift if opt.drift else None)
 
 
 def compare_paths(base: Iterable[str | os.PathLike], head: Iterable[str | os.PathLike], options=None,

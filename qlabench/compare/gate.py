@@ -87,7 +87,7 @@ def run_gate(suite: Suite, baseline: Iterable[str | os.PathLike], out_root: str 
     for _ in range(confirm if suspects else 0):
         sub = dataclasses.replace(suite, points=tuple(point_of(rows[k]) for k in suspects))
         paths.append(_run(sub, out_root, run_sweep_kwargs))
-        again = compare_frames(base, read_results(paths[-1:]), options, **kw)
+        again = compare_frames(base, read_results(paths[-1:]), options, shift=cmp.shift, **kw)
         by_key = {p.key: p for p in again.pairs if p.base_status is not None}
         for k in suspects:
             reruns[k].append(by_key.get(k))

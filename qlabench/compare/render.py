@@ -11,6 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from .comparison import Comparison, PairResult
+from .drift import shift_verdict
 from .verdict import Verdict
 
 _STYLE = {Verdict.FASTER: "green", Verdict.SLOWER: "red", Verdict.SAME: "dim", Verdict.AMBIGUOUS: "yellow",
@@ -40,8 +41,12 @@ def summary_line(c: Comparison) -> str:
     counts = ", ".join(f"{n} {v}" for v, n in c.counts.items() if n)
     g = c.geomean_ratio
     geo = f"geometric-mean time change {_pct(g - 1 if g else None)} over {len(c.timed)} timed points"
-    verdict = f"FAIL ({len(c.failures)} failing)" if c.failures else "PASS"
-    return f"{verdict}: {counts or 'no points'}; {geo}"
+    n_fail = len(c.failures) + (1 if c.shift_fails else 0)
+    verdict = f"FAIL ({n_fail} failing)" if n_fail else "PASS"
+    line = f"{verdict}: {counts or 'no points'}; {geo}"
+    if c.options.drift:
+        line += "; " + shift_verdict(c.shift, c.options.threshold)[1] + " (points judged relative to it)"
+    return line
 
 
 def _settings(c: Comparison) -> str:
@@ -110,9 +115,12 @@ def to_json(c: Comparison) -> str:
 
     o = c.options
     doc = {
-        "base": c.base_label, "head": c.head_label, "passed": not c.failures, "exit_code": c.exit_code,
-        "options": {"threshold": o.threshold, "alpha": o.alpha, "min_samples": o.min_samples,
+        "base": c.base_label, "head": c.head_label, "passed": c.exit_code == 0, "exit_code": c.exit_code,
+        "options": {"threshold": o.threshold, "alpha": o.alpha, "min_samples": o.min_samples, "drift": o.drift,
                     "fail_on": sorted(f.value for f in c.fail_on)},
+        "shift": None if c.shift is None else {"ratio": c.shift.ratio, "ci_low": c.shift.ci_low,
+                                               "ci_high": c.shift.ci_high, "n": c.shift.n,
+                                               "fails": c.shift_fails},
         "counts": c.counts, "geomean_ratio": c.geomean_ratio,
         "env_diff": [{"field": f.name, "base": list(f.base), "head": list(f.head), "blocking": f.blocking}
                      for f in c.env],

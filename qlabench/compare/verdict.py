@@ -33,6 +33,7 @@ class Failure(str, enum.Enum):
     STATUS = "status"  # ok -> incorrect or ok -> error
     MISSING = "missing"  # a measured point is gone: not in head, or ok -> skipped
     AMBIGUOUS = "ambiguous"
+    SHIFT = "shift"  # with drift correction: the whole head run is slower beyond the threshold
 
 
 DEFAULT_FAIL_ON = frozenset({Failure.REGRESSION, Failure.STATUS})
@@ -44,6 +45,7 @@ class CompareOptions:
     threshold: float = 0.05  # relative change below which a difference does not matter
     alpha: float = 0.01  # significance level of the test and of each one-sided CI bound
     min_samples: int = 5  # fewer samples on either side than this: ambiguous (MWU cannot reach alpha=0.01 below 5)
+    drift: bool = False  # judge each point relative to the suite-wide shift (drift.py)
 
     def __post_init__(self) -> None:
         if not 0 < self.threshold < 1:
