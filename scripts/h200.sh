@@ -1,63 +1,128 @@
 #!/usr/bin/env bash
-# What qlabench runs on the H200 host (through the device tool), one step per call:
-#   mkdir -p /tmp/gpu && tar xJf .gpu/gpu-site.tar.xz -C /tmp/gpu && export PYTHONPATH=/tmp/gpu/site:$PWD \
-#     && bash scripts/h200.sh STEP [SUITE]
+# What qlabench runs on the H200 hosts (through the device tool), one or more steps per call:
+#   mkdir -p /tmp/gpu && tar xJf .gpu/gpu-site.tar.xz -C /tmp/gpu && cd .snap \
+#     && export PYTHONPATH=/tmp/gpu/site:$PWD && bash scripts/h200.sh STEP [SUITE]
+# (.snap is a copy of the repo made just before the call, so edits during the call cannot race it:
+#   rm -rf .snap && mkdir .snap && cp -r qlabench suites tests scripts pyproject.toml .snap/ \
+#     && git rev-parse HEAD > .snap/GIT_SHA)
 # Steps:
-#   warm    compile SUITE's kernels in parallel processes (qlabench warmup), ~3.5 min for h200-smoke
-#   sweep   run SUITE with --resume and a time budget (SWEEP_S): repeat the call until it reports
-#           0 points left; results accumulate in /tmp/qlaresults while the machine stays warm
-#   gputests  python -m pytest -m gpu
-#   selfbench  the harness's own benchmarks (docs/BENCHMARKS.md) on SUITE (default h200-precision; warm
-#           it first): WHAT=all|precision|cost|agreement; resumable like sweep: repeat the call until
-#           it no longer says "runs not made"; runs accumulate in /tmp/qlaresults/selfbench
-# $OUT only keeps what the current call wrote (and files at most two folders down), so results live in
-# /tmp/qlaresults and each call copies the compacted run files into $OUT flat.
-# A copy without .git records its commit from .snap/GIT_SHA (write it when making the copy:
-#   git rev-parse HEAD > .snap/GIT_SHA).
+#   warm      compile SUITE's kernels in parallel processes (qlabench warmup), ~3.5 min for h200-smoke
+#   sweep     run SUITE with --resume and a time budget (MAX_TIME_S); repeat the call until it reports
+#             0 points left; results accumulate in /tmp/qlaresults while the machine stays warm.
+#             GPUS=N uses at most N GPUs (default: all visible)
+#   gputests  python -m pytest -m gpu tests/gpu
+#   scaling   SUITE (default h200-smoke-fwd) from scratch with the local executor on 1 GPU and on all,
+#             then the ray executor likewise (needs ray: RAY_SITE=.ray/ray-site.tar.xz, see below);
+#             wall time per run in scaling.csv, every run's parquet in scaling.tar
+#   ncu       `run sweep --ncu` on SUITE (default h200-ncu): Nsight Compute's sm_active_pct per point
+#   selfbench the harness's own benchmarks (docs/BENCHMARKS.md) on SUITE (default h200-precision; warm
+#             it first): WHAT=all|precision|cost|agreement; resumable: repeat the call until it no
+#             longer says "runs not made"; runs accumulate in /tmp/qlaresults/selfbench-$WHAT
+#   study     the gate's A/A and injected-slowdown study (docs/GATING.md) on SUITE (default
+#             gate-study-h200)
+# Pin a step to one GPU with CUDA_VISIBLE_DEVICES=i; two steps on different GPUs may run at once.
+# $OUT keeps only what the current call wrote (at most 8 files, two folders down), so each step writes
+# one log and one tar of its results into $OUT; results also stay in /tmp/qlaresults for the next call.
+# A copy without .git records its commit from GIT_SHA (see above).
 set -u
-export PYTHONUNBUFFERED=1 QLABENCH_CACHE_DIR=/tmp/qlacache
+export PYTHONUNBUFFERED=1 QLABENCH_CACHE_DIR=${QLABENCH_CACHE_DIR:-/tmp/qlacache}
+# NVLink multicast stays off in every process on multi-GPU hosts (shared/gpu/README.md).
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 [ -f GIT_SHA ] && export QLABENCH_GIT_SHA=$(cat GIT_SHA)
 OUT=${OUT:-/tmp/out}
 RES=/tmp/qlaresults
-SUITE=${2:-h200-smoke}
+STEP=${1:-}
 mkdir -p "$OUT" "$QLABENCH_CACHE_DIR" "$RES"
-q() { python3 -m qlabench "$@"; }
 gpu_state() {
-  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,clocks.max.sm,temperature.gpu,power.draw,clocks_throttle_reasons.active \
+  nvidia-smi --query-gpu=index,name,driver_version,clocks.sm,clocks.mem,clocks.max.sm,temperature.gpu,power.draw,clocks_throttle_reasons.active \
     --format=csv 2>&1
 }
 quiet() { grep -vE "^\s*$|TileLang|Warning|j_t_vec|dk_fragment|Initialize the buffer|━"; }
+# ray travels as its own bundle (.ray/ray-site.tar.xz: ray and the few deps the host lacks)
+with_ray() {
+  local site=/tmp/raysite
+  python3 -c 'import ray' 2>/dev/null && { python3 -c 'import ray; print("ray", ray.__version__)'; return 0; }
+  if [ ! -d "$site/site/ray" ]; then
+    [ -f "${RAY_SITE:-.ray/ray-site.tar.xz}" ] || { echo "no ray bundle at ${RAY_SITE:-.ray/ray-site.tar.xz}"; return 1; }
+    mkdir -p "$site" && tar xJf "${RAY_SITE:-.ray/ray-site.tar.xz}" -C "$site" || return 1
+  fi
+  export PYTHONPATH=$site/site:$PYTHONPATH
+  python3 -c 'import ray; print("ray", ray.__version__)'
+}
+ngpus() { python3 -c 'import torch; print(torch.cuda.device_count())'; }
+tag=${CUDA_VISIBLE_DEVICES:+-gpu$CUDA_VISIBLE_DEVICES}
 
-case "${1:-}" in
+case "$STEP" in
   warm)
-    { date -u; gpu_state; python3 -c 'import torch;print(torch.__version__, torch.version.cuda, torch.cuda.get_device_name())'; } 2>&1 | tee "$OUT/env.txt"
-    ( time timeout "${WARM_S:-300}" python3 -m qlabench warmup --suite "$SUITE" --jobs 16 ) > "$OUT/warmup.log" 2>&1
-    grep -E "points in|real" "$OUT/warmup.log" | tail -40
+    SUITE=${2:-h200-smoke}
+    { date -u; gpu_state; python3 -c 'import torch;print(torch.__version__, torch.version.cuda, torch.cuda.get_device_name(), torch.cuda.device_count())'; } 2>&1 | tee "$OUT/env.txt"
+    ( time timeout "${WARM_S:-300}" python3 -m qlabench warmup --suite "$SUITE" --jobs 16 ) > "$OUT/warmup-$SUITE.log" 2>&1
+    grep -E "points in|real" "$OUT/warmup-$SUITE.log" | tail -10
     ;;
   sweep)
-    { echo "== before"; gpu_state; } | tee -a "$OUT/env.txt"
-    timeout "${SWEEP_S:-500}" python3 -m qlabench run sweep --suite "$SUITE" --out "$RES" --resume \
-      --max-time "${MAX_TIME_S:-420}" 2>&1 | quiet > "$OUT/sweep.log"
-    { echo "== after"; gpu_state; } | tee -a "$OUT/env.txt"
-    tail -25 "$OUT/sweep.log"
-    find "$RES" -maxdepth 2 -name '*.parquet' -exec cp {} "$OUT/" \;
-    ls -la "$OUT"
+    SUITE=${2:-h200-smoke}
+    log="$OUT/sweep-$SUITE$tag.log"
+    { echo "== before"; gpu_state; } > "$log"
+    timeout "${SWEEP_S:-560}" python3 -m qlabench run sweep --suite "$SUITE" --out "$RES" --resume \
+      --max-time "${MAX_TIME_S:-420}" ${GPUS:+--gpus $GPUS} 2>&1 | quiet >> "$log"
+    { echo "== after"; gpu_state; } >> "$log"
+    tail -8 "$log"
+    tar cf "$OUT/sweep-$SUITE.tar" -C "$RES" "$SUITE"
     ;;
   gputests)
-    python3 -m pytest -m gpu tests/gpu -q -p no:cacheprovider -rA 2>&1 | grep -v TileLang > "$OUT/pytest-gpu.log"
-    tail -45 "$OUT/pytest-gpu.log"
+    log="$OUT/pytest-gpu$tag.log"
+    timeout "${TESTS_S:-560}" python3 -m pytest -m gpu tests/gpu -q -p no:cacheprovider -rA 2>&1 | grep -v TileLang > "$log"
+    grep -E "passed|failed|error" "$log" | tail -4
+    ;;
+  scaling)
+    SUITE=${2:-h200-smoke-fwd}
+    csv="$OUT/scaling.csv" log="$OUT/scaling.log"
+    n=$(ngpus)
+    echo "suite,executor,gpus,wall_s,rc" > "$csv"
+    { date -u; gpu_state; } > "$log"
+    runs="local:1"; [ "$n" -gt 1 ] && runs="$runs local:$n"
+    if with_ray >> "$log" 2>&1; then runs="$runs ray:1"; [ "$n" -gt 1 ] && runs="$runs ray:$n"; fi
+    for r in $runs; do
+      ex=${r%:*} g=${r#*:} dst="$RES/scaling/$ex-g$g"
+      rm -rf "$dst"
+      echo "== $ex on $g GPU(s)" >> "$log"
+      t0=$(date +%s.%N)
+      timeout "${RUN_S:-240}" python3 -m qlabench run sweep --suite "$SUITE" --out "$dst" --executor "$ex" \
+        --gpus "$g" 2>&1 | quiet >> "$log"
+      rc=${PIPESTATUS[0]}
+      t1=$(date +%s.%N)
+      echo "$SUITE,$ex,$g,$(python3 -c "print(f'{$t1-$t0:.1f}')"),$rc" | tee -a "$csv"
+    done
+    { echo "== after"; gpu_state; } >> "$log"
+    tar cf "$OUT/scaling.tar" -C "$RES" scaling
+    ;;
+  ncu)
+    SUITE=${2:-h200-ncu}
+    log="$OUT/ncu$tag.log"
+    { echo "ncu: $(command -v ncu || echo missing)"; ncu --version 2>&1 | tail -1; } > "$log"
+    timeout "${NCU_S:-300}" python3 -m qlabench run sweep --suite "$SUITE" --out "$RES/ncu" --ncu 2>&1 | quiet >> "$log"
+    tail -12 "$log"
+    tar cf "$OUT/ncu.tar" -C "$RES" ncu
     ;;
   selfbench)
     SUITE=${2:-h200-precision}
-    { echo "== before"; gpu_state; } | tee -a "$OUT/env.txt"
-    timeout "${SELFBENCH_S:-570}" python3 -m qlabench selfbench "${WHAT:-all}" --suite "$SUITE" \
-      --out "$RES/selfbench" --max-time "${MAX_TIME_S:-400}" 2>&1 | quiet > "$OUT/selfbench.log"
-    { echo "== after"; gpu_state; } | tee -a "$OUT/env.txt"
-    grep -E "^(suite|flashqla) |runs not made|agreement skipped|wrote" "$OUT/selfbench.log" | tail -40
-    find "$RES/selfbench" -maxdepth 1 -type f \( -name '*.md' -o -name '*.csv' -o -name '*.parquet' \) \
-      -exec cp {} "$OUT/" \;
-    ls -la "$OUT"
+    WHAT=${WHAT:-all}
+    log="$OUT/selfbench-$WHAT$tag.log"
+    { echo "== before"; gpu_state; } > "$log"
+    timeout "${SELFBENCH_S:-570}" python3 -m qlabench selfbench "$WHAT" --suite "$SUITE" \
+      --out "$RES/selfbench-$WHAT" --max-time "${MAX_TIME_S:-400}" ${SELFBENCH_ARGS:-} 2>&1 | quiet >> "$log"
+    { echo "== after"; gpu_state; } >> "$log"
+    grep -E "^(suite|flashqla) |runs not made|agreement skipped|wrote" "$log" | tail -20
+    (cd "$RES" && tar cf "$OUT/selfbench-$WHAT.tar" --exclude='*/runs/*/*.part*' "selfbench-$WHAT")
+    ;;
+  study)
+    SUITE=${2:-gate-study-h200}
+    log="$OUT/study$tag.log"
+    timeout "${STUDY_S:-560}" python3 -m qlabench compare-study --suite "$SUITE" --out "$RES/study" \
+      ${STUDY_ARGS:-} 2>&1 | quiet > "$log"
+    tail -12 "$log"
+    tar cf "$OUT/study.tar" -C "$RES" study
     ;;
   *)
-    echo "usage: h200.sh warm|sweep|gputests|selfbench [SUITE]" >&2; exit 2 ;;
+    echo "usage: h200.sh warm|sweep|gputests|scaling|ncu|selfbench|study [SUITE]" >&2; exit 2 ;;
 esac

@@ -111,3 +111,11 @@ def test_gate_cli_against_a_baseline_without_the_suite_is_a_usage_error(tmp_path
     r = CliRunner().invoke(app, ["gate", "--suite", str(suite_file), "--baseline", str(res.path),
                                  "--out", str(tmp_path / "o")])
     assert r.exit_code == 2 and "no rows for the points" in r.output
+
+
+def test_gpu_delay_cycles_scale_with_the_injected_fraction_and_the_call_time():
+    # 2 ms call, 1.5e6 sleep cycles per ms: +5% is 0.1 ms of sleep = 150000 cycles
+    assert synthetic.delay_cycles(0.05, 2.0, 1.5e6) == 150_000
+    assert synthetic.delay_cycles(0.10, 2.0, 1.5e6) == 2 * synthetic.delay_cycles(0.05, 2.0, 1.5e6)
+    assert synthetic.delay_cycles(0.05, 4.0, 1.5e6) == 2 * synthetic.delay_cycles(0.05, 2.0, 1.5e6)
+    assert synthetic.delay_cycles(0.0, 2.0, 1.5e6) == 0

@@ -7,6 +7,12 @@ own time: factor 1.05 makes every sample 5% slower, noise and all, which is what
 regression looks like. Spinning (not sleeping) keeps the core busy, as a slower kernel would, and
 is accurate to well under a microsecond where `time.sleep` rounds to the scheduler tick.
 
+On CUDA the spin runs on the device instead: after the call, a `torch.cuda._sleep` kernel of
+(factor - 1) times the call's device time, calibrated when the point is prepared (the call's time from
+a CUDA-graph replay where it can be captured, as the graph timer sees it, else from CUDA events; the
+sleep kernel's cycles per millisecond measured alongside). Being a kernel, the delay is captured into
+CUDA graphs and shows up under every GPU timer, as a slower kernel would.
+
 The factor is read when a point is prepared, from the environment variable
     QLABENCH_SYNTHETIC_SLOWDOWN   (default 1.0; e.g. 1.05 for +5%; must be >= 1)
 so a whole suite (and its worker processes, which inherit the environment) can be slowed at once.
@@ -62,13 +68,68 @@ class Synthetic(Backend):
         factor = slowdown_factor()
         if factor == 1.0:
             return run
-        sync = torch.cuda.synchronize if inp.q.is_cuda else (lambda: None)
+        if inp.q.is_cuda:
+            cycles = gpu_delay_cycles(run, factor - 1.0)
+
+            def slowed_on_gpu() -> Outputs:
+                out = run()
+                torch.cuda._sleep(cycles)
+                return out
+
+            return slowed_on_gpu
 
         def slowed() -> Outputs:
             t0 = time.perf_counter()
             out = run()
-            sync()  # the call's time must include its device work before it is scaled
             _spin((factor - 1.0) * (time.perf_counter() - t0))
             return out
 
         return slowed
+
+
+def _median_ms(fn: Callable[[], object], reps: int = 7) -> float:
+    times = []
+    for _ in range(reps):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        fn()
+        b.record()
+        b.synchronize()
+        times.append(a.elapsed_time(b))
+    return sorted(times)[len(times) // 2]
+
+
+def _device_ms(run: Callable[[], Outputs]) -> float:
+    """The call's device time: a graph replay where the call can be captured (no launch gaps, as the
+    graph timer measures it), else CUDA events around eager calls."""
+    for _ in range(2):
+        run()
+    torch.cuda.synchronize()
+    try:
+        stream = torch.cuda.Stream()
+        stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(stream):
+            run()
+        torch.cuda.current_stream().wait_stream(stream)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            run()
+        return _median_ms(graph.replay)
+    except RuntimeError:  # not capturable (host syncs in varlen paths): eager time, launch gaps included
+        torch.cuda.synchronize()
+        return _median_ms(run)
+
+
+def sleep_cycles_per_ms(probe_cycles: int = 2_000_000) -> float:
+    """How many `torch.cuda._sleep` cycles make a millisecond on this device at its current clock."""
+    torch.cuda._sleep(probe_cycles)  # the first launch pays for loading the kernel
+    return probe_cycles / _median_ms(lambda: torch.cuda._sleep(probe_cycles), reps=5)
+
+
+def delay_cycles(extra: float, call_ms: float, cycles_per_ms: float) -> int:
+    """Sleep cycles that add `extra` (0.05 = +5%) of a call taking `call_ms`."""
+    return max(0, round(extra * call_ms * cycles_per_ms))
+
+
+def gpu_delay_cycles(run: Callable[[], Outputs], extra: float) -> int:
+    return delay_cycles(extra, _device_ms(run), sleep_cycles_per_ms())
