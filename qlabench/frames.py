@@ -65,6 +65,11 @@ def key_series(df: pd.DataFrame, columns) -> pd.Series:
     cols = list(columns)
     if df.empty:
         return pd.Series([], dtype=object, index=df.index)
+    # A frame without a later-added key column (e.g. cp_world_size, cp_mode) reads it as null, as an old
+    # results file does after schema.upgrade.
+    missing = [c for c in cols if c not in df.columns]
+    if missing:
+        df = df.assign(**{c: None for c in missing})
     return pd.Series([point_key(row) for row in df[cols].itertuples(index=False, name=None)], index=df.index)
 
 

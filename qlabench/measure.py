@@ -141,6 +141,9 @@ def _timed_call(fn, sync) -> tuple[object, float]:
 
 
 def run_point(p: Point, ctx: MeasureContext) -> ResultRow:
+    if p.distributed:  # never measured as a single-device point: runner.py hands these to distributed/launch.py
+        return _row(p, ctx, Status.SKIPPED, f"distributed point ({p.cp_label}): runs only through "
+                    "`qlabench run sweep` (torchrun launch), not in a single-device worker")
     backend = ctx.registry.get(p.backend)
     if backend is None:
         return _row(p, ctx, Status.ERROR, f"unknown backend {p.backend!r}")

@@ -2,6 +2,10 @@
 
 A point is immutable and validated on construction. Its `workload_key` leaves out the backend, so
 rows of different backends on the same problem can be matched for speedups and comparisons.
+
+A point with `cp_world_size` set is *distributed*: one sequence stream split over that many ranks by
+inter-card context parallelism (`cp_mode`; see docs/CONTEXT-PARALLEL.md). It runs through
+qlabench/distributed/, not a single-device worker.
 """
 
 from __future__ import annotations
@@ -12,11 +16,14 @@ MODES = ("fwd", "bwd", "fwd_bwd")
 DTYPES = ("float64", "float32", "bfloat16", "float16")
 GATES = ("flashqla", "fla", "strong")
 LAYOUTS = ("dense", "varlen")
+# Inter-card context parallel modes: FlashQLA inter / inter+intra ("dual"), FLA's own CP ("fla-cp").
+CP_MODES = ("inter", "dual", "fla-cp")
+CP_AXES = ("cp_world_size", "cp_mode")
 
 # Axes that identify a workload (everything but the backend). Order is the display order.
 WORKLOAD_AXES = (
     "mode", "model", "tp", "layout", "batch", "seqlens", "h_qk", "h_v", "K", "V",
-    "dtype", "gate", "seed", "initial_state",
+    "dtype", "gate", "seed", "initial_state", "cp_world_size", "cp_mode",
 )
 
 
@@ -37,6 +44,8 @@ class Point:
     initial_state: bool = True
     model: str | None = None
     tp: int | None = None
+    cp_world_size: int | None = None  # ranks of inter-card context parallelism; None: one device
+    cp_mode: str | None = None  # one of CP_MODES when cp_world_size is set
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "seqlens", tuple(int(s) for s in self.seqlens))
@@ -61,6 +70,14 @@ class Point:
             problems.append("head counts and dims must be positive")
         elif self.h_v % self.h_qk:
             problems.append(f"h_v={self.h_v} is not a multiple of h_qk={self.h_qk}")
+        if (self.cp_world_size is None) != (self.cp_mode is None):
+            problems.append("cp_world_size and cp_mode go together (both set, or neither)")
+        elif self.cp_world_size is not None:
+            if isinstance(self.cp_world_size, bool) or not isinstance(self.cp_world_size, int) \
+                    or self.cp_world_size < 2:
+                problems.append(f"cp_world_size must be an integer >= 2, got {self.cp_world_size!r}")
+            if self.cp_mode not in CP_MODES:
+                problems.append(f"cp_mode {self.cp_mode!r} not in {CP_MODES}")
         if problems:
             raise ValueError("invalid point: " + "; ".join(problems))
 
@@ -79,6 +96,29 @@ class Point:
         return self.seqlens[0] if self.layout == "dense" else self.total_tokens
 
     @property
+    def distributed(self) -> bool:
+        """True for a context-parallel point (several ranks); it runs through qlabench/distributed/."""
+        return self.cp_world_size is not None
+
+    @property
+    def cp_label(self) -> str:
+        return f"cp{self.cp_world_size} {self.cp_mode}" if self.distributed else ""
+
+    def cp_problem(self) -> str | None:
+        """Why this distributed point cannot run at all (whatever the backend), or None.
+
+        Inter-card CP splits one batch-1 token stream into `cp_world_size` equal contiguous slices.
+        """
+        if not self.distributed:
+            return None
+        if self.batch != 1:
+            return f"context parallelism needs batch 1 (one token stream), got batch {self.batch}"
+        if self.total_tokens % self.cp_world_size:
+            return (f"context parallelism needs total tokens divisible by the world size: "
+                    f"{self.total_tokens} % {self.cp_world_size} != 0")
+        return None
+
+    @property
     def heads_label(self) -> str:
         base = f"h{self.h_qk}/{self.h_v}"
         if self.model:
@@ -94,7 +134,8 @@ class Point:
     @property
     def compile_group(self) -> tuple:
         """Points sharing this key reuse the same compiled kernels (JIT is per head config)."""
-        return (self.backend, self.h_qk, self.h_v, self.K, self.V, self.dtype)
+        base = (self.backend, self.h_qk, self.h_v, self.K, self.V, self.dtype)
+        return base + ((self.cp_world_size, self.cp_mode),) if self.distributed else base
 
     def workload_key(self) -> tuple:
         return tuple(getattr(self, a) for a in WORKLOAD_AXES)
@@ -108,4 +149,6 @@ class Point:
         return Point(**d)
 
     def label(self) -> str:
-        return f"{self.backend} {self.mode} {self.heads_label} {self.layout_label} {self.dtype} gate={self.gate}"
+        cp = f" [{self.cp_label}]" if self.distributed else ""
+        return (f"{self.backend}{cp} {self.mode} {self.heads_label} {self.layout_label} {self.dtype} "
+                f"gate={self.gate}")

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .frames import key_value, workload_keys
+from .frames import key_series, key_value, workload_keys
+from .point import CP_AXES, WORKLOAD_AXES
 
 
 def heads_label(row) -> str:
@@ -23,6 +24,12 @@ def layout_label(row) -> str:
     if row["layout"] == "dense":
         return f"{row['batch']}x{lens[0]}"
     return "+".join(map(str, lens))
+
+
+def backend_label(row) -> str:
+    """The backend, with its context-parallel setting for a distributed row: 'flash_qla [cp2 inter]'."""
+    ws, mode = key_value(row.get("cp_world_size")), key_value(row.get("cp_mode"))
+    return f"{row['backend']} [cp{ws} {mode}]" if ws else str(row["backend"])
 
 
 def pick_baseline(df: pd.DataFrame, preferred: str | None = None) -> str | None:
@@ -43,7 +50,12 @@ def speedup_table(df: pd.DataFrame, baseline: str) -> pd.DataFrame:
     df = df.copy()
     df["heads"] = df.apply(heads_label, axis=1)
     df["sequences"] = df.apply(layout_label, axis=1)
-    df["_wk"] = workload_keys(df)
+    if "cp_world_size" in df.columns and df["cp_world_size"].notna().any():
+        # A distributed row is its own column next to the single-device backends of the same problem.
+        df["backend"] = df.apply(backend_label, axis=1)
+        df["_wk"] = key_series(df, [a for a in WORKLOAD_AXES if a not in CP_AXES])
+    else:
+        df["_wk"] = workload_keys(df)
     backends = list(dict.fromkeys(df["backend"]))
     out = []
     for _, grp in df.groupby("_wk", sort=False):

@@ -66,6 +66,8 @@ class ResultRow:
     gate: str = col("string", "Gate profile: flashqla, fla or strong")
     seed: int = col("int64", "Input seed")
     initial_state: bool = col("bool", "Whether an initial state h0 was passed")
+    cp_world_size: int | None = col("int64", "Ranks of inter-card context parallelism (null: one device)")
+    cp_mode: str | None = col("string", "Context parallel mode: inter, dual (inter+intra) or fla-cp (null: none)")
     # -- outcome -----------------------------------------------------------------------------
     status: str = col("string", "ok, incorrect, skipped or error")
     reason: str | None = col("string", "Why the row is not ok (null when ok)")
@@ -95,6 +97,12 @@ class ResultRow:
     first_call_s: float | None = col("float64", "Wall time of the first call of this point (includes any JIT)")
     sampling_s: float | None = col("float64", "Wall time spent taking the samples (warm-up and graph capture included)")
     compile_s: float | None = col("float64", "First-call time of the point that opened its compile group")
+    # -- context parallelism (distributed points; see docs/CONTEXT-PARALLEL.md) -----------------
+    cp_rank_ms: tuple = col("list<float64>", "CP: each rank's own median per-iteration time (fwd, or fwd+bwd)",
+                            default=())
+    cp_rank_fwd_ms: tuple = col("list<float64>", "CP: each rank's median forward time", default=())
+    cp_rank_bwd_ms: tuple = col("list<float64>", "CP: each rank's median backward time (fwd_bwd only)", default=())
+    cp_intra: bool | None = col("bool", "CP dual: whether the intra-card split triggered on every rank")
     # -- filled by the GPU profiling work (null otherwise) -----------------------------------
     kernels: tuple = col("list<string>", "CUDA kernel names launched by one call (torch.profiler)", default=())
     kernel_dur_us: tuple = col("list<float64>", "Duration of each kernel in `kernels`, microseconds", default=())
@@ -134,7 +142,7 @@ class ResultRow:
         object.__setattr__(self, "seqlens", tuple(self.seqlens))
         object.__setattr__(self, "samples_ms", tuple(float(x) for x in self.samples_ms))
         for name in ("kernels", "kernel_dur_us", "kernel_grid", "kernel_block", "kernel_blocks_per_sm",
-                     "throttle_reasons_after"):
+                     "throttle_reasons_after", "cp_rank_ms", "cp_rank_fwd_ms", "cp_rank_bwd_ms"):
             object.__setattr__(self, name, tuple(getattr(self, name) or ()))
         if status is Status.OK:
             if self.median_ms is None or not math.isfinite(self.median_ms):
@@ -170,6 +178,7 @@ def make_row(point, *, run_id: str, suite: str, env: dict, status: Status, reaso
         backend=p.backend, mode=p.mode, model=p.model, tp=p.tp, layout=p.layout, batch=p.batch, seqlens=p.seqlens,
         num_seqs=p.num_seqs, total_tokens=p.total_tokens, h_qk=p.h_qk, h_v=p.h_v, K=p.K, V=p.V, dtype=p.dtype,
         gate=p.gate, seed=p.seed, initial_state=p.initial_state,
+        cp_world_size=getattr(p, "cp_world_size", None), cp_mode=getattr(p, "cp_mode", None),
         status=Status(status).value, reason=reason, **fields,
     )
 

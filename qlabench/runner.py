@@ -80,6 +80,21 @@ def group_points(points: Sequence[Point]) -> list[list[Point]]:
     return list(groups.values())
 
 
+def segments(points: Sequence[Point], suite_order: Sequence[Point]) -> list[tuple[bool, list[Point]]]:
+    """`points` in suite order, cut into maximal runs of distributed / single-device points."""
+    todo = set(points)
+    out: list[tuple[bool, list[Point]]] = []
+    for p in suite_order:
+        if p not in todo:
+            continue
+        todo.discard(p)
+        if out and out[-1][0] == p.distributed:
+            out[-1][1].append(p)
+        else:
+            out.append((p.distributed, [p]))
+    return out
+
+
 class _Recorder:
     """The executors' RowSink: writes each row as a part file, then reports progress."""
 
@@ -166,9 +181,29 @@ def run_sweep(
 
     if progress:
         progress.start(len(points))
+    cp_launcher = None
     try:
-        executor.run(group_points(points), recorder, out_of_time)
+        if not any(p.distributed for p in points):
+            executor.run(group_points(points), recorder, out_of_time)
+        else:
+            # Distributed (context-parallel) points: the suite's order is kept, and each run of consecutive
+            # distributed points goes to torchrun launches over the first W GPUs
+            # (qlabench/distributed/launch.py), never alongside the single-device workers.
+            from .distributed.launch import CPLauncher
+
+            job = WorkerJob(suite=suite, run_id=run_id, timer_name=timer_name, check=check,
+                            point_timeout_s=suite.run.point_timeout_s, compile_timeout_s=suite.run.compile_timeout_s)
+            cp_launcher = CPLauncher(job, device, env)
+            for distributed, seg in segments(points, suite.points):
+                if out_of_time():
+                    break
+                if distributed:
+                    cp_launcher.run(seg, recorder, out_of_time)
+                else:
+                    executor.run(group_points(seg), recorder, out_of_time)
     finally:
+        if cp_launcher is not None:
+            cp_launcher.close()
         executor.close()
     path = writer.compact()
     return RunResult(run_id, path, recorder.rows, device, time.perf_counter() - t0, resumed=resumed,

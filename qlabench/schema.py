@@ -4,6 +4,8 @@ Version history (bump SCHEMA_VERSION and add an upgrade step when a column chang
   1: first version (walking skeleton): run, versions, point, outcome, timing columns.
 
 Adding a nullable column does not need a new version: older files simply read it as null.
+Added that way (still version 1): cp_world_size, cp_mode, cp_rank_ms, cp_rank_fwd_ms, cp_rank_bwd_ms,
+cp_intra (distributed context-parallel points; null / empty in older files and single-device rows).
 """
 
 from __future__ import annotations

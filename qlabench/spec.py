@@ -20,7 +20,7 @@ else:  # pragma: no cover
 
 from . import models
 from .errors import SpecError
-from .point import DTYPES, GATES, MODES, Point
+from .point import CP_MODES, DTYPES, GATES, MODES, Point
 
 SUITES_DIR = Path(__file__).resolve().parent.parent / "suites"
 DEFAULT_SUITE = "quick-cpu"
@@ -94,15 +94,17 @@ _AXES: dict[str, tuple[tuple[type, ...], tuple | None]] = {
     "gate": ((str,), GATES),
     "seed": ((int,), None),
     "initial_state": ((bool,), None),
+    "cp": ((dict,), None),
 }
 _AXIS_DEFAULTS: dict[str, list] = {
     "batch": [1], "K": [128], "V": [128], "dtype": ["bfloat16"], "gate": ["flashqla"],
     "seed": [0], "initial_state": [True], "modes": ["fwd"], "seqlen": [], "varlen": [],
+    "cp": [{}],
 }
 # Keys an [[exclude]] rule may match on: the point's fields, plus `seqlen` (dense T).
 _MATCH_KEYS = {
     "backend", "mode", "layout", "batch", "seqlen", "seqlens", "model", "tp", "h_qk", "h_v", "K", "V",
-    "dtype", "gate", "seed", "initial_state", "total_tokens",
+    "dtype", "gate", "seed", "initial_state", "total_tokens", "cp_world_size", "cp_mode",
 }
 _TOP_KEYS = {"name", "description", "device", "baseline", "sweep", "include", "exclude", "timing", "check", "run",
              "profile"}
@@ -301,6 +303,29 @@ def _heads(entries: list[dict], where: str, path: str) -> list[tuple[int, int, s
     return out
 
 
+def _cp(entries: list[dict], where: str, path: str) -> list[tuple[int | None, str | None]]:
+    """`cp = [{ world_size = 2, mode = "inter" }, {}]`: ({} is one device, no context parallelism)."""
+    out = []
+    for i, c in enumerate(entries):
+        key = f"{where}.cp[{i}]"
+        extra = set(c) - {"world_size", "mode"}
+        if extra:
+            raise SpecError(path, f"{key}.{sorted(extra)[0]}", "unknown key (allowed: world_size, mode)")
+        if not c:
+            out.append((None, None))
+            continue
+        for k in ("world_size", "mode"):
+            if k not in c:
+                raise SpecError(path, f"{key}.{k}", "missing (give world_size and mode, or {} for one device)")
+        ws, mode = c["world_size"], c["mode"]
+        if not _is(ws, (int,)) or ws < 2:
+            raise SpecError(path, f"{key}.world_size", f"must be an integer >= 2, got {ws!r}")
+        if mode not in CP_MODES:
+            raise SpecError(path, f"{key}.mode", f"{mode!r} is not one of {', '.join(CP_MODES)}")
+        out.append((ws, mode))
+    return out
+
+
 def _expand(axes: dict, where: str, path: str) -> list[Point]:
     unknown = set(axes) - set(_AXES)
     if unknown:
@@ -311,17 +336,18 @@ def _expand(axes: dict, where: str, path: str) -> list[Point]:
         if not lens or not all(_is(x, (int,)) and x >= 1 for x in lens):
             raise SpecError(path, f"{where}.varlen[{i}]", "must be a non-empty list of positive lengths")
     heads = _heads(ax["heads"], where, path)
+    cps = _cp(ax["cp"], where, path)
     layouts = [("dense", b, (t,) * b) for b in ax["batch"] for t in ax["seqlen"]]
     layouts += [("varlen", 1, tuple(lens)) for lens in ax["varlen"]]
     if not layouts:
         raise SpecError(path, f"{where}.seqlen", "no sequences: give seqlen (dense) and/or varlen layouts")
     pts = []
-    for backend, mode, (layout, b, lens), (h_qk, h_v, model, tp), K, V, dtype, gate, seed, h0 in itertools.product(
-        ax["backends"], ax["modes"], layouts, heads, ax["K"], ax["V"], ax["dtype"], ax["gate"], ax["seed"],
-        ax["initial_state"],
-    ):
+    for backend, mode, (layout, b, lens), (h_qk, h_v, model, tp), K, V, dtype, gate, seed, h0, (ws, cpm) in \
+            itertools.product(ax["backends"], ax["modes"], layouts, heads, ax["K"], ax["V"], ax["dtype"], ax["gate"],
+                              ax["seed"], ax["initial_state"], cps):
         pts.append(Point(backend=backend, mode=mode, layout=layout, batch=b, seqlens=lens, h_qk=h_qk, h_v=h_v,
-                         K=K, V=V, dtype=dtype, gate=gate, seed=seed, initial_state=h0, model=model, tp=tp))
+                         K=K, V=V, dtype=dtype, gate=gate, seed=seed, initial_state=h0, model=model, tp=tp,
+                         cp_world_size=ws, cp_mode=cpm))
     return pts
 
 

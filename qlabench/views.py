@@ -10,11 +10,13 @@ from .spec import Suite
 
 def points_table(suite: Suite) -> Table:
     t = Table(title=f"{suite.name}: {len(suite.points)} points")
-    for c in ("#", "backend", "mode", "heads", "sequences", "tokens", "K/V", "dtype", "gate", "h0"):
+    cp = any(p.distributed for p in suite.points)
+    for c in ("#", "backend", "mode", "heads", "sequences", "tokens", "K/V", "dtype", "gate", "h0") + (
+            ("cp",) if cp else ()):
         t.add_column(c)
     for i, p in enumerate(suite.points):
         t.add_row(str(i), p.backend, p.mode, p.heads_label, p.layout_label, str(p.total_tokens), f"{p.K}/{p.V}",
-                  p.dtype, p.gate, "yes" if p.initial_state else "no")
+                  p.dtype, p.gate, "yes" if p.initial_state else "no", *((p.cp_label or "-",) if cp else ()))
     return t
 
 

@@ -54,7 +54,7 @@ def warm_points(suite: Suite, indices: list[int], device: str) -> list[tuple[int
     for i in indices:
         p = suite.points[i]
         b = REGISTRY.get(p.backend)
-        if b is None or not b.available()[0] or not b.supports(p, device)[0]:
+        if p.distributed or b is None or not b.available()[0] or not b.supports(p, device)[0]:
             out.append((i, "skipped"))
             continue
         try:

@@ -164,7 +164,9 @@ class _Worker:
     def __init__(self, job: WorkerJob, slot: Slot, log_dir: str):
         fd, self.log_path = tempfile.mkstemp(prefix=f"{slot.name}-", suffix=".log", dir=log_dir)
         ours, theirs = socket.socketpair()
-        env = {**os.environ, **slot.env, WORKER_ENV: "1"}
+        from .distributed.safety import SAFE_ENV
+
+        env = {**os.environ, **slot.env, WORKER_ENV: "1", **SAFE_ENV}  # NVLink multicast off, always
         code = f"from qlabench.workers import worker_main; worker_main({theirs.fileno()}, {os.getpid()})"
         try:
             self.proc = subprocess.Popen([sys.executable, "-c", code], pass_fds=[theirs.fileno()], env=env,
