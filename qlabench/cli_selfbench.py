@@ -31,8 +31,13 @@ def selfbench_cmd(
     fresh: bool = typer.Option(False, "--fresh", help="Redo runs already completed under OUT"),
     max_time: float = typer.Option(None, "--max-time", min=0, help="Start no new run after SECONDS; run the "
                                    "same command again to continue"),
+    report_only: bool = typer.Option(False, "--report-only", help="Make no runs and measure nothing: rebuild "
+                                     "the report from the runs (and agreement.csv) already under OUT, e.g. "
+                                     "fetched from a GPU host; host, device and date come from their rows"),
 ):
     """Measure the harness: spread of medians across fresh runs, seconds per point, agreement with Triton."""
+    import pandas as pd
+
     from . import selfbench as sb
     from .env import capture
     from .progress import RichProgress
@@ -43,8 +48,8 @@ def selfbench_cmd(
         raise sb.SelfbenchError(f"unknown selfbench {what!r}: expected one of {', '.join(WHATS)}")
     s = load_suite(suite)
     overrides = sb.parse_timing_overrides(timing or [])
-    try:
-        dev = resolve_device(device or s.device)
+    try:  # a report rebuilt from fetched runs needs no device here
+        dev = (device or s.device) if report_only else resolve_device(device or s.device)
     except ValueError as e:
         raise sb.SelfbenchError(str(e)) from None
     timers = tuple(timers or sb.default_timers(dev))
@@ -59,13 +64,23 @@ def selfbench_cmd(
                   max_time_s=max_time, on_run=on_run, progress_factory=lambda label: RichProgress(console))
     wanted = {"precision", "cost", "agreement"} if what == "all" else {what}
     missing = 0  # runs not made because --max-time ran out
-    if "precision" in wanted:
+    if report_only:  # count the runs asked for that are not there
+        have = sb.all_completed_runs(out)
+        if "precision" in wanted:
+            missing += runs * len(timers) - sum(
+                1 for i in have if i.profile == "suite" and i.timer in timers and i.index < runs)
+        if "cost" in wanted:
+            missing += 2 * cost_runs - sum(1 for i in have if i.timer == timers[0] and i.index < cost_runs)
+    elif "precision" in wanted:
         missing += runs * len(timers) - len(sb.run_repeats(s, out, timers=timers, runs=runs, **common))
-    if "cost" in wanted:
+    if "cost" in wanted and not report_only:
         for profile in ("suite", "flashqla"):
             missing += cost_runs - len(sb.run_repeats(s, out, timers=timers[:1], runs=cost_runs, profile=profile,
                                                       **common))
-    if missing:
+    if missing and report_only:
+        console.print(f"[yellow]incomplete:[/yellow] {missing} of the runs asked for are not under {out}; the "
+                      "report covers those that are")
+    elif missing:
         console.print(f"[yellow]time budget reached:[/yellow] {missing} runs not made; run the same command "
                       "again to continue (completed runs are kept)")
 
@@ -84,23 +99,35 @@ def selfbench_cmd(
         sb.cost_table(m).to_csv(out / "cost.csv", index=False)
         sections["Cost"] = sb.render_cost(m)
     if "agreement" in wanted:
-        skipped = sb.agreement_unavailable(dev)
-        if not skipped and missing and what == "all":
-            skipped = f"postponed: {missing} runs still to make (--max-time); the next call measures it"
-        table = None
-        if not skipped:
-            table = sb.run_agreement(s, dev, rep_ms=rep_ms, on_point=lambda r: console.print(
-                f"{r['point']}: graph {r['graph_ms']:.4g} ms, triton {r['triton_ms']:.4g} ms"
-                + (f" ({r['reason']})" if r["reason"] else "")))
-            table.to_csv(out / "agreement.csv", index=False)
+        table, skipped = None, None
+        saved = out / "agreement.csv"
+        if report_only:
+            if saved.is_file():
+                table = pd.read_csv(saved)
+            else:
+                skipped = f"no {saved} to report on"
         else:
+            skipped = sb.agreement_unavailable(dev)
+            if not skipped and missing and what == "all":
+                skipped = f"postponed: {missing} runs still to make (--max-time); the next call measures it"
+            if not skipped:
+                table = sb.run_agreement(s, dev, rep_ms=rep_ms, on_point=lambda r: console.print(
+                    f"{r['point']}: graph {r['graph_ms']:.4g} ms, triton {r['triton_ms']:.4g} ms"
+                    + (f" ({r['reason']})" if r["reason"] else "")))
+                table.to_csv(saved, index=False)
+        if skipped:
             console.print(f"[yellow]agreement skipped:[/yellow] {skipped}")
         sections["Agreement"] = sb.render_agreement(table, skipped)
 
-    env = capture(dev)
-    report = sb.render_report(sections, host=env["host"], device=env["device"], suite=s,
-                              command=shlex.join(["qlabench", *sys.argv[1:]]),
-                              load=f"{load_before} at start, {sb.load_average()} at end" if load_before else None)
+    if report_only:
+        host, device_name, when = sb.measured_where(medians)
+        load = None  # the load of the host that measured is in the runs' own report, not here
+    else:
+        env = capture(dev)
+        host, device_name, when = env["host"], env["device"], None
+        load = f"{load_before} at start, {sb.load_average()} at end" if load_before else None
+    report = sb.render_report(sections, host=host, device=device_name, suite=s,
+                              command=shlex.join(["qlabench", *sys.argv[1:]]), when=when, load=load)
     path = out / ("selfbench.md" if what == "all" else f"selfbench-{what}.md")
     path.write_text(report)
     console.print(report, markup=False, highlight=False)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 _STYLE = {"ok": "green", "incorrect": "red", "error": "red", "skipped": "yellow"}
@@ -32,5 +33,6 @@ class RichProgress:
         if row.status != "ok":
             style = _STYLE.get(row.status, "white")
             self._bar.console.print(f"[{style}]{row.status}[/{style}] {row.backend} {row.mode} "
-                                    f"h{row.h_qk}/{row.h_v} {row.total_tokens} tok: {row.reason}", highlight=False)
+                                    f"h{row.h_qk}/{row.h_v} {row.total_tokens} tok: {escape(row.reason or '')}",
+                                    highlight=False)  # escaped: reasons hold brackets ("qlabench[gpu]")
         self._bar.advance(self._task)

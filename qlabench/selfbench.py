@@ -211,11 +211,11 @@ def medians_frame(out: Path, infos: Sequence[RunInfo]) -> pd.DataFrame:
             "timer": df["timer"], "median_ms": df["median_ms"], "n_samples": df["n_samples"],
             "rel_noise": df["rel_noise"], "noise_target_met": df["noise_target_met"],
             "sampling_s": df["sampling_s"], "compile_s": df["compile_s"], "first_call_s": df["first_call_s"],
-            "host": df["host"], "device": df["device"],
+            "host": df["host"], "device": df["device"], "timestamp": df["timestamp"],
         }))
     cols = ["profile", "timer_requested", "run_index", "run_id", "run_wall_s", "run_points", "point", "backend",
             "mode", "status", "reason", "timer", "median_ms", "n_samples", "rel_noise", "noise_target_met",
-            "sampling_s", "compile_s", "first_call_s", "host", "device"]
+            "sampling_s", "compile_s", "first_call_s", "host", "device", "timestamp"]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=cols)
 
 
@@ -449,6 +449,15 @@ def render_agreement(table: pd.DataFrame | None, skipped: str | None) -> str:
             f"|ratio - 1| <= {pct(AGREEMENT_TOL)}: {n_ok} of {n} measured points agree. `tilelang_ms`/`tilelang_s` "
             "are FlashQLA's own call (tilelang do_bench, cudagraph backend, mean) and its wall time.\n\n"
             + markdown_table(table))
+
+
+def measured_where(medians: pd.DataFrame) -> tuple[str, str, dt.datetime | None]:
+    """Host, device and time of the first measurement in the runs, from their rows: a report rebuilt
+    elsewhere (`--report-only`, on results fetched from a GPU host) must name where they were measured."""
+    if medians.empty:
+        return "-", "-", None
+    first = medians.sort_values("timestamp").iloc[0]
+    return str(first["host"]), str(first["device"]), dt.datetime.fromisoformat(str(first["timestamp"]))
 
 
 def render_report(sections: dict[str, str], *, host: str, device: str, suite: Suite, command: str,

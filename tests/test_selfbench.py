@@ -215,3 +215,35 @@ def test_agreement_on_cuda_measures_both_timers():
     assert r["graph_ms"] > 0 and r["triton_ms"] > 0 and r["graph_s"] > 0 and r["triton_s"] > 0
     assert r["ratio"] == pytest.approx(r["graph_ms"] / r["triton_ms"])
     assert r["agrees"] == (abs(r["ratio"] - 1) <= sb.AGREEMENT_TOL)
+
+
+def test_report_only_rebuilds_from_fetched_runs_without_measuring_and_names_where_they_ran(tmp_path):
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "tiny.toml"
+    path.write_text(TINY)
+    out = tmp_path / "o"
+    sb.run_repeats(load_suite(str(path)), out, timers=["wall"], runs=2, device="cpu")
+    # Pretend the runs came from another host: rewrite the host of their rows.
+    for f in (out / "runs").rglob("*.parquet"):
+        t = pq.read_table(f)  # keeps the schema metadata that marks a qlabench results file
+        i = t.schema.get_field_index("host")
+        t = t.set_column(i, t.schema.field(i), pa.array(["gpu-host-7"] * t.num_rows, type=t.schema.field(i).type))
+        pq.write_table(t, f)
+    before = sorted(p.name for p in (out / "runs").iterdir())
+    r = CliRunner().invoke(app, ["selfbench", "precision", "--suite", str(path), "--out", str(out), "--runs", "3",
+                                 "--timer", "wall", "--report-only"])
+    assert r.exit_code == 0, r.output
+    assert sorted(p.name for p in (out / "runs").iterdir()) == before  # no run was made
+    assert "1 of the runs asked for are not under" in r.output.replace("\n", " ")
+    text = (out / "selfbench-precision.md").read_text()
+    assert "- host: gpu-host-7" in text
+    assert "load average" not in text
+    table = pd.read_csv(out / "precision.csv")
+    assert (table["runs_ok"] == 2).all()
+
+    r = CliRunner().invoke(app, ["selfbench", "agreement", "--suite", str(path), "--out", str(out), "--report-only"])
+    assert r.exit_code == 0, r.output
+    assert "Not run: no " in (out / "selfbench-agreement.md").read_text()
