@@ -181,6 +181,12 @@ def run_repeats(
                     res = run_sweep(s, d, device=device, timer=timer, check=check, make_executor=make)
             except ValueError as e:
                 raise SelfbenchError(str(e)) from None
+            if res.rows and not any(r.status == "ok" for r in res.rows):
+                # Nothing was measured (a missing package, no GPU, every point skipped): more runs would
+                # only repeat it, so stop and say why; no run.json, so a fixed retry redoes this run.
+                first = next((r for r in res.rows if r.reason), res.rows[0])
+                raise SelfbenchError(f"run {profile} {timer} r{i} measured no point ({len(res.rows)} rows, none ok; "
+                                     f"first: {first.backend} {first.status}: {first.reason})")
             info = RunInfo(profile=profile, timer=timer, index=i, run_id=res.run_id, wall_s=res.wall_s,
                            points=len(res.rows), workers_started=res.workers_started, device=res.device)
             (d / RUN_FILE).write_text(json.dumps(dataclasses.asdict(info), indent=1))

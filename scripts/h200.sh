@@ -20,6 +20,9 @@
 #             longer says "runs not made"; runs accumulate in /tmp/qlaresults/selfbench-$WHAT
 #   study     the gate's A/A and injected-slowdown study (docs/GATING.md) on SUITE (default
 #             gate-study-h200)
+#   pack      last in a call whose steps wrote more than the 8 files the device tool returns: tars the
+#             results (not the logs) into out.tar, and everything into all.tar if still too many
+# The GPU steps stop at once (exit 3) if flash_qla/fla are not importable in this shell.
 # Pin a step to one GPU with CUDA_VISIBLE_DEVICES=i; two steps on different GPUs may run at once.
 # $OUT keeps only what the current call wrote (at most 8 files, two folders down), so each step writes
 # one log and one tar of its results into $OUT; results also stay in /tmp/qlaresults for the next call.
@@ -49,6 +52,27 @@ with_ray() {
   export PYTHONPATH=$site/site:$PYTHONPATH
   python3 -c 'import ray; print("ray", ray.__version__)'
 }
+# Fail fast, before any device time is spent measuring `skipped` rows, when the GPU bundle is not on the
+# path of this shell (e.g. a `cd .snap && export PYTHONPATH=...` chain that went to the background).
+need_gpu_libs() {
+  python3 -c 'import flash_qla, fla' 2>/dev/null && return 0
+  echo "h200.sh $STEP: flash_qla/fla not importable (PYTHONPATH=${PYTHONPATH:-unset}, cwd $PWD):" \
+    "extract .gpu/gpu-site.tar.xz and export PYTHONPATH in this shell first" >&2
+  exit 3
+}
+# The device tool returns at most 8 files from $OUT: run `h200.sh pack` last in a call that wrote more.
+pack_out() {
+  local n
+  n=$(find "$OUT" -maxdepth 1 -type f | wc -l)
+  [ "$n" -le 8 ] && { echo "pack: $n files in \$OUT, nothing to do"; return 0; }
+  (cd "$OUT" && find . -maxdepth 1 -type f ! -name '*.log' ! -name '*.txt' ! -name '*.csv' ! -name 'out.tar' \
+     -printf '%P\n' | tar cf out.tar -T - --remove-files)
+  n=$(find "$OUT" -maxdepth 1 -type f | wc -l)
+  if [ "$n" -gt 8 ]; then  # still too many: everything but out.tar into all.tar
+    (cd "$OUT" && find . -maxdepth 1 -type f ! -name 'all.tar' -printf '%P\n' | tar cf all.tar -T - --remove-files)
+  fi
+  ls -la "$OUT"
+}
 ngpus() { python3 -c 'import torch; print(torch.cuda.device_count())'; }
 tag=${CUDA_VISIBLE_DEVICES:+-gpu$CUDA_VISIBLE_DEVICES}
 
@@ -60,6 +84,7 @@ case "$STEP" in
     grep -E "points in|real" "$OUT/warmup-$SUITE.log" | tail -10
     ;;
   sweep)
+    need_gpu_libs
     SUITE=${2:-h200-smoke}
     log="$OUT/sweep-$SUITE$tag.log"
     { echo "== before"; gpu_state; } > "$log"
@@ -70,11 +95,13 @@ case "$STEP" in
     tar cf "$OUT/sweep-$SUITE.tar" -C "$RES" "$SUITE"
     ;;
   gputests)
+    need_gpu_libs
     log="$OUT/pytest-gpu$tag.log"
     timeout "${TESTS_S:-560}" python3 -m pytest -m gpu tests/gpu -q -p no:cacheprovider -rA 2>&1 | grep -v TileLang > "$log"
     grep -E "passed|failed|error" "$log" | tail -4
     ;;
   scaling)
+    need_gpu_libs
     SUITE=${2:-h200-smoke-fwd}
     csv="$OUT/scaling.csv" log="$OUT/scaling.log"
     n=$(ngpus)
@@ -97,6 +124,7 @@ case "$STEP" in
     tar cf "$OUT/scaling.tar" -C "$RES" scaling
     ;;
   ncu)
+    need_gpu_libs
     SUITE=${2:-h200-ncu}
     log="$OUT/ncu$tag.log"
     { echo "ncu: $(command -v ncu || echo missing)"; ncu --version 2>&1 | tail -1; } > "$log"
@@ -105,6 +133,7 @@ case "$STEP" in
     tar cf "$OUT/ncu.tar" -C "$RES" ncu
     ;;
   selfbench)
+    need_gpu_libs
     SUITE=${2:-h200-precision}
     WHAT=${WHAT:-all}
     log="$OUT/selfbench-$WHAT$tag.log"
@@ -123,6 +152,8 @@ case "$STEP" in
     tail -12 "$log"
     tar cf "$OUT/study.tar" -C "$RES" study
     ;;
+  pack)
+    pack_out ;;
   *)
-    echo "usage: h200.sh warm|sweep|gputests|scaling|ncu|selfbench|study [SUITE]" >&2; exit 2 ;;
+    echo "usage: h200.sh warm|sweep|gputests|scaling|ncu|selfbench|study|pack [SUITE]" >&2; exit 2 ;;
 esac

@@ -247,3 +247,12 @@ def test_report_only_rebuilds_from_fetched_runs_without_measuring_and_names_wher
     r = CliRunner().invoke(app, ["selfbench", "agreement", "--suite", str(path), "--out", str(out), "--report-only"])
     assert r.exit_code == 0, r.output
     assert "Not run: no " in (out / "selfbench-agreement.md").read_text()
+
+
+def test_a_run_that_measures_nothing_stops_the_benchmark_with_the_reason(tmp_path):
+    # flash_qla on a CPU suite: every point is skipped; five more such runs would say nothing.
+    path = tmp_path / "none.toml"
+    path.write_text(TINY.replace('backends = ["naive-chunk"]', 'backends = ["flash_qla"]'))
+    with pytest.raises(sb.SelfbenchError, match=r"measured no point .* flash_qla skipped"):
+        sb.run_repeats(load_suite(str(path)), tmp_path / "o", timers=["wall"], runs=3, device="cpu")
+    assert sb.all_completed_runs(tmp_path / "o") == []  # not recorded as a completed run
