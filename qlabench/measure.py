@@ -140,6 +140,22 @@ def _timed_call(fn, sync) -> tuple[object, float]:
     return out, time.perf_counter() - t
 
 
+class _Lap:
+    """Adds the wall time since the last lap (or restart) to `phases[name]`."""
+
+    def __init__(self, phases: dict[str, float]):
+        self.phases = phases
+        self.t = time.perf_counter()
+
+    def restart(self) -> None:
+        self.t = time.perf_counter()
+
+    def __call__(self, name: str) -> None:
+        now = time.perf_counter()
+        self.phases[name] = self.phases.get(name, 0.0) + now - self.t
+        self.t = now
+
+
 def run_point(p: Point, ctx: MeasureContext) -> ResultRow:
     if p.distributed:  # never measured as a single-device point: runner.py hands these to distributed/launch.py
         return _row(p, ctx, Status.SKIPPED, f"distributed point ({p.cp_label}): runs only through "
@@ -156,17 +172,25 @@ def run_point(p: Point, ctx: MeasureContext) -> ResultRow:
     on_cuda = torch.device(ctx.device).type == "cuda"
     fields: dict = {}
     check_call_s = 0.0
+    # Wall seconds of each phase of this point, kept in extra_json["phases_s"]: what a point costs
+    # beyond its sampling (selfbench cost) and where to cut it.
+    phases: dict[str, float] = {}
+    lap = _Lap(phases)
     try:
         if ctx.check:
             status, reason, fields, check_call_s = check_correctness(p, backend, ctx)
+            lap("check")
             if status is not Status.OK:
                 return _row(p, ctx, status, reason, **fields)
         inp = make_inputs(p, ctx.device)
         fn = backend.prepare(p.mode, inp)
         sync = _sync(ctx.device)
+        lap("inputs")
         got, first_call_s = _timed_call(fn, sync)
+        lap("first_call")
         if ctx.check and ctx.suite.check.full_size and p.backend != FULL_SIZE_REFERENCE:
             failure = check_full_size(p, got, inp, ctx, fields)
+            lap("full_size_check")
             if failure:
                 return _row(p, ctx, Status.INCORRECT, failure, **fields)
         del got
@@ -180,12 +204,15 @@ def run_point(p: Point, ctx: MeasureContext) -> ResultRow:
             fields.update(num_sms=ctx.num_sms, sm_coverage=smutil.sm_coverage(events, ctx.num_sms),
                           sm_coverage_waves=smutil.sm_coverage_waves(events, ctx.num_sms))
             bad = provenance_error(list(fields["kernels"]), backend.expect_kernels, backend.forbid_kernels)
+            lap("kernel_capture")
             if bad:
                 return _row(p, ctx, Status.ERROR, bad, first_call_s=first_call_s, compile_s=compile_s, **fields)
             before = gpustate.snapshot(ctx.device_index)
+        lap.restart()  # sampling_s is timed on its own (and is its own column)
         t_sampling = time.perf_counter()
         m = make_timer(ctx.timer_name, ctx.device, ctx.suite.timing).measure(fn)
         fields["sampling_s"] = time.perf_counter() - t_sampling
+        lap.restart()
         s = summarize(m.samples_ms)
         fields["tflops"], fields["gbps"] = throughput(p, s.median)
         if on_cuda:
@@ -195,12 +222,15 @@ def run_point(p: Point, ctx: MeasureContext) -> ResultRow:
                 fields.update(peak_tflops=peaks.tflops, peak_gbps=peaks.gbps)
                 fields["frac_peak_flops"], fields["frac_peak_bw"] = peak_fractions(fields["tflops"], fields["gbps"],
                                                                                    peaks)
+        lap("state_and_peaks")
         details = dict(m.details)
         if on_cuda and ctx.suite.profile.ncu:
             prof, why = ncu.profile_point(p, device=ctx.device, env=backend.env,
                                           timeout_s=ctx.suite.profile.ncu_timeout_s)
             fields["sm_active_pct"] = prof.sm_active_pct if prof else None
             details["ncu"] = prof.as_dict() if prof else {"skipped": why}
+            lap("ncu")
+        details["phases_s"] = {k: round(v, 4) for k, v in phases.items()}
         return _row(
             p, ctx, Status.OK, None, **fields, timer=m.timer, samples_ms=m.samples_ms, n_samples=s.n,
             median_ms=s.median, mean_ms=s.mean, stdev_ms=s.stdev, min_ms=s.min, p20_ms=s.p20, p80_ms=s.p80,

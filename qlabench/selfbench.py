@@ -202,6 +202,13 @@ def point_label(row) -> str:
     return f"{row['backend']} {row['mode']} {heads_label(row)} {layout_label(row)}"
 
 
+def _phases(extra_json) -> dict:
+    """A row's per-phase seconds (measure.run_point), {} for rows written before they were recorded."""
+    if not isinstance(extra_json, str) or not extra_json:
+        return {}
+    return dict(json.loads(extra_json).get("phases_s") or {})
+
+
 def medians_frame(out: Path, infos: Sequence[RunInfo]) -> pd.DataFrame:
     """One row per (run, point): the run's identity, the point, its status and median."""
     from .store import read_results
@@ -218,10 +225,11 @@ def medians_frame(out: Path, infos: Sequence[RunInfo]) -> pd.DataFrame:
             "rel_noise": df["rel_noise"], "noise_target_met": df["noise_target_met"],
             "sampling_s": df["sampling_s"], "compile_s": df["compile_s"], "first_call_s": df["first_call_s"],
             "host": df["host"], "device": df["device"], "timestamp": df["timestamp"],
+            "phases_s": [_phases(x) for x in df["extra_json"]],
         }))
     cols = ["profile", "timer_requested", "run_index", "run_id", "run_wall_s", "run_points", "point", "backend",
             "mode", "status", "reason", "timer", "median_ms", "n_samples", "rel_noise", "noise_target_met",
-            "sampling_s", "compile_s", "first_call_s", "host", "device", "timestamp"]
+            "sampling_s", "compile_s", "first_call_s", "host", "device", "timestamp", "phases_s"]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=cols)
 
 
@@ -436,6 +444,27 @@ def render_precision(table: pd.DataFrame, runs_wanted: int) -> str:
             + markdown_table(t, {"(max-min)/median": pct, "stdev/mean": pct}))
 
 
+def phase_cost_table(medians: pd.DataFrame) -> pd.DataFrame:
+    """Per (profile, timer): mean seconds per point in each phase of measure.run_point, sampling included.
+
+    The phases add up to the time spent inside the point; what the run's wall time adds beyond them is
+    worker start-up and writing rows.
+    """
+    if medians.empty or "phases_s" not in medians:
+        return pd.DataFrame()
+    rows = []
+    for (profile, timer), g in medians.groupby(["profile", "timer_requested"], sort=False):
+        ph = pd.DataFrame(list(g["phases_s"])).fillna(0.0)
+        if ph.empty:
+            continue
+        ph["sampling"] = g["sampling_s"].fillna(0.0).to_numpy()
+        wall = g.groupby("run_index")["run_wall_s"].first().sum()
+        mean = ph.mean()
+        rows.append({"profile": profile, "timer": timer, **{k: float(v) for k, v in mean.items()},
+                     "in points": float(mean.sum()), "run wall / point": float(wall / len(g))})
+    return pd.DataFrame(rows)
+
+
 def render_cost(medians: pd.DataFrame) -> str:
     return ("Seconds per point, compile excluded: (sweep wall time - sum of compile_s) / points, and the "
             "sampling phase alone (`sampling_s`). Profile `suite` is the suite's [timing]; `flashqla` "
@@ -443,7 +472,16 @@ def render_cost(medians: pd.DataFrame) -> str:
             f"cudagraph do_bench does with FlashQLA's warmup={FLASHQLA_WARMUP_MS:g} ms, rep={FLASHQLA_REP_MS:g} ms "
             f"({FLASHQLA_REPLAYS} replays of a ~rep-ms graph).\n\n"
             + markdown_table(cost_table(medians)) + "\nPer run:\n\n" + markdown_table(run_cost_table(medians))
-            + "\nMedian sampling seconds per point:\n\n" + markdown_table(point_cost_table(medians)))
+            + "\nMedian sampling seconds per point:\n\n" + markdown_table(point_cost_table(medians))
+            + _phase_section(medians))
+
+
+def _phase_section(medians: pd.DataFrame) -> str:
+    t = phase_cost_table(medians)
+    if t.empty:
+        return ""
+    return ("\nMean seconds per point in each phase (`extra_json.phases_s`; the rest of `run wall / point` is "
+            "worker start-up and writing):\n\n" + markdown_table(t))
 
 
 def render_agreement(table: pd.DataFrame | None, skipped: str | None) -> str:

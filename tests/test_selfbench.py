@@ -256,3 +256,21 @@ def test_a_run_that_measures_nothing_stops_the_benchmark_with_the_reason(tmp_pat
     with pytest.raises(sb.SelfbenchError, match=r"measured no point .* flash_qla skipped"):
         sb.run_repeats(load_suite(str(path)), tmp_path / "o", timers=["wall"], runs=3, device="cpu")
     assert sb.all_completed_runs(tmp_path / "o") == []  # not recorded as a completed run
+
+
+def test_rows_record_their_phases_and_cost_breaks_them_down(tmp_path):
+    import json
+
+    path = tmp_path / "tiny.toml"
+    path.write_text(TINY)
+    out = tmp_path / "o"
+    sb.run_repeats(load_suite(str(path)), out, timers=["wall"], runs=1, device="cpu")
+    medians = sb.medians_frame(out, sb.all_completed_runs(out))
+    for ph in medians["phases_s"]:
+        assert {"check", "inputs", "first_call"} <= set(ph) and all(v >= 0 for v in ph.values())
+    t = sb.phase_cost_table(medians)
+    assert len(t) == 1 and t["sampling"].iloc[0] > 0
+    assert t["in points"].iloc[0] <= t["run wall / point"].iloc[0]  # the run's wall time covers its points
+    assert "Mean seconds per point in each phase" in sb.render_cost(medians)
+    # A row written before phases were recorded reads as no phases.
+    assert sb._phases(json.dumps({"calls_per_sample": 1})) == {} and sb._phases(None) == {}
