@@ -225,7 +225,8 @@ def medians_frame(out: Path, infos: Sequence[RunInfo]) -> pd.DataFrame:
             "rel_noise": df["rel_noise"], "noise_target_met": df["noise_target_met"],
             "sampling_s": df["sampling_s"], "compile_s": df["compile_s"], "first_call_s": df["first_call_s"],
             "host": df["host"], "device": df["device"], "timestamp": df["timestamp"],
-            "phases_s": [_phases(x) for x in df["extra_json"]],
+            # JSON text, not dicts: parquet cannot store an empty struct (rows from before phases existed)
+            "phases_s": [json.dumps(_phases(x), sort_keys=True) for x in df["extra_json"]],
         }))
     cols = ["profile", "timer_requested", "run_index", "run_id", "run_wall_s", "run_points", "point", "backend",
             "mode", "status", "reason", "timer", "median_ms", "n_samples", "rel_noise", "noise_target_met",
@@ -454,7 +455,7 @@ def phase_cost_table(medians: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame()
     rows = []
     for (profile, timer), g in medians.groupby(["profile", "timer_requested"], sort=False):
-        ph = pd.DataFrame(list(g["phases_s"])).fillna(0.0)
+        ph = pd.DataFrame([json.loads(x) if isinstance(x, str) else {} for x in g["phases_s"]]).fillna(0.0)
         if ph.empty:
             continue
         ph["sampling"] = g["sampling_s"].fillna(0.0).to_numpy()

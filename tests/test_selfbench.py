@@ -266,8 +266,9 @@ def test_rows_record_their_phases_and_cost_breaks_them_down(tmp_path):
     out = tmp_path / "o"
     sb.run_repeats(load_suite(str(path)), out, timers=["wall"], runs=1, device="cpu")
     medians = sb.medians_frame(out, sb.all_completed_runs(out))
-    for ph in medians["phases_s"]:
+    for ph in map(json.loads, medians["phases_s"]):
         assert {"check", "inputs", "first_call"} <= set(ph) and all(v >= 0 for v in ph.values())
+    medians.to_parquet(tmp_path / "medians.parquet")  # the CLI writes this frame
     t = sb.phase_cost_table(medians)
     assert len(t) == 1 and t["sampling"].iloc[0] > 0
     assert t["in points"].iloc[0] <= t["run wall / point"].iloc[0]  # the run's wall time covers its points
