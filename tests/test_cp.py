@@ -308,3 +308,53 @@ def test_time_budget_stops_before_launch(tmp_path):
 
     res = run_sweep(load_suite(str(DATA / "cp-cpu.toml")), tmp_path, max_time_s=0)
     assert res.rows == [] and res.not_run == 9
+
+
+@pytest.mark.parametrize("fault", ["forward-error", "late-error"])
+def test_cpu_rank_error_inside_collectives_ends_the_launch(tmp_path, monkeypatch, fault):
+    """Rank 1 raises in its forward (the first call, or the warm-up) while rank 0 is in the state exchange:
+    rank 1 must not try to agree (its collectives would pair with rank 0's exchange): it exits, torchrun
+    ends rank 0, the point is an `error` row with rank 1's message and a fresh launch takes the next."""
+    import time
+
+    from qlabench.distributed import launch
+    from qlabench.runner import run_sweep
+
+    launches = []
+    real = launch.CPLauncher._start
+
+    def counting(self, ws, pts):
+        launches.append(len(pts))
+        return real(self, ws, pts)
+
+    monkeypatch.setattr(launch.CPLauncher, "_start", counting)
+    monkeypatch.setenv("QLABENCH_CP_FAULT", fault)
+    t0 = time.monotonic()
+    res = run_sweep(_one_point_suite(), tmp_path)
+    assert time.monotonic() - t0 < 120  # no collective timeout waited out
+    assert [r.status for r in res.rows] == ["error", "error"], [r.reason for r in res.rows]
+    for r in res.rows:
+        assert r.reason.startswith("distributed ranks exited with code"), r.reason
+        assert f"QLABENCH_CP_FAULT={fault}" in r.reason and "[rank1]" in r.reason
+    assert launches == [2, 1]
+
+
+def test_compare_lean_matches_compare():
+    import torch
+
+    from qlabench.correctness import compare
+    from qlabench.distributed.worker import _compare_lean
+
+    gen = torch.Generator().manual_seed(0)
+    ref = {n: torch.randn(4, 8, generator=gen) for n in ("o", "ht", "dq", "dg")}
+    got = {n: t + 0.03 * torch.randn(4, 8, generator=gen) for n, t in ref.items()}
+    got["dg"] = ref["dg"] + 0.01 * torch.randn(4, 8, generator=gen)
+    del got["ht"]
+    want = compare(dict(got), dict(ref), "bfloat16")
+    g2, r2 = dict(got), dict(ref)
+    errors, failure = _compare_lean(g2, r2, "bfloat16")
+    assert errors == want[0] and g2 == {} and r2 == {}
+    assert sorted(failure.split("; ")) == sorted(want[1].split("; "))
+    assert "missing outputs: ht" in failure and "o rel err" in failure and "dg" not in failure
+    ok = {n: t.clone() for n, t in ref.items()}
+    assert _compare_lean(ok, dict(ref), "bfloat16")[1] is None

@@ -118,6 +118,8 @@ class FlashQLACP(CPBackend):
     def check_point(self, p: Point) -> tuple[bool, str]:
         if p.K != 128 or p.V != 128:
             return False, f"FlashQLA kernels need K = V = 128 (got K={p.K}, V={p.V})"
+        if p.h_v % p.h_qk:
+            return False, "h_v must be a multiple of h_qk"
         return True, ""
 
     def setup(self, p: Point, rs: RankSetup) -> Any:
@@ -225,13 +227,16 @@ class _NaiveState:
     rs: RankSetup
     mode: str
     fault: str
+    calls: int = 0
 
 
 class NaiveChunkCP(CPBackend):
     """Inter-card CP in plain PyTorch (see the module doc). Test-only faults via $QLABENCH_CP_FAULT:
     `no-exchange` drops the state hand-over (a rank > 0 starts its continued sequence from zero: the
     gathered output is wrong, the row must be `incorrect`); `setup-error` raises on rank 1 in setup;
-    `crash` makes rank 1's process exit in its first forward (the launch dies mid-point)."""
+    `crash` makes rank 1's process exit in its first forward (the launch dies mid-point);
+    `forward-error` raises on rank 1 in its first forward and `late-error` in its second (the warm-up),
+    while rank 0 goes on into the state exchange (a rank failing inside a phase with collectives)."""
 
     name = "naive-chunk"
     cp_modes = ("inter", "dual")
@@ -278,6 +283,10 @@ class NaiveChunkCP(CPBackend):
 
             print("RuntimeError: injected crash on rank 1 (QLABENCH_CP_FAULT=crash)", file=sys.stderr, flush=True)
             os._exit(3)
+        state.calls += 1
+        if rs.rank == 1 and (state.fault, state.calls) in (("forward-error", 1), ("late-error", 2)):
+            raise RuntimeError(f"injected CP fault on rank 1 in forward call {state.calls} "
+                               f"(QLABENCH_CP_FAULT={state.fault})")
         pieces = rs.pieces
         h_v, K, V = inp.v.shape[2], inp.q.shape[-1], inp.v.shape[-1]
         cd = torch.float64 if inp.q.dtype == torch.float64 else torch.float32

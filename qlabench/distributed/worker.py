@@ -28,6 +28,7 @@ import pickle
 import sys
 import time
 import traceback
+from typing import NoReturn
 
 from .safety import apply_to_this_process
 
@@ -43,6 +44,55 @@ def _emit(path: str, event: str, **payload) -> None:
 
 def _last_line(e: BaseException) -> str:
     return traceback.format_exception_only(type(e), e)[-1].strip()
+
+
+def _fatal(rank: int, phase: str, e: BaseException) -> NoReturn:
+    """End this rank at once after an exception in a phase with collectives in it.
+
+    The first call, the gathering of the outputs and the timing run collectives (the library's, ours)
+    that every rank must enter in the same order. A rank that raised there cannot agree with the
+    others: they may be blocked inside a collective it will never join (NCCL waits until its
+    timeout), or its next collective would be paired with a different one of theirs (mismatched
+    sizes: a hang or garbage). So it prints its error and exits; torchrun then ends the other ranks
+    and the launcher records the point in flight as `error` with this line (launch.last_error_line).
+    """
+    # This line first: the launcher reports the first exception line of the ranks' log.
+    print(f"[rank{rank}]: {_last_line(e)} (during {phase}; this rank exits, the launch ends)",
+          file=sys.stderr, flush=True)
+    traceback.print_exc(file=sys.stderr)
+    sys.stderr.flush()
+    sys.stdout.flush()
+    os._exit(1)
+
+
+def _compare_lean(got: dict, ref: dict, dtype: str) -> tuple[dict, str | None]:
+    """`correctness.compare`, one tensor at a time, each dropped once compared (`got`, `ref` are emptied).
+
+    At 1M tokens with h 16/16 an output is 2^31 elements (4 GiB in bf16) and `rel_l2` makes float64
+    copies of both sides (3 x 16 GiB): comparing them all at once on top of the gathered and
+    reference tensors would not fit next to each other on rank 0. Same errors and verdict as compare.
+    """
+    from ..correctness import compare
+
+    errors: dict = {}
+    failures: list[str] = []
+    missing: list[str] = []
+    for name in list(ref):
+        r = ref.pop(name)
+        g = got.pop(name, None)
+        if g is None:
+            if name in ("o", "ht"):
+                missing.append(name)
+            continue
+        e, failure = compare({name: g}, {name: r}, dtype)
+        del g, r
+        errors.update(e)
+        if failure:
+            failures.append(failure)
+    got.clear()
+    if missing:
+        failures.append("missing outputs: " + ", ".join(missing))
+    return errors, ("; ".join(failures) or None)
 
 
 class _Rank:
@@ -202,7 +252,6 @@ def run_point(p, rk: _Rank) -> dict | None:
     import torch
 
     from ..backends import REGISTRY
-    from ..correctness import compare
     from ..flops import throughput
     from ..inputs import make_inputs
     from ..measure import _state_columns
@@ -267,6 +316,7 @@ def run_point(p, rk: _Rank) -> dict | None:
         return row(Status.ERROR, err)
 
     # -- 2. first call (JIT compile, autotuning) ----------------------------------------------------------
+    # Collectives inside (the library's state exchange): an exception here ends this rank (_fatal).
     try:
         rk.barrier()
         t0 = time.perf_counter()
@@ -274,10 +324,7 @@ def run_point(p, rk: _Rank) -> dict | None:
         rk.sync()
         first_call_s = time.perf_counter() - t0
     except Exception as e:
-        err, first_call_s = _last_line(e), None
-    err = rk.agree(err)
-    if err:
-        return row(Status.ERROR, err)
+        _fatal(rk.rank, "the first call", e)
     first_call_s = max(rk.gather_all(first_call_s))
     group = p.compile_group
     compile_s = first_call_s if group not in rk.groups_seen else None
@@ -290,23 +337,32 @@ def run_point(p, rk: _Rank) -> dict | None:
     # -- 3. correctness against the single-device reference -------------------------------------------
     verdict = None
     if rk.job.check:
+        # Gathering: collectives on every rank (an exception ends the rank). Then rank 0 alone runs the
+        # reference and compares (no collectives: its errors are agreed on like the set-up's).
         try:
             got = _stitch(p, rk, out, torch)
+        except Exception as e:
+            _fatal(rk.rank, "the gathering of the outputs", e)
+        out = None  # the local outputs: gathered, no longer needed (memory for the reference on rank 0)
+        try:
             if rk.rank == 0:
                 ref_backend = REGISTRY[backend.reference]
                 ref_inp = full.to(torch.float32) if backend.reference_fp32 else full
+                full = None
                 os.environ.update(ref_backend.env)
                 ref = ref_backend.prepare(p.mode, ref_inp)()
                 os.environ.update(backend.env)
+                ref_inp = None  # the full inputs: free before the float64 comparison
                 if not backend.final_state:
                     ref.pop("ht", None)
-                errors, failure = compare(got, ref, p.dtype)
+                errors, failure = _compare_lean(got, ref, p.dtype)
                 rdt = "float32" if backend.reference_fp32 else p.dtype
                 verdict = ({f"err_{n}": errors.get(n) for n in CHECKED_TENSORS},
                            f"{backend.reference} {rdt} @{p.total_tokens} tokens (one device, no CP)", failure)
-                del got, ref, ref_inp
+                del ref
         except Exception as e:
             err = f"correctness check failed: {_last_line(e)}"
+        got = ref_inp = None
         err = rk.agree(err)
         if err:
             return row(Status.ERROR, err)
@@ -324,10 +380,7 @@ def run_point(p, rk: _Rank) -> dict | None:
     try:
         res = _measure(step, rk, spec, p, backend)
     except Exception as e:
-        res, err = None, _last_line(e)
-    err = rk.agree(err)
-    if err:
-        return row(Status.ERROR, err)
+        _fatal(rk.rank, "the timing", e)
     per_rank = rk.gather_all(res)
     if rk.rank != 0:
         return None

@@ -53,6 +53,20 @@ def test_naive_cp_over_nccl(tmp_path):
         assert r.timer == "events" and len(r.cp_rank_ms) == 2 and r.err_o < 1e-4
 
 
+def test_rank_error_in_exchange_over_nccl_is_an_error_row(tmp_path, monkeypatch):
+    """Rank 1 raises in its forward while rank 0 waits in the NCCL exchange: an error row within seconds
+    (the rank exits, torchrun ends the other), not a wait for the NCCL timeout."""
+    import time
+
+    _need_gpus()
+    monkeypatch.setenv("QLABENCH_CP_FAULT", "forward-error")
+    t0 = time.monotonic()
+    res = _run([_point("naive-chunk", "fwd", "inter", T=2048, h_qk=1, h_v=2, K=32, V=32, dtype="float32")], tmp_path)
+    assert time.monotonic() - t0 < 240
+    r = res.rows[0]
+    assert r.status == "error" and "[rank1]" in r.reason and "forward-error" in r.reason, r.reason
+
+
 @pytest.mark.parametrize("cp_mode", ["inter", "dual"])
 def test_flash_qla_cp_matches_one_gpu(cp_mode, tmp_path):
     _need_gpus()
