@@ -53,6 +53,17 @@ START_TIMEOUT_S = 300.0  # imports + CUDA context creation; generous, a cold sta
 _LOG_TAIL_BYTES = 8192
 
 
+def log_tail_lines(path: str, tail_bytes: int = _LOG_TAIL_BYTES) -> list[str] | None:
+    """The non-blank lines of the last `tail_bytes` of a log, stripped; None when it cannot be read."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - tail_bytes))
+            return [ln.strip() for ln in f.read().decode(errors="replace").splitlines() if ln.strip()]
+    except OSError:
+        return None
+
+
 class RowSink(Protocol):
     def started(self, point: Point) -> None: ...
     def done(self, point: Point, row: ResultRow) -> None: ...
@@ -204,13 +215,7 @@ class _Worker:
         return f"worker {what}" + (f" ({last})" if last else "")
 
     def last_error_line(self) -> str | None:
-        try:
-            with open(self.log_path, "rb") as f:
-                f.seek(0, os.SEEK_END)
-                f.seek(max(0, f.tell() - _LOG_TAIL_BYTES))
-                lines = [ln.strip() for ln in f.read().decode(errors="replace").splitlines() if ln.strip()]
-        except OSError:
-            return None
+        lines = log_tail_lines(self.log_path)
         if not lines:
             return None
         marked = [ln for ln in lines if "Error" in ln or "error" in ln or "Fatal" in ln]

@@ -272,9 +272,9 @@ def test_cpu_broken_exchange_is_incorrect(tmp_path, monkeypatch):
     assert all(r.median_ms is None for r in res.rows)
 
 
-def test_cpu_rank_error_then_fresh_launch(tmp_path, monkeypatch):
+def _count_launches(monkeypatch) -> list[int]:
+    """Records the number of points of each torchrun launch (CPLauncher._start), in order."""
     from qlabench.distributed import launch
-    from qlabench.runner import run_sweep
 
     launches = []
     real = launch.CPLauncher._start
@@ -284,6 +284,13 @@ def test_cpu_rank_error_then_fresh_launch(tmp_path, monkeypatch):
         return real(self, ws, pts)
 
     monkeypatch.setattr(launch.CPLauncher, "_start", counting)
+    return launches
+
+
+def test_cpu_rank_error_then_fresh_launch(tmp_path, monkeypatch):
+    from qlabench.runner import run_sweep
+
+    launches = _count_launches(monkeypatch)
     monkeypatch.setenv("QLABENCH_CP_FAULT", "setup-error")
     res = run_sweep(_one_point_suite(), tmp_path)
     assert [r.status for r in res.rows] == ["error", "error"]
@@ -317,17 +324,9 @@ def test_cpu_rank_error_inside_collectives_ends_the_launch(tmp_path, monkeypatch
     ends rank 0, the point is an `error` row with rank 1's message and a fresh launch takes the next."""
     import time
 
-    from qlabench.distributed import launch
     from qlabench.runner import run_sweep
 
-    launches = []
-    real = launch.CPLauncher._start
-
-    def counting(self, ws, pts):
-        launches.append(len(pts))
-        return real(self, ws, pts)
-
-    monkeypatch.setattr(launch.CPLauncher, "_start", counting)
+    launches = _count_launches(monkeypatch)
     monkeypatch.setenv("QLABENCH_CP_FAULT", fault)
     t0 = time.monotonic()
     res = run_sweep(_one_point_suite(), tmp_path)

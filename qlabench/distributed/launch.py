@@ -42,7 +42,14 @@ from dataclasses import dataclass, field
 from ..point import Point
 from ..result import ResultRow, Status, make_row
 from ..spec import Suite
-from ..workers import START_TIMEOUT_S, WORKER_ENV, RowSink, WorkerJob, point_to_dict
+from ..workers import (
+    START_TIMEOUT_S,
+    WORKER_ENV,
+    RowSink,
+    WorkerJob,
+    log_tail_lines,
+    point_to_dict,
+)
 from .safety import safe_env
 
 WORKER_MODULE = "qlabench.distributed.worker"
@@ -101,13 +108,7 @@ def last_error_line(log_path: str) -> str | None:
     """The most telling line of the ranks' log: a rank's exception, else any error line, else the last."""
     import re
 
-    try:
-        with open(log_path, "rb") as f:
-            f.seek(0, os.SEEK_END)
-            f.seek(max(0, f.tell() - _LOG_TAIL_BYTES))
-            lines = [ln.strip() for ln in f.read().decode(errors="replace").splitlines() if ln.strip()]
-    except OSError:
-        return None
+    lines = log_tail_lines(log_path, _LOG_TAIL_BYTES)
     if not lines:
         return None
     lines = [ln for ln in lines if not any(b in ln for b in _BOILERPLATE)] or lines
