@@ -21,6 +21,7 @@ so a whole suite (and its worker processes, which inherit the environment) can b
 from __future__ import annotations
 
 import os
+import statistics
 import time
 from collections.abc import Callable
 
@@ -29,6 +30,7 @@ import torch
 from ..errors import BackendError
 from ..inputs import GDNInputs
 from ..kernels import chunk_gated_delta_rule
+from ..spec import TimingSpec
 from .base import Backend, Outputs
 
 SLOWDOWN_ENV = "QLABENCH_SYNTHETIC_SLOWDOWN"
@@ -87,43 +89,20 @@ class Synthetic(Backend):
         return slowed
 
 
-def _median_ms(fn: Callable[[], object], reps: int = 7) -> float:
-    times = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b))
-    return sorted(times)[len(times) // 2]
+# A short measurement with the project's own GPU timer: per-call time from a CUDA-graph replay where
+# the call can be captured (as the graph timer sees the point), else CUDA events around eager calls.
+_CALIBRATION = TimingSpec(timer="graph", warmup=2, min_samples=5, max_samples=20, max_time_s=0.2)
 
 
-def _device_ms(run: Callable[[], Outputs]) -> float:
-    """The call's device time: a graph replay where the call can be captured (no launch gaps, as the
-    graph timer measures it), else CUDA events around eager calls."""
-    for _ in range(2):
-        run()
-    torch.cuda.synchronize()
-    try:
-        stream = torch.cuda.Stream()
-        stream.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(stream):
-            run()
-        torch.cuda.current_stream().wait_stream(stream)
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            run()
-        return _median_ms(graph.replay)
-    except RuntimeError:  # not capturable (host syncs in varlen paths): eager time, launch gaps included
-        torch.cuda.synchronize()
-        return _median_ms(run)
+def _device_ms(fn: Callable[[], object]) -> float:
+    from ..timing import make_timer
+
+    return statistics.median(make_timer("graph", "cuda", _CALIBRATION).measure(fn).samples_ms)
 
 
 def sleep_cycles_per_ms(probe_cycles: int = 2_000_000) -> float:
     """How many `torch.cuda._sleep` cycles make a millisecond on this device at its current clock."""
-    torch.cuda._sleep(probe_cycles)  # the first launch pays for loading the kernel
-    return probe_cycles / _median_ms(lambda: torch.cuda._sleep(probe_cycles), reps=5)
+    return probe_cycles / _device_ms(lambda: torch.cuda._sleep(probe_cycles))
 
 
 def delay_cycles(extra: float, call_ms: float, cycles_per_ms: float) -> int:
