@@ -17,7 +17,8 @@
 #   ncu       `run sweep --ncu` on SUITE (default h200-ncu): Nsight Compute's sm_active_pct per point
 #   selfbench the harness's own benchmarks (docs/BENCHMARKS.md) on SUITE (default h200-precision; warm
 #             it first): WHAT=all|precision|cost|agreement; resumable: repeat the call until it no
-#             longer says "runs not made"; runs accumulate in /tmp/qlaresults/selfbench-$WHAT
+#             longer says "runs not made"; runs accumulate in /tmp/qlaresults/selfbench-$WHAT (suffixed
+#             -gpuI when pinned, so two GPUs can each take a timer: SELFBENCH_ARGS="--timer events")
 #   study     the gate's A/A and injected-slowdown study (docs/GATING.md) on SUITE (default
 #             gate-study-h200)
 #   pack      last in a call whose steps wrote more than the 8 files the device tool returns: tars the
@@ -139,10 +140,10 @@ case "$STEP" in
     log="$OUT/selfbench-$WHAT$tag.log"
     { echo "== before"; gpu_state; } > "$log"
     timeout "${SELFBENCH_S:-570}" python3 -m qlabench selfbench "$WHAT" --suite "$SUITE" \
-      --out "$RES/selfbench-$WHAT" --max-time "${MAX_TIME_S:-400}" ${SELFBENCH_ARGS:-} 2>&1 | quiet >> "$log"
+      --out "$RES/selfbench-$WHAT$tag" --max-time "${MAX_TIME_S:-400}" ${SELFBENCH_ARGS:-} 2>&1 | quiet >> "$log"
     { echo "== after"; gpu_state; } >> "$log"
     grep -E "^(suite|flashqla) |runs not made|agreement skipped|wrote" "$log" | tail -20
-    (cd "$RES" && tar cf "$OUT/selfbench-$WHAT.tar" --exclude='*/runs/*/*.part*' "selfbench-$WHAT")
+    (cd "$RES" && tar cf "$OUT/selfbench-$WHAT$tag.tar" --exclude='*/runs/*/*.part*' "selfbench-$WHAT$tag")
     ;;
   study)
     SUITE=${2:-gate-study-h200}
