@@ -1,4 +1,9 @@
-"""A rich progress bar for sweeps (the runner's Progress protocol)."""
+"""A rich progress bar for sweeps (the runner's Progress protocol).
+
+On a terminal the bar shows the point in flight and only non-ok rows get a line. Where output goes to
+a file or a pipe (CI, a device call's log) rich draws the bar once, at the end, so a run killed midway
+would leave nothing: there every finished point gets its own line, ok ones with their median.
+"""
 
 from __future__ import annotations
 
@@ -30,9 +35,16 @@ class RichProgress:
         self._bar.update(self._task, description=point.label()[:70])
 
     def point_done(self, row) -> None:
-        if row.status != "ok":
+        if row.status != "ok" or not self.console.is_terminal:
             style = _STYLE.get(row.status, "white")
-            self._bar.console.print(f"[{style}]{row.status}[/{style}] {row.backend} {row.mode} "
-                                    f"h{row.h_qk}/{row.h_v} {row.total_tokens} tok: {escape(row.reason or '')}",
-                                    highlight=False)  # escaped: reasons hold brackets ("qlabench[gpu]")
+            what = (row.reason or "") if row.status != "ok" else f"{row.median_ms:.4g} ms"
+            # escaped: reasons hold brackets ("qlabench[gpu]"), and so do CP labels ("[cp2 inter]")
+            self._bar.console.print(f"[{style}]{row.status}[/{style}] {escape(_backend(row))} {row.mode} "
+                                    f"h{row.h_qk}/{row.h_v} {row.total_tokens} tok: {escape(what)}",
+                                    highlight=False)
         self._bar.advance(self._task)
+
+
+def _backend(row) -> str:
+    ws = getattr(row, "cp_world_size", None)
+    return f"{row.backend} [cp{ws} {row.cp_mode}]" if ws else row.backend

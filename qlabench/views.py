@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pandas as pd
+from rich.markup import escape
 from rich.table import Table
 
 from .spec import Suite
@@ -27,8 +28,8 @@ def speedup_rich_table(table: pd.DataFrame, baseline: str | None) -> Table:
     backends = [c for c in table.columns if c not in ("mode", "heads", "sequences", "dtype", "gate") and not c.endswith(" x")]
     for c in ("mode", "heads", "sequences", "dtype"):
         t.add_column(c)
-    for b in backends:
-        t.add_column(b, justify="right")
+    for b in backends:  # escaped: a distributed column is "flash_qla [cp2 inter]", not markup
+        t.add_column(escape(b), justify="right")
     for _, r in table.iterrows():
         cells = [str(r["mode"]), str(r["heads"]), str(r["sequences"]), str(r["dtype"])]
         for b in backends:

@@ -70,6 +70,24 @@ def test_result_row_cp_columns_and_old_files(tmp_path, make_row):
     assert len(old["cp_rank_ms"]) == 0 if old["cp_rank_ms"] is not None else True
 
 
+def test_summary_shows_a_distributed_column_by_its_cp_label(make_row):
+    # the column header "fla [cp2 fla-cp]" must not be read as rich markup (it once printed as "fla")
+    import io
+
+    import pandas as pd
+    from rich.console import Console
+
+    from qlabench.report import speedup_table
+    from qlabench.views import speedup_rich_table
+
+    rows = [make_row(backend="fla", median_ms=2.0), make_row(backend="fla", cp_world_size=2, cp_mode="fla-cp",
+                                                             median_ms=4.0)]
+    table = speedup_table(pd.DataFrame([r.as_dict() for r in rows]), "fla")
+    buf = io.StringIO()
+    Console(file=buf, width=200).print(speedup_rich_table(table, "fla"))
+    assert "fla [cp2 fla-cp]" in buf.getvalue() and "4.000 (0.50x)" in buf.getvalue()
+
+
 def test_layout_slices_and_owners():
     from qlabench.distributed.layout import local_cu_seqlens, local_sequences, owners, rank_slice
 

@@ -18,3 +18,25 @@ def test_reason_with_brackets_is_not_eaten_as_rich_markup():
         prog.start(1)
         prog.point_done(_Row())
     assert "pip install 'qlabench[gpu]'" in buf.getvalue()
+
+
+class _OkRow:
+    status, backend, mode, h_qk, h_v, total_tokens, reason = "ok", "flash_qla", "fwd", 16, 16, 131072, None
+    median_ms, cp_world_size, cp_mode = 1.9651, 2, "dual"
+
+
+def test_log_output_gets_a_line_per_finished_point():
+    # a file is not a terminal: the bar is drawn only at the end, so each ok point is a line of its own
+    buf = io.StringIO()
+    with RichProgress(Console(file=buf, width=200)) as prog:
+        prog.start(1)
+        prog.point_done(_OkRow())
+    assert "ok flash_qla [cp2 dual] fwd h16/16 131072 tok: 1.965 ms" in buf.getvalue()
+
+
+def test_terminal_output_leaves_ok_points_to_the_bar():
+    buf = io.StringIO()
+    with RichProgress(Console(file=buf, width=200, force_terminal=True)) as prog:
+        prog.start(1)
+        prog.point_done(_OkRow())
+    assert "1.965 ms" not in buf.getvalue()
