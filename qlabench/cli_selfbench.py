@@ -66,6 +66,10 @@ def selfbench_cmd(
     missing = 0  # runs not made because --max-time ran out
     if report_only:  # count the runs asked for that are not there
         have = sb.all_completed_runs(out)
+        if not have and wanted & {"precision", "cost"}:
+            raise sb.SelfbenchError(f"--report-only: no completed runs under {out / 'runs'} to report on (each run "
+                                    "is a folder <profile>-<timer>-r<i>/ with its run.json, as a measuring call "
+                                    "leaves them)")
         if "precision" in wanted:
             missing += runs * len(timers) - sum(
                 1 for i in have if i.profile == "suite" and i.timer in timers and i.index < runs)

@@ -249,6 +249,13 @@ def test_report_only_rebuilds_from_fetched_runs_without_measuring_and_names_wher
     assert "Not run: no " in (out / "selfbench-agreement.md").read_text()
 
 
+def test_report_only_without_runs_says_so(tmp_path):
+    r = CliRunner().invoke(app, ["selfbench", "precision", "--suite", "cpu-precision", "--out", str(tmp_path),
+                                 "--report-only"])
+    assert r.exit_code == 2 and "no completed runs under" in r.output.replace("\n", " ")
+    assert not (tmp_path / "selfbench-precision.md").exists()
+
+
 def test_a_run_that_measures_nothing_stops_the_benchmark_with_the_reason(tmp_path):
     # flash_qla on a CPU suite: every point is skipped; five more such runs would say nothing.
     path = tmp_path / "none.toml"
