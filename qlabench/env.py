@@ -38,18 +38,33 @@ def dist_version(name: str) -> str | None:
 
 @lru_cache(maxsize=1)
 def git_sha() -> str | None:
-    """The checkout's commit; for a copy without .git (e.g. shipped to a GPU host) $QLABENCH_GIT_SHA."""
-    root = Path(__file__).resolve().parent.parent
-    fallback = os.environ.get("QLABENCH_GIT_SHA") or None
+    return git_sha_of(Path(__file__).resolve().parent.parent)
+
+
+def git_sha_of(root: Path) -> str | None:
+    """The commit of the checkout at `root`.
+
+    $QLABENCH_GIT_SHA wins when set: it is how a copy shipped to a GPU host (a `git archive` snapshot,
+    possibly unpacked inside some other repository) names the commit it was made from. Otherwise git
+    is asked, but only about a repository whose top level is `root` itself: a copy nested in another
+    checkout must not record that checkout's commit.
+    """
+    explicit = os.environ.get("QLABENCH_GIT_SHA") or None
+    if explicit:
+        return explicit
     try:
+        top = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=root, capture_output=True, text=True,
+                             timeout=5)
+        if top.returncode != 0 or Path(top.stdout.strip()).resolve() != Path(root).resolve():
+            return None
         sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=5)
         if sha.returncode != 0:
-            return fallback
+            return None
         dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
                                capture_output=True, text=True, timeout=5)
         return sha.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
     except (OSError, subprocess.SubprocessError):
-        return fallback
+        return None
 
 
 def cpu_name() -> str:

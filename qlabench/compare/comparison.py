@@ -18,6 +18,7 @@ from ..report import heads_label, layout_label
 from ..store import read_results
 from .drift import Shift, shift_verdict, suite_shift
 from .envguard import EnvField, check_env, env_diff
+from .kernels import kernel_change
 from .match import Pair, match_rows
 from .stats import PairStats, geometric_mean, pair_stats
 from .verdict import DEFAULT_FAIL_ON, CompareOptions, Failure, Verdict, failure_of, status_verdict, timing_verdict
@@ -38,6 +39,7 @@ class PairResult:
     reason: str
     failure: Failure | None  # what this pair counts as for --fail-on (None: never fails)
     stats: PairStats | None = None
+    kernels: str | None = None  # how the per-kernel breakdown differs (kernels.py), both sides ok
 
     @property
     def change(self) -> float | None:
@@ -127,7 +129,8 @@ def judge(pair: Pair, opt: CompareOptions, scale: float = 1.0) -> PairResult:
     verdict, reason = timing_verdict(s, opt)
     if scale != 1.0:
         reason = f"relative to the suite-wide shift {scale - 1:+.1%}: {reason}"
-    return PairResult(**common, verdict=verdict, reason=reason, failure=failure_of(verdict), stats=s)
+    return PairResult(**common, verdict=verdict, reason=reason, failure=failure_of(verdict), stats=s,
+                      kernels=kernel_change(b, h))
 
 
 def compare_frames(base: pd.DataFrame, head: pd.DataFrame, options: CompareOptions | None = None, *,

@@ -37,6 +37,12 @@ def _ms(p: PairResult, side: str) -> str:
     return f"{s.base_median_ms:.4g} (n={s.n_base})" if side == "base" else f"{s.head_median_ms:.4g} (n={s.n_head})"
 
 
+def _why(p: PairResult) -> str:
+    """The verdict's reason, and for a time that moved, where it moved inside the point."""
+    moved = p.verdict in (Verdict.SLOWER, Verdict.FASTER, Verdict.AMBIGUOUS)
+    return p.reason + (f"; kernels: {p.kernels}" if moved and p.kernels else "")
+
+
 def summary_line(c: Comparison) -> str:
     counts = ", ".join(f"{n} {v}" for v, n in c.counts.items() if n)
     g = c.geomean_ratio
@@ -67,7 +73,7 @@ def rich_table(c: Comparison, top: int | None = None, show_same: bool = True) ->
         failing = c.fails(p)
         mark = "FAIL " if failing else ""
         t.add_row(f"[{style}]{mark}{p.verdict.value}[/{style}]", escape(p.label), _ms(p, "base"), _ms(p, "head"),
-                  _change(p), f"{p.stats.p_value:.2g}" if p.stats else "-", escape(p.reason))
+                  _change(p), f"{p.stats.p_value:.2g}" if p.stats else "-", escape(_why(p)))
     return t
 
 
@@ -87,7 +93,7 @@ def markdown(c: Comparison, top: int = 20) -> str:
         for p in shown:
             v = f"**{p.verdict.value}**" if c.fails(p) else p.verdict.value
             cells = [v, p.label, _ms(p, "base"), _ms(p, "head"), _change(p),
-                     f"{p.stats.p_value:.2g}" if p.stats else "-", p.reason]
+                     f"{p.stats.p_value:.2g}" if p.stats else "-", _why(p)]
             out.append("| " + " | ".join(x.replace("|", "\\|") for x in cells) + " |")
         rest = len([p for p in c.pairs if p.verdict not in (Verdict.SAME, Verdict.NOT_TIMED)]) - len(shown)
         if rest > 0:
@@ -106,7 +112,8 @@ def to_json(c: Comparison) -> str:
     def pair(p: PairResult) -> dict:
         d = {"key": p.key, "point": p.label, "backend": p.backend, "mode": p.mode, "timer": p.timer,
              "base_status": p.base_status, "head_status": p.head_status, "verdict": p.verdict.value,
-             "reason": p.reason, "failure": p.failure.value if p.failure else None, "fails": c.fails(p)}
+             "reason": p.reason, "failure": p.failure.value if p.failure else None, "fails": c.fails(p),
+             "kernel_change": p.kernels}
         if p.stats:
             d.update({"base_median_ms": p.stats.base_median_ms, "head_median_ms": p.stats.head_median_ms,
                       "n_base": p.stats.n_base, "n_head": p.stats.n_head, "ratio": p.stats.ratio,

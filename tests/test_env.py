@@ -1,0 +1,48 @@
+"""Which commit a run records (env.git_sha_of): the checkout's own, or the one a shipped copy names."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import pytest
+
+from qlabench.env import git_sha_of
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+
+
+def _git(cwd, *args):
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout.strip()
+
+
+@pytest.fixture
+def repo(tmp_path, monkeypatch):
+    monkeypatch.delenv("QLABENCH_GIT_SHA", raising=False)
+    _git(tmp_path, "init", "-q")
+    (tmp_path / "f.txt").write_text("a\n")
+    _git(tmp_path, "add", "f.txt")
+    _git(tmp_path, "-c", "user.email=t@t", "-c", "user.name=t", "commit", "-qm", "one")
+    return tmp_path
+
+
+def test_a_checkout_records_its_head_and_whether_it_is_dirty(repo):
+    head = _git(repo, "rev-parse", "HEAD")
+    assert git_sha_of(repo) == head
+    (repo / "f.txt").write_text("b\n")
+    assert git_sha_of(repo) == head + "+dirty"
+
+
+def test_a_copy_nested_in_another_checkout_does_not_take_its_commit(repo, monkeypatch):
+    snap = repo / ".snap"  # a `git archive` snapshot unpacked inside the outer repository
+    snap.mkdir()
+    assert git_sha_of(snap) is None
+    monkeypatch.setenv("QLABENCH_GIT_SHA", "285ab58d121859a5a3370975cecd67bd0d6aff7d")
+    assert git_sha_of(snap) == "285ab58d121859a5a3370975cecd67bd0d6aff7d"
+
+
+def test_outside_any_repository_only_the_variable_counts(tmp_path, monkeypatch):
+    monkeypatch.delenv("QLABENCH_GIT_SHA", raising=False)
+    assert git_sha_of(tmp_path) is None
+    monkeypatch.setenv("QLABENCH_GIT_SHA", "abc123")
+    assert git_sha_of(tmp_path) == "abc123"
