@@ -18,6 +18,7 @@ from . import cache
 from .backends import ORACLE, Backend
 from .correctness import compare
 from .inputs import make_inputs, reduced_seqlens
+from .oracle_cache import OracleCache, oracle_key
 from .point import Point
 from . import gpustate, ncu, smutil
 from .flops import peak_fractions, throughput
@@ -55,7 +56,7 @@ class MeasureContext:
     timer_name: str
     registry: dict[str, Backend]
     check: bool
-    oracle_cache: dict = field(default_factory=dict)
+    oracle_cache: OracleCache = field(default_factory=OracleCache)
     groups_seen: set = field(default_factory=set)
     num_sms: int | None = None  # filled on CUDA
     device_index: int | None = None  # filled on CUDA
@@ -82,15 +83,15 @@ def _row(p: Point, ctx: MeasureContext, status: Status, reason: str | None = Non
 
 
 def _oracle_outputs(p: Point, seqlens: tuple[int, ...], ctx: MeasureContext) -> dict:
-    """fp32 recurrence outputs (and gradients) for the reduced check problem; cached across backends/modes."""
-    key = (p.workload_key()[1:], seqlens)  # everything but the mode
-    if key not in ctx.oracle_cache:
-        oracle = ctx.registry[ORACLE]
-        cdt = "float64" if p.dtype == "float64" else "float32"
+    """fp32 recurrence outputs (and gradients) for the reduced check problem; shared across backends,
+    modes and full lengths that reduce to the same problem (oracle_cache.py)."""
+    cdt = "float64" if p.dtype == "float64" else "float32"
+
+    def compute() -> dict:
         inp = make_inputs(p.with_(dtype=cdt), ctx.device, seqlens=seqlens)
-        ctx.oracle_cache.clear()  # one problem at a time keeps memory bounded
-        ctx.oracle_cache[key] = oracle.prepare("fwd_bwd", inp)()
-    return ctx.oracle_cache[key]
+        return ctx.registry[ORACLE].prepare("fwd_bwd", inp)()
+
+    return ctx.oracle_cache.get(oracle_key(p, seqlens, cdt), compute)
 
 
 def check_correctness(p: Point, backend: Backend, ctx: MeasureContext) -> tuple[Status, str | None, dict, float]:
