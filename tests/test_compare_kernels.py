@@ -76,3 +76,10 @@ def test_a_slower_point_carries_its_kernel_change_into_markdown_and_json(make_ro
     assert p.kernels == "chunk_gated_delta_rule_fwd_kkt_solve_kernel 23.1->74.1 us (block 32,1,1->128,1,1)"
     assert "kernels: chunk_gated_delta_rule_fwd_kkt_solve_kernel 23.1->74.1 us" in markdown(c)
     assert json.loads(to_json(c))["pairs"][0]["kernel_change"] == p.kernels
+
+
+def test_long_lists_stay_one_line_with_a_count():
+    head = dict(BASE, kernels=BASE["kernels"] + tuple(f"extra_{i}" for i in range(5)),
+                kernel_dur_us=BASE["kernel_dur_us"] + (0.1,) * 5, kernel_grid=BASE["kernel_grid"] + ("1,1,1",) * 5,
+                kernel_block=BASE["kernel_block"] + ("32,1,1",) * 5)
+    assert kernel_change(BASE, head) == "new kernels: extra_0, extra_1, extra_2 +2 more"

@@ -89,23 +89,28 @@ def kernel_change(base: dict, head: dict) -> str | None:
     common = [key for key in b_by if key in h_by]
     moves = [(h_by[key].dur_us - b_by[key].dur_us, key) for key in common
              if math.isfinite(b_by[key].dur_us) and math.isfinite(h_by[key].dur_us)]
+    named = None  # the kernel already named with its time (its shape change, if any, is said there)
     if moves:
         delta, key = max(moves, key=lambda m: abs(m[0]))
         b, h = b_by[key], h_by[key]
         if math.isfinite(total) and abs(delta) >= MIN_SHARE * total:
             shape = _shape(b, h)
-            notes.append(f"{_label(b, counts)} {b.dur_us:.4g}->{h.dur_us:.4g} us"
-                         + (f" ({shape})" if shape else ""))
-            reshaped_key = key
-        else:
-            reshaped_key = None
-        for k2 in common:  # launch shapes that changed elsewhere, even where the time barely moved
-            if k2 != reshaped_key and _shape(b_by[k2], h_by[k2]):
-                notes.append(f"{_label(b_by[k2], counts)} {_shape(b_by[k2], h_by[k2])}")
+            notes.append(f"{_label(b, counts)} {b.dur_us:.4g}->{h.dur_us:.4g} us" + (f" ({shape})" if shape else ""))
+            named = key
+    # launch shapes that changed elsewhere, even where the time barely moved (an autotuner's choice)
+    reshaped = [f"{_label(b_by[k], counts)} {_shape(b_by[k], h_by[k])}" for k in common
+                if k != named and _shape(b_by[k], h_by[k])]
+    if reshaped:
+        notes.append(_first(reshaped, "; "))
     added = [_label(h_by[k], counts) for k in h_by if k not in b_by]
     dropped = [_label(b_by[k], counts) for k in b_by if k not in h_by]
     if added:
-        notes.append("new kernels: " + ", ".join(added[:3]) + (f" +{len(added) - 3}" if len(added) > 3 else ""))
+        notes.append("new kernels: " + _first(added))
     if dropped:
-        notes.append("gone: " + ", ".join(dropped[:3]) + (f" +{len(dropped) - 3}" if len(dropped) > 3 else ""))
+        notes.append("gone: " + _first(dropped))
     return "; ".join(notes) or None
+
+
+def _first(items: list[str], sep: str = ", ", n: int = 3) -> str:
+    """The first n items, and how many more there are: one line stays one line."""
+    return sep.join(items[:n]) + (f" +{len(items) - n} more" if len(items) > n else "")
