@@ -151,6 +151,7 @@ def compare_study_cmd(
     except ValueError:
         raise QlabenchError(f"--slowdowns must be numbers like 1.05, got {slowdowns!r}") from None
     opt, _ = _options(threshold, alpha, min_samples)
-    with RichProgress(console) as prog:
+    # progress on stderr: stdout carries the study's markdown, which may be redirected to a file
+    with RichProgress(console.__class__(stderr=True)) as prog:
         result = run_study(load_suite(suite), out, factors, opt, confirm=confirm, progress=prog, device=device)
     console.file.write(markdown(result))

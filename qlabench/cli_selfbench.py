@@ -53,7 +53,8 @@ def selfbench_cmd(
     except ValueError as e:
         raise sb.SelfbenchError(str(e)) from None
     timers = tuple(timers or sb.default_timers(dev))
-    out.mkdir(parents=True, exist_ok=True)
+    if not report_only:  # a report is rebuilt only from a folder that exists: a typo must not make one
+        out.mkdir(parents=True, exist_ok=True)
     load_before = sb.load_average()
 
     def on_run(info, reused):
@@ -65,11 +66,15 @@ def selfbench_cmd(
     wanted = {"precision", "cost", "agreement"} if what == "all" else {what}
     missing = 0  # runs not made because --max-time ran out
     if report_only:  # count the runs asked for that are not there
-        have = sb.all_completed_runs(out)
+        have = sb.all_completed_runs(out) if out.is_dir() else []
         if not have and wanted & {"precision", "cost"}:
-            raise sb.SelfbenchError(f"--report-only: no completed runs under {out / 'runs'} to report on (each run "
-                                    "is a folder <profile>-<timer>-r<i>/ with its run.json, as a measuring call "
-                                    "leaves them)")
+            if what == "all" and (out / "agreement.csv").is_file():
+                console.print(f"[yellow]no runs under {out / 'runs'}:[/yellow] reporting agreement only")
+                wanted = {"agreement"}
+            else:
+                raise sb.SelfbenchError(f"--report-only: no completed runs under {out / 'runs'} to report on (each "
+                                        "run is a folder <profile>-<timer>-r<i>/ with its run.json, as a measuring "
+                                        "call leaves them)")
         if "precision" in wanted:
             missing += runs * len(timers) - sum(
                 1 for i in have if i.profile == "suite" and i.timer in timers and i.index < runs)

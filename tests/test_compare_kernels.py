@@ -25,6 +25,7 @@ def test_short_names_drop_namespaces_templates_and_arguments():
     assert short_name(FILL) == "vectorized_elementwise_kernel"
     assert short_name("chunk_fwd_kernel_o") == "chunk_fwd_kernel_o"
     assert short_name("void foo::bar(int)") == "bar"
+    assert short_name("void at::native::(anonymous namespace)::reduce_kernel<512, 1>(float*)") == "reduce_kernel"
 
 
 def test_an_autotuned_kernel_is_named_with_its_time_and_new_block():
@@ -83,3 +84,25 @@ def test_long_lists_stay_one_line_with_a_count():
                 kernel_dur_us=BASE["kernel_dur_us"] + (0.1,) * 5, kernel_grid=BASE["kernel_grid"] + ("1,1,1",) * 5,
                 kernel_block=BASE["kernel_block"] + ("32,1,1",) * 5)
     assert kernel_change(BASE, head) == "new kernels: extra_0, extra_1, extra_2 +2 more"
+
+
+def test_rows_from_before_the_shape_columns_show_no_false_reshape():
+    # kernel_grid / kernel_block came after kernels: such rows read them back empty (or None)
+    old = dict(kernels=BASE["kernels"], kernel_dur_us=BASE["kernel_dur_us"], kernel_grid=(), kernel_block=None)
+    assert kernel_change(old, BASE) is None and kernel_change(BASE, old) is None
+    half = dict(BASE, kernel_grid=(None, None, None, None))
+    assert kernel_change(half, BASE) is None
+
+
+def test_the_drift_scale_applies_to_kernel_times_as_to_samples():
+    head = _with(kernel_dur_us=tuple(x * 1.2 for x in BASE["kernel_dur_us"]))  # everything 20% slower
+    assert kernel_change(BASE, head).startswith("chunk_gated_delta_rule_fwd_kkt_solve_kernel 74.1->88.92 us")
+    assert kernel_change(BASE, head, head_scale=1.2) is None  # nothing moved relative to the shift
+
+
+def test_templates_sharing_a_short_name_are_numbered():
+    other = "void at::native::vectorized_elementwise_kernel<8, at::native::FillFunctor<bf16>>(int, bf16)"
+    base = dict(kernels=(FILL, other), kernel_dur_us=(1.0, 10.0), kernel_grid=("1,1,1",) * 2,
+                kernel_block=("128,1,1",) * 2)
+    head = dict(base, kernel_dur_us=(1.0, 20.0))
+    assert kernel_change(base, head) == "vectorized_elementwise_kernel#2 10->20 us"

@@ -24,7 +24,8 @@ def _p(**kw):
 def test_the_key_is_the_reduced_problem_not_the_backend_mode_or_full_length():
     k = oracle_key(_p(), (256,), "float32")
     assert oracle_key(_p(backend="fla", mode="fwd_bwd", seqlens=(32768,), dtype="bfloat16"), (256,), "float32") == k
-    for other in (dict(h_v=8), dict(seed=1), dict(gate="strong"), dict(initial_state=False), dict(K=32)):
+    for other in (dict(h_v=8), dict(h_qk=4, h_v=8), dict(seed=1), dict(gate="strong"), dict(initial_state=False),
+                  dict(K=32), dict(V=32), dict(layout="varlen", seqlens=(600, 424))):
         assert oracle_key(_p(**other), (256,), "float32") != k
     assert oracle_key(_p(), (128,), "float32") != k
     assert oracle_key(_p(), (256,), "float64") != k

@@ -250,10 +250,21 @@ def test_report_only_rebuilds_from_fetched_runs_without_measuring_and_names_wher
 
 
 def test_report_only_without_runs_says_so(tmp_path):
+    import pandas as pd
+
     r = CliRunner().invoke(app, ["selfbench", "precision", "--suite", "cpu-precision", "--out", str(tmp_path),
                                  "--report-only"])
     assert r.exit_code == 2 and "no completed runs under" in r.output.replace("\n", " ")
     assert not (tmp_path / "selfbench-precision.md").exists()
+    typo = tmp_path / "typo"
+    r = CliRunner().invoke(app, ["selfbench", "cost", "--suite", "cpu-precision", "--out", str(typo), "--report-only"])
+    assert r.exit_code == 2 and not typo.exists()
+    # `all` with only a fetched agreement.csv: the agreement report, not an error
+    pd.DataFrame([{"point": "p", "graph_ms": 1.0, "triton_ms": 1.0, "ratio": 1.0, "agrees": True}]).to_csv(
+        tmp_path / "agreement.csv", index=False)
+    r = CliRunner().invoke(app, ["selfbench", "all", "--suite", "cpu-precision", "--out", str(tmp_path), "--report-only"])
+    assert r.exit_code == 0, r.output
+    assert "## Agreement" in (tmp_path / "selfbench.md").read_text()
 
 
 def test_a_run_that_measures_nothing_stops_the_benchmark_with_the_reason(tmp_path):

@@ -130,7 +130,7 @@ def judge(pair: Pair, opt: CompareOptions, scale: float = 1.0) -> PairResult:
     if scale != 1.0:
         reason = f"relative to the suite-wide shift {scale - 1:+.1%}: {reason}"
     return PairResult(**common, verdict=verdict, reason=reason, failure=failure_of(verdict), stats=s,
-                      kernels=kernel_change(b, h))
+                      kernels=kernel_change(b, h, scale))
 
 
 def compare_frames(base: pd.DataFrame, head: pd.DataFrame, options: CompareOptions | None = None, *,

@@ -33,7 +33,7 @@ class Kernel:
 
 def short_name(name: str) -> str:
     """'void at::native::vectorized_elementwise_kernel<8, ...>(int, ...)' -> 'vectorized_elementwise_kernel'."""
-    s = re.sub(r"^void\s+", "", str(name).strip())
+    s = re.sub(r"^void\s+", "", str(name).strip()).replace("(anonymous namespace)::", "")
     s = s.split("<", 1)[0].split("(", 1)[0]
     return s.rsplit("::", 1)[-1] or str(name)
 
@@ -45,44 +45,60 @@ def _seq(row: dict, col: str) -> list:
     return list(v)
 
 
-def kernels_of(row: dict) -> list[Kernel]:
+def _parallel(row: dict, col: str, n: int) -> list:
+    """A per-kernel column, or n Nones where it is absent or does not line up with `kernels` (rows
+    written before the column existed read it back empty)."""
+    v = _seq(row, col)
+    return v if len(v) == n else [None] * n
+
+
+def kernels_of(row: dict, dur_scale: float = 1.0) -> list[Kernel]:
     names = _seq(row, "kernels")
-    durs, grids, blocks = _seq(row, "kernel_dur_us"), _seq(row, "kernel_grid"), _seq(row, "kernel_block")
+    durs = _parallel(row, "kernel_dur_us", len(names))
+    grids, blocks = _parallel(row, "kernel_grid", len(names)), _parallel(row, "kernel_block", len(names))
     seen: Counter = Counter()
     out = []
-    for i, name in enumerate(names):
+    for name, dur, grid, block in zip(names, durs, grids, blocks):
         seen[name] += 1
-        dur = float(durs[i]) if i < len(durs) and durs[i] is not None else math.nan
-        out.append(Kernel(str(name), seen[name], dur, str(grids[i]) if i < len(grids) else "",
-                          str(blocks[i]) if i < len(blocks) else ""))
+        out.append(Kernel(str(name), seen[name], float(dur) / dur_scale if dur is not None else math.nan,
+                          str(grid or ""), str(block or "")))
     return out
 
 
-def _label(k: Kernel, counts: Counter) -> str:
-    s = short_name(k.name)
-    return f"{s}#{k.occurrence}" if counts[k.name] > 1 else s
+def _labels(*sides: list[Kernel]) -> dict[tuple[str, int], str]:
+    """Short names, numbered (#1, #2, ...) where several launches or templates share one."""
+    order: dict[tuple[str, int], None] = {}
+    for side in sides:
+        order.update(dict.fromkeys(k.key for k in side))
+    by_short: dict[str, list] = {}
+    for key in order:
+        by_short.setdefault(short_name(key[0]), []).append(key)
+    return {key: (f"{s}#{i}" if len(keys) > 1 else s) for s, keys in by_short.items()
+            for i, key in enumerate(keys, 1)}
 
 
 def _shape(b: Kernel, h: Kernel) -> str:
+    """How the launch shape changed; a side that did not record it (older rows) changes nothing."""
     parts = []
-    if b.block != h.block:
+    if b.block and h.block and b.block != h.block:
         parts.append(f"block {b.block}->{h.block}")
-    if b.grid != h.grid:
+    if b.grid and h.grid and b.grid != h.grid:
         parts.append(f"grid {b.grid}->{h.grid}")
     return ", ".join(parts)
 
 
-def kernel_change(base: dict, head: dict) -> str | None:
+def kernel_change(base: dict, head: dict, head_scale: float = 1.0) -> str | None:
     """One line on how the kernel breakdown differs between two rows of a point, or None.
 
     None when either side has no breakdown (CPU rows, old files) or when no kernel moved by at
     least MIN_SHARE of the base's total kernel time, none changed its launch shape and none was
-    added or dropped.
+    added or dropped. `head_scale`: the suite-wide shift the head's times are judged against (drift
+    correction); the head's kernel durations are divided by it, like its samples.
     """
-    bk, hk = kernels_of(base), kernels_of(head)
+    bk, hk = kernels_of(base), kernels_of(head, head_scale)
     if not bk or not hk:
         return None
-    counts = Counter(k.name for k in bk) | Counter(k.name for k in hk)
+    labels = _labels(bk, hk)
     b_by, h_by = {k.key: k for k in bk}, {k.key: k for k in hk}
     total = sum(k.dur_us for k in bk if math.isfinite(k.dur_us)) or math.nan
     notes = []
@@ -95,15 +111,15 @@ def kernel_change(base: dict, head: dict) -> str | None:
         b, h = b_by[key], h_by[key]
         if math.isfinite(total) and abs(delta) >= MIN_SHARE * total:
             shape = _shape(b, h)
-            notes.append(f"{_label(b, counts)} {b.dur_us:.4g}->{h.dur_us:.4g} us" + (f" ({shape})" if shape else ""))
+            notes.append(f"{labels[b.key]} {b.dur_us:.4g}->{h.dur_us:.4g} us" + (f" ({shape})" if shape else ""))
             named = key
     # launch shapes that changed elsewhere, even where the time barely moved (an autotuner's choice)
-    reshaped = [f"{_label(b_by[k], counts)} {_shape(b_by[k], h_by[k])}" for k in common
+    reshaped = [f"{labels[k]} {_shape(b_by[k], h_by[k])}" for k in common
                 if k != named and _shape(b_by[k], h_by[k])]
     if reshaped:
         notes.append(_first(reshaped, "; "))
-    added = [_label(h_by[k], counts) for k in h_by if k not in b_by]
-    dropped = [_label(b_by[k], counts) for k in b_by if k not in h_by]
+    added = [labels[k] for k in h_by if k not in b_by]
+    dropped = [labels[k] for k in b_by if k not in h_by]
     if added:
         notes.append("new kernels: " + _first(added))
     if dropped:
