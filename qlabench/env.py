@@ -42,29 +42,26 @@ def git_sha() -> str | None:
 
 
 def git_sha_of(root: Path) -> str | None:
-    """The commit of the checkout at `root`.
+    """The commit of the checkout at `root`, or, for a copy that is not a checkout, $QLABENCH_GIT_SHA.
 
-    $QLABENCH_GIT_SHA wins when set: it is how a copy shipped to a GPU host (a `git archive` snapshot,
-    possibly unpacked inside some other repository) names the commit it was made from. Otherwise git
-    is asked, but only about a repository whose top level is `root` itself: a copy nested in another
-    checkout must not record that checkout's commit.
+    git is asked only about a repository whose top level is `root` itself: a copy shipped to a GPU host
+    (a `git archive` snapshot, possibly unpacked inside some other checkout) must not record that other
+    checkout's commit; it names its own commit in $QLABENCH_GIT_SHA (scripts/h200.sh reads GIT_SHA).
     """
     explicit = os.environ.get("QLABENCH_GIT_SHA") or None
-    if explicit:
-        return explicit
     try:
         top = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=root, capture_output=True, text=True,
                              timeout=5)
         if top.returncode != 0 or Path(top.stdout.strip()).resolve() != Path(root).resolve():
-            return None
+            return explicit
         sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=5)
         if sha.returncode != 0:
-            return None
+            return explicit
         dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
                                capture_output=True, text=True, timeout=5)
         return sha.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
     except (OSError, subprocess.SubprocessError):
-        return None
+        return explicit
 
 
 def cpu_name() -> str:

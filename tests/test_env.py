@@ -26,10 +26,12 @@ def repo(tmp_path, monkeypatch):
     return tmp_path
 
 
-def test_a_checkout_records_its_head_and_whether_it_is_dirty(repo):
+def test_a_checkout_records_its_head_and_whether_it_is_dirty(repo, monkeypatch):
     head = _git(repo, "rev-parse", "HEAD")
     assert git_sha_of(repo) == head
     (repo / "f.txt").write_text("b\n")
+    assert git_sha_of(repo) == head + "+dirty"
+    monkeypatch.setenv("QLABENCH_GIT_SHA", "stale")  # a real checkout knows better than a leftover variable
     assert git_sha_of(repo) == head + "+dirty"
 
 
