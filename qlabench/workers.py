@@ -53,6 +53,16 @@ START_TIMEOUT_S = 300.0  # imports + CUDA context creation; generous, a cold sta
 _LOG_TAIL_BYTES = 8192
 
 
+def exit_description(code: int) -> str:
+    """A finished process's return code in words: 'died: SIGKILL' for a signal, else 'exited with code N'."""
+    if code < 0:
+        try:
+            return f"died: {signal.Signals(-code).name}"
+        except ValueError:
+            return f"died: signal {-code}"
+    return f"exited with code {code}"
+
+
 def log_tail_lines(path: str, tail_bytes: int = _LOG_TAIL_BYTES) -> list[str] | None:
     """The non-blank lines of the last `tail_bytes` of a log, stripped; None when it cannot be read."""
     try:
@@ -202,15 +212,7 @@ class _Worker:
             code = self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
             code = None
-        if code is None:
-            what = "stopped answering"
-        elif code < 0:
-            try:
-                what = f"died: {signal.Signals(-code).name}"
-            except ValueError:
-                what = f"died: signal {-code}"
-        else:
-            what = f"exited with code {code}"
+        what = "stopped answering" if code is None else exit_description(code)
         last = self.last_error_line()
         return f"worker {what}" + (f" ({last})" if last else "")
 

@@ -47,6 +47,7 @@ from ..workers import (
     WORKER_ENV,
     RowSink,
     WorkerJob,
+    exit_description,
     log_tail_lines,
     point_to_dict,
 )
@@ -313,13 +314,7 @@ class CPLauncher:
 
     def _death_reason(self, la: _Launch) -> str:
         code = la.proc.returncode
-        if code is not None and code < 0:
-            try:
-                what = f"died: {signal.Signals(-code).name}"
-            except ValueError:
-                what = f"died: signal {-code}"
-        else:
-            what = f"exited with code {code}"
+        what = exit_description(code) if code is not None else "exited with code None"
         last = last_error_line(la.log_path)
         return f"distributed ranks {what}" + (f" ({last})" if last else "")
 
