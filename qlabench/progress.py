@@ -11,6 +11,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
+from .report import backend_label
+
 _STYLE = {"ok": "green", "incorrect": "red", "error": "red", "skipped": "yellow"}
 
 
@@ -39,12 +41,9 @@ class RichProgress:
             style = _STYLE.get(row.status, "white")
             what = (row.reason or "") if row.status != "ok" else f"{row.median_ms:.4g} ms"
             # escaped: reasons hold brackets ("qlabench[gpu]"), and so do CP labels ("[cp2 inter]")
-            self._bar.console.print(f"[{style}]{row.status}[/{style}] {escape(_backend(row))} {row.mode} "
+            backend = backend_label({k: getattr(row, k, None) for k in ("backend", "cp_world_size", "cp_mode")})
+            self._bar.console.print(f"[{style}]{row.status}[/{style}] {escape(backend)} {row.mode} "
                                     f"h{row.h_qk}/{row.h_v} {row.total_tokens} tok: {escape(what)}",
                                     highlight=False)
         self._bar.advance(self._task)
 
-
-def _backend(row) -> str:
-    ws = getattr(row, "cp_world_size", None)
-    return f"{row.backend} [cp{ws} {row.cp_mode}]" if ws else row.backend
