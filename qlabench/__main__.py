@@ -1,3 +1,3 @@
-from .cli import main
+from qlabench.cli.main import main
 
 main()

@@ -9,7 +9,7 @@
 #     and written flat into $OUT as one parquet file, whatever happened to the sweep.
 # $OUT gets (flat, at most 8 files): cp-run.log (everything), <suite>.parquet, cp-summary.txt.
 # NVLink multicast stays off in every process: the three variables below are exported here and qlabench
-# sets them again in every process it starts (qlabench/distributed/safety.py).
+# sets them again in every process it starts (qlabench/run/distributed/safety.py).
 set -u
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export PYTHONUNBUFFERED=1 QLABENCH_CACHE_DIR=${QLABENCH_CACHE_DIR:-/tmp/qlacache}
@@ -44,14 +44,14 @@ echo "== sweep exit $RC after $(( $(date +%s) - T0 ))s (124: killed at the budge
 nvidia-smi --query-gpu=index,clocks.sm,temperature.gpu,power.draw,memory.used --format=csv >> "$LOG" 2>&1
 
 # Read everything the sweep wrote (compacted or not), write it flat into $OUT, print the table last.
-NAME=$(python3 -c "import sys; from qlabench.spec import load_suite; print(load_suite(sys.argv[1]).name)" "$SUITE" \
+NAME=$(python3 -c "import sys; from qlabench.core.spec import load_suite; print(load_suite(sys.argv[1]).name)" "$SUITE" \
   2>>"$LOG" || echo "$SUITE")
 timeout 60 python3 - "$RES" "$NAME" "$OUT" >> "$LOG" 2>&1 <<'EOF'
 import json, math, sys
 from pathlib import Path
 
 res, suite, out = sys.argv[1], sys.argv[2], Path(sys.argv[3])
-from qlabench.store import read_results, write_table
+from qlabench.store.files import read_results, write_table
 import pyarrow as pa
 
 folder = Path(res) / suite

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from qlabench.store import latest_per_point, read_results
+from qlabench.store.files import latest_per_point, read_results
 
 DEFAULT_REF = Path(__file__).resolve().parents[2] / "shared" / "reference" / "flashqla_h200_published.csv"
 

@@ -37,7 +37,7 @@ def data_dir() -> Path:
 @pytest.fixture
 def make_row():
     """Factory for valid ResultRows: a small dense fwd point, ok with a time unless told otherwise."""
-    from qlabench.result import ResultRow
+    from qlabench.core.result import ResultRow
 
     def make(**changes):
         fields = dict(

@@ -2,7 +2,7 @@
 
 import os
 
-from qlabench import cache
+from qlabench.measure import caches as cache
 
 
 def test_configure_points_each_library_under_the_root(tmp_path, monkeypatch):

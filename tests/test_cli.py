@@ -9,8 +9,8 @@ import sys
 import pytest
 from typer.testing import CliRunner
 
-from qlabench.cli import app
-from qlabench.store import read_results
+from qlabench.cli.main import app
+from qlabench.store.files import read_results
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

@@ -4,10 +4,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from qlabench.compare import CompareOptions
-from qlabench.compare.comparison import compare_frames
-from qlabench.compare.drift import suite_shift
-from qlabench.compare.verdict import Failure, Verdict
+from qlabench.analyze.compare import CompareOptions
+from qlabench.analyze.compare.comparison import compare_frames
+from qlabench.analyze.compare.drift import suite_shift
+from qlabench.analyze.compare.verdict import Failure, Verdict
 
 
 def _frame(make_row, medians, rng, spread=0.005, n=20, run_id="r"):

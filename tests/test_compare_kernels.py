@@ -1,13 +1,13 @@
-"""The per-kernel explanation of a compared point (qlabench/compare/kernels.py) and where it shows."""
+"""The per-kernel explanation of a compared point (qlabench/analyze/compare/kernels.py) and where it shows."""
 
 import json
 
 import numpy as np
 import pandas as pd
 
-from qlabench.compare import CompareOptions, Verdict, compare_frames
-from qlabench.compare.kernels import kernel_change, short_name
-from qlabench.compare.render import markdown, to_json
+from qlabench.analyze.compare import CompareOptions, Verdict, compare_frames
+from qlabench.analyze.compare.kernels import kernel_change, short_name
+from qlabench.analyze.compare.render import markdown, to_json
 
 FILL = "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>>(int, float)"
 # FLA fwd at TP8 as two leases of the H200 compiled it (results/h200 and results/h200-selfbench rows)

@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from qlabench.cli import app
-from qlabench.compare import EnvMismatchError, Failure, Verdict, compare_paths
-from qlabench.compare.envguard import major
-from qlabench.compare.render import markdown, to_json
-from qlabench.result import ResultRow
-from qlabench.store import write_rows
+from qlabench.cli.main import app
+from qlabench.analyze.compare import EnvMismatchError, Failure, Verdict, compare_paths
+from qlabench.analyze.compare.envguard import major
+from qlabench.analyze.compare.render import markdown, to_json
+from qlabench.core.result import ResultRow
+from qlabench.store.files import write_rows
 
 ENV = dict(run_id="r", suite="s", timestamp="2024-01-01T00:00:00+00:00", host="h", device="NVIDIA H200",
            device_index=0, env_fingerprint="f", torch_version="2.8.0", triton_version="3.4.0", fla_version="0.6.0",

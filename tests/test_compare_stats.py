@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from qlabench.compare import CompareOptions, Verdict, pair_stats
-from qlabench.compare.stats import geometric_mean
-from qlabench.compare.verdict import Failure, parse_fail_on, status_verdict, timing_verdict
-from qlabench.errors import QlabenchError
+from qlabench.analyze.compare import CompareOptions, Verdict, pair_stats
+from qlabench.analyze.compare.stats import geometric_mean
+from qlabench.analyze.compare.verdict import Failure, parse_fail_on, status_verdict, timing_verdict
+from qlabench.core.errors import QlabenchError
 
 OPT = CompareOptions()
 

@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from qlabench.correctness import TOLERANCES, compare, rel_l2, tolerance
+from qlabench.measure.correctness import TOLERANCES, compare, rel_l2, tolerance
 
 
 def ref_outputs(seed=0) -> dict[str, torch.Tensor]:

@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from qlabench.errors import SpecError
-from qlabench.point import Point
-from qlabench.spec import load_suite, parse_suite
+from qlabench.core.errors import SpecError
+from qlabench.core.point import Point
+from qlabench.core.spec import load_suite, parse_suite
 
 from pathlib import Path
 
@@ -47,8 +47,8 @@ def test_result_row_cp_columns_and_old_files(tmp_path, make_row):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from qlabench.schema import COLUMNS, METADATA_KEY
-    from qlabench.store import read_results, write_rows
+    from qlabench.store.schema import COLUMNS, METADATA_KEY
+    from qlabench.store.files import read_results, write_rows
 
     for c in ("cp_world_size", "cp_mode", "cp_rank_ms", "cp_rank_fwd_ms", "cp_rank_bwd_ms", "cp_intra"):
         assert c in COLUMNS
@@ -77,8 +77,8 @@ def test_summary_shows_a_distributed_column_by_its_cp_label(make_row):
     import pandas as pd
     from rich.console import Console
 
-    from qlabench.report import speedup_table
-    from qlabench.views import speedup_rich_table
+    from qlabench.analyze.report import speedup_table
+    from qlabench.cli.views import speedup_rich_table
 
     rows = [make_row(backend="fla", median_ms=2.0), make_row(backend="fla", cp_world_size=2, cp_mode="fla-cp",
                                                              median_ms=4.0)]
@@ -89,7 +89,7 @@ def test_summary_shows_a_distributed_column_by_its_cp_label(make_row):
 
 
 def test_layout_slices_and_owners():
-    from qlabench.distributed.layout import local_cu_seqlens, local_sequences, owners, rank_slice
+    from qlabench.backends.cp_layout import local_cu_seqlens, local_sequences, owners, rank_slice
 
     assert rank_slice(256, 2, 1) == (128, 256)
     r0, r1 = local_sequences((40, 150, 66), 2, 0), local_sequences((40, 150, 66), 2, 1)
@@ -153,7 +153,7 @@ def test_cp_exclude_and_bundled_suite():
 
 
 def test_segments_keep_suite_order():
-    from qlabench.runner import order_points, segments
+    from qlabench.run.sweep import order_points, segments
 
     s = load_suite("h200x2-cp")
     segs = segments(order_points(s.points), s.points)
@@ -164,9 +164,9 @@ def test_segments_keep_suite_order():
 # -- the launcher: environment safety, skips ----------------------------------------------------------
 
 def test_safe_env_is_forced_everywhere(monkeypatch, tmp_path):
-    from qlabench.distributed import SAFE_ENV
-    from qlabench.distributed.launch import launch_env, torchrun_command
-    from qlabench.distributed.safety import missing
+    from qlabench.run.distributed import SAFE_ENV
+    from qlabench.run.distributed.launch import launch_env, torchrun_command
+    from qlabench.run.distributed.safety import missing
 
     assert SAFE_ENV == {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1"}
     hostile = {"NCCL_NVLS_ENABLE": "1", "PATH": "/bin"}
@@ -174,9 +174,9 @@ def test_safe_env_is_forced_everywhere(monkeypatch, tmp_path):
     assert missing(env) == [] and env["CUDA_VISIBLE_DEVICES"] == "3,5" and env["PATH"] == "/bin"
     cmd = torchrun_command(2, "j", "e", "s")
     assert cmd[1:4] == ["-m", "torch.distributed.run", "--standalone"]
-    assert cmd[cmd.index("--nproc-per-node") + 1] == "2" and "qlabench.distributed.worker" in cmd
+    assert cmd[cmd.index("--nproc-per-node") + 1] == "2" and "qlabench.run.distributed.worker" in cmd
     # single-device workers get it too
-    import qlabench.workers as w
+    import qlabench.run.pool as w
 
     seen = {}
 
@@ -205,8 +205,8 @@ class _Sink:
 
 
 def test_too_few_gpus_is_skipped_without_a_launch(monkeypatch):
-    from qlabench.distributed import launch
-    from qlabench.workers import WorkerJob
+    from qlabench.run.distributed import launch
+    from qlabench.run.pool import WorkerJob
 
     suite = load_suite("h200x2-cp")
     pts = [p for p in suite.points if p.distributed][:3] + [
@@ -230,7 +230,7 @@ def test_too_few_gpus_is_skipped_without_a_launch(monkeypatch):
 @pytest.fixture(scope="module")
 def cpu_run(tmp_path_factory):
     from qlabench import read_results
-    from qlabench.runner import run_sweep
+    from qlabench.run.sweep import run_sweep
 
     out = tmp_path_factory.mktemp("cp")
     res = run_sweep(load_suite(str(DATA / "cp-cpu.toml")), out)
@@ -266,7 +266,7 @@ def test_cpu_distributed_sweep_end_to_end(cpu_run):
 
 
 def test_cpu_resume_skips_distributed_rows(cpu_run, tmp_path):
-    from qlabench.runner import run_sweep
+    from qlabench.run.sweep import run_sweep
 
     res, _ = cpu_run
     out = res.path.parent.parent
@@ -281,7 +281,7 @@ def _one_point_suite():
 
 
 def test_cpu_broken_exchange_is_incorrect(tmp_path, monkeypatch):
-    from qlabench.runner import run_sweep
+    from qlabench.run.sweep import run_sweep
 
     monkeypatch.setenv("QLABENCH_CP_FAULT", "no-exchange")
     res = run_sweep(_one_point_suite(), tmp_path)
@@ -292,7 +292,7 @@ def test_cpu_broken_exchange_is_incorrect(tmp_path, monkeypatch):
 
 def _count_launches(monkeypatch) -> list[int]:
     """Records the number of points of each torchrun launch (CPLauncher._start), in order."""
-    from qlabench.distributed import launch
+    from qlabench.run.distributed import launch
 
     launches = []
     real = launch.CPLauncher._start
@@ -306,7 +306,7 @@ def _count_launches(monkeypatch) -> list[int]:
 
 
 def test_cpu_rank_error_then_fresh_launch(tmp_path, monkeypatch):
-    from qlabench.runner import run_sweep
+    from qlabench.run.sweep import run_sweep
 
     launches = _count_launches(monkeypatch)
     monkeypatch.setenv("QLABENCH_CP_FAULT", "setup-error")
@@ -318,7 +318,7 @@ def test_cpu_rank_error_then_fresh_launch(tmp_path, monkeypatch):
 
 
 def test_cpu_dead_rank_is_an_error_row(tmp_path, monkeypatch):
-    from qlabench.runner import run_sweep
+    from qlabench.run.sweep import run_sweep
 
     monkeypatch.setenv("QLABENCH_CP_FAULT", "crash")
     s = _one_point_suite()
@@ -329,7 +329,7 @@ def test_cpu_dead_rank_is_an_error_row(tmp_path, monkeypatch):
 
 
 def test_time_budget_stops_before_launch(tmp_path):
-    from qlabench.runner import run_sweep
+    from qlabench.run.sweep import run_sweep
 
     res = run_sweep(load_suite(str(DATA / "cp-cpu.toml")), tmp_path, max_time_s=0)
     assert res.rows == [] and res.not_run == 9
@@ -342,7 +342,7 @@ def test_cpu_rank_error_inside_collectives_ends_the_launch(tmp_path, monkeypatch
     ends rank 0, the point is an `error` row with rank 1's message and a fresh launch takes the next."""
     import time
 
-    from qlabench.runner import run_sweep
+    from qlabench.run.sweep import run_sweep
 
     launches = _count_launches(monkeypatch)
     monkeypatch.setenv("QLABENCH_CP_FAULT", fault)
@@ -359,8 +359,8 @@ def test_cpu_rank_error_inside_collectives_ends_the_launch(tmp_path, monkeypatch
 def test_compare_lean_matches_compare():
     import torch
 
-    from qlabench.correctness import compare
-    from qlabench.distributed.worker import _compare_lean
+    from qlabench.measure.correctness import compare
+    from qlabench.run.distributed.worker import _compare_lean
 
     gen = torch.Generator().manual_seed(0)
     ref = {n: torch.randn(4, 8, generator=gen) for n in ("o", "ht", "dq", "dg")}

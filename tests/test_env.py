@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from qlabench.env import git_sha_of
+from qlabench.measure.env import git_sha_of
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 

@@ -7,13 +7,13 @@ from pathlib import Path
 import pytest
 import torch
 
-from qlabench import env as envmod
-from qlabench.errors import QlabenchError
-from qlabench.executors.local import local_slots, visible_gpus
-from qlabench.resume import point_key
-from qlabench.runner import run_sweep
-from qlabench.spec import load_suite
-from qlabench.workers import Slot, WorkerPool
+from qlabench.measure import env as envmod
+from qlabench.core.errors import QlabenchError
+from qlabench.run.executors.local import local_slots, visible_gpus
+from qlabench.store.resume import point_key
+from qlabench.run.sweep import run_sweep
+from qlabench.core.spec import load_suite
+from qlabench.run.pool import Slot, WorkerPool
 
 TINY = Path(__file__).parent / "data" / "tiny-cpu.toml"
 

@@ -8,7 +8,7 @@ import math
 import pytest
 import torch
 
-from qlabench.flops import (
+from qlabench.core.flops import (
     backward_chunk_flops,
     bytes_moved,
     flops,
@@ -19,8 +19,8 @@ from qlabench.flops import (
     throughput,
     triangular_inverse_flops,
 )
-from qlabench.peaks import Peaks, copy_gbps, matmul_tflops, measure_peaks
-from qlabench.point import Point
+from qlabench.measure.probes.peaks import Peaks, copy_gbps, matmul_tflops, measure_peaks
+from qlabench.core.point import Point
 
 
 def pt(**kw) -> Point:
@@ -92,7 +92,7 @@ def _counted_chunked_forward(q, k, v, g, beta, S, C):
 
 
 def test_forward_model_counts_a_correct_chunked_algorithm():
-    from qlabench.kernels import recurrent_gated_delta_rule
+    from qlabench.backends.reference import recurrent_gated_delta_rule
 
     torch.manual_seed(0)
     C, T, K, V = 8, 32, 4, 6

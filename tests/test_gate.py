@@ -10,17 +10,17 @@ from typer.testing import CliRunner
 
 from qlabench.backends import synthetic
 from qlabench.backends.synthetic import SLOWDOWN_ENV, Synthetic
-from qlabench.baselines import baseline_path, save_baseline, slugify
-from qlabench.cli import app
-from qlabench.compare import Verdict, compare_paths
-from qlabench.compare.gate import run_gate
-from qlabench.errors import BackendError
-from qlabench.inputs import make_inputs
-from qlabench.kernels import chunk_gated_delta_rule
-from qlabench.point import Point
-from qlabench.runner import run_sweep
-from qlabench.spec import parse_suite
-from qlabench.store import read_results
+from qlabench.store.baselines import baseline_path, save_baseline, slugify
+from qlabench.cli.main import app
+from qlabench.analyze.compare import Verdict, compare_paths
+from qlabench.workflows.gate import run_gate
+from qlabench.core.errors import BackendError
+from qlabench.measure.inputs import make_inputs
+from qlabench.backends.reference import chunk_gated_delta_rule
+from qlabench.core.point import Point
+from qlabench.run.sweep import run_sweep
+from qlabench.core.spec import parse_suite
+from qlabench.store.files import read_results
 
 SUITE = {
     "name": "gate-tiny", "device": "cpu",

@@ -7,8 +7,8 @@ import types
 
 import pytest
 
-from qlabench import gpustate
-from qlabench.gpustate import (
+from qlabench.measure.probes import clocks as gpustate
+from qlabench.measure.probes.clocks import (
     SNAPSHOT_FIELDS,
     clock_drop,
     decode_throttle,

@@ -7,8 +7,8 @@ import math
 import pytest
 import torch
 
-from qlabench.inputs import make_inputs, reduced_seqlens
-from qlabench.point import GATES, Point
+from qlabench.measure.inputs import make_inputs, reduced_seqlens
+from qlabench.core.point import GATES, Point
 
 
 def point(**kw) -> Point:

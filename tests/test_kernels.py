@@ -10,9 +10,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from qlabench.inputs import make_inputs
-from qlabench.kernels import chunk_gated_delta_rule, recurrent_gated_delta_rule
-from qlabench.point import Point
+from qlabench.measure.inputs import make_inputs
+from qlabench.backends.reference import chunk_gated_delta_rule, recurrent_gated_delta_rule
+from qlabench.core.point import Point
 
 F64 = torch.float64
 TOL = 1e-10

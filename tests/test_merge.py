@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from qlabench.cli import app
-from qlabench.errors import QlabenchError
-from qlabench.executors.shard import partition
-from qlabench.merge import merge_results, row_point, write_merged
-from qlabench.spec import load_suite
-from qlabench.store import read_rows, write_rows
-from qlabench.workers import WorkerJob, failure_row
+from qlabench.cli.main import app
+from qlabench.core.errors import QlabenchError
+from qlabench.run.executors.shard import partition
+from qlabench.store.merge import merge_results, row_point, write_merged
+from qlabench.core.spec import load_suite
+from qlabench.store.files import read_rows, write_rows
+from qlabench.run.pool import WorkerJob, failure_row
 
 SUITE_PATH = str(Path(__file__).parent / "data" / "tiny-cpu.toml")
 ENV = {k: None for k in ("device_index", "git_sha", "python_version", "torch_version", "triton_version",

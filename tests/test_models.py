@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from qlabench import models
+from qlabench.core import models
 
 # (alias, h_qk, h_v) as in FlashQLA's benchmark table.
 EXPECTED = [

@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 
-from qlabench.ncu import (
+from qlabench.measure.probes.ncu import (
     NCU_METRICS,
     child_command,
     find_ncu,
@@ -22,7 +22,7 @@ from qlabench.ncu import (
     profile_point,
     sm_active_pct,
 )
-from qlabench.point import Point
+from qlabench.core.point import Point
 
 HEADER = ('"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size",'
           '"Grid Size","Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"')
@@ -190,7 +190,7 @@ def test_profile_command_on_cpu_reports_reasons_and_ncu_table(tmp_path, monkeypa
 
     from typer.testing import CliRunner
 
-    from qlabench.cli import app
+    from qlabench.cli.main import app
 
     monkeypatch.setenv("QLABENCH_NCU", _fake_ncu(tmp_path, DETAILS))
     out = tmp_path / "prof"

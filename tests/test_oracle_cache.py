@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 import torch
 
-from qlabench import env as envmod
+from qlabench.measure import env as envmod
 from qlabench.backends import REGISTRY
-from qlabench.measure import MeasureContext, check_correctness
-from qlabench.oracle_cache import OracleCache, oracle_key
-from qlabench.point import Point
-from qlabench.result import Status
-from qlabench.spec import CheckSpec, Suite, TimingSpec
+from qlabench.run.point import MeasureContext, check_correctness
+from qlabench.measure.oracle_cache import OracleCache, oracle_key
+from qlabench.core.point import Point
+from qlabench.core.result import Status
+from qlabench.core.spec import CheckSpec, Suite, TimingSpec
 
 
 def _p(**kw):

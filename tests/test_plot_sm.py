@@ -6,10 +6,10 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from qlabench.cli import app
-from qlabench.errors import QlabenchError
-from qlabench.plot_sm import plot_sm, sm_frame
-from qlabench.store import write_rows
+from qlabench.cli.main import app
+from qlabench.core.errors import QlabenchError
+from qlabench.analyze.plot_sm import plot_sm, sm_frame
+from qlabench.store.files import write_rows
 
 
 @pytest.fixture

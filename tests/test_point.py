@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from qlabench.point import WORKLOAD_AXES, Point
+from qlabench.core.point import WORKLOAD_AXES, Point
 
 
 def dense(**kw) -> Point:

@@ -4,9 +4,14 @@ import json
 
 import pytest
 
-from qlabench.kernels_store import kernels_from_results, read_kernels, write_kernels
-from qlabench.profiling import (KernelEvent, events_from_row, kernel_fields, kernels_from_trace,
-                                provenance_error)
+from qlabench.store.kernels import kernels_from_results, read_kernels, write_kernels
+from qlabench.core.kernel_event import (
+    KernelEvent,
+    events_from_row,
+    kernel_fields,
+    kernels_from_trace,
+    provenance_error,
+)
 
 QLA = ["tilelang_chunk_local_cumsum_kernel_kernel", "tilelang_fused_chunk_gdr_fwd_kernel_kernel"]
 FLA = ["chunk_local_cumsum_scalar_kernel", "chunk_gated_delta_rule_fwd_kernel_h_blockdim64", "chunk_fwd_kernel_o"]

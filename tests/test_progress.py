@@ -4,7 +4,7 @@ import io
 
 from rich.console import Console
 
-from qlabench.progress import RichProgress
+from qlabench.cli.progress import RichProgress
 
 
 class _Row:

@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from qlabench.executors.ray_executor import actor_options, cluster_slots, default_resources
-from qlabench.resume import point_key
-from qlabench.runner import run_sweep
-from qlabench.spec import load_suite
-from qlabench.store import read_rows
+from qlabench.run.executors.ray_executor import actor_options, cluster_slots, default_resources
+from qlabench.store.resume import point_key
+from qlabench.run.sweep import run_sweep
+from qlabench.core.spec import load_suite
+from qlabench.store.files import read_rows
 
 ray = pytest.importorskip("ray")
-from qlabench.executors.ray_executor import RayExecutor
+from qlabench.run.executors.ray_executor import RayExecutor
 
 TINY = Path(__file__).parent / "data" / "tiny-cpu.toml"
 FAKE_GPUS = 2

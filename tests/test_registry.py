@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from qlabench import env as envmod
+from qlabench.measure import env as envmod
 from qlabench.backends import ORACLE, REGISTRY, Backend, get_backend
 from qlabench.backends.naive import RECURRENT_MAX_TOKENS, NaiveChunk, NaiveRecurrent
-from qlabench.errors import BackendError
-from qlabench.measure import MeasureContext, run_point
-from qlabench.point import DTYPES, MODES
-from qlabench.runner import run_sweep
-from qlabench.spec import parse_suite
-from qlabench.store import read_rows
+from qlabench.core.errors import BackendError
+from qlabench.run.point import MeasureContext, run_point
+from qlabench.core.point import DTYPES, MODES
+from qlabench.run.sweep import run_sweep
+from qlabench.core.spec import parse_suite
+from qlabench.store.files import read_rows
 
 SUITE = {
     "name": "registry-test",

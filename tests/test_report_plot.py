@@ -5,9 +5,9 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from qlabench.errors import QlabenchError
-from qlabench.plot import plot_speedups, speedup_frame
-from qlabench.report import pick_baseline, speedup_table, status_counts
+from qlabench.core.errors import QlabenchError
+from qlabench.analyze.plot import plot_speedups, speedup_frame
+from qlabench.analyze.report import pick_baseline, speedup_table, status_counts
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

@@ -12,12 +12,12 @@ from pathlib import Path
 from test_store_incremental import _row
 
 from qlabench.backends import REGISTRY
-from qlabench.frames import workload_keys
-from qlabench.point import Point
-from qlabench.resume import done_keys, point_key, remaining
-from qlabench.runner import run_sweep
-from qlabench.spec import load_suite, parse_suite
-from qlabench.store import latest_per_point, read_results, write_rows
+from qlabench.store.keys import workload_keys
+from qlabench.core.point import Point
+from qlabench.store.resume import done_keys, point_key, remaining
+from qlabench.run.sweep import run_sweep
+from qlabench.core.spec import load_suite, parse_suite
+from qlabench.store.files import latest_per_point, read_results, write_rows
 
 # Slow ok points (V=26 sleeps per call) so a kill lands mid-sweep, then an exception and a NaN point,
 # so non-ok rows are part of the comparison too.

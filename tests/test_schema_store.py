@@ -10,10 +10,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from qlabench import store
-from qlabench.errors import StoreError
-from qlabench.result import ResultRow, row_fields
-from qlabench.schema import COLUMNS, METADATA_KEY, SCHEMA_VERSION, arrow_schema
+from qlabench.store import files as store
+from qlabench.core.errors import StoreError
+from qlabench.core.result import ResultRow, row_fields
+from qlabench.store.schema import COLUMNS, METADATA_KEY, SCHEMA_VERSION, arrow_schema
 
 # -- rows -------------------------------------------------------------------------------------------
 
@@ -159,7 +159,7 @@ def test_latest_per_point_keeps_the_newest_row(tmp_path, make_row):
 
 
 def test_data_model_does_not_import_torch():
-    code = ("import sys, qlabench.point, qlabench.result, qlabench.schema, qlabench.spec, qlabench.store, "
-            "qlabench.models, qlabench.report, qlabench.plot; print('torch' in sys.modules)")
+    code = ("import sys, qlabench.core.point, qlabench.core.result, qlabench.store.schema, qlabench.core.spec, qlabench.store.files, "
+            "qlabench.core.models, qlabench.analyze.report, qlabench.analyze.plot; print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from qlabench import selfbench as sb
-from qlabench.cli import app
-from qlabench.spec import load_suite, parse_suite
+from qlabench.workflows import selfbench as sb
+from qlabench.cli.main import app
+from qlabench.core.spec import load_suite, parse_suite
 
 
 def _medians(rows: list[dict]) -> pd.DataFrame:

@@ -7,10 +7,10 @@ import random
 import pytest
 from typer.testing import CliRunner
 
-from qlabench.cli import app
-from qlabench.errors import QlabenchError
-from qlabench.executors.shard import Shard, parse_shard, partition, point_cost, shard_points
-from qlabench.spec import list_suites, load_suite
+from qlabench.cli.main import app
+from qlabench.core.errors import QlabenchError
+from qlabench.run.executors.shard import Shard, parse_shard, partition, point_cost, shard_points
+from qlabench.core.spec import list_suites, load_suite
 
 SUITES = [p.stem for p in list_suites()]
 COUNTS = (1, 2, 3, 4, 7, 16)

@@ -8,22 +8,19 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from qlabench.kernels_store import kernels_path, read_kernels, write_kernels
-from qlabench.point import Point
-from qlabench.profiling import KernelEvent
-from qlabench.smutil import (
+from qlabench.store.kernels import kernels_path, read_kernels, write_kernels
+from qlabench.core.point import Point
+from qlabench.core.kernel_event import KernelEvent
+from qlabench.core.sm_coverage import (
     coverage,
     event_blocks,
-    events_from_table,
     kernel_breakdown,
-    kernels_table,
     low_coverage_kernels,
-    point_key,
-    row_keys,
     sm_coverage,
     sm_coverage_waves,
     wave_efficiency,
 )
+from qlabench.store.kernels import events_from_table, kernels_table, point_key, row_keys
 
 H200_SMS = 132
 
@@ -123,7 +120,7 @@ def _results_frame(points) -> pd.DataFrame:
     """A results DataFrame as read_results returns it (arrow -> pandas: nullable ints become floats)."""
     from dataclasses import asdict
 
-    from qlabench.point import WORKLOAD_AXES
+    from qlabench.core.point import WORKLOAD_AXES
 
     recs = [{k: asdict(p)[k] for k in ("backend",) + WORKLOAD_AXES} for p in points]
     schema = pa.schema([("backend", pa.string()), ("mode", pa.string()), ("model", pa.string()),
@@ -168,7 +165,7 @@ def test_read_kernels_of_a_results_file_and_empty(tmp_path):
 
 
 def test_results_readers_skip_the_kernels_file_beside_a_run(tmp_path, make_row):
-    from qlabench.store import read_results, run_path, write_rows
+    from qlabench.store.files import read_results, run_path, write_rows
 
     row = make_row(backend="fla", model="qwen3-next", tp=8, h_qk=2, h_v=8, seqlens=(8192,), total_tokens=8192)
     results = write_rows(run_path(tmp_path, "suite", "run-1"), [row])

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from qlabench.errors import SpecError
-from qlabench.spec import CheckSpec, TimingSpec, list_suites, load_suite, parse_suite, resolve_suite_path
+from qlabench.core.errors import SpecError
+from qlabench.core.spec import CheckSpec, TimingSpec, list_suites, load_suite, parse_suite, resolve_suite_path
 
 MINIMAL_SWEEP = """
 [sweep]
@@ -440,7 +440,7 @@ README = Path(__file__).resolve().parent.parent / "suites" / "README.md"
 def test_readme_example_is_a_valid_suite():
     import re
 
-    from qlabench.spec import tomllib
+    from qlabench.core.spec import tomllib
 
     (block,) = re.findall(r"```toml\n(.*?)```", README.read_text(), re.S)
     s = parse_suite(tomllib.loads(block), "example.toml")
@@ -451,15 +451,15 @@ def test_readme_example_is_a_valid_suite():
 def test_readme_model_table_matches_the_catalogue():
     import re
 
-    from qlabench.models import CATALOGUE
+    from qlabench.core.models import CATALOGUE
 
     rows = re.findall(r"^\| `([\w.-]+)` +\| `([\w.]+)` *\| (\d+) +\| (\d+) +\|$", README.read_text(), re.M)
     assert rows == [(m.name, m.aliases[0], str(m.h_qk), str(m.h_v)) for m in CATALOGUE]
 
 
 def test_profile_table_is_parsed_and_validated():
-    from qlabench.errors import SpecError
-    from qlabench.spec import parse_suite
+    from qlabench.core.errors import SpecError
+    from qlabench.core.spec import parse_suite
 
     base = {"sweep": {"backends": ["naive-chunk"], "seqlen": [64], "heads": [{"h_qk": 1, "h_v": 1}]}}
     assert parse_suite(base, "s.toml").profile.ncu is False

@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 import pytest
 
-from qlabench.timing import StopRule, WallTimer, summarize
+from qlabench.measure.timing import StopRule, WallTimer, summarize
 
 
 class FakeClock:
@@ -84,7 +84,7 @@ def test_a_single_sample_never_meets_a_noise_target():
 
 
 def test_from_spec():
-    from qlabench.spec import TimingSpec
+    from qlabench.core.spec import TimingSpec
 
     spec = TimingSpec(min_samples=7, max_samples=9, min_time_s=0.5, max_time_s=3.0, target_rel_noise=0.02)
     assert StopRule.from_spec(spec) == StopRule(7, 9, 0.5, 3.0, 0.02, "iqr")

@@ -6,8 +6,8 @@ import os
 import subprocess
 import sys
 
-from qlabench.result import ResultRow
-from qlabench.store import PartWriter, read_results, read_rows, result_files, run_path, write_rows
+from qlabench.core.result import ResultRow
+from qlabench.store.files import PartWriter, read_results, read_rows, result_files, run_path, write_rows
 
 
 def _row(run_id: str, seq: int, status: str = "ok") -> ResultRow:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from qlabench.backends.fault import FAULT_BY_V
-from qlabench.runner import run_sweep
-from qlabench.spec import parse_suite
-from qlabench.store import read_results
+from qlabench.run.sweep import run_sweep
+from qlabench.core.spec import parse_suite
+from qlabench.store.files import read_results
 
 TIMEOUT_S = 4.0
 

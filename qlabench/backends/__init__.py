@@ -5,13 +5,13 @@ To add a backend, subclass `Backend` (see base.py) and add an instance to REGIST
 
 from __future__ import annotations
 
-from ..errors import BackendError
-from .base import Backend, Outputs
-from .fault import FaultBackend
-from .fla import FLAChunk, FLADispatchOn, FLARecurrent
-from .flash_qla import FlashQLA, FlashQLAForceCP, FlashQLANoCP
-from .naive import NaiveChunk, NaiveRecurrent
-from .synthetic import Synthetic
+from qlabench.core.errors import BackendError
+from qlabench.backends.base import Backend, Outputs
+from qlabench.backends.fault import FaultBackend
+from qlabench.backends.fla import FLAChunk, FLADispatchOn, FLARecurrent
+from qlabench.backends.flash_qla import FlashQLA, FlashQLAForceCP, FlashQLANoCP
+from qlabench.backends.naive import NaiveChunk, NaiveRecurrent
+from qlabench.backends.synthetic import Synthetic
 
 # Library backends import their packages lazily (in available()), so this module stays cheap and
 # works on machines without CUDA; each then reports why it is unavailable.

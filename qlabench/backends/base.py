@@ -16,8 +16,8 @@ from typing import ClassVar
 
 import torch
 
-from ..inputs import GDNInputs
-from ..point import Point
+from qlabench.measure.inputs import GDNInputs
+from qlabench.core.point import Point
 
 Outputs = dict[str, torch.Tensor]
 GRAD_NAMES = ("dq", "dk", "dv", "dg", "dbeta", "dh0")

@@ -32,10 +32,10 @@ import time
 
 import torch
 
-from ..inputs import GDNInputs
-from ..kernels import recurrent_gated_delta_rule
-from ..point import Point
-from .base import Backend
+from qlabench.measure.inputs import GDNInputs
+from qlabench.backends.reference import recurrent_gated_delta_rule
+from qlabench.core.point import Point
+from qlabench.backends.base import Backend
 
 FAULT_BY_V = {
     17: "raise",
@@ -54,7 +54,7 @@ PROCESS_FAULTS = frozenset({"segfault", "abort", "hang", "hang-long", "oom", "ki
 HANG_LONG_ABOVE_TOKENS = 8
 OOM_HEADROOM_BYTES = 256 << 20
 SLOW_S = 0.05
-WORKER_ENV = "QLABENCH_WORKER"  # set by qlabench.workers in every worker process
+WORKER_ENV = "QLABENCH_WORKER"  # set by qlabench.run.pool in every worker process
 
 
 def fault_for(V: int) -> str:

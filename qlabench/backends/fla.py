@@ -20,11 +20,11 @@ from functools import lru_cache
 
 import torch
 
-from .. import cache
-from ..inputs import GDNInputs
-from ..point import Point
-from ._gpu import needs_cuda, package_missing
-from .base import Backend, Outputs, backward_outputs
+from qlabench.measure import caches as cache
+from qlabench.measure.inputs import GDNInputs
+from qlabench.core.point import Point
+from qlabench.backends._gpu import needs_cuda, package_missing
+from qlabench.backends.base import Backend, Outputs, backward_outputs
 
 DISPATCH_OFF = {"FLA_FLASH_QLA": "0", "FLA_INTRACARD_CP": "0"}
 DISPATCH_DEFAULT = {"FLA_FLASH_QLA": "1", "FLA_INTRACARD_CP": "0"}

@@ -15,11 +15,11 @@ from functools import lru_cache
 
 import torch
 
-from .. import cache
-from ..inputs import GDNInputs
-from ..point import Point
-from ._gpu import needs_cuda, package_missing
-from .base import Backend, Outputs, backward_outputs
+from qlabench.measure import caches as cache
+from qlabench.measure.inputs import GDNInputs
+from qlabench.core.point import Point
+from qlabench.backends._gpu import needs_cuda, package_missing
+from qlabench.backends.base import Backend, Outputs, backward_outputs
 
 # FlashQLA 0.1.3 picks its kernels by architecture at import and raises on any other.
 SUPPORTED_SM = ((9, 0), (10, 0), (10, 3), (12, 0), (12, 1))

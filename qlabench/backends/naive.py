@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import torch
 
-from ..inputs import GDNInputs
-from ..kernels import chunk_gated_delta_rule, recurrent_gated_delta_rule
-from ..point import Point
-from .base import Backend
+from qlabench.measure.inputs import GDNInputs
+from qlabench.backends.reference import chunk_gated_delta_rule, recurrent_gated_delta_rule
+from qlabench.core.point import Point
+from qlabench.backends.base import Backend
 
 # The token-by-token oracle is exact but slow; beyond this many tokens a timed run is not worth it.
 RECURRENT_MAX_TOKENS = 65536

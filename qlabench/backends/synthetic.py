@@ -27,11 +27,11 @@ from collections.abc import Callable
 
 import torch
 
-from ..errors import BackendError
-from ..inputs import GDNInputs
-from ..kernels import chunk_gated_delta_rule
-from ..spec import TimingSpec
-from .base import Backend, Outputs
+from qlabench.core.errors import BackendError
+from qlabench.measure.inputs import GDNInputs
+from qlabench.backends.reference import chunk_gated_delta_rule
+from qlabench.core.spec import TimingSpec
+from qlabench.backends.base import Backend, Outputs
 
 SLOWDOWN_ENV = "QLABENCH_SYNTHETIC_SLOWDOWN"
 
@@ -95,7 +95,7 @@ _CALIBRATION = TimingSpec(timer="graph", warmup=2, min_samples=5, max_samples=20
 
 
 def _device_ms(fn: Callable[[], object]) -> float:
-    from ..timing import make_timer
+    from qlabench.measure.timing import make_timer
 
     return statistics.median(make_timer("graph", "cuda", _CALIBRATION).measure(fn).samples_ms)
 

@@ -19,16 +19,16 @@ torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.gpu
 
 from qlabench.backends import REGISTRY  # noqa: E402
-from qlabench.correctness import tolerance  # noqa: E402
-from qlabench.measure import MeasureContext, run_point  # noqa: E402
-from qlabench.point import Point  # noqa: E402
-from qlabench.spec import CheckSpec, Suite, TimingSpec  # noqa: E402
+from qlabench.measure.correctness import tolerance  # noqa: E402
+from qlabench.run.point import MeasureContext, run_point  # noqa: E402
+from qlabench.core.point import Point  # noqa: E402
+from qlabench.core.spec import CheckSpec, Suite, TimingSpec  # noqa: E402
 
 FAST = TimingSpec(timer="graph", warmup=1, min_samples=3, max_samples=10, max_time_s=0.5, target_rel_noise=0.05)
 
 
 def _ctx(points, full_size=True, timer="graph"):
-    from qlabench import env
+    from qlabench.measure import env
 
     suite = Suite(name="gpu-test", path="<test>", points=tuple(points), timing=FAST,
                   check=CheckSpec(oracle_max_tokens=512, full_size=full_size))

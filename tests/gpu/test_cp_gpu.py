@@ -14,8 +14,8 @@ torch = pytest.importorskip("torch")
 
 pytestmark = pytest.mark.gpu
 
-from qlabench.spec import CheckSpec, RunSpec, Suite, TimingSpec  # noqa: E402
-from qlabench.point import Point  # noqa: E402
+from qlabench.core.spec import CheckSpec, RunSpec, Suite, TimingSpec  # noqa: E402
+from qlabench.core.point import Point  # noqa: E402
 
 FAST = TimingSpec(timer="events", warmup=1, min_samples=3, max_samples=10, max_time_s=0.5, target_rel_noise=0.05)
 
@@ -38,7 +38,7 @@ def _point(backend, mode, cp_mode, T=16384, **kw):
 
 
 def _run(points, tmp_path):
-    from qlabench.runner import run_sweep
+    from qlabench.run.sweep import run_sweep
 
     return run_sweep(_suite(points), tmp_path)
 
@@ -70,7 +70,7 @@ def test_rank_error_in_exchange_over_nccl_is_an_error_row(tmp_path, monkeypatch)
 @pytest.mark.parametrize("cp_mode", ["inter", "dual"])
 def test_flash_qla_cp_matches_one_gpu(cp_mode, tmp_path):
     _need_gpus()
-    from qlabench.distributed.backends import FlashQLACP
+    from qlabench.backends.cp import FlashQLACP
 
     ok, why = FlashQLACP().available()
     if not ok:
@@ -88,7 +88,7 @@ def test_flash_qla_cp_matches_one_gpu(cp_mode, tmp_path):
 
 def test_fla_cp_matches_one_gpu(tmp_path):
     _need_gpus()
-    from qlabench.distributed.backends import FLACP
+    from qlabench.backends.cp import FLACP
 
     ok, why = FLACP().available()
     if not ok:
@@ -102,7 +102,7 @@ def test_fla_cp_matches_one_gpu(tmp_path):
 def test_one_visible_gpu_skips(tmp_path, monkeypatch):
     if not torch.cuda.is_available():
         pytest.skip("needs CUDA")
-    from qlabench.distributed import launch
+    from qlabench.run.distributed import launch
 
     monkeypatch.setattr(launch.CPLauncher, "gpu_ids", property(lambda self: ["0"]))
     res = _run([_point("flash_qla", "fwd", "inter")], tmp_path)

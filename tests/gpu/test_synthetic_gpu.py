@@ -14,10 +14,10 @@ pytestmark = pytest.mark.gpu
 
 from qlabench.backends import REGISTRY  # noqa: E402
 from qlabench.backends.synthetic import SLOWDOWN_ENV  # noqa: E402
-from qlabench.inputs import make_inputs  # noqa: E402
-from qlabench.point import Point  # noqa: E402
-from qlabench.spec import TimingSpec  # noqa: E402
-from qlabench.timing import make_timer  # noqa: E402
+from qlabench.measure.inputs import make_inputs  # noqa: E402
+from qlabench.core.point import Point  # noqa: E402
+from qlabench.core.spec import TimingSpec  # noqa: E402
+from qlabench.measure.timing import make_timer  # noqa: E402
 
 TIMING = TimingSpec(timer="graph", warmup=3, min_samples=20, max_samples=60, min_time_s=0.3, max_time_s=1.0,
                     target_rel_noise=0.002)

@@ -1,0 +1,170 @@
+"""Comparing two result sets: pair the rows, judge each pair, and summarise. No rendering here.
+
+`compare_frames` is the whole computation; `compare_paths` reads files or folders first. The result
+is a `Comparison`, which the renderers (render.py) turn into a terminal table, markdown or JSON, and
+whose `exit_code` the CLI returns.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from qlabench.analyze.report import heads_label, layout_label
+from qlabench.store.files import read_results
+from qlabench.analyze.compare.drift import Shift, shift_verdict, suite_shift
+from qlabench.analyze.compare.envguard import EnvField, check_env, env_diff
+from qlabench.analyze.compare.kernels import kernel_change
+from qlabench.analyze.compare.match import Pair, match_rows
+from qlabench.analyze.compare.stats import PairStats, geometric_mean, pair_stats
+from qlabench.analyze.compare.verdict import (
+    DEFAULT_FAIL_ON,
+    CompareOptions,
+    Failure,
+    Verdict,
+    failure_of,
+    status_verdict,
+    timing_verdict,
+)
+
+
+@dataclass(frozen=True)
+class PairResult:
+    """The judgement of one point."""
+
+    key: str
+    label: str  # short human name of the point
+    backend: str
+    mode: str
+    timer: str | None
+    base_status: str | None
+    head_status: str | None
+    verdict: Verdict
+    reason: str
+    failure: Failure | None  # what this pair counts as for --fail-on (None: never fails)
+    stats: PairStats | None = None
+    kernels: str | None = None  # how the per-kernel breakdown differs (kernels.py), both sides ok
+
+    @property
+    def change(self) -> float | None:
+        """Relative change of the median time (+0.07 = 7% slower), if both sides were timed."""
+        return self.stats.ratio - 1.0 if self.stats else None
+
+
+@dataclass(frozen=True)
+class Comparison:
+    pairs: list[PairResult]
+    env: list[EnvField]
+    options: CompareOptions
+    fail_on: frozenset[Failure] = DEFAULT_FAIL_ON
+    base_label: str = "base"
+    head_label: str = "head"
+    notes: tuple[str, ...] = field(default=())  # e.g. what a gate's confirmation re-run changed
+    shift: Shift | None = None  # suite-wide head/base shift (estimated when options.drift is on)
+
+    @property
+    def shift_fails(self) -> bool:
+        return (self.options.drift and Failure.SHIFT in self.fail_on
+                and shift_verdict(self.shift, self.options.threshold)[0])
+
+    @property
+    def counts(self) -> dict[str, int]:
+        c = Counter(p.verdict.value for p in self.pairs)
+        return {v.value: c.get(v.value, 0) for v in Verdict}
+
+    @property
+    def timed(self) -> list[PairResult]:
+        return [p for p in self.pairs if p.stats is not None]
+
+    @property
+    def geomean_ratio(self) -> float | None:
+        """Geometric mean of head/base median ratios over every timed pair (> 1: slower overall)."""
+        return geometric_mean([p.stats.ratio for p in self.timed])
+
+    def fails(self, p: PairResult) -> bool:
+        return p.failure is not None and p.failure in self.fail_on
+
+    @property
+    def failures(self) -> list[PairResult]:
+        return [p for p in self.pairs if self.fails(p)]
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.failures or self.shift_fails else 0
+
+    def worst(self, n: int | None = None) -> list[PairResult]:
+        """Failures first, then status changes, then the largest slowdowns; `n` rows at most."""
+        def rank(p: PairResult):
+            return (not self.fails(p), p.verdict is not Verdict.STATUS_CHANGED, -(p.change if p.change is not None else -1e9))
+        ranked = sorted(self.pairs, key=rank)
+        return ranked if n is None else ranked[:n]
+
+
+def point_label(row: dict) -> str:
+    parts = [row["backend"], row["mode"], heads_label(row), layout_label(row), f"K{row['K']}V{row['V']}",
+             row["dtype"], f"gate={row['gate']}"]
+    if row.get("seed"):
+        parts.append(f"seed={row['seed']}")
+    if row.get("initial_state") is False:
+        parts.append("no-h0")
+    return " ".join(str(p) for p in parts)
+
+
+def judge(pair: Pair, opt: CompareOptions, scale: float = 1.0) -> PairResult:
+    """The verdict of one pair; with `scale` != 1 the head samples are divided by it (drift correction)."""
+    row = pair.any_row
+    b, h = pair.base, pair.head
+    common = dict(key=pair.key, label=point_label(row), backend=row["backend"], mode=row["mode"],
+                  timer=row.get("timer"), base_status=b["status"] if b else None, head_status=h["status"] if h else None)
+    if h is None:
+        return PairResult(**common, verdict=Verdict.MISSING, reason="not in head", failure=Failure.MISSING)
+    if b is None:
+        return PairResult(**common, verdict=Verdict.NEW, reason="not in base", failure=None)
+    if b["status"] != "ok" or h["status"] != "ok":
+        verdict, reason, failure = status_verdict(b["status"], h["status"])
+        if h["status"] != "ok" and h.get("reason"):
+            reason += f": {h['reason']}"
+        return PairResult(**common, verdict=verdict, reason=reason, failure=failure)
+    bs = b.get("samples_ms") or ((b["median_ms"],) if b.get("median_ms") is not None else ())
+    hs = h.get("samples_ms") or ((h["median_ms"],) if h.get("median_ms") is not None else ())
+    if scale != 1.0:
+        hs = [x / scale for x in hs]
+    s = pair_stats(bs, hs, opt.alpha)
+    verdict, reason = timing_verdict(s, opt)
+    if scale != 1.0:
+        reason = f"relative to the suite-wide shift {scale - 1:+.1%}: {reason}"
+    return PairResult(**common, verdict=verdict, reason=reason, failure=failure_of(verdict), stats=s,
+                      kernels=kernel_change(b, h, scale))
+
+
+def compare_frames(base: pd.DataFrame, head: pd.DataFrame, options: CompareOptions | None = None, *,
+                   fail_on: Iterable[Failure] = DEFAULT_FAIL_ON, allow_env_mismatch: bool = False,
+                   base_label: str = "base", head_label: str = "head", shift: Shift | None = None) -> Comparison:
+    """Judge every point of `head` against `base`. Raises EnvMismatchError (see envguard.py).
+
+    With `options.drift`, points are judged relative to the suite-wide shift: `shift` if given (a
+    gate's confirmation re-run of a few points reuses the full run's), else estimated from these pairs.
+    """
+    opt = options or CompareOptions()
+    diff = env_diff(base, head)
+    check_env(diff, allow_env_mismatch)
+    matched = match_rows(base, head)
+    pairs = [judge(p, opt) for p in matched]
+    if opt.drift:
+        shift = shift or suite_shift([p.stats.ratio for p in pairs if p.stats is not None], opt.alpha)
+        if shift is not None:
+            pairs = [judge(m, opt, shift.ratio) if p.stats is not None else p for m, p in zip(matched, pairs)]
+    return Comparison(pairs=pairs, env=diff, options=opt, fail_on=frozenset(fail_on),
+                      base_label=base_label, head_label=head_label, shift=shift if opt.drift else None)
+
+
+def compare_paths(base: Iterable[str | os.PathLike], head: Iterable[str | os.PathLike], options=None,
+                  **kwargs) -> Comparison:
+    base, head = list(base), list(head)
+    kwargs.setdefault("base_label", ", ".join(map(str, base)))
+    kwargs.setdefault("head_label", ", ".join(map(str, head)))
+    return compare_frames(read_results(base), read_results(head), options, **kwargs)

@@ -1,0 +1,78 @@
+"""The environment guard: times from different GPU models or major library versions are not comparable.
+
+`env_diff` lists every environment column whose values differ between the two sides; a difference is
+*blocking* when it is the device model, or the major version of a library present on both sides.
+For 0.x libraries (tilelang, fla-core, flash-qla) the major version is "0.<minor>", as in semver,
+since their minor releases are the ones that change kernels. A library installed on one side only is
+shown but not blocking: its rows appear as status changes anyway.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import pandas as pd
+
+from qlabench.core.errors import QlabenchError
+from qlabench.store.keys import plain_value
+
+VERSIONED = ("torch_version", "triton_version", "tilelang_version", "fla_version", "flash_qla_version",
+             "cuda_version")
+# Shown in the diff, never blocking: they say where and from what code the rows came.
+INFORMATIONAL = ("driver_version", "python_version", "qlabench_version", "git_sha", "host", "env_fingerprint")
+
+
+@dataclass(frozen=True)
+class EnvField:
+    name: str
+    base: tuple[str, ...]  # distinct values on the base side (sorted)
+    head: tuple[str, ...]
+    blocking: bool
+    why: str = ""
+
+
+class EnvMismatchError(QlabenchError):
+    """The sides ran on different GPU models or major library versions; carries the diff."""
+
+    def __init__(self, diff: list[EnvField]):
+        self.diff = diff
+        lines = [f"  {f.name}: {', '.join(f.base) or '-'} -> {', '.join(f.head) or '-'}"
+                 + (f"  [blocking: {f.why}]" if f.blocking else "") for f in diff]
+        super().__init__("refusing to compare results from different environments "
+                         "(pass --allow-env-mismatch to compare anyway):\n" + "\n".join(lines))
+
+
+def major(version: str) -> str:
+    """'2.13.0+cpu' -> '2'; '0.6.0' -> '0.6'; '12.8' -> '12'."""
+    parts = re.findall(r"\d+", version)
+    if not parts:
+        return version
+    return f"0.{parts[1]}" if parts[0] == "0" and len(parts) > 1 else parts[0]
+
+
+def _values(df: pd.DataFrame, col: str) -> tuple[str, ...]:
+    if col not in df.columns:
+        return ()
+    return tuple(sorted({str(v) for v in map(plain_value, df[col]) if v is not None}))
+
+
+def env_diff(base: pd.DataFrame, head: pd.DataFrame) -> list[EnvField]:
+    out = []
+    for col in ("device",) + VERSIONED + INFORMATIONAL:
+        b, h = _values(base, col), _values(head, col)
+        if b == h:
+            continue
+        blocking, why = False, ""
+        if col == "device":
+            blocking, why = True, "different device models"
+        elif col in VERSIONED and b and h and {major(v) for v in b} != {major(v) for v in h}:
+            blocking, why = True, "different major versions"
+        out.append(EnvField(col, b, h, blocking, why))
+    return out
+
+
+def check_env(diff: list[EnvField], allow_mismatch: bool) -> None:
+    """Raise EnvMismatchError if any difference blocks and the caller did not allow it."""
+    if not allow_mismatch and any(f.blocking for f in diff):
+        raise EnvMismatchError(diff)

@@ -1,0 +1,137 @@
+"""Renderings of a Comparison: a rich table for the terminal, markdown for a PR comment, JSON for tools.
+
+Nothing here computes a verdict; everything read comes from the Comparison object.
+"""
+
+from __future__ import annotations
+
+import json
+
+from rich.markup import escape
+from rich.table import Table
+
+from qlabench.analyze.compare.comparison import Comparison, PairResult
+from qlabench.analyze.compare.drift import shift_verdict
+from qlabench.analyze.compare.verdict import Verdict
+
+_STYLE = {Verdict.FASTER: "green", Verdict.SLOWER: "red", Verdict.SAME: "dim", Verdict.AMBIGUOUS: "yellow",
+          Verdict.MISSING: "magenta", Verdict.NEW: "cyan", Verdict.STATUS_CHANGED: "red", Verdict.NOT_TIMED: "dim"}
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{x:+.1%}"
+
+
+def _change(p: PairResult) -> str:
+    if p.stats is None:
+        return "-"
+    s = p.stats
+    return f"{_pct(s.ratio - 1)} [{_pct(s.ci_low - 1)}, {_pct(s.ci_high - 1)}]"
+
+
+def _ms(p: PairResult, side: str) -> str:
+    if p.stats is None:
+        st = p.base_status if side == "base" else p.head_status
+        return st or "-"
+    s = p.stats
+    return f"{s.base_median_ms:.4g} (n={s.n_base})" if side == "base" else f"{s.head_median_ms:.4g} (n={s.n_head})"
+
+
+def _why(p: PairResult) -> str:
+    """The verdict's reason, and for a time that moved, where it moved inside the point."""
+    moved = p.verdict in (Verdict.SLOWER, Verdict.FASTER, Verdict.AMBIGUOUS)
+    return p.reason + (f"; kernels: {p.kernels}" if moved and p.kernels else "")
+
+
+def summary_line(c: Comparison) -> str:
+    counts = ", ".join(f"{n} {v}" for v, n in c.counts.items() if n)
+    g = c.geomean_ratio
+    geo = f"geometric-mean time change {_pct(g - 1 if g else None)} over {len(c.timed)} timed points"
+    n_fail = len(c.failures) + (1 if c.shift_fails else 0)
+    verdict = f"FAIL ({n_fail} failing)" if n_fail else "PASS"
+    line = f"{verdict}: {counts or 'no points'}; {geo}"
+    if c.options.drift:
+        line += "; " + shift_verdict(c.shift, c.options.threshold)[1] + " (points judged relative to it)"
+    return line
+
+
+def _settings(c: Comparison) -> str:
+    o = c.options
+    return (f"threshold {o.threshold:.0%}, alpha {o.alpha:g}, min samples {o.min_samples}, "
+            f"fail on {','.join(sorted(f.value for f in c.fail_on)) or 'nothing'}")
+
+
+def rich_table(c: Comparison, top: int | None = None, show_same: bool = True) -> Table:
+    rows = [p for p in c.worst(None) if show_same or p.verdict not in (Verdict.SAME, Verdict.NOT_TIMED)]
+    rows = rows if top is None else rows[:top]
+    t = Table(title=f"{escape(c.head_label)} vs {escape(c.base_label)}", caption=_settings(c))
+    for col, just in (("verdict", "left"), ("point", "left"), ("base ms", "right"), ("head ms", "right"),
+                      ("time change [CI]", "right"), ("p", "right"), ("why", "left")):
+        t.add_column(col, justify=just, overflow="fold")
+    for p in rows:
+        style = _STYLE[p.verdict]
+        failing = c.fails(p)
+        mark = "FAIL " if failing else ""
+        t.add_row(f"[{style}]{mark}{p.verdict.value}[/{style}]", escape(p.label), _ms(p, "base"), _ms(p, "head"),
+                  _change(p), f"{p.stats.p_value:.2g}" if p.stats else "-", escape(_why(p)))
+    return t
+
+
+def env_lines(c: Comparison) -> list[str]:
+    return [f"{f.name}: {', '.join(f.base) or '-'} -> {', '.join(f.head) or '-'}"
+            + (f" (blocking: {f.why}; allowed)" if f.blocking else "") for f in c.env]
+
+
+def markdown(c: Comparison, top: int = 20) -> str:
+    icon = ":x:" if c.failures else ":white_check_mark:"
+    out = [f"### {icon} qlabench gate: {summary_line(c)}", "",
+           f"`{c.head_label}` vs `{c.base_label}`; {_settings(c)}.", ""]
+    shown = [p for p in c.worst(None) if p.verdict not in (Verdict.SAME, Verdict.NOT_TIMED)][:top]
+    if shown:
+        out += ["| verdict | point | base ms | head ms | time change [CI] | p | why |",
+                "|---|---|---:|---:|---:|---:|---|"]
+        for p in shown:
+            v = f"**{p.verdict.value}**" if c.fails(p) else p.verdict.value
+            cells = [v, p.label, _ms(p, "base"), _ms(p, "head"), _change(p),
+                     f"{p.stats.p_value:.2g}" if p.stats else "-", _why(p)]
+            out.append("| " + " | ".join(x.replace("|", "\\|") for x in cells) + " |")
+        rest = len([p for p in c.pairs if p.verdict not in (Verdict.SAME, Verdict.NOT_TIMED)]) - len(shown)
+        if rest > 0:
+            out.append(f"\n{rest} more rows not shown (`--top` to change).")
+    else:
+        out.append("Every point is the same within the threshold.")
+    if c.env or c.notes:
+        out += ["", "<details><summary>environment differences and notes</summary>", ""]
+        out += [f"- {line}" for line in env_lines(c)]
+        out += [f"- {n}" for n in c.notes]
+        out += ["", "</details>"]
+    return "\n".join(out) + "\n"
+
+
+def to_json(c: Comparison) -> str:
+    def pair(p: PairResult) -> dict:
+        d = {"key": p.key, "point": p.label, "backend": p.backend, "mode": p.mode, "timer": p.timer,
+             "base_status": p.base_status, "head_status": p.head_status, "verdict": p.verdict.value,
+             "reason": p.reason, "failure": p.failure.value if p.failure else None, "fails": c.fails(p),
+             "kernel_change": p.kernels}
+        if p.stats:
+            d.update({"base_median_ms": p.stats.base_median_ms, "head_median_ms": p.stats.head_median_ms,
+                      "n_base": p.stats.n_base, "n_head": p.stats.n_head, "ratio": p.stats.ratio,
+                      "ci_low": p.stats.ci_low, "ci_high": p.stats.ci_high, "p_value": p.stats.p_value})
+        return d
+
+    o = c.options
+    doc = {
+        "base": c.base_label, "head": c.head_label, "passed": c.exit_code == 0, "exit_code": c.exit_code,
+        "options": {"threshold": o.threshold, "alpha": o.alpha, "min_samples": o.min_samples, "drift": o.drift,
+                    "fail_on": sorted(f.value for f in c.fail_on)},
+        "shift": None if c.shift is None else {"ratio": c.shift.ratio, "ci_low": c.shift.ci_low,
+                                               "ci_high": c.shift.ci_high, "n": c.shift.n,
+                                               "fails": c.shift_fails},
+        "counts": c.counts, "geomean_ratio": c.geomean_ratio,
+        "env_diff": [{"field": f.name, "base": list(f.base), "head": list(f.head), "blocking": f.blocking}
+                     for f in c.env],
+        "notes": list(c.notes),
+        "pairs": [pair(p) for p in c.worst(None)],
+    }
+    return json.dumps(doc, indent=2)

@@ -1,0 +1,95 @@
+"""Speedup curves: each backend's speedup against a baseline, versus tokens, one panel per head config.
+
+Only ok rows are plotted; a backend with no ok row at a point leaves a gap rather than a number.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only; no display needed
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from qlabench.core.errors import QlabenchError  # noqa: E402
+from qlabench.store.keys import workload_keys  # noqa: E402
+from qlabench.analyze.report import heads_label, layout_label  # noqa: E402
+
+X_AXES = ("total_tokens", "seqlen")
+
+
+def speedup_frame(df: pd.DataFrame, baseline: str) -> pd.DataFrame:
+    """Rows of ok backends joined to the baseline's time on the same workload, with `speedup`."""
+    ok = df[df["status"] == "ok"].copy()
+    ok["_wk"] = workload_keys(ok)
+    base = ok[ok["backend"] == baseline][["_wk", "median_ms"]].rename(columns={"median_ms": "base_ms"})
+    if base.empty:
+        raise QlabenchError(f"baseline {baseline!r} has no ok rows in these results")
+    merged = ok.merge(base, on="_wk")
+    merged["speedup"] = merged["base_ms"] / merged["median_ms"]
+    merged["heads"] = merged.apply(heads_label, axis=1)
+    merged["sequences"] = merged.apply(layout_label, axis=1)
+    merged["seqlen"] = merged["seqlens"].map(lambda s: max(s))
+    return merged
+
+
+def plot_speedups(df: pd.DataFrame, out_dir: str | Path, baseline: str, x: str = "total_tokens",
+                  panel: str = "heads") -> list[Path]:
+    """Write one PNG per (mode, dtype, gate): speedup vs `x`, a panel per `panel` value.
+
+    Dense layouts are lines; varlen layouts (packed sequences) are hollow squares at their total tokens,
+    in the same colour as their backend's line.
+    """
+    if x not in X_AXES:
+        raise QlabenchError(f"x must be one of {X_AXES}, got {x!r}")
+    if panel not in ("heads", "tp"):
+        raise QlabenchError(f"panel must be heads or tp, got {panel!r}")
+    data = speedup_frame(df, baseline)
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    backends = sorted(data["backend"].unique())
+    colors = {b: f"C{i % 10}" for i, b in enumerate(backends)}
+    written = []
+    for (mode, dtype, gate), grp in data.groupby(["mode", "dtype", "gate"], sort=True):
+        panels = sorted(grp[panel].dropna().unique(), key=str)
+        if not panels:
+            continue
+        ncols = min(4, len(panels))
+        nrows = -(-len(panels) // ncols)
+        fig, axes = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 3.4 * nrows), squeeze=False)
+        for ax, pv in zip(axes.flat, panels):
+            sub = grp[grp[panel] == pv]
+            for backend, bgrp in sub.groupby("backend", sort=True):
+                dense = bgrp[bgrp["layout"] == "dense"]
+                if not dense.empty:
+                    curve = dense.groupby(x)["speedup"].median().sort_index()
+                    ax.plot(curve.index, curve.values, "--" if backend == baseline else "-o", color=colors[backend],
+                            label=backend, markersize=4)
+                varlen = bgrp[bgrp["layout"] == "varlen"]
+                if not varlen.empty and backend != baseline:
+                    ax.plot(varlen[x], varlen["speedup"], "s", mfc="none", color=colors[backend], markersize=6,
+                            label=f"{backend} (varlen)")
+            ax.set_xscale("log", base=2)
+            vals = sub["speedup"]
+            if len(vals) and vals.max() / max(vals.min(), 1e-12) > 20:
+                ax.set_yscale("log")
+            ax.axhline(1.0, color="grey", lw=0.6)
+            ax.set_title(f"{panel}={pv}" if panel == "tp" else str(pv), fontsize=9)
+            ax.set_xlabel(x.replace("_", " "))
+            ax.set_ylabel(f"speedup vs {baseline}")
+            ax.grid(True, which="both", alpha=0.3)
+            ax.legend(fontsize=7)
+        for ax in list(axes.flat)[len(panels):]:
+            ax.set_visible(False)
+        fig.suptitle(f"{mode} · {dtype} · gate={gate}  (speedup = {baseline} time / backend time; higher is faster)",
+                     fontsize=10)
+        fig.tight_layout()
+        path = out_dir / f"speedup_{mode}_{dtype}_{gate}.png"
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        written.append(path)
+    if not written:
+        raise QlabenchError("nothing to plot: no ok rows")
+    return written

@@ -1,0 +1,82 @@
+"""Speedup tables: per workload, each backend's median and its speedup against a baseline backend.
+
+Only `ok` rows carry times; any other status shows as that status, never as a number.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from qlabench.store.keys import key_series, key_value, workload_keys
+from qlabench.core.point import CP_AXES, WORKLOAD_AXES
+
+
+def heads_label(row) -> str:
+    base = f"h{row['h_qk']}/{row['h_v']}"
+    model, tp = key_value(row.get("model")), key_value(row.get("tp"))
+    if model:
+        return f"{model} TP{int(tp or 1)} ({base})"
+    return base
+
+
+def layout_label(row) -> str:
+    lens = list(row["seqlens"])
+    if row["layout"] == "dense":
+        return f"{row['batch']}x{lens[0]}"
+    return "+".join(map(str, lens))
+
+
+def backend_label(row) -> str:
+    """The backend, with its context-parallel setting for a distributed row: 'flash_qla [cp2 inter]'."""
+    ws, mode = key_value(row.get("cp_world_size")), key_value(row.get("cp_mode"))
+    return f"{row['backend']} [cp{ws} {mode}]" if ws else str(row["backend"])
+
+
+def pick_baseline(df: pd.DataFrame, preferred: str | None = None) -> str | None:
+    """The baseline backend: the preferred one if present, else a naive backend, else the first."""
+    backends = list(dict.fromkeys(df["backend"]))
+    if preferred:
+        return preferred
+    for name in ("naive-chunk", "naive-recurrent"):
+        if name in backends:
+            return name
+    return backends[0] if backends else None
+
+
+def speedup_table(df: pd.DataFrame, baseline: str) -> pd.DataFrame:
+    """One row per workload; columns `<backend>` (median ms or status) and `<backend> x` (speedup)."""
+    if df.empty:
+        return pd.DataFrame()
+    df = df.copy()
+    df["heads"] = df.apply(heads_label, axis=1)
+    df["sequences"] = df.apply(layout_label, axis=1)
+    if "cp_world_size" in df.columns and df["cp_world_size"].notna().any():
+        # A distributed row is its own column next to the single-device backends of the same problem.
+        df["backend"] = df.apply(backend_label, axis=1)
+        df["_wk"] = key_series(df, [a for a in WORKLOAD_AXES if a not in CP_AXES])
+    else:
+        df["_wk"] = workload_keys(df)
+    backends = list(dict.fromkeys(df["backend"]))
+    out = []
+    for _, grp in df.groupby("_wk", sort=False):
+        first = grp.iloc[0]
+        rec = {"mode": first["mode"], "heads": first["heads"], "sequences": first["sequences"],
+               "dtype": first["dtype"], "gate": first["gate"]}
+        by_backend = {r["backend"]: r for _, r in grp.iterrows()}
+        base = by_backend.get(baseline)
+        base_ms = base["median_ms"] if base is not None and base["status"] == "ok" else None
+        for b in backends:
+            r = by_backend.get(b)
+            if r is None:
+                rec[b], rec[f"{b} x"] = None, None
+            elif r["status"] != "ok":
+                rec[b], rec[f"{b} x"] = r["status"], None
+            else:
+                rec[b] = float(r["median_ms"])
+                rec[f"{b} x"] = base_ms / r["median_ms"] if base_ms else None
+        out.append(rec)
+    return pd.DataFrame(out)
+
+
+def status_counts(df: pd.DataFrame) -> dict[str, int]:
+    return df["status"].value_counts().to_dict()

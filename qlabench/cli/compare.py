@@ -1,0 +1,157 @@
+"""CLI for regression gating: `qlabench compare`, `qlabench gate`, `qlabench baseline save`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from qlabench.cli.main import app, console, exits_on_error
+
+baseline_app = typer.Typer(help="Manage the baselines gates compare against.", no_args_is_help=True)
+app.add_typer(baseline_app, name="baseline")
+
+FORMATS = ("table", "markdown", "json")
+
+_threshold = typer.Option(0.05, "--threshold", help="Relative change that matters (0.05 = 5%)")
+_alpha = typer.Option(0.01, "--alpha", help="Significance level (and 1 - confidence of the CI)")
+_min_samples = typer.Option(5, "--min-samples", help="Fewer samples than this on a side: ambiguous")
+_fail_on = typer.Option("regression,status", "--fail-on",
+                        help="Comma-separated: regression, status, missing, ambiguous ('' never fails)")
+_allow_env = typer.Option(False, "--allow-env-mismatch", help="Compare across GPU models / major versions")
+_format = typer.Option("table", "--format", "-f", help="table, markdown or json")
+_top = typer.Option(20, "--top", help="Rows to show in the markdown summary (table: all non-same rows)")
+_output = typer.Option(None, "--output", "-o", help="Also write the rendering (markdown/json) to this file")
+_all = typer.Option(False, "--all", help="Table: also show 'same' and 'not timed' rows")
+
+
+_drift = typer.Option(False, "--drift-correct", help="Judge each point relative to the suite-wide shift of the "
+                      "head run (shared machines); the shift itself fails only with --fail-on shift")
+
+
+def _options(threshold: float, alpha: float, min_samples: int, drift: bool = False):
+    from qlabench.analyze.compare import CompareOptions, parse_fail_on
+
+    return CompareOptions(threshold=threshold, alpha=alpha, min_samples=min_samples, drift=drift), parse_fail_on
+
+
+def _emit(comparison, fmt: str, top: int, output: Path | None, show_all: bool) -> None:
+    from qlabench.analyze.compare import render
+    from qlabench.core.errors import QlabenchError
+
+    if fmt not in FORMATS:
+        raise QlabenchError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    if fmt == "table":
+        for line in render.env_lines(comparison):
+            console.print(f"[yellow]env differs:[/yellow] {line}", highlight=False)
+        for note in comparison.notes:
+            console.print(f"note: {note}", highlight=False)
+        console.print(render.rich_table(comparison, show_same=show_all))
+        console.print(render.summary_line(comparison), highlight=False)
+        text = render.markdown(comparison, top) if output else None
+    else:
+        text = render.markdown(comparison, top) if fmt == "markdown" else render.to_json(comparison)
+        console.file.write(text)
+    if output:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(text)
+
+
+@app.command("compare")
+@exits_on_error
+def compare_cmd(
+    base: Path = typer.Argument(..., help="Baseline result file or folder"),
+    head: Path = typer.Argument(..., help="Result file or folder to judge"),
+    threshold: float = _threshold, alpha: float = _alpha, min_samples: int = _min_samples, fail_on: str = _fail_on,
+    allow_env_mismatch: bool = _allow_env, fmt: str = _format, top: int = _top, output: Path = _output,
+    show_all: bool = _all, drift: bool = _drift,
+):
+    """Compare HEAD with BASE point by point; exit 1 on a regression (see docs/GATING.md)."""
+    from qlabench.analyze.compare import compare_paths
+
+    opt, parse = _options(threshold, alpha, min_samples, drift)
+    c = compare_paths([base], [head], opt, fail_on=parse(fail_on), allow_env_mismatch=allow_env_mismatch)
+    _emit(c, fmt, top, output, show_all)
+    raise typer.Exit(c.exit_code)
+
+
+@app.command("gate")
+@exits_on_error
+def gate_cmd(
+    suite: str = typer.Option(..., "--suite", "-s", help="Suite name (suites/NAME.toml) or a path"),
+    baseline: Path = typer.Option(None, "--baseline", "-b",
+                                  help="Baseline file or folder (default: results/baselines/<gpu>/<suite>.parquet)"),
+    out: Path = typer.Option(Path("results"), "--out", help="Results root for the head run"),
+    device: str = typer.Option(None, "--device", help="cpu, cuda or cuda:N (default: the suite's)"),
+    confirm: int = typer.Option(1, "--confirm", help="Re-run slower points this many times; keep only reproduced"),
+    threshold: float = _threshold, alpha: float = _alpha, min_samples: int = _min_samples, fail_on: str = _fail_on,
+    allow_env_mismatch: bool = _allow_env, fmt: str = _format, top: int = _top, output: Path = _output,
+    show_all: bool = _all, drift: bool = _drift,
+):
+    """Run SUITE and compare it with its baseline in one step; exit 1 on a regression."""
+    from qlabench.store.baselines import DEFAULT_ROOT, baseline_path
+    from qlabench.workflows.gate import run_gate
+    from qlabench.measure.env import capture
+    from qlabench.cli.progress import RichProgress
+    from qlabench.run.sweep import resolve_device
+    from qlabench.core.spec import load_suite
+
+    s = load_suite(suite)
+    opt, parse = _options(threshold, alpha, min_samples, drift)
+    policy = parse(fail_on)
+    try:
+        dev = resolve_device(device or s.device)
+    except ValueError as e:
+        from qlabench.core.errors import QlabenchError
+
+        raise QlabenchError(str(e)) from None
+    base = baseline or baseline_path(DEFAULT_ROOT, capture(dev)["device"], s.name)
+    quiet = fmt != "table"  # keep stdout clean for markdown / json
+    with RichProgress(console.__class__(stderr=True) if quiet else console) as prog:
+        res = run_gate(s, [base], out, opt, fail_on=policy, allow_env_mismatch=allow_env_mismatch,
+                       confirm=confirm, device=dev, progress=prog)
+    _emit(res.comparison, fmt, top, output, show_all)
+    if not quiet:
+        console.print("results: " + ", ".join(map(str, res.run_paths)), highlight=False)
+    raise typer.Exit(res.comparison.exit_code)
+
+
+@baseline_app.command("save")
+@exits_on_error
+def baseline_save_cmd(
+    results: list[Path] = typer.Argument(..., help="Result files or folders of the run to keep"),
+    suite: str = typer.Option(..., "--suite", "-s", help="Suite whose rows to save"),
+    root: Path = typer.Option(Path("results/baselines"), "--root", help="Baselines root"),
+):
+    """Merge a run's rows into results/baselines/<gpu>/<suite>.parquet (newer rows replace older)."""
+    from qlabench.store.baselines import save_baseline
+
+    path, n, replaced = save_baseline(results, suite, root)
+    console.print(f"{path}: {n} rows ({replaced} replaced)", highlight=False)
+
+
+@app.command("compare-study")
+@exits_on_error
+def compare_study_cmd(
+    suite: str = typer.Option("gate-study-cpu", "--suite", "-s", help="Suite of synthetic-backend points"),
+    out: Path = typer.Option(Path("results/gate-study"), "--out", help="Where the study's runs go"),
+    slowdowns: str = typer.Option("1.03,1.05,1.10", "--slowdowns", help="Injected factors, comma-separated"),
+    confirm: int = typer.Option(1, "--confirm", help="Confirmation re-runs, as in `qlabench gate`"),
+    device: str = typer.Option(None, "--device", help="cpu, cuda or cuda:N (default: the suite's)"),
+    threshold: float = _threshold, alpha: float = _alpha, min_samples: int = _min_samples,
+):
+    """A/A false-alarm rate and injected-slowdown detection rate of the gate (docs/GATING.md)."""
+    from qlabench.workflows.gate_study import markdown, run_study
+    from qlabench.core.errors import QlabenchError
+    from qlabench.cli.progress import RichProgress
+    from qlabench.core.spec import load_suite
+
+    try:
+        factors = [float(x) for x in slowdowns.split(",") if x.strip()]
+    except ValueError:
+        raise QlabenchError(f"--slowdowns must be numbers like 1.05, got {slowdowns!r}") from None
+    opt, _ = _options(threshold, alpha, min_samples)
+    # progress on stderr: stdout carries the study's markdown, which may be redirected to a file
+    with RichProgress(console.__class__(stderr=True)) as prog:
+        result = run_study(load_suite(suite), out, factors, opt, confirm=confirm, progress=prog, device=device)
+    console.file.write(markdown(result))

@@ -1,0 +1,46 @@
+"""`qlabench merge`: combine the outputs of sharded sweeps into one file, checking for gaps and duplicates."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from qlabench.cli.main import app, console, err_console, exits_on_error
+
+_SHOWN = 10  # points listed per problem; the counts say how many more
+
+
+@app.command("merge")
+@exits_on_error
+def merge_cmd(
+    results: list[Path] = typer.Argument(..., help="Result files or folders of the shards"),
+    into: Path = typer.Option(..., "--into", help="The merged parquet file to write"),
+    suite: str = typer.Option(None, "--suite", "-s", help="Suite the shards ran (name or path): also check "
+                              "that none of its points is missing"),
+):
+    """Merge shard outputs into one file: one row per point; fails (exit 1) on missing or duplicated points."""
+    from qlabench.store.merge import merge_results, write_merged
+    from qlabench.core.spec import load_suite
+
+    report = merge_results(results, load_suite(suite) if suite else None)
+    counts = ", ".join(f"{v} {k}" for k, v in sorted(report.status_counts.items()))
+    console.print(f"{report.rows_read} rows in {len(report.files)} file(s) -> {len(report.rows)} points ({counts})")
+    if report.fingerprints > 1:
+        console.print(f"[yellow]note:[/yellow] {report.fingerprints} environment fingerprints (GPU model or "
+                      "library versions differ between shards)")
+    if suite is None:
+        console.print("no --suite given: duplicates checked, missing points not")
+    if not report.ok:
+        for problem in report.problems():
+            err_console.print(f"[red]merge problem:[/red] {problem}", highlight=False)
+        for title, pts in (("missing", report.missing), ("duplicated", list(report.duplicated)),
+                           ("unexpected", report.unexpected)):
+            for p in pts[:_SHOWN]:
+                err_console.print(f"  {title}: {p.label()} seed={p.seed}", highlight=False)
+            if len(pts) > _SHOWN:
+                err_console.print(f"  ... and {len(pts) - _SHOWN} more {title}", highlight=False)
+        err_console.print(f"nothing written to {into}")
+        raise typer.Exit(1)
+    path = write_merged(report, into)
+    console.print(f"wrote {path}")

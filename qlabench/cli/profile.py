@@ -1,0 +1,180 @@
+"""CLI: `qlabench profile` (one point: kernel breakdown, sm_coverage, ncu sm_active_pct), `qlabench plot-sm`,
+and the hidden `_ncu-child` that ncu launches."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from qlabench.cli.main import app, console, exits_on_error
+from qlabench.core.errors import QlabenchError
+
+
+def _parse_heads(text: str) -> tuple[int, int]:
+    try:
+        a, _, b = text.partition("/")
+        return int(a), int(b or a)
+    except ValueError:
+        raise QlabenchError(f"--heads takes H_QK/H_V, e.g. 2/8; got {text!r}") from None
+
+
+def _parse_seqlens(text: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(s) for s in text.split(",") if s.strip())
+    except ValueError:
+        raise QlabenchError(f"--seqlens takes comma-separated lengths, e.g. 8192 or 1024,4096; got {text!r}") from None
+
+
+def _resolve_point(suite, index, backend, mode, heads, seqlens, layout, batch, dtype, kv):
+    from qlabench.core.point import Point
+
+    if suite is not None:
+        from qlabench.core.spec import load_suite
+
+        s = load_suite(suite)
+        if index is None or not 0 <= index < len(s.points):
+            raise QlabenchError(f"--index must be in 0..{len(s.points) - 1} for suite {s.name!r} "
+                                f"(see `qlabench run sweep --suite {suite} --dry-run`)")
+        return s.points[index]
+    if backend is None:
+        raise QlabenchError("give --suite and --index, or at least --backend")
+    h_qk, h_v = _parse_heads(heads)
+    lens = _parse_seqlens(seqlens)
+    layout = layout or ("varlen" if len(set(lens)) > 1 else "dense")
+    b = 1 if layout == "varlen" else (batch or len(lens))
+    if layout == "dense" and len(lens) == 1 and b > 1:
+        lens = lens * b
+    try:
+        return Point(backend=backend, mode=mode, layout=layout, batch=b, seqlens=lens, h_qk=h_qk, h_v=h_v,
+                     K=kv, V=kv, dtype=dtype)
+    except ValueError as e:
+        raise QlabenchError(str(e)) from None
+
+
+def _breakdown_table(prof) -> Table:
+    t = Table(title=f"kernels of one call ({prof.num_sms} SMs)")
+    for c in ("#", "kernel", "us", "time %", "grid", "block", "blocks", "waves", "SM cov %"):
+        t.add_column(c, justify="left" if c in ("kernel", "grid", "block") else "right")
+    for r in prof.breakdown():
+        cov = r["coverage"]
+        cov_s = "-" if cov is None else (f"[red]{100 * cov:.0f}[/red]" if cov < 1 else f"{100 * cov:.0f}")
+        t.add_row(str(r["index"]), r["name"][:70], f"{r['dur_us']:.1f}",
+                  "-" if r["time_frac"] is None else f"{100 * r['time_frac']:.1f}",
+                  str(r["grid"]), str(r["block"]), str(r["blocks"]),
+                  "-" if r["waves"] is None else f"{r['waves']:.2f}", cov_s)
+    return t
+
+
+def _ncu_table(ncu) -> Table:
+    from qlabench.measure.probes.ncu import per_kernel_rows
+
+    t = Table(title="Nsight Compute (clock control none)")
+    for c in ("id", "kernel", "grid", "SM active %", "SM thru %", "warps active %", "waves/SM", "ns"):
+        t.add_column(c, justify="left" if c in ("kernel", "grid") else "right")
+
+    def f(v, fmt="{:.1f}"):
+        return "-" if v is None else fmt.format(v)
+
+    for r in per_kernel_rows(ncu.kernels):
+        t.add_row(str(r["id"]), (r["name"] or "?")[:70], str(r["grid"]), f(r["sm_active_pct"]),
+                  f(r.get("sm__throughput.avg.pct_of_peak_sustained_elapsed")),
+                  f(r.get("sm__warps_active.avg.pct_of_peak_sustained_active")),
+                  f(r.get("launch__waves_per_multiprocessor"), "{:.2f}"), f(r.get("gpu__time_duration.sum"), "{:.0f}"))
+    return t
+
+
+@app.command("profile")
+@exits_on_error
+def profile_cmd(
+    suite: str = typer.Option(None, "--suite", "-s", help="Take the point from this suite (with --index)"),
+    index: int = typer.Option(None, "--index", "-i", help="Point number in the suite (see run sweep --dry-run)"),
+    backend: str = typer.Option(None, "--backend", "-b", help="Backend, when not taking a suite point"),
+    mode: str = typer.Option("fwd", "--mode", help="fwd, bwd or fwd_bwd"),
+    heads: str = typer.Option("2/8", "--heads", help="H_QK/H_V"),
+    seqlens: str = typer.Option("8192", "--seqlens", help="Comma-separated sequence lengths"),
+    layout: str = typer.Option(None, "--layout", help="dense or varlen (default: varlen if lengths differ)"),
+    batch: int = typer.Option(None, "--batch", help="Dense batch size (a single length is repeated)"),
+    dtype: str = typer.Option("bfloat16", "--dtype"),
+    kv: int = typer.Option(128, "--head-dim", help="K = V head dim"),
+    device: str = typer.Option("cuda", "--device"),
+    out: Path = typer.Option(Path("results/profiles"), "--out", "-o", help="Folder for the JSON and kernels parquet"),
+    no_ncu: bool = typer.Option(False, "--no-ncu", help="Skip Nsight Compute"),
+    no_kineto: bool = typer.Option(False, "--no-kineto", help="Skip the torch.profiler kernel breakdown"),
+):
+    """Profile one point: per-kernel breakdown with sm_coverage (Kineto) and sm_active_pct (Nsight Compute)."""
+    from qlabench.workflows.profile import profile_one, write_profile
+
+    p = _resolve_point(suite, index, backend, mode, heads, seqlens, layout, batch, dtype, kv)
+    console.print(f"profiling {p.label()} on {device}")
+    prof = profile_one(p, device, kineto=not no_kineto, ncu=not no_ncu)
+    if prof.events:
+        console.print(_breakdown_table(prof))
+        console.print(f"sm_coverage {prof.sm_coverage:.3f}  (wave-aware {prof.sm_coverage_waves:.3f})")
+    else:
+        console.print(f"[yellow]no kernel breakdown:[/yellow] {prof.kineto_reason}")
+    if prof.ncu:
+        console.print(_ncu_table(prof.ncu))
+        sa = prof.sm_active_pct
+        console.print(f"sm_active_pct {'-' if sa is None else f'{sa:.1f}'}")
+    else:
+        console.print(f"[yellow]no ncu metrics:[/yellow] {prof.ncu_reason}")
+    run_id = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ") + f"-{p.backend}-{p.mode}"
+    for path in write_profile(prof, out, run_id):
+        console.print(f"wrote {path}")
+
+
+@app.command("kernels")
+@exits_on_error
+def kernels_cmd(
+    results: list[Path] = typer.Argument(..., help="Result files or folders"),
+    out: Path = typer.Option(..., "--out", "-o", help="Parquet file for the per-kernel table"),
+):
+    """Write the per-kernel table (one row per kernel launch, linked by run_id + point_key) of GPU rows."""
+    from qlabench.core.errors import QlabenchError
+    from qlabench.store.kernels import kernels_from_results, write_kernels
+    from qlabench.store.files import read_results
+
+    tables = kernels_from_results(read_results(results))
+    if not tables:
+        raise QlabenchError("no row in these results carries a kernel breakdown (GPU runs only)")
+    write_kernels(out, tables)
+    console.print(f"wrote {sum(t.num_rows for t in tables)} kernel launches of {len(tables)} rows -> {out}")
+
+
+@app.command("plot-sm")
+@exits_on_error
+def plot_sm_cmd(
+    results: list[Path] = typer.Argument(..., help="Result files or folders"),
+    out: Path = typer.Option(Path("plots"), "--out", "-o", help="Folder for the PNGs"),
+    x: str = typer.Option("heads", "--x", help="heads or tp"),
+    all_runs: bool = typer.Option(False, "--all-runs", help="Keep every run's rows (default: newest per point)"),
+):
+    """Write SM-utilisation PNGs: sm_coverage and sm_active_pct per backend, against heads or TP."""
+    from qlabench.analyze.plot_sm import plot_sm
+    from qlabench.store.files import latest_per_point, read_results
+
+    df = read_results(results)
+    if not all_runs:
+        df = latest_per_point(df)
+    for p in plot_sm(df, out, x=x):
+        console.print(f"wrote {p}")
+
+
+@app.command("_ncu-child", hidden=True)
+@exits_on_error
+def ncu_child_cmd(
+    point_json: str = typer.Option(..., "--point-json"),
+    device: str = typer.Option("cuda", "--device"),
+):
+    """Run one point's call between cudaProfilerStart/Stop (launched by ncu; not for direct use)."""
+    from qlabench.measure.probes.ncu import point_from_json
+    from qlabench.run.ncu_child import run_child
+
+    try:
+        p = point_from_json(point_json)
+    except (ValueError, TypeError) as e:
+        raise QlabenchError(f"bad --point-json: {e}") from None
+    run_child(p, device)

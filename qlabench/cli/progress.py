@@ -1,0 +1,49 @@
+"""A rich progress bar for sweeps (the runner's Progress protocol).
+
+On a terminal the bar shows the point in flight and only non-ok rows get a line. Where output goes to
+a file or a pipe (CI, a device call's log) rich draws the bar once, at the end, so a run killed midway
+would leave nothing: there every finished point gets its own line, ok ones with their median.
+"""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from qlabench.analyze.report import backend_label
+
+_STYLE = {"ok": "green", "incorrect": "red", "error": "red", "skipped": "yellow"}
+
+
+class RichProgress:
+    def __init__(self, console: Console):
+        self.console = console
+        self._bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                             TimeElapsedColumn(), TimeRemainingColumn(), console=console, transient=False)
+        self._task = None
+
+    def __enter__(self):
+        self._bar.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        return self._bar.__exit__(*exc)
+
+    def start(self, total: int) -> None:
+        self._task = self._bar.add_task("sweep", total=total)
+
+    def point_started(self, point) -> None:
+        self._bar.update(self._task, description=point.label()[:70])
+
+    def point_done(self, row) -> None:
+        if row.status != "ok" or not self.console.is_terminal:
+            style = _STYLE.get(row.status, "white")
+            what = (row.reason or "") if row.status != "ok" else f"{row.median_ms:.4g} ms"
+            # escaped: reasons hold brackets ("qlabench[gpu]"), and so do CP labels ("[cp2 inter]")
+            backend = backend_label({k: getattr(row, k, None) for k in ("backend", "cp_world_size", "cp_mode")})
+            self._bar.console.print(f"[{style}]{row.status}[/{style}] {escape(backend)} {row.mode} "
+                                    f"h{row.h_qk}/{row.h_v} {row.total_tokens} tok: {escape(what)}",
+                                    highlight=False)
+        self._bar.advance(self._task)
+

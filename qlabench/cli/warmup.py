@@ -1,0 +1,65 @@
+"""`qlabench warmup`: compile a suite's kernels ahead of a sweep, compile groups in parallel."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.markup import escape
+from rich.progress import Progress
+
+from qlabench.cli.main import app, console, exits_on_error
+
+
+@app.command("warmup")
+@exits_on_error
+def warmup_cmd(
+    suite: str = typer.Option("quick-cpu", "--suite", "-s", help="Suite name or path"),
+    jobs: int = typer.Option(4, "--jobs", "-j", help="Compile groups warmed at once (processes)"),
+    device: str = typer.Option(None, "--device", help="cpu, cuda or cuda:N"),
+    cache_dir: Path = typer.Option(None, "--cache-dir", help="Kernel compile caches (default $QLABENCH_CACHE_DIR, "
+                                   "else ~/.cache/qlabench)"),
+):
+    """Run every point once, untimed, so JIT compiles land in the kernel cache before the sweep."""
+    from qlabench.measure.caches import use_cache_dir
+
+    use_cache_dir(cache_dir)
+    from qlabench.core.spec import load_suite, resolve_suite_path
+    from qlabench.run.warmup import head_groups, warm_suite
+
+    path = str(resolve_suite_path(suite))
+    s = load_suite(path)
+    groups = head_groups(s.points)
+    with Progress(console=console) as prog:
+        task = prog.add_task(f"warming {len(groups)} compile groups", total=len(groups))
+
+        def done(r):
+            style = "green" if r.returncode == 0 else "red"
+            prog.console.print(f"[{style}]{r.label}[/{style}]: {r.points} points in {r.wall_s:.1f}s "
+                               f"(exit {r.returncode})")
+            errors = [ln for ln in r.log_tail.splitlines() if "error" in ln]
+            for ln in errors[:5]:
+                prog.console.print("  " + escape(ln))
+            prog.advance(task)
+
+        results = warm_suite(path, s, jobs, device, on_done=done)
+    if any(r.returncode for r in results):
+        raise typer.Exit(1)
+
+
+@app.command("_warm-group", hidden=True)
+def warm_group_cmd(
+    suite: str = typer.Option(..., "--suite"),
+    indices: str = typer.Option(..., "--indices"),
+    device: str = typer.Option(None, "--device"),
+):
+    """Internal: warm the given point indices of a suite in this process."""
+    from qlabench.run.sweep import resolve_device
+    from qlabench.core.spec import load_suite
+    from qlabench.run.warmup import warm_points
+
+    s = load_suite(suite)
+    dev = resolve_device(device or s.device)
+    for i, status in warm_points(s, [int(x) for x in indices.split(",")], dev):
+        p = s.points[i]
+        print(f"{p.label()}: {status}", flush=True)

@@ -1,0 +1,105 @@
+"""The kernels one call launched, as data: names, durations, launch shapes. Pure Python, no torch.
+
+Captured by `qlabench.measure.probes.kineto` (torch.profiler); stored in result rows and kernel tables.
+
+Used for provenance (did FLA really run Triton, did FlashQLA run TileLang?) and for SM utilisation.
+Kineto's `est. achieved occupancy %` reads 0 for several TileLang kernels with large shared memory,
+so it is not used; grid size against the SM count is reliable.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class KernelEvent:
+    name: str
+    dur_us: float
+    grid: tuple[int, int, int] | None
+    block: tuple[int, int, int] | None
+    blocks_per_sm: float | None  # grid blocks / number of SMs, as Kineto reports it
+
+    @property
+    def blocks(self) -> int | None:
+        if self.grid is None:
+            return None
+        x, y, z = self.grid
+        return x * y * z
+
+
+def _triple(v) -> tuple[int, int, int] | None:
+    if v is None:
+        return None
+    try:
+        t = tuple(int(x) for x in v)
+    except (TypeError, ValueError):
+        return None
+    return t if len(t) == 3 else None
+
+
+def kernels_from_trace(trace: dict) -> list[KernelEvent]:
+    """Kernel events of a chrome trace dict (as torch.profiler exports it), sorted by start time."""
+    evs = [e for e in trace.get("traceEvents", []) if e.get("cat") == "kernel" and e.get("ph") == "X"]
+    evs.sort(key=lambda e: e.get("ts", 0))
+    out = []
+    for e in evs:
+        args = e.get("args", {})
+        out.append(KernelEvent(
+            name=e.get("name", "?"), dur_us=float(e.get("dur", 0.0)),
+            grid=_triple(args.get("grid")), block=_triple(args.get("block")),
+            blocks_per_sm=_float(args.get("blocks per SM")),
+        ))
+    return out
+
+
+def _float(v) -> float | None:
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return None
+
+
+def provenance_error(kernel_names: list[str], expect: tuple[str, ...], forbid: tuple[str, ...]) -> str | None:
+    """Why these kernels do not match the backend's declared identity (None when they do)."""
+    bad = sorted({n for n in kernel_names if n.startswith(forbid)}) if forbid else []
+    if bad:
+        return f"backend provenance mismatch: launched {', '.join(bad[:3])}"
+    if expect and not any(n.startswith(expect) for n in kernel_names):
+        return f"backend provenance mismatch: launched no {'/'.join(p + '*' for p in expect)} kernel"
+    return None
+
+
+def _xyz(t: tuple[int, int, int] | None) -> str:
+    return ",".join(map(str, t)) if t else ""
+
+
+def _parse_xyz(s: str) -> tuple[int, int, int] | None:
+    return _triple(s.split(",")) if s else None
+
+
+def kernel_fields(events: list[KernelEvent]) -> dict:
+    """The per-kernel breakdown as a result row's parallel list columns (kernels, kernel_*)."""
+    return {
+        "kernels": tuple(e.name for e in events),
+        "kernel_dur_us": tuple(e.dur_us for e in events),
+        "kernel_grid": tuple(_xyz(e.grid) for e in events),
+        "kernel_block": tuple(_xyz(e.block) for e in events),
+        "kernel_blocks_per_sm": tuple(float("nan") if e.blocks_per_sm is None else e.blocks_per_sm for e in events),
+    }
+
+
+def events_from_row(row) -> list[KernelEvent]:
+    """Kernel events back from a result row (a ResultRow or a mapping such as a DataFrame row)."""
+    get = row.get if hasattr(row, "get") else (lambda k, d=None: getattr(row, k, d))
+    names = list(get("kernels") if get("kernels") is not None else ())
+    cols = [list(get(c) if get(c) is not None else ()) for c in
+            ("kernel_dur_us", "kernel_grid", "kernel_block", "kernel_blocks_per_sm")]
+    if not names or any(len(c) != len(names) for c in cols):
+        return []
+    out = []
+    for name, dur, grid, block, bps in zip(names, *cols):
+        bps = _float(bps)
+        out.append(KernelEvent(name=name, dur_us=float(dur), grid=_parse_xyz(grid), block=_parse_xyz(block),
+                               blocks_per_sm=None if bps is None or bps != bps else bps))
+    return out

@@ -1,0 +1,188 @@
+"""One result row per (point, backend, mode), and its status. Pure Python, no torch.
+
+Every field is a column of the parquet schema (see `schema.py`, which derives the arrow types from
+the `kind` in each field's metadata). A row is validated on construction so that an impossible record
+(an `ok` row with no time, a failed row with no reason) can never be written.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from dataclasses import dataclass, field, fields
+
+
+class Status(str, enum.Enum):
+    OK = "ok"
+    INCORRECT = "incorrect"  # ran, but disagreed with the oracle: never a valid time
+    SKIPPED = "skipped"  # not run: backend unavailable or point unsupported
+    ERROR = "error"  # crashed, timed out, or failed a provenance check
+
+
+def col(kind: str, doc: str, default=None):
+    return field(default=default, metadata={"kind": kind, "doc": doc})
+
+
+# Names of the tensors compared against the oracle; each gets an `err_<name>` column.
+CHECKED_TENSORS = ("o", "ht", "dq", "dk", "dv", "dg", "dbeta", "dh0")
+
+
+@dataclass(frozen=True)
+class ResultRow:
+    # -- run ---------------------------------------------------------------------------------
+    run_id: str = col("string", "Unique id of the sweep run that produced the row")
+    suite: str = col("string", "Suite name")
+    timestamp: str = col("string", "UTC ISO-8601 time the row was measured")
+    host: str = col("string", "Host name")
+    device: str = col("string", "Device name, e.g. 'NVIDIA H200' or the CPU model")
+    device_index: int | None = col("int64", "CUDA device index, null on CPU")
+    env_fingerprint: str | None = col("string", "Hash of the environment fields that affect timings")
+    # -- versions ----------------------------------------------------------------------------
+    qlabench_version: str | None = col("string", "qlabench version")
+    git_sha: str | None = col("string", "qlabench git commit, '+dirty' if modified")
+    python_version: str | None = col("string", "Python version")
+    torch_version: str | None = col("string", "torch version")
+    triton_version: str | None = col("string", "triton version, if installed")
+    tilelang_version: str | None = col("string", "tilelang version, if installed")
+    fla_version: str | None = col("string", "fla-core version, if installed")
+    flash_qla_version: str | None = col("string", "flash-qla version, if installed")
+    cuda_version: str | None = col("string", "CUDA runtime version torch was built with")
+    driver_version: str | None = col("string", "NVIDIA driver version (NVML)")
+    # -- point -------------------------------------------------------------------------------
+    backend: str = col("string", "Backend name")
+    mode: str = col("string", "fwd, bwd (backward kernels alone) or fwd_bwd")
+    model: str | None = col("string", "Model from the catalogue, if the heads came from one")
+    tp: int | None = col("int64", "Tensor-parallel degree the heads were divided by")
+    layout: str = col("string", "dense (B equal sequences) or varlen (packed into batch 1 with cu_seqlens)")
+    batch: int = col("int64", "Batch size of the tensors (1 for varlen)")
+    seqlens: tuple = col("list<int64>", "Sequence lengths")
+    num_seqs: int = col("int64", "Number of sequences")
+    total_tokens: int = col("int64", "Sum of the sequence lengths")
+    h_qk: int = col("int64", "Query/key heads")
+    h_v: int = col("int64", "Value heads (GVA when larger than h_qk)")
+    K: int = col("int64", "Query/key head dim")
+    V: int = col("int64", "Value head dim")
+    dtype: str = col("string", "dtype of q, k, v (g and beta are float32)")
+    gate: str = col("string", "Gate profile: flashqla, fla or strong")
+    seed: int = col("int64", "Input seed")
+    initial_state: bool = col("bool", "Whether an initial state h0 was passed")
+    cp_world_size: int | None = col("int64", "Ranks of inter-card context parallelism (null: one device)")
+    cp_mode: str | None = col("string", "Context parallel mode: inter, dual (inter+intra) or fla-cp (null: none)")
+    # -- outcome -----------------------------------------------------------------------------
+    status: str = col("string", "ok, incorrect, skipped or error")
+    reason: str | None = col("string", "Why the row is not ok (null when ok)")
+    oracle: str | None = col("string", "What the outputs were checked against, e.g. 'naive-recurrent fp32 @512 tokens'")
+    check_tokens: int | None = col("int64", "Total tokens of the correctness check")
+    err_o: float | None = col("float64", "Relative L2 error of the output o")
+    err_ht: float | None = col("float64", "Relative L2 error of the final state")
+    err_dq: float | None = col("float64", "Relative L2 error of dq")
+    err_dk: float | None = col("float64", "Relative L2 error of dk")
+    err_dv: float | None = col("float64", "Relative L2 error of dv")
+    err_dg: float | None = col("float64", "Relative L2 error of dg")
+    err_dbeta: float | None = col("float64", "Relative L2 error of dbeta")
+    err_dh0: float | None = col("float64", "Relative L2 error of dh0")
+    # -- timing ------------------------------------------------------------------------------
+    timer: str | None = col("string", "How samples were taken: wall, events or graph")
+    samples_ms: tuple = col("list<float64>", "Every timed sample, milliseconds per call", default=())
+    n_samples: int | None = col("int64", "Number of samples")
+    median_ms: float | None = col("float64", "Median per-call time")
+    mean_ms: float | None = col("float64", "Mean per-call time")
+    stdev_ms: float | None = col("float64", "Sample standard deviation")
+    min_ms: float | None = col("float64", "Fastest sample")
+    p20_ms: float | None = col("float64", "20th percentile")
+    p80_ms: float | None = col("float64", "80th percentile")
+    iqr_ms: float | None = col("float64", "Interquartile range")
+    rel_noise: float | None = col("float64", "Relative spread of the samples (IQR / median)")
+    noise_target_met: bool | None = col("bool", "Whether sampling stopped because the noise target was met")
+    first_call_s: float | None = col("float64", "Wall time of the first call of this point (includes any JIT)")
+    sampling_s: float | None = col("float64", "Wall time spent taking the samples (warm-up and graph capture included)")
+    compile_s: float | None = col("float64", "First-call time of the point that opened its compile group")
+    # -- context parallelism (distributed points; see docs/CONTEXT-PARALLEL.md) -----------------
+    cp_rank_ms: tuple = col("list<float64>", "CP: each rank's own median per-iteration time (fwd, or fwd+bwd)",
+                            default=())
+    cp_rank_fwd_ms: tuple = col("list<float64>", "CP: each rank's median forward time", default=())
+    cp_rank_bwd_ms: tuple = col("list<float64>", "CP: each rank's median backward time (fwd_bwd only)", default=())
+    cp_intra: bool | None = col("bool", "CP dual: whether the intra-card split triggered on every rank")
+    # -- filled by the GPU profiling work (null otherwise) -----------------------------------
+    kernels: tuple = col("list<string>", "CUDA kernel names launched by one call (torch.profiler)", default=())
+    kernel_dur_us: tuple = col("list<float64>", "Duration of each kernel in `kernels`, microseconds", default=())
+    kernel_grid: tuple = col("list<string>", "Grid 'x,y,z' of each kernel in `kernels`", default=())
+    kernel_block: tuple = col("list<string>", "Block 'x,y,z' of each kernel in `kernels`", default=())
+    kernel_blocks_per_sm: tuple = col("list<float64>", "Kineto 'blocks per SM' of each kernel", default=())
+    num_sms: int | None = col("int64", "SM count of the device")
+    sm_coverage: float | None = col("float64", "Time-weighted fraction of SMs given blocks, see docs/METRICS.md")
+    sm_coverage_waves: float | None = col("float64", "Wave-aware sm_coverage (tail waves count), see docs/METRICS.md")
+    sm_active_pct: float | None = col("float64", "Nsight Compute: sum cycles_active / sum cycles_elapsed, percent")
+    tflops: float | None = col("float64", "Achieved TFLOP/s from the FLOP model (qlabench/core/flops.py)")
+    gbps: float | None = col("float64", "Achieved GB/s from the byte model (qlabench/core/flops.py)")
+    peak_tflops: float | None = col("float64", "Measured bf16 matmul TFLOP/s of the device (once per worker)")
+    peak_gbps: float | None = col("float64", "Measured device-copy GB/s of the device (once per worker)")
+    frac_peak_flops: float | None = col("float64", "tflops / peak_tflops")
+    frac_peak_bw: float | None = col("float64", "gbps / peak_gbps")
+    # -- GPU state (NVML), read before and after sampling; never changed ---------------------
+    sm_clock_mhz_before: float | None = col("float64", "SM clock before sampling")
+    sm_clock_mhz_after: float | None = col("float64", "SM clock after sampling")
+    mem_clock_mhz_before: float | None = col("float64", "Memory clock before sampling")
+    mem_clock_mhz_after: float | None = col("float64", "Memory clock after sampling")
+    temperature_c_before: float | None = col("float64", "GPU temperature before sampling")
+    temperature_c_after: float | None = col("float64", "GPU temperature after sampling")
+    power_w_before: float | None = col("float64", "Board power before sampling")
+    power_w_after: float | None = col("float64", "Board power after sampling")
+    throttle_reasons_after: tuple = col("list<string>", "NVML clock event reasons active after sampling", default=())
+    clock_drop: bool | None = col("bool", "Clocks dropped or a slowdown reason appeared during sampling")
+    clock_drop_reason: str | None = col("string", "What dropped, when clock_drop")
+    extra_json: str | None = col("string", "Backend- or timer-specific details, JSON")
+
+    def __post_init__(self) -> None:
+        try:
+            status = Status(self.status)
+        except ValueError:
+            raise ValueError(f"unknown status {self.status!r}") from None
+        object.__setattr__(self, "status", status.value)
+        object.__setattr__(self, "seqlens", tuple(self.seqlens))
+        object.__setattr__(self, "samples_ms", tuple(float(x) for x in self.samples_ms))
+        for name in ("kernels", "kernel_dur_us", "kernel_grid", "kernel_block", "kernel_blocks_per_sm",
+                     "throttle_reasons_after", "cp_rank_ms", "cp_rank_fwd_ms", "cp_rank_bwd_ms"):
+            object.__setattr__(self, name, tuple(getattr(self, name) or ()))
+        if status is Status.OK:
+            if self.median_ms is None or not math.isfinite(self.median_ms):
+                raise ValueError("an ok row needs a finite median_ms")
+            if self.reason:
+                raise ValueError("an ok row has no reason")
+        elif not self.reason:
+            raise ValueError(f"a {status.value} row needs a reason")
+
+    @property
+    def ok(self) -> bool:
+        return self.status == Status.OK.value
+
+    def as_dict(self) -> dict:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+# Environment keys (qlabench.measure.env.capture) copied into every row.
+ENV_FIELDS = ("host", "device", "device_index", "env_fingerprint", "qlabench_version", "git_sha", "python_version",
+              "torch_version", "triton_version", "tilelang_version", "fla_version", "flash_qla_version",
+              "cuda_version", "driver_version")
+
+
+def make_row(point, *, run_id: str, suite: str, env: dict, status: Status, reason: str | None = None,
+             **fields) -> ResultRow:
+    """The one place a row is assembled from a point, its run and environment, and its outcome."""
+    import datetime as dt
+
+    p = point
+    return ResultRow(
+        run_id=run_id, suite=suite, timestamp=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        **{k: env.get(k) for k in ENV_FIELDS},
+        backend=p.backend, mode=p.mode, model=p.model, tp=p.tp, layout=p.layout, batch=p.batch, seqlens=p.seqlens,
+        num_seqs=p.num_seqs, total_tokens=p.total_tokens, h_qk=p.h_qk, h_v=p.h_v, K=p.K, V=p.V, dtype=p.dtype,
+        gate=p.gate, seed=p.seed, initial_state=p.initial_state,
+        cp_world_size=getattr(p, "cp_world_size", None), cp_mode=getattr(p, "cp_mode", None),
+        status=Status(status).value, reason=reason, **fields,
+    )
+
+
+def row_fields():
+    """(name, kind, doc) for every column, in order."""
+    return [(f.name, f.metadata["kind"], f.metadata["doc"]) for f in fields(ResultRow)]

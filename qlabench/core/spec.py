@@ -1,0 +1,369 @@
+"""Suite files: declarative TOML sweeps, validated and expanded into points. Pure Python, no torch.
+
+A suite names its axes under [sweep]; their cartesian product gives the points. [[include]] tables
+are extra sweeps (any axis not named is taken from [sweep]); [[exclude]] tables drop every point
+that matches all of their keys. See suites/README.md for the format.
+"""
+
+from __future__ import annotations
+
+import itertools
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+from qlabench.core import models
+from qlabench.core.errors import SpecError
+from qlabench.core.point import CP_MODES, DTYPES, GATES, MODES, Point
+
+SUITES_DIR = Path(__file__).resolve().parents[2] / "suites"
+DEFAULT_SUITE = "quick-cpu"
+TIMERS = ("auto", "wall", "events", "graph")
+
+
+@dataclass(frozen=True)
+class TimingSpec:
+    """How to sample a point. Counts are calls; times are seconds of sampling per point."""
+
+    timer: str = "auto"  # auto: graph on CUDA, wall on CPU
+    warmup: int = 3
+    min_samples: int = 5
+    max_samples: int = 200
+    min_time_s: float = 0.0
+    max_time_s: float = 10.0
+    target_rel_noise: float = 0.005
+    l2_flush: bool = True
+
+
+@dataclass(frozen=True)
+class CheckSpec:
+    """Correctness checking before timing."""
+
+    enabled: bool = True
+    oracle_max_tokens: int = 512  # the fp32 recurrence runs on at most this many tokens
+    full_size: bool = False  # also check against naive-chunk fp32 at the full shape
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """How a sweep guards itself (see docs/ROBUSTNESS.md). Seconds of wall time per worker call."""
+
+    point_timeout_s: float = 600.0  # a point that opens no new compile group
+    compile_timeout_s: float = 1800.0  # the first point of a compile group on a worker: JIT + check + timing
+
+
+@dataclass(frozen=True)
+class ProfileSpec:
+    """Optional profiling of every ok GPU row (Kineto kernel capture always runs on CUDA)."""
+
+    ncu: bool = False  # Nsight Compute per point, for sm_active_pct (slow: one extra process per point)
+    ncu_timeout_s: float = 900.0
+
+
+@dataclass(frozen=True)
+class Suite:
+    name: str
+    path: str
+    points: tuple[Point, ...]
+    description: str = ""
+    device: str = "auto"
+    baseline: str | None = None
+    timing: TimingSpec = field(default_factory=TimingSpec)
+    check: CheckSpec = field(default_factory=CheckSpec)
+    run: RunSpec = field(default_factory=RunSpec)
+    profile: ProfileSpec = field(default_factory=ProfileSpec)
+
+
+# Axis name -> (element type(s), allowed values or None). Scalars are taken as one-element lists.
+_AXES: dict[str, tuple[tuple[type, ...], tuple | None]] = {
+    "backends": ((str,), None),
+    "modes": ((str,), MODES),
+    "batch": ((int,), None),
+    "seqlen": ((int,), None),
+    "varlen": ((list,), None),
+    "heads": ((dict,), None),
+    "K": ((int,), None),
+    "V": ((int,), None),
+    "dtype": ((str,), DTYPES),
+    "gate": ((str,), GATES),
+    "seed": ((int,), None),
+    "initial_state": ((bool,), None),
+    "cp": ((dict,), None),
+}
+_AXIS_DEFAULTS: dict[str, list] = {
+    "batch": [1], "K": [128], "V": [128], "dtype": ["bfloat16"], "gate": ["flashqla"],
+    "seed": [0], "initial_state": [True], "modes": ["fwd"], "seqlen": [], "varlen": [],
+    "cp": [{}],
+}
+# Keys an [[exclude]] rule may match on: the point's fields, plus `seqlen` (dense T).
+_MATCH_KEYS = {
+    "backend", "mode", "layout", "batch", "seqlen", "seqlens", "model", "tp", "h_qk", "h_v", "K", "V",
+    "dtype", "gate", "seed", "initial_state", "total_tokens", "cp_world_size", "cp_mode",
+}
+_TOP_KEYS = {"name", "description", "device", "baseline", "sweep", "include", "exclude", "timing", "check", "run",
+             "profile"}
+
+
+def _type_name(t: tuple[type, ...]) -> str:
+    return {str: "a string", int: "an integer", bool: "a boolean", float: "a number", list: "a list",
+            dict: "a table"}[t[0]]
+
+
+def _is(value: Any, types: tuple[type, ...]) -> bool:
+    # bool is an int in Python; keep them apart so `batch = true` is a type error.
+    if isinstance(value, bool) and bool not in types:
+        return False
+    if float in types and isinstance(value, int) and not isinstance(value, bool):
+        return True
+    return isinstance(value, types)
+
+
+def resolve_suite_path(name_or_path: str, suites_dir: Path | None = None) -> Path:
+    """`NAME` -> suites/NAME.toml; anything that looks like a path is taken as one."""
+    p = Path(name_or_path)
+    if p.suffix == ".toml" or p.exists() or "/" in name_or_path:
+        if not p.is_file():
+            raise SpecError(str(p), "suite", "no such suite file")
+        return p
+    d = suites_dir or SUITES_DIR
+    candidate = d / f"{name_or_path}.toml"
+    if not candidate.is_file():
+        known = ", ".join(sorted(f.stem for f in d.glob("*.toml"))) or "none"
+        raise SpecError(str(candidate), "suite", f"unknown suite {name_or_path!r} (known: {known})")
+    return candidate
+
+
+def list_suites(suites_dir: Path | None = None) -> list[Path]:
+    return sorted((suites_dir or SUITES_DIR).glob("*.toml"))
+
+
+def load_suite(name_or_path: str, suites_dir: Path | None = None) -> Suite:
+    path = resolve_suite_path(name_or_path, suites_dir)
+    try:
+        data = tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as e:
+        raise SpecError(str(path), "toml", f"not valid TOML: {e}") from None
+    return parse_suite(data, str(path))
+
+
+def parse_suite(data: dict, path: str = "<suite>") -> Suite:
+    unknown = set(data) - _TOP_KEYS
+    if unknown:
+        k = sorted(unknown)[0]
+        raise SpecError(path, k, f"unknown key (allowed: {', '.join(sorted(_TOP_KEYS))})")
+    name = _scalar(data, "name", str, path, Path(path).stem)
+    description = _scalar(data, "description", str, path, "")
+    device = _scalar(data, "device", str, path, "auto")
+    if device not in ("auto", "cpu", "cuda") and not device.startswith("cuda:"):
+        raise SpecError(path, "device", f"must be auto, cpu or cuda[:N], got {device!r}")
+    baseline = _scalar(data, "baseline", str, path, None)
+    timing = _dataclass_table(data.get("timing", {}), TimingSpec, "timing", path)
+    if timing.timer not in TIMERS:
+        raise SpecError(path, "timing.timer", f"must be one of {TIMERS}, got {timing.timer!r}")
+    check = _dataclass_table(data.get("check", {}), CheckSpec, "check", path)
+    run = _dataclass_table(data.get("run", {}), RunSpec, "run", path)
+    profile = _dataclass_table(data.get("profile", {}), ProfileSpec, "profile", path)
+    for k in ("point_timeout_s", "compile_timeout_s"):
+        if not getattr(run, k) > 0:
+            raise SpecError(path, f"run.{k}", f"must be a positive number of seconds, got {getattr(run, k)}")
+
+    sweep = data.get("sweep", {})
+    if not isinstance(sweep, dict):
+        raise SpecError(path, "sweep", "must be a table")
+    includes = _table_list(data, "include", path)
+    excludes = _table_list(data, "exclude", path)
+
+    points: list[Point] = []
+    seen: set[Point] = set()
+    sweeps = [("sweep", sweep)] if sweep else []
+    sweeps += [(f"include[{i}]", {**sweep, **inc}) for i, inc in enumerate(includes)]
+    for where, axes in sweeps:
+        for p in _expand(axes, where, path):
+            if p not in seen:
+                seen.add(p)
+                points.append(p)
+
+    for i, rule in enumerate(excludes):
+        for k in rule:
+            if k not in _MATCH_KEYS:
+                raise SpecError(path, f"exclude[{i}].{k}", f"unknown key (allowed: {', '.join(sorted(_MATCH_KEYS))})")
+            if k == "model":
+                for m in rule[k] if isinstance(rule[k], list) else [rule[k]]:
+                    if not isinstance(m, str):
+                        raise SpecError(path, f"exclude[{i}].model", f"must be a string, got {type(m).__name__}")
+                    try:
+                        models.lookup(m)
+                    except KeyError as e:
+                        raise SpecError(path, f"exclude[{i}].model", e.args[0]) from None
+    points = [p for p in points if not any(_matches(p, rule) for rule in excludes)]
+    if not points:
+        raise SpecError(path, "sweep", "the sweep is empty: it expands to no points")
+    return Suite(name=name, path=path, points=tuple(points), description=description, device=device,
+                 baseline=baseline, timing=timing, check=check, run=run, profile=profile)
+
+
+def _scalar(data: dict, key: str, typ: type, path: str, default):
+    if key not in data:
+        return default
+    v = data[key]
+    if not _is(v, (typ,)):
+        raise SpecError(path, key, f"must be {_type_name((typ,))}, got {type(v).__name__}")
+    return v
+
+
+def _dataclass_table(table: Any, cls, where: str, path: str):
+    if not isinstance(table, dict):
+        raise SpecError(path, where, "must be a table")
+    defaults = cls()
+    kwargs = {}
+    for k, v in table.items():
+        if not hasattr(defaults, k):
+            raise SpecError(path, f"{where}.{k}", "unknown key")
+        want = type(getattr(defaults, k))
+        if not _is(v, (want,)):
+            raise SpecError(path, f"{where}.{k}", f"must be {_type_name((want,))}, got {type(v).__name__}")
+        kwargs[k] = want(v)
+    return cls(**kwargs)
+
+
+def _table_list(data: dict, key: str, path: str) -> list[dict]:
+    v = data.get(key, [])
+    if not isinstance(v, list) or not all(isinstance(t, dict) for t in v):
+        raise SpecError(path, key, "must be an array of tables ([[%s]])" % key)
+    return v
+
+
+def _axis(axes: dict, name: str, where: str, path: str) -> list:
+    types, allowed = _AXES[name]
+    if name not in axes:
+        if name in _AXIS_DEFAULTS:
+            return list(_AXIS_DEFAULTS[name])
+        raise SpecError(path, f"{where}.{name}", "missing required axis")
+    raw = axes[name]
+    if name == "varlen":
+        # A list of layouts; a single layout may be written as a flat list of lengths.
+        values = [raw] if isinstance(raw, list) and raw and not isinstance(raw[0], list) else raw
+        if not isinstance(values, list):
+            values = [values]
+    else:
+        values = raw if isinstance(raw, list) else [raw]
+    for i, v in enumerate(values):
+        if not _is(v, types):
+            raise SpecError(path, f"{where}.{name}[{i}]", f"must be {_type_name(types)}, got {type(v).__name__}")
+        if allowed is not None and v not in allowed:
+            raise SpecError(path, f"{where}.{name}[{i}]", f"{v!r} is not one of {', '.join(map(str, allowed))}")
+        if isinstance(v, int) and not isinstance(v, bool) and v < (0 if name == "seed" else 1):
+            raise SpecError(path, f"{where}.{name}[{i}]", f"must be positive, got {v}")
+    return values
+
+
+def _heads(entries: list[dict], where: str, path: str) -> list[tuple[int, int, str | None, int | None]]:
+    out = []
+    for i, h in enumerate(entries):
+        key = f"{where}.heads[{i}]"
+        extra = set(h) - {"h_qk", "h_v", "model", "tp"}
+        if extra:
+            raise SpecError(path, f"{key}.{sorted(extra)[0]}", "unknown key (allowed: h_qk, h_v, model, tp)")
+        if "model" in h:
+            if "h_qk" in h or "h_v" in h:
+                raise SpecError(path, key, "give either model (+ tp) or h_qk and h_v, not both")
+            if not isinstance(h["model"], str):
+                raise SpecError(path, f"{key}.model", "must be a string")
+            try:
+                m = models.lookup(h["model"])
+            except KeyError as e:
+                raise SpecError(path, f"{key}.model", e.args[0]) from None
+            tps = h.get("tp", 1)
+            tps = tps if isinstance(tps, list) else [tps]
+            for tp in tps:
+                if not _is(tp, (int,)):
+                    raise SpecError(path, f"{key}.tp", f"must be an integer, got {type(tp).__name__}")
+                try:
+                    h_qk, h_v = m.at_tp(tp)
+                except ValueError as e:
+                    raise SpecError(path, f"{key}.tp", str(e)) from None
+                out.append((h_qk, h_v, m.name, tp))
+        else:
+            if "tp" in h:
+                raise SpecError(path, f"{key}.tp", "tp needs a model; with explicit heads give the per-GPU counts")
+            for k in ("h_qk", "h_v"):
+                if k not in h:
+                    raise SpecError(path, f"{key}.{k}", "missing (give h_qk and h_v, or model and tp)")
+                if not _is(h[k], (int,)) or h[k] < 1:
+                    raise SpecError(path, f"{key}.{k}", f"must be a positive integer, got {h[k]!r}")
+            if h["h_v"] % h["h_qk"]:
+                raise SpecError(path, f"{key}.h_v", f"h_v={h['h_v']} is not a multiple of h_qk={h['h_qk']}")
+            out.append((h["h_qk"], h["h_v"], None, None))
+    return out
+
+
+def _cp(entries: list[dict], where: str, path: str) -> list[tuple[int | None, str | None]]:
+    """`cp = [{ world_size = 2, mode = "inter" }, {}]`: ({} is one device, no context parallelism)."""
+    out = []
+    for i, c in enumerate(entries):
+        key = f"{where}.cp[{i}]"
+        extra = set(c) - {"world_size", "mode"}
+        if extra:
+            raise SpecError(path, f"{key}.{sorted(extra)[0]}", "unknown key (allowed: world_size, mode)")
+        if not c:
+            out.append((None, None))
+            continue
+        for k in ("world_size", "mode"):
+            if k not in c:
+                raise SpecError(path, f"{key}.{k}", "missing (give world_size and mode, or {} for one device)")
+        ws, mode = c["world_size"], c["mode"]
+        if not _is(ws, (int,)) or ws < 2:
+            raise SpecError(path, f"{key}.world_size", f"must be an integer >= 2, got {ws!r}")
+        if mode not in CP_MODES:
+            raise SpecError(path, f"{key}.mode", f"{mode!r} is not one of {', '.join(CP_MODES)}")
+        out.append((ws, mode))
+    return out
+
+
+def _expand(axes: dict, where: str, path: str) -> list[Point]:
+    unknown = set(axes) - set(_AXES)
+    if unknown:
+        k = sorted(unknown)[0]
+        raise SpecError(path, f"{where}.{k}", f"unknown axis (allowed: {', '.join(_AXES)})")
+    ax = {name: _axis(axes, name, where, path) for name in _AXES}
+    for i, lens in enumerate(ax["varlen"]):
+        if not lens or not all(_is(x, (int,)) and x >= 1 for x in lens):
+            raise SpecError(path, f"{where}.varlen[{i}]", "must be a non-empty list of positive lengths")
+    heads = _heads(ax["heads"], where, path)
+    cps = _cp(ax["cp"], where, path)
+    layouts = [("dense", b, (t,) * b) for b in ax["batch"] for t in ax["seqlen"]]
+    layouts += [("varlen", 1, tuple(lens)) for lens in ax["varlen"]]
+    if not layouts:
+        raise SpecError(path, f"{where}.seqlen", "no sequences: give seqlen (dense) and/or varlen layouts")
+    pts = []
+    for backend, mode, (layout, b, lens), (h_qk, h_v, model, tp), K, V, dtype, gate, seed, h0, (ws, cpm) in \
+            itertools.product(ax["backends"], ax["modes"], layouts, heads, ax["K"], ax["V"], ax["dtype"], ax["gate"],
+                              ax["seed"], ax["initial_state"], cps):
+        pts.append(Point(backend=backend, mode=mode, layout=layout, batch=b, seqlens=lens, h_qk=h_qk, h_v=h_v,
+                         K=K, V=V, dtype=dtype, gate=gate, seed=seed, initial_state=h0, model=model, tp=tp,
+                         cp_world_size=ws, cp_mode=cpm))
+    return pts
+
+
+def _matches(p: Point, rule: dict) -> bool:
+    for k, want in rule.items():
+        if k == "seqlen":
+            have = p.seqlens[0] if p.layout == "dense" else None
+        elif k == "seqlens":
+            have = list(p.seqlens)
+        elif k == "total_tokens":
+            have = p.total_tokens
+        else:
+            have = getattr(p, k)
+        options = want if isinstance(want, list) and k != "seqlens" else [want]
+        if k == "model":
+            options = [models.lookup(o).name if isinstance(o, str) else o for o in options]
+        if have not in options:
+            return False
+    return True

@@ -1,0 +1,128 @@
+"""The environment a run happened in: host, device, library versions, git sha.
+
+Versions are read from package metadata, so nothing heavy is imported just to learn them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import socket
+import subprocess
+from functools import lru_cache
+from importlib import metadata
+from pathlib import Path
+
+from qlabench import __version__
+
+_DISTS = {
+    "torch_version": "torch",
+    "triton_version": "triton",
+    "tilelang_version": "tilelang",
+    "fla_version": "fla-core",
+    "flash_qla_version": "flash-qla",
+}
+# Fields whose change can move timings; their hash is the env fingerprint used by resume and compare.
+FINGERPRINT_FIELDS = ("device", "torch_version", "triton_version", "tilelang_version", "fla_version",
+                      "flash_qla_version", "cuda_version", "driver_version", "qlabench_version")
+
+
+def dist_version(name: str) -> str | None:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+@lru_cache(maxsize=1)
+def git_sha() -> str | None:
+    return git_sha_of(Path(__file__).resolve().parents[2])
+
+
+def git_sha_of(root: Path) -> str | None:
+    """The commit of the checkout at `root`, or, for a copy that is not a checkout, $QLABENCH_GIT_SHA.
+
+    git is asked only about a repository whose top level is `root` itself: a copy shipped to a GPU host
+    (a `git archive` snapshot, possibly unpacked inside some other checkout) must not record that other
+    checkout's commit; it names its own commit in $QLABENCH_GIT_SHA (scripts/h200.sh reads GIT_SHA).
+    """
+    explicit = os.environ.get("QLABENCH_GIT_SHA") or None
+    try:
+        top = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=root, capture_output=True, text=True,
+                             timeout=5)
+        if top.returncode != 0 or Path(top.stdout.strip()).resolve() != Path(root).resolve():
+            return explicit
+        sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=5)
+        if sha.returncode != 0:
+            return explicit
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                               capture_output=True, text=True, timeout=5)
+        return sha.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
+    except (OSError, subprocess.SubprocessError):
+        return explicit
+
+
+def cpu_name() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def driver_version() -> str | None:
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        try:
+            v = pynvml.nvmlSystemGetDriverVersion()
+            return v.decode() if isinstance(v, bytes) else v
+        finally:
+            pynvml.nvmlShutdown()
+    except Exception:  # NVML missing or no driver: the field is simply null
+        return None
+
+
+def capture(device: str) -> dict:
+    """Environment fields of a result row, for runs on `device` ('cpu', 'cuda', 'cuda:N')."""
+    import torch
+
+    dev = torch.device(device)
+    env = {
+        "host": socket.gethostname(),
+        "qlabench_version": __version__,
+        "git_sha": git_sha(),
+        "python_version": platform.python_version(),
+        "cuda_version": torch.version.cuda,
+        "driver_version": None,
+        "device_index": None,
+    }
+    env.update({k: dist_version(d) for k, d in _DISTS.items()})
+    if dev.type == "cuda":
+        idx = dev.index if dev.index is not None else torch.cuda.current_device()
+        env["device"] = torch.cuda.get_device_name(idx)
+        env["device_index"] = physical_index(idx)
+        env["driver_version"] = driver_version()
+    else:
+        env["device"] = cpu_name()
+    env["env_fingerprint"] = fingerprint(env)
+    return env
+
+
+def physical_index(idx: int) -> int:
+    """The index nvidia-smi shows for device `idx` of this process: a worker pinned with
+    CUDA_VISIBLE_DEVICES=3 sees its GPU as 0, but its rows must say 3 (with UUID ids it stays `idx`)."""
+    ids = [s.strip() for s in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if s.strip()]
+    if idx < len(ids) and ids[idx].isdigit():
+        return int(ids[idx])
+    return idx
+
+
+def fingerprint(env: dict) -> str:
+    blob = json.dumps({k: env.get(k) for k in FINGERPRINT_FIELDS}, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]

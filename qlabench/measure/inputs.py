@@ -1,0 +1,106 @@
+"""Deterministic inputs for a point: q, k (l2-normalised), v, gate g, beta, initial state, cu_seqlens.
+
+Layout follows FLA and FlashQLA: [B, T, H, D] with the time axis second; varlen points pack their
+sequences into batch 1 and pass int32 `cu_seqlens`. g and beta are float32, as in FlashQLA's table.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+
+import torch
+import torch.nn.functional as F
+
+from qlabench.core.point import Point
+
+TORCH_DTYPES = {
+    "float64": torch.float64,
+    "float32": torch.float32,
+    "bfloat16": torch.bfloat16,
+    "float16": torch.float16,
+}
+
+
+@dataclass
+class GDNInputs:
+    q: torch.Tensor  # [B, T, h_qk, K]
+    k: torch.Tensor  # [B, T, h_qk, K]
+    v: torch.Tensor  # [B, T, h_v, V]
+    g: torch.Tensor  # [B, T, h_v] float32, log-space decay (<= 0)
+    beta: torch.Tensor  # [B, T, h_v] float32
+    h0: torch.Tensor | None  # [N, h_v, K, V] float32
+    cu_seqlens: torch.Tensor | None  # [N + 1] int32, varlen only
+    scale: float
+    do: torch.Tensor  # gradient of o for backward modes
+    dht: torch.Tensor  # gradient of the final state
+
+    def to(self, dtype: torch.dtype | None = None, device=None) -> GDNInputs:
+        """A copy with floating tensors cast to `dtype` (None keeps each tensor's dtype)."""
+        out = {}
+        for f in fields(self):
+            x = getattr(self, f.name)
+            if isinstance(x, torch.Tensor):
+                x = x.to(device=device or x.device, dtype=dtype if (dtype and x.is_floating_point()) else x.dtype)
+            out[f.name] = x
+        return GDNInputs(**out)
+
+
+def _gate(point: Point, shape: tuple[int, int, int], gen: torch.Generator, device) -> torch.Tensor:
+    B, T, H = shape
+    if point.gate == "flashqla":
+        # FlashQLA's benchmark: logsigmoid(randn) / 16, then a random 25% of value heads get g = 0.
+        g = F.logsigmoid(torch.randn(shape, generator=gen, device=device)) / 16
+        n_zero = H - math.ceil(0.75 * H)
+        if n_zero:
+            heads = torch.randperm(H, generator=gen, device=device)[:n_zero]
+            g[:, :, heads] = 0
+        return g
+    if point.gate == "fla":
+        return F.logsigmoid(torch.rand(shape, generator=gen, device=device))
+    if point.gate == "strong":
+        # Mamba-style strong decay: -A * softplus(x) with per-head A log-spaced in [1, 16].
+        A = torch.logspace(0, math.log10(16), H, device=device)
+        return -A * F.softplus(torch.randn(shape, generator=gen, device=device))
+    raise ValueError(f"unknown gate profile {point.gate!r}")
+
+
+def make_inputs(point: Point, device: str | torch.device = "cpu", seqlens: tuple[int, ...] | None = None) -> GDNInputs:
+    """Inputs for `point` (or for the same point with other `seqlens`, e.g. a reduced check)."""
+    seqlens = tuple(seqlens or point.seqlens)
+    device = torch.device(device)
+    gen = torch.Generator(device=device).manual_seed(point.seed)
+    if point.layout == "dense":
+        B, T = len(seqlens), seqlens[0]
+        cu = None
+    else:
+        B, T = 1, sum(seqlens)
+        cu = torch.tensor([0, *torch.tensor(seqlens).cumsum(0).tolist()], dtype=torch.int32, device=device)
+    N = len(seqlens)
+    dt = TORCH_DTYPES[point.dtype]
+    # Draw in float32 (float64 for float64 points) so every dtype sees the same values, then cast.
+    base = torch.float64 if dt == torch.float64 else torch.float32
+
+    def randn(*shape):
+        return torch.randn(shape, generator=gen, device=device, dtype=base)
+
+    q = F.normalize(randn(B, T, point.h_qk, point.K), dim=-1).to(dt)
+    k = F.normalize(randn(B, T, point.h_qk, point.K), dim=-1).to(dt)
+    v = randn(B, T, point.h_v, point.V).to(dt)
+    g = _gate(point, (B, T, point.h_v), gen, device).to(base)
+    beta = randn(B, T, point.h_v).sigmoid()
+    h0 = randn(N, point.h_v, point.K, point.V) if point.initial_state else None
+    do = randn(B, T, point.h_v, point.V).to(dt)
+    dht = randn(N, point.h_v, point.K, point.V)
+    return GDNInputs(q=q, k=k, v=v, g=g, beta=beta, h0=h0, cu_seqlens=cu, scale=point.K**-0.5, do=do, dht=dht)
+
+
+def reduced_seqlens(point: Point, max_tokens: int) -> tuple[int, ...]:
+    """Sequence lengths for a correctness check of at most ~max_tokens, keeping the layout's shape."""
+    if point.total_tokens <= max_tokens:
+        return point.seqlens
+    if point.layout == "dense":
+        T = max(1, max_tokens // point.batch)
+        return (T,) * point.batch
+    f = max_tokens / point.total_tokens
+    return tuple(max(1, int(s * f)) for s in point.seqlens)

@@ -1,0 +1,133 @@
+"""CUDA timers: events around eager calls, and CUDA-graph replay of n calls.
+
+- `events`: CUDA events around each eager call. Includes launch overhead (up to ~2x at small sizes on
+  the H200): what an eager PyTorch user sees.
+- `graph`: n calls captured in one CUDA graph; each sample is one replay's time / n. Launch gaps mostly
+  vanish, which is what FlashQLA's table reports (tilelang's do_bench with backend="cudagraph").
+With `l2_flush`, a buffer larger than L2 is overwritten before every sample so inputs are not served
+from L2 left warm by the previous call (for graphs: before each replay, as FlashQLA's timing does).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import torch
+
+from qlabench.measure.timing.base import Measurement
+from qlabench.measure.timing.stopping import StopRule
+
+# Samples are taken in batches between host synchronisations: syncing after each sample would put the
+# host's latency between consecutive kernels, and never syncing would leave the stop rule blind.
+BATCH = 10
+
+
+class _L2Flusher:
+    def __init__(self, enabled: bool):
+        self.buf = None
+        if enabled:
+            l2 = getattr(torch.cuda.get_device_properties(torch.cuda.current_device()), "L2_cache_size", 64 << 20)
+            # Twice the L2, at least 128 MiB: writing it evicts whatever the last call left behind.
+            self.buf = torch.empty(max(2 * l2, 128 << 20) // 4, dtype=torch.int32, device="cuda")
+
+    def __call__(self) -> None:
+        if self.buf is not None:
+            self.buf.zero_()
+
+
+class EventsTimer:
+    name = "events"
+
+    def __init__(self, rule: StopRule, warmup: int = 3, l2_flush: bool = True):
+        self.rule, self.warmup, self.l2_flush = rule, warmup, l2_flush
+
+    def measure(self, fn: Callable[[], object]) -> Measurement:
+        flush = _L2Flusher(self.l2_flush)
+        for _ in range(self.warmup):
+            fn()
+        torch.cuda.synchronize()
+        samples: list[float] = []
+        start = time.perf_counter()
+        while True:
+            evs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(BATCH)]
+            for a, b in evs:
+                flush()
+                a.record()
+                fn()
+                b.record()
+            torch.cuda.synchronize()
+            for a, b in evs:
+                samples.append(a.elapsed_time(b))
+                stop, met = self.rule.done(samples, time.perf_counter() - start)
+                if stop:
+                    return Measurement(self.name, tuple(samples), met,
+                                       {"calls_per_sample": 1, "l2_flush": self.l2_flush})
+
+
+class GraphTimer:
+    name = "graph"
+
+    def __init__(self, rule: StopRule, warmup: int = 3, l2_flush: bool = True, target_replay_ms: float = 2.0,
+                 max_calls_per_graph: int = 100):
+        self.rule, self.warmup, self.l2_flush = rule, warmup, l2_flush
+        self.target_replay_ms, self.max_calls = target_replay_ms, max_calls_per_graph
+
+    def _calls_per_graph(self, fn) -> int:
+        """Enough calls that one replay lasts ~target_replay_ms, so event resolution is not the noise."""
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        fn()
+        b.record()
+        torch.cuda.synchronize()
+        eager_ms = max(a.elapsed_time(b), 1e-3)
+        return max(1, min(self.max_calls, round(self.target_replay_ms / eager_ms)))
+
+    def measure(self, fn: Callable[[], object]) -> Measurement:
+        flush = _L2Flusher(self.l2_flush)
+        for _ in range(self.warmup):
+            fn()
+        torch.cuda.synchronize()
+        n = self._calls_per_graph(fn)
+        graph = torch.cuda.CUDAGraph()
+        # Warm-up on a side stream first, as torch's graph docs require before capture.
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            fn()
+        torch.cuda.current_stream().wait_stream(s)
+        torch.cuda.synchronize()
+        try:
+            with torch.cuda.graph(graph):
+                for _ in range(n):
+                    fn()
+            torch.cuda.synchronize()
+        except Exception as e:
+            # Some calls cannot be captured (a host sync inside, e.g. a cache miss that reads
+            # cu_seqlens). Fall back to eager events and say so: the row's timer reads "events".
+            torch.cuda.synchronize()
+            m = EventsTimer(self.rule, warmup=0, l2_flush=self.l2_flush).measure(fn)
+            reason = f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
+            return Measurement(m.timer, m.samples_ms, m.noise_target_met, {**m.details, "graph_fallback": reason})
+        graph.replay()  # first replay uploads the graph
+        torch.cuda.synchronize()
+        samples: list[float] = []
+        start = time.perf_counter()
+        try:
+            while True:
+                evs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+                       for _ in range(BATCH)]
+                for a, b in evs:
+                    flush()
+                    a.record()
+                    graph.replay()
+                    b.record()
+                torch.cuda.synchronize()
+                for a, b in evs:
+                    samples.append(a.elapsed_time(b) / n)
+                    stop, met = self.rule.done(samples, time.perf_counter() - start)
+                    if stop:
+                        return Measurement(self.name, tuple(samples), met,
+                                           {"calls_per_sample": n, "l2_flush": self.l2_flush})
+        finally:
+            del graph

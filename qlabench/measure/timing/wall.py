@@ -1,0 +1,32 @@
+"""Wall-clock timer: one call per sample, synchronising the device (if any) around it."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from qlabench.measure.timing.base import Measurement
+from qlabench.measure.timing.stopping import StopRule
+
+
+class WallTimer:
+    name = "wall"
+
+    def __init__(self, rule: StopRule, warmup: int = 3, sync: Callable[[], None] | None = None,
+                 clock: Callable[[], float] = time.perf_counter):
+        self.rule, self.warmup, self.sync, self.clock = rule, warmup, sync or (lambda: None), clock
+
+    def measure(self, fn: Callable[[], object]) -> Measurement:
+        for _ in range(self.warmup):
+            fn()
+        self.sync()
+        samples: list[float] = []
+        start = self.clock()
+        while True:
+            t0 = self.clock()
+            fn()
+            self.sync()
+            samples.append((self.clock() - t0) * 1e3)
+            stop, met = self.rule.done(samples, self.clock() - start)
+            if stop:
+                return Measurement(self.name, tuple(samples), met, {"calls_per_sample": 1})

@@ -1,0 +1,382 @@
+"""Executors: where points are measured. In worker subprocesses (isolated) or in this process.
+
+A sweep hands an executor its points grouped by compile group and a `RowSink`; the executor calls
+`sink.started(point)` and then exactly one `sink.done(point, row)` per point it starts, whatever
+happens to the point. Writing, progress and resume stay in runner.py.
+
+`WorkerPool` runs one worker subprocess per `Slot` (a device plus environment, e.g. one per GPU),
+each a fresh interpreter (no fork: no CUDA state is inherited; no multiprocessing 'spawn': the
+caller's __main__ is not re-imported). A slot takes a whole compile group and
+keeps its worker across the group's points, so kernels compile once per worker. A worker is replaced:
+  - when it dies (segfault, abort, SIGKILL from the OOM killer): the point gets
+    `error: worker died: SIGSEGV (<last error line of its stderr>)`;
+  - when a point outlives its time limit (a hung kernel): the worker is killed and the point gets
+    `error: timeout ...`;
+  - after any `error` row, since an error such as a CUDA illegal address poisons the CUDA context
+    for every later point of that process.
+The first point of a compile group on a worker gets `compile_timeout_s` (it includes the JIT),
+later ones `point_timeout_s`. Worker start-up (imports, CUDA init) is not counted against either.
+
+`InlineExecutor` runs points in this process: no isolation and no time limits, but it accepts any
+registry object (tests pass their own backends).
+
+This module imports no torch at top level: a worker must set its environment (CUDA_VISIBLE_DEVICES)
+before torch is imported.
+"""
+
+from __future__ import annotations
+
+import collections
+import ctypes
+import dataclasses
+import importlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection, wait
+from typing import Protocol
+
+from qlabench.core.point import Point
+from qlabench.core.result import ResultRow, Status, make_row
+from qlabench.core.spec import Suite
+
+DEFAULT_REGISTRY = "qlabench.backends:REGISTRY"
+WORKER_ENV = "QLABENCH_WORKER"
+START_TIMEOUT_S = 300.0  # imports + CUDA context creation; generous, a cold start on a busy node is slow
+_LOG_TAIL_BYTES = 8192
+
+
+def exit_description(code: int) -> str:
+    """A finished process's return code in words: 'died: SIGKILL' for a signal, else 'exited with code N'."""
+    if code < 0:
+        try:
+            return f"died: {signal.Signals(-code).name}"
+        except ValueError:
+            return f"died: signal {-code}"
+    return f"exited with code {code}"
+
+
+def log_tail_lines(path: str, tail_bytes: int = _LOG_TAIL_BYTES) -> list[str] | None:
+    """The non-blank lines of the last `tail_bytes` of a log, stripped; None when it cannot be read."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - tail_bytes))
+            return [ln.strip() for ln in f.read().decode(errors="replace").splitlines() if ln.strip()]
+    except OSError:
+        return None
+
+
+class RowSink(Protocol):
+    def started(self, point: Point) -> None: ...
+    def done(self, point: Point, row: ResultRow) -> None: ...
+
+
+class Executor(Protocol):
+    def run(self, groups: Sequence[Sequence[Point]], sink: RowSink, should_stop: Callable[[], bool]) -> None:
+        """Measure the groups' points; start no new point once `should_stop()` is true."""
+        ...
+
+    def close(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class WorkerJob:
+    """What every worker of one sweep needs to build its MeasureContext: plain data, no backend objects."""
+
+    suite: Suite
+    run_id: str
+    timer_name: str
+    check: bool
+    registry: str = DEFAULT_REGISTRY  # "module:attribute" of the backend registry, imported in the worker
+    point_timeout_s: float = 600.0
+    compile_timeout_s: float = 1800.0
+    start_timeout_s: float = START_TIMEOUT_S
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One place a worker runs: the device it measures on and extra environment for its process."""
+
+    device: str
+    env: dict[str, str] = field(default_factory=dict)  # e.g. {"CUDA_VISIBLE_DEVICES": "3"}
+    name: str = "worker"
+
+
+def take_next(slot_state, pending: collections.deque, should_stop: Callable[[], bool]) -> Point | None:
+    """The next point for an idle slot: the rest of its compile group first, then a whole new group.
+
+    None when nothing is left or the sweep should stop (then everything not started is dropped).
+    """
+    if not slot_state.queue and pending:
+        slot_state.queue.extend(pending.popleft())
+    if slot_state.queue and should_stop():
+        slot_state.queue.clear()
+        pending.clear()
+    return slot_state.queue.popleft() if slot_state.queue else None
+
+
+def point_to_dict(p: Point) -> dict:
+    return dataclasses.asdict(p)
+
+
+def failure_row(p: Point, job: WorkerJob, env: dict, reason: str) -> ResultRow:
+    """The `error` row of a point whose worker gave no row (died, timed out, failed to start)."""
+    return make_row(p, run_id=job.run_id, suite=job.suite.name, env=env, status=Status.ERROR, reason=reason[:500])
+
+
+# -- the worker process ------------------------------------------------------------------------
+
+def _die_with_parent(parent_pid: int) -> None:
+    """Ask Linux to SIGKILL this worker when the sweep process dies (even by kill -9): no orphans."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent_pid:  # the parent died before prctl took effect
+        os._exit(1)
+
+
+def worker_main(fd: int, parent_pid: int) -> None:
+    """Entry point of a worker process: receive the job, then points (as dicts); answer with rows."""
+    _die_with_parent(parent_pid)
+    import faulthandler
+
+    faulthandler.enable()  # a fatal signal leaves "Fatal Python error: Segmentation fault" in the log
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it then stops us
+    conn = Connection(fd)
+    job, device = conn.recv()
+
+    from qlabench.measure import env as envmod
+    from qlabench.run.point import MeasureContext, run_point
+
+    module, _, attr = job.registry.partition(":")
+    registry = getattr(importlib.import_module(module), attr)
+    env = envmod.capture(device)
+    ctx = MeasureContext(suite=job.suite, device=device, env=env, run_id=job.run_id,
+                         timer_name=job.timer_name, registry=registry, check=job.check)
+    conn.send(("ready", env))
+    while True:
+        try:
+            msg = conn.recv()
+        except EOFError:
+            return
+        if msg is None:
+            return
+        row = run_point(Point(**msg), ctx)
+        sys.stdout.flush()
+        conn.send(("row", row.as_dict()))
+
+
+# -- the parent's view of one worker -----------------------------------------------------------
+
+class _Worker:
+    """A worker subprocess, started with a fresh interpreter (`python -c`), not fork and not
+    multiprocessing's spawn: nothing of the parent (CUDA state, the caller's __main__) is inherited."""
+
+    def __init__(self, job: WorkerJob, slot: Slot, log_dir: str):
+        fd, self.log_path = tempfile.mkstemp(prefix=f"{slot.name}-", suffix=".log", dir=log_dir)
+        ours, theirs = socket.socketpair()
+        from qlabench.run.distributed.safety import SAFE_ENV
+
+        env = {**os.environ, **slot.env, WORKER_ENV: "1", **SAFE_ENV}  # NVLink multicast off, always
+        code = f"from qlabench.run.pool import worker_main; worker_main({theirs.fileno()}, {os.getpid()})"
+        try:
+            self.proc = subprocess.Popen([sys.executable, "-c", code], pass_fds=[theirs.fileno()], env=env,
+                                         stdin=subprocess.DEVNULL, stdout=fd, stderr=fd)
+        finally:
+            os.close(fd)
+            theirs.close()
+        self.conn = Connection(ours.detach())
+        self.conn.send((job, slot.device))
+        self.env: dict | None = None  # set by the worker's "ready" message
+        self.groups_seen: set[tuple] = set()
+
+    @property
+    def ready(self) -> bool:
+        return self.env is not None
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def death_reason(self) -> str:
+        try:
+            code = self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            code = None
+        what = "stopped answering" if code is None else exit_description(code)
+        last = self.last_error_line()
+        return f"worker {what}" + (f" ({last})" if last else "")
+
+    def last_error_line(self) -> str | None:
+        lines = log_tail_lines(self.log_path)
+        if not lines:
+            return None
+        marked = [ln for ln in lines if "Error" in ln or "error" in ln or "Fatal" in ln]
+        return (marked or lines)[-1][:300]
+
+    def stop(self, graceful: bool) -> None:
+        if graceful and self.alive():
+            try:
+                self.conn.send(None)
+                self.proc.wait(timeout=5)
+            except (OSError, ValueError, subprocess.TimeoutExpired):
+                pass
+        if self.alive():
+            self.proc.kill()
+        self.proc.wait()
+        self.conn.close()
+        try:
+            os.unlink(self.log_path)
+        except OSError:
+            pass
+
+
+@dataclass
+class _SlotState:
+    slot: Slot
+    worker: _Worker | None = None
+    queue: collections.deque = field(default_factory=collections.deque)
+    current: Point | None = None
+    deadline: float = 0.0
+    limit: str = ""  # which limit the current deadline is: start, compile or point
+
+
+class WorkerPool:
+    """One worker subprocess per slot; each slot takes whole compile groups (see the module doc)."""
+
+    def __init__(self, job: WorkerJob, slots: Sequence[Slot]):
+        if not slots:
+            raise ValueError("a worker pool needs at least one slot")
+        self.job = job
+        self.states = [_SlotState(s) for s in slots]
+        self._log_dir = tempfile.mkdtemp(prefix="qlabench-workers-")
+        self.workers_started = 0
+
+    # -- scheduling -----------------------------------------------------------------------------
+    def run(self, groups: Sequence[Sequence[Point]], sink: RowSink, should_stop: Callable[[], bool]) -> None:
+        pending = collections.deque(list(g) for g in groups if g)
+        while True:
+            for st in self.states:
+                if st.current is None:
+                    p = take_next(st, pending, should_stop)
+                    if p is not None:
+                        self._begin(st, p, sink)
+            busy = [st for st in self.states if st.current is not None]
+            if not busy:
+                return
+            timeout = max(0.0, min(st.deadline for st in busy) - time.monotonic())
+            waitables = [st.worker.conn for st in busy]  # a dying worker's socket reads as EOF
+            wait(waitables, timeout=timeout)
+            for st in busy:
+                self._poll(st, sink)
+
+    def _begin(self, st: _SlotState, p: Point, sink: RowSink) -> None:
+        sink.started(p)
+        st.current = p
+        if st.worker is not None and not st.worker.alive():  # died while idle: not this point's fault
+            st.worker.stop(graceful=False)
+            st.worker = None
+        if st.worker is None:
+            st.worker = _Worker(self.job, st.slot, self._log_dir)
+            self.workers_started += 1
+            st.deadline, st.limit = time.monotonic() + self.job.start_timeout_s, "start"
+        else:
+            self._send(st)
+
+    def _send(self, st: _SlotState) -> None:
+        first = st.current.compile_group not in st.worker.groups_seen
+        limit = self.job.compile_timeout_s if first else self.job.point_timeout_s
+        st.deadline, st.limit = time.monotonic() + limit, "compile" if first else "point"
+        try:
+            st.worker.conn.send(point_to_dict(st.current))
+        except (OSError, ValueError):
+            pass  # it died; _poll sees the dead process and fails the point with the reason
+
+    def _poll(self, st: _SlotState, sink: RowSink) -> None:
+        w = st.worker
+        broken = False
+        try:
+            while st.current is not None and w.conn.poll():
+                kind, payload = w.conn.recv()
+                if kind == "ready":
+                    w.env = payload
+                    self._send(st)
+                elif kind == "row":
+                    row = ResultRow(**payload)
+                    w.groups_seen.add(st.current.compile_group)
+                    self._finish(st, row, sink)
+                    if row.status == Status.ERROR.value:
+                        self._replace(st, graceful=False)
+        except (EOFError, OSError):
+            broken = True  # the process is dead or dying: its socket closed
+        if st.current is None:
+            return
+        if broken or not w.alive():
+            reason = w.death_reason()
+            if not w.ready:
+                reason = "worker failed to start: " + reason
+            self._fail(st, reason, sink)
+        elif time.monotonic() >= st.deadline:
+            limit_s, key = {"start": (self.job.start_timeout_s, "worker start-up"),
+                            "compile": (self.job.compile_timeout_s, "run.compile_timeout_s: first point of a compile group"),
+                            "point": (self.job.point_timeout_s, "run.point_timeout_s")}[st.limit]
+            self._fail(st, f"timeout: no result within {limit_s:g}s ({key}); worker killed", sink)
+
+    def _fail(self, st: _SlotState, reason: str, sink: RowSink) -> None:
+        env = st.worker.env or _fallback_env(st.slot.device)
+        row = failure_row(st.current, self.job, env, reason)
+        self._replace(st, graceful=False)
+        self._finish(st, row, sink)
+
+    def _finish(self, st: _SlotState, row: ResultRow, sink: RowSink) -> None:
+        p, st.current = st.current, None
+        sink.done(p, row)
+
+    def _replace(self, st: _SlotState, graceful: bool) -> None:
+        if st.worker is not None:
+            st.worker.stop(graceful)
+            st.worker = None  # the next point starts a fresh one
+
+    def close(self) -> None:
+        for st in self.states:
+            self._replace(st, graceful=True)
+        shutil.rmtree(self._log_dir, ignore_errors=True)
+
+
+def _fallback_env(device: str) -> dict:
+    """Environment fields for a row whose worker never reported its own (it failed to start)."""
+    from qlabench.measure import env as envmod
+
+    return envmod.capture(device)
+
+
+class InlineExecutor:
+    """Points measured in this process, one after another: no isolation, no time limits."""
+
+    def __init__(self, ctx):
+        self.ctx = ctx  # a measure.MeasureContext
+
+    def run(self, groups: Sequence[Sequence[Point]], sink: RowSink, should_stop: Callable[[], bool]) -> None:
+        from qlabench.run.point import run_point
+
+        for g in groups:
+            for p in g:
+                if should_stop():
+                    return
+                sink.started(p)
+                sink.done(p, run_point(p, self.ctx))
+
+    def close(self) -> None:
+        pass
+
+
+__all__ = ["Executor", "InlineExecutor", "RowSink", "Slot", "WorkerJob", "WorkerPool", "failure_row"]

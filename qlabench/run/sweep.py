@@ -1,0 +1,211 @@
+"""Running a sweep: order the points, hand them to an executor, report progress, write the results.
+
+The runner is UI-free: progress is reported through an optional `Progress` object the CLI supplies.
+Points run in worker subprocesses by default (workers.py: isolation and time limits); each row is
+written as it arrives (store.PartWriter), so a killed sweep keeps what it measured, and `resume=True`
+skips what an earlier run already recorded ok (resume.py). See docs/ROBUSTNESS.md.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+import torch
+
+from qlabench.measure import env as envmod
+from qlabench.store import resume as resumemod
+from qlabench.backends import REGISTRY, Backend
+from qlabench.run.executors.local import local_executor
+from qlabench.run.point import MeasureContext
+from qlabench.core.point import Point
+from qlabench.core.result import ResultRow
+from qlabench.core.spec import Suite
+from qlabench.store.files import PartWriter
+from qlabench.run.pool import Executor, InlineExecutor, WorkerJob
+
+# Builds the isolated executor of a sweep from its job, device and the driver's environment
+# (executors.local_executor by default; executors.ray_executor for a Ray cluster).
+ExecutorFactory = Callable[[WorkerJob, str, dict], Executor]
+
+
+class Progress(Protocol):
+    def start(self, total: int) -> None: ...
+    def point_started(self, point: Point) -> None: ...
+    def point_done(self, row: ResultRow) -> None: ...
+
+
+@dataclass
+class RunResult:
+    run_id: str
+    path: Path | None  # None when no point was run (all resumed, or no time left)
+    rows: list[ResultRow]  # rows measured by this call, not the resumed ones
+    device: str
+    wall_s: float
+    resumed: int = 0  # points skipped because an earlier run recorded them ok
+    not_run: int = 0  # points left for a later --resume (the time budget ran out)
+    workers_started: int = 0  # worker processes started (0 in-process); more than slots means replacements
+
+    @property
+    def complete(self) -> bool:
+        return self.not_run == 0
+
+
+def resolve_device(requested: str | None) -> str:
+    if requested in (None, "auto"):
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if requested.startswith("cuda") and not torch.cuda.is_available():
+        raise ValueError(f"device {requested!r} asked for, but CUDA is not available here")
+    return requested
+
+
+def order_points(points: Sequence[Point]) -> list[Point]:
+    """Group points by compile group (head config, dims, dtype, backend) so each compiles once."""
+    first_seen: dict[tuple, int] = {}
+    for i, p in enumerate(points):
+        first_seen.setdefault(p.compile_group, i)
+    return sorted(points, key=lambda p: first_seen[p.compile_group])
+
+
+def group_points(points: Sequence[Point]) -> list[list[Point]]:
+    """Ordered points split into their compile groups (the unit a worker takes)."""
+    groups: dict[tuple, list[Point]] = {}
+    for p in order_points(points):
+        groups.setdefault(p.compile_group, []).append(p)
+    return list(groups.values())
+
+
+def segments(points: Sequence[Point], suite_order: Sequence[Point]) -> list[tuple[bool, list[Point]]]:
+    """`points` in suite order, cut into maximal runs of distributed / single-device points."""
+    todo = set(points)
+    out: list[tuple[bool, list[Point]]] = []
+    for p in suite_order:
+        if p not in todo:
+            continue
+        todo.discard(p)
+        if out and out[-1][0] == p.distributed:
+            out[-1][1].append(p)
+        else:
+            out.append((p.distributed, [p]))
+    return out
+
+
+class _Recorder:
+    """The executors' RowSink: writes each row as a part file, then reports progress."""
+
+    def __init__(self, writer: PartWriter, progress: Progress | None):
+        self.writer = writer
+        self.progress = progress
+        self.rows: list[ResultRow] = []
+
+    def started(self, point: Point) -> None:
+        if self.progress:
+            self.progress.point_started(point)
+
+    def done(self, point: Point, row: ResultRow) -> None:
+        self.writer.write([row])
+        self.rows.append(row)
+        if self.progress:
+            self.progress.point_done(row)
+
+
+def new_run_id() -> str:
+    return dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ") + "-" + uuid.uuid4().hex[:6]
+
+
+def run_sweep(
+    suite: Suite,
+    out_root: str | Path = "results",
+    *,
+    device: str | None = None,
+    timer: str | None = None,
+    check: bool | None = None,
+    registry: dict[str, Backend] | None = None,
+    progress: Progress | None = None,
+    run_id: str | None = None,
+    isolate: bool | None = None,
+    resume: bool = False,
+    max_time_s: float | None = None,
+    executor: Executor | None = None,
+    make_executor: ExecutorFactory | None = None,
+) -> RunResult:
+    """Run the points of `suite`, writing rows as they come; returns the run's file and rows.
+
+    isolate: run points in worker subprocesses (default: yes, unless a custom `registry` is given,
+        which cannot cross a process boundary; it then runs in this process, without time limits).
+    resume: skip points already recorded ok for this suite and environment under `out_root`.
+    max_time_s: start no new point after this many seconds; a later `resume=True` run continues.
+    executor: run points with this executor instead (e.g. several GPUs); it must honour the RowSink
+        contract of workers.py.
+    make_executor: how to build the isolated executor from the sweep's WorkerJob (default: one worker
+        per visible GPU, executors.local_executor; with one GPU or on CPU a single worker).
+    """
+    t0 = time.perf_counter()
+    device = resolve_device(device or suite.device)
+    if make_executor is not None and (registry is not None or isolate is False):
+        raise ValueError("an executor other than the in-process one needs isolation (no custom registry, no --no-isolate)")
+    if registry is not None and isolate:
+        raise ValueError("a custom backend registry runs in-process only (isolate=False)")
+    isolate = registry is None if isolate is None else isolate
+    env = envmod.capture(device)
+    run_id = run_id or new_run_id()
+    timer_name = timer or suite.timing.timer
+    check = suite.check.enabled if check is None else check
+
+    points = order_points(suite.points)
+    resumed = 0
+    if resume:
+        todo = resumemod.remaining(points, resumemod.done_keys(out_root, suite.name, env["env_fingerprint"]))
+        resumed = len(points) - len(todo)
+        points = todo
+
+    if executor is None:
+        if isolate:
+            job = WorkerJob(suite=suite, run_id=run_id, timer_name=timer_name, check=check,
+                            point_timeout_s=suite.run.point_timeout_s, compile_timeout_s=suite.run.compile_timeout_s)
+            executor = (make_executor or local_executor)(job, device, env)
+        else:
+            executor = InlineExecutor(MeasureContext(suite=suite, device=device, env=env, run_id=run_id,
+                                                     timer_name=timer_name, registry=registry or REGISTRY,
+                                                     check=check))
+    writer = PartWriter(out_root, suite.name, run_id, metadata={"suite_path": suite.path, "run_id": run_id})
+    recorder = _Recorder(writer, progress)
+
+    def out_of_time() -> bool:
+        return max_time_s is not None and time.perf_counter() - t0 >= max_time_s
+
+    if progress:
+        progress.start(len(points))
+    cp_launcher = None
+    try:
+        if not any(p.distributed for p in points):
+            executor.run(group_points(points), recorder, out_of_time)
+        else:
+            # Distributed (context-parallel) points: the suite's order is kept, and each run of consecutive
+            # distributed points goes to torchrun launches over the first W GPUs
+            # (qlabench/run/distributed/launch.py), never alongside the single-device workers.
+            from qlabench.run.distributed.launch import CPLauncher
+
+            job = WorkerJob(suite=suite, run_id=run_id, timer_name=timer_name, check=check,
+                            point_timeout_s=suite.run.point_timeout_s, compile_timeout_s=suite.run.compile_timeout_s)
+            cp_launcher = CPLauncher(job, device, env)
+            for distributed, seg in segments(points, suite.points):
+                if out_of_time():
+                    break
+                if distributed:
+                    cp_launcher.run(seg, recorder, out_of_time)
+                else:
+                    executor.run(group_points(seg), recorder, out_of_time)
+    finally:
+        if cp_launcher is not None:
+            cp_launcher.close()
+        executor.close()
+    path = writer.compact()
+    return RunResult(run_id, path, recorder.rows, device, time.perf_counter() - t0, resumed=resumed,
+                     not_run=len(points) - len(recorder.rows),
+                     workers_started=getattr(executor, "workers_started", 0))

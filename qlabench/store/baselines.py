@@ -1,0 +1,67 @@
+"""Baselines: stored runs that gates compare against, at results/baselines/<gpu>/<suite>.parquet.
+
+`<gpu>` is the device name slugified ("NVIDIA H200" -> "nvidia-h200"), so each machine model keeps
+its own baseline and a gate on an H100 runner never finds an H200's times. Saving merges: rows of
+the new run replace the baseline's rows for the same points (backend + every workload axis), and
+points the run did not measure keep their old rows.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+
+from qlabench.core.errors import StoreError
+from qlabench.store.keys import workload_keys
+from qlabench.core.result import ResultRow
+from qlabench.store.schema import COLUMNS, arrow_schema
+from qlabench.store.files import latest_per_point, read_results, write_rows
+
+DEFAULT_ROOT = Path("results") / "baselines"
+
+
+def slugify(name: str) -> str:
+    """'NVIDIA H200' -> 'nvidia-h200'; 'Intel(R) Xeon(R) CPU @ 2.20GHz' -> 'intel-r-xeon-r-cpu-2-20ghz'."""
+    slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+    return slug or "unknown-device"
+
+
+def baseline_path(root: str | os.PathLike, device: str, suite: str) -> Path:
+    return Path(root) / slugify(device) / f"{suite}.parquet"
+
+
+def save_baseline(results: Iterable[str | os.PathLike], suite: str,
+                  root: str | os.PathLike = DEFAULT_ROOT) -> tuple[Path, int, int]:
+    """Merge the rows of `suite` in `results` into its baseline file; (path, rows written, rows replaced)."""
+    results = list(results)
+    df = read_results(results)
+    df = df[df["suite"] == suite]
+    if df.empty:
+        raise StoreError(f"no rows of suite {suite!r} in {', '.join(map(str, results))}")
+    devices = sorted(set(df["device"].dropna()))
+    if len(devices) != 1:
+        raise StoreError(f"suite {suite!r} rows come from {len(devices)} devices ({', '.join(devices) or 'none'}); "
+                         "a baseline holds one device: pass the results of one machine")
+    path = baseline_path(root, devices[0], suite)
+    new = latest_per_point(df)
+    replaced = 0
+    if path.exists():
+        old = latest_per_point(read_results([path]))
+        new_keys = set(workload_keys(new, with_backend=True))
+        old_keys = workload_keys(old, with_backend=True)
+        replaced = int(old_keys.isin(new_keys).sum())
+        new = pd.concat([old[~old_keys.isin(new_keys)], new], ignore_index=True)
+    rows = [ResultRow(**r) for r in _records(new)]
+    write_rows(path, rows, metadata={"baseline_of": suite})
+    return path, len(rows), replaced
+
+
+def _records(df) -> list[dict]:
+    # Through arrow so every value gets its schema type back (pandas made nullable ints floats).
+    table = pa.Table.from_pandas(df[list(COLUMNS)], schema=arrow_schema(), preserve_index=False)
+    return table.to_pylist()

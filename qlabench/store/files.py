@@ -1,0 +1,173 @@
+"""Reading and writing result files: one parquet file per run, written atomically and incrementally.
+
+Layout of a results folder (one folder per suite):
+    <out_root>/<suite>/<run_id>.parquet               a finished run, compacted into one file
+    <out_root>/<suite>/<run_id>/part-00000.parquet    rows of a run in progress (or killed), one per point
+Every file is first written under a temporary dot-name in the same folder and then renamed into place,
+so a crash mid-write never leaves a partial `.parquet` file behind. A finished run's parts are
+compacted into `<run_id>.parquet` (written before the parts are removed); readers skip the parts of a
+run whose compacted file exists, so a crash between the two steps duplicates nothing.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from qlabench.core.errors import StoreError
+from qlabench.core.result import ResultRow
+from qlabench.store.schema import arrow_schema, upgrade
+
+
+def run_path(out_root: str | os.PathLike, suite: str, run_id: str) -> Path:
+    """Conventional location of a run's file: <out_root>/<suite>/<run_id>.parquet."""
+    return Path(out_root) / suite / f"{run_id}.parquet"
+
+
+def parts_dir(out_root: str | os.PathLike, suite: str, run_id: str) -> Path:
+    """Folder of a run's part files while it is in progress: <out_root>/<suite>/<run_id>/."""
+    return Path(out_root) / suite / run_id
+
+
+PART_PREFIX = "part-"
+
+
+def rows_to_table(rows: Iterable[ResultRow], metadata: dict[str, str] | None = None) -> pa.Table:
+    schema = arrow_schema(metadata)
+    dicts = [r.as_dict() for r in rows]
+    return pa.Table.from_pylist(dicts, schema=schema)
+
+
+def write_table(path: str | os.PathLike, table: pa.Table) -> Path:
+    """Write a table to `path` atomically (temp file in the same folder + rename); returns the path."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    try:
+        pq.write_table(table, tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def write_rows(path: str | os.PathLike, rows: Iterable[ResultRow], metadata: dict[str, str] | None = None) -> Path:
+    """Write rows to `path` atomically (temp file + rename); returns the path."""
+    return write_table(path, rows_to_table(rows, metadata))
+
+
+class PartWriter:
+    """Appends a run's rows as numbered part files, each written atomically.
+
+    One writer per run id (the run's only writer, so numbering needs no lock). `kill -9` at any
+    moment leaves every row written so far readable; `compact` turns the parts into the run's single
+    file once the run ends.
+    """
+
+    def __init__(self, out_root: str | os.PathLike, suite: str, run_id: str, metadata: dict[str, str] | None = None):
+        self.dir = parts_dir(out_root, suite, run_id)
+        self.final_path = run_path(out_root, suite, run_id)
+        self.metadata = metadata
+        self.n_parts = 0
+
+    def write(self, rows: Iterable[ResultRow]) -> Path:
+        path = self.dir / f"{PART_PREFIX}{self.n_parts:05d}.parquet"
+        write_rows(path, rows, self.metadata)
+        self.n_parts += 1
+        return path
+
+    def compact(self) -> Path | None:
+        """Merge the parts into <run_id>.parquet (atomically), then remove them; None if no parts."""
+        parts = _part_files(self.dir)
+        if not parts:
+            return None
+        table = pa.concat_tables([read_table(p) for p in parts])
+        table = table.replace_schema_metadata(arrow_schema(self.metadata).metadata)
+        write_table(self.final_path, table)
+        # The compacted file now shadows the parts (see result_files), so removing them is cleanup only.
+        shutil.rmtree(self.dir, ignore_errors=True)
+        return self.final_path
+
+
+def _part_files(d: Path) -> list[Path]:
+    if not d.is_dir():
+        return []
+    return sorted(f for f in d.glob(f"{PART_PREFIX}*.parquet") if not f.name.startswith("."))
+
+
+def _shadowed_part(f: Path) -> bool:
+    """A part file of a run that has already been compacted into <run_id>.parquet next to its folder."""
+    return f.name.startswith(PART_PREFIX) and f.parent.with_name(f.parent.name + ".parquet").is_file()
+
+
+def result_files(paths: Iterable[str | os.PathLike]) -> list[Path]:
+    """Expand files and folders (searched recursively) into the parquet files they hold."""
+    out: list[Path] = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            out.extend(sorted(f for f in p.rglob("*.parquet")
+                              if not f.name.startswith(".") and not _shadowed_part(f)
+                              and not f.name.endswith(".kernels.parquet")))  # kernels_store.py's tables
+        elif p.is_file():
+            out.append(p)
+        else:
+            raise StoreError(f"{p}: no such file or folder")
+    if not out:
+        raise StoreError("no result files found in " + ", ".join(map(str, paths)))
+    return out
+
+
+def read_table(path: str | os.PathLike) -> pa.Table:
+    try:
+        table = pq.read_table(path)
+    except (OSError, pa.ArrowInvalid) as e:
+        raise StoreError(f"{path}: cannot read parquet: {e}") from e
+    try:
+        return upgrade(table, str(path))
+    except ValueError as e:
+        raise StoreError(str(e)) from e
+
+
+def read_results(paths: Iterable[str | os.PathLike]) -> pd.DataFrame:
+    """All rows of the given files/folders as one DataFrame, in the current schema.
+
+    A sweep may be compacting its parts while we read (its parts vanish once <run_id>.parquet
+    exists): if a listed file has gone, list again and re-read.
+    """
+    paths = list(paths)
+    for _ in range(4):
+        try:
+            return _read_all(result_files(paths))
+        except StoreError as e:
+            if not isinstance(e.__cause__, FileNotFoundError):
+                raise
+    return _read_all(result_files(paths))
+
+
+def _read_all(files: list[Path]) -> pd.DataFrame:
+    return pa.concat_tables([read_table(f) for f in files]).to_pandas()
+
+
+def read_rows(path: str | os.PathLike) -> list[ResultRow]:
+    """Rows of one file as validated ResultRow records."""
+    return [ResultRow(**{k: v for k, v in d.items()}) for d in read_table(path).to_pylist()]
+
+
+def latest_per_point(df: pd.DataFrame) -> pd.DataFrame:
+    """Keep only the newest row for each (backend, workload) key: re-runs supersede older runs."""
+    if df.empty:
+        return df
+    from qlabench.store.keys import workload_keys
+
+    tmp = df.assign(_k=workload_keys(df, with_backend=True))
+    tmp = tmp.sort_values("timestamp").drop_duplicates("_k", keep="last")
+    return tmp.drop(columns="_k").reset_index(drop=True)

@@ -1,0 +1,77 @@
+"""Point keys that agree whether a point comes from a `Point`, a `ResultRow` or parquet via pandas.
+
+pandas turns lists into arrays, ints into numpy scalars, nulls into NaN, and a nullable int column
+with nulls into floats (tp 2 -> 2.0). Every place that matches rows (resume, compare, merge, kernels
+table, latest-per-point) keys them through `key_value`, so they all agree.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+
+import numpy as np
+import pandas as pd
+
+from qlabench.core.point import WORKLOAD_AXES
+
+# A row's identity: the backend and every workload axis.
+KEY_COLUMNS = ("backend",) + tuple(WORKLOAD_AXES)
+
+
+def plain_value(v):
+    """Plain Python for a value read through pandas: None for NaN/None, tuples for sequences."""
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return None
+    if isinstance(v, (list, tuple, np.ndarray)):
+        return tuple(plain_value(x) for x in v)
+    if isinstance(v, np.generic):
+        return plain_value(v.item())
+    return v
+
+
+def key_value(v):
+    """`plain_value`, with integral floats read back as ints: no key axis is a true float."""
+    v = plain_value(v)
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    if isinstance(v, tuple):
+        return tuple(key_value(x) for x in v)
+    return v
+
+
+def key_tuple(values: Iterable) -> tuple:
+    return tuple(key_value(v) for v in values)
+
+
+def point_key(values: Iterable) -> str:
+    """The key string of one point from its KEY_COLUMNS values (a row's, or `Point.key()`)."""
+    return repr(key_tuple(values))
+
+
+def get_field(obj, name: str):
+    """`name` of a Point, ResultRow, dict or pandas Series (whose methods, e.g. .mode, must not win)."""
+    if isinstance(obj, (Mapping, pd.Series)):
+        return obj.get(name)
+    return getattr(obj, name)
+
+
+def key_of(obj, columns: Iterable[str] = KEY_COLUMNS) -> str:
+    return point_key(get_field(obj, c) for c in columns)
+
+
+def key_series(df: pd.DataFrame, columns) -> pd.Series:
+    """`point_key` over `columns` for every row of a DataFrame."""
+    cols = list(columns)
+    if df.empty:
+        return pd.Series([], dtype=object, index=df.index)
+    # A frame without a later-added key column (e.g. cp_world_size, cp_mode) reads it as null, as an old
+    # results file does after schema.upgrade.
+    missing = [c for c in cols if c not in df.columns]
+    if missing:
+        df = df.assign(**{c: None for c in missing})
+    return pd.Series([point_key(row) for row in df[cols].itertuples(index=False, name=None)], index=df.index)
+
+
+def workload_keys(df: pd.DataFrame, with_backend: bool = False) -> pd.Series:
+    return key_series(df, KEY_COLUMNS if with_backend else WORKLOAD_AXES)

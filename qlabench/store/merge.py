@@ -1,0 +1,110 @@
+"""Merging the outputs of a sharded (or otherwise split) sweep into one result file, with checks.
+
+The shards of `qlabench run sweep --shard I/N` each write their own run(s). `merge_results` reads them
+all and keeps one row per point (backend + workload key):
+  - the point's `ok` row, if it has one: a shard that was resumed holds an earlier error row and a
+    later ok row of the same point, which is normal and not a duplicate;
+  - otherwise its newest row (so a point that is skipped or incorrect everywhere keeps its reason).
+It reports, and `MergeReport.ok` is false for:
+  - duplicated: a point with more than one `ok` row (two shards measured it: overlapping shard
+    specs, or a shard run twice without --resume);
+  - missing: a point of the suite with no row at all (only when the suite is given);
+  - unexpected: a row of a point, or of a suite, that the given suite does not have;
+  - mixed suites: rows of more than one suite name.
+Points whose only rows are not ok are counted per status but are not a failure: they were
+measured, and `--resume` on the shard re-measures error rows.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+
+from qlabench.core.errors import QlabenchError
+from qlabench.core.point import Point
+from qlabench.core.result import ResultRow, Status
+from qlabench.core.spec import Suite
+from qlabench.store.files import read_table, result_files, write_rows
+
+_POINT_FIELDS = tuple(f.name for f in fields(Point))
+
+
+def row_point(row: ResultRow) -> Point:
+    return Point(**{name: getattr(row, name) for name in _POINT_FIELDS})
+
+
+@dataclass
+class MergeReport:
+    files: list[Path]
+    rows: list[ResultRow]  # one per point, in the order the points were first seen
+    suite: str | None  # the suite checked against, if any
+    missing: list[Point] = field(default_factory=list)
+    duplicated: dict[Point, int] = field(default_factory=dict)  # point -> number of ok rows
+    unexpected: list[Point] = field(default_factory=list)
+    suites_seen: list[str] = field(default_factory=list)
+    rows_read: int = 0
+    fingerprints: int = 0  # distinct env fingerprints: more than one means different GPUs or versions
+
+    @property
+    def status_counts(self) -> dict[str, int]:
+        return dict(collections.Counter(r.status for r in self.rows))
+
+    @property
+    def ok(self) -> bool:
+        return not (self.missing or self.duplicated or self.unexpected or len(self.suites_seen) > 1)
+
+    def problems(self) -> list[str]:
+        out = []
+        if len(self.suites_seen) > 1:
+            out.append(f"rows of {len(self.suites_seen)} suites: {', '.join(self.suites_seen)}")
+        if self.missing:
+            out.append(f"{len(self.missing)} point(s) of suite {self.suite!r} have no row")
+        if self.duplicated:
+            out.append(f"{len(self.duplicated)} point(s) have more than one ok row")
+        if self.unexpected:
+            out.append(f"{len(self.unexpected)} row(s) are of points not in suite {self.suite!r}")
+        return out
+
+
+def _read_rows(paths: Iterable[str | os.PathLike]) -> tuple[list[Path], list[ResultRow]]:
+    files = result_files(paths)
+    rows = []
+    for f in files:
+        rows.extend(ResultRow(**d) for d in read_table(f).to_pylist())
+    return files, rows
+
+
+def merge_results(paths: Iterable[str | os.PathLike], suite: Suite | None = None) -> MergeReport:
+    """Read result files/folders and merge them to one row per point; see the module doc."""
+    files, rows = _read_rows(paths)
+    by_point: dict[Point, list[ResultRow]] = {}
+    for r in rows:
+        by_point.setdefault(row_point(r), []).append(r)
+    merged, duplicated = [], {}
+    for p, rs in by_point.items():
+        oks = [r for r in rs if r.status == Status.OK.value]
+        if len(oks) > 1:
+            duplicated[p] = len(oks)
+        merged.append(oks[0] if oks else max(rs, key=lambda r: r.timestamp))
+    report = MergeReport(files=files, rows=merged, suite=suite.name if suite else None, duplicated=duplicated,
+                         suites_seen=sorted({r.suite for r in rows}), rows_read=len(rows),
+                         fingerprints=len({r.env_fingerprint for r in rows}))
+    if suite is not None:
+        wanted = set(suite.points)
+        report.missing = [p for p in suite.points if p not in by_point]
+        report.unexpected = [p for p in by_point if p not in wanted]
+        report.suites_seen = sorted(set(report.suites_seen) | {suite.name})
+    return report
+
+
+def write_merged(report: MergeReport, into: str | os.PathLike) -> Path:
+    """Write the merged rows to `into` atomically; refuses a report with problems."""
+    if not report.ok:
+        raise QlabenchError("not writing a merge with problems: " + "; ".join(report.problems()))
+    meta = {"merged_from": ",".join(str(f) for f in report.files)}
+    if report.suite:
+        meta["suite"] = report.suite
+    return write_rows(into, report.rows, meta)
