@@ -1,0 +1,178 @@
+"""The package's shape, as docs/ARCHITECTURE.md draws it: layers, allowed arrows, no circles, cheap core.
+
+The import graph is read from the source (every `import`, lazy ones inside functions included), so
+an arrow against the layers fails here even when it is only taken at run time.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "qlabench"
+
+# Bottom to top. A module may import its own layer and the layers below it, except where ALLOWED
+# narrows that: analysis reads stored results only, so it must not reach measurement, backends or runs.
+LAYERS = ("core", "store", "measure", "backends", "run", "analyze", "workflows", "cli")
+ALLOWED = {layer: set(LAYERS[: i + 1]) for i, layer in enumerate(LAYERS)}
+ALLOWED["analyze"] = {"core", "store", "analyze"}
+
+MAX_MODULE_LINES = 400
+
+
+def module_name(path: Path, root: Path) -> str:
+    parts = list(path.relative_to(root.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def import_graph(root: Path) -> dict[str, set[str]]:
+    """module -> the package modules it imports (a `from pkg import sub` counts as importing pkg.sub)."""
+    files = {module_name(p, root): p for p in root.rglob("*.py")}
+    graph: dict[str, set[str]] = {m: set() for m in files}
+    for mod, path in files.items():
+        is_pkg = path.name == "__init__.py"
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            targets: list[str] = []
+            if isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:  # relative: resolve against this module's package
+                    pkg = mod.split(".") if is_pkg else mod.split(".")[:-1]
+                    pkg = pkg[: len(pkg) - (node.level - 1)]
+                    base = ".".join(pkg + ([base] if base else []))
+                for alias in node.names:
+                    sub = f"{base}.{alias.name}"
+                    targets.append(sub if sub in files else base)
+            elif isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            for t in targets:
+                if t in files and t != mod:
+                    graph[mod].add(t)
+    return graph
+
+
+def layer_of(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[1] in LAYERS else None
+
+
+def arrows_against_layers(graph: dict[str, set[str]]) -> list[str]:
+    bad = []
+    for mod, targets in graph.items():
+        src = layer_of(mod)
+        for t in sorted(targets):
+            dst = layer_of(t)
+            if src and dst and dst not in ALLOWED[src]:
+                bad.append(f"{mod} -> {t} ({src} may not import {dst})")
+    return bad
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan), each a circle of imports."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                found.append(sorted(comp))
+
+    for v in graph:
+        if v not in index:
+            visit(v)
+    return found
+
+
+# -- the checks can fail: synthetic graphs --------------------------------------------------------
+def test_an_upward_arrow_is_reported():
+    g = {"qlabench.core.point": {"qlabench.run.sweep"}, "qlabench.run.sweep": set()}
+    assert arrows_against_layers(g) == ["qlabench.core.point -> qlabench.run.sweep (core may not import run)"]
+
+
+def test_analysis_may_not_reach_backends():
+    g = {"qlabench.analyze.report": {"qlabench.backends.fla", "qlabench.store.files"},
+         "qlabench.backends.fla": set(), "qlabench.store.files": set()}
+    assert len(arrows_against_layers(g)) == 1
+
+
+def test_a_circle_is_reported():
+    g = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert circles(g) == [["a", "b", "c"]]
+
+
+def test_relative_and_lazy_imports_are_read(tmp_path):
+    pkg = tmp_path / "qlabench"
+    (pkg / "core").mkdir(parents=True)
+    (pkg / "run").mkdir()
+    for f in ("__init__.py", "core/__init__.py", "run/__init__.py", "run/sweep.py"):
+        (pkg / f).write_text("")
+    (pkg / "core" / "point.py").write_text("def f():\n    from ..run import sweep\n")
+    g = import_graph(pkg)
+    assert g["qlabench.core.point"] == {"qlabench.run.sweep"}
+    assert arrows_against_layers(g)
+
+
+# -- the package itself ----------------------------------------------------------------------------
+def test_every_module_sits_in_a_layer():
+    stray = [m for m in import_graph(PACKAGE) if m.count(".") >= 1 and layer_of(m) is None
+             and m not in ("qlabench.__main__",)]
+    assert stray == [], f"modules outside the layers: {stray}"
+
+
+def test_no_arrow_runs_against_the_layers():
+    assert arrows_against_layers(import_graph(PACKAGE)) == []
+
+
+def test_no_import_circles():
+    assert circles(import_graph(PACKAGE)) == []
+
+
+def test_no_module_over_the_size_limit():
+    long = {str(p.relative_to(PACKAGE.parent)): n for p in PACKAGE.rglob("*.py")
+            if (n := len(p.read_text().splitlines())) > MAX_MODULE_LINES}
+    assert long == {}, f"modules over {MAX_MODULE_LINES} lines: {long}"
+
+
+def _loaded_after(statement: str) -> set[str]:
+    code = f"import sys\n{statement}\nprint(' '.join(sorted(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=PACKAGE.parent)
+    return set(out.stdout.split())
+
+
+CORE_MODULES = sorted(m for m in import_graph(PACKAGE) if layer_of(m) == "core")
+
+
+@pytest.mark.parametrize("heavy", ["torch", "pandas", "pyarrow"])
+def test_the_data_model_imports_no_heavy_library(heavy):
+    loaded = _loaded_after("\n".join(f"import {m}" for m in CORE_MODULES) + "\nimport qlabench")
+    assert heavy not in loaded
+
+
+def test_analysis_and_store_import_no_torch():
+    mods = sorted(m for m in import_graph(PACKAGE) if layer_of(m) in ("store", "analyze"))
+    assert "torch" not in _loaded_after("\n".join(f"import {m}" for m in mods))
