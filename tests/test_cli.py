@@ -89,6 +89,8 @@ def test_backends_lists_the_registry():
     result = invoke("backends")
     assert result.exit_code == 0, result.output
     assert "naive-chunk" in result.stdout and "naive-recurrent" in result.stdout
+    # the cp column: which backends run distributed points, in which CP modes
+    assert re.search(r"┃ cp\s+┃", result.stdout) and "fla-cp" in result.stdout
 
 
 def test_suites_lists_the_bundled_suites():

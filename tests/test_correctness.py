@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from qlabench.measure.correctness import TOLERANCES, compare, rel_l2, tolerance
+from qlabench.measure.correctness import TOLERANCES, compare, compare_lean, rel_l2, tolerance
 
 
 def ref_outputs(seed=0) -> dict[str, torch.Tensor]:
@@ -95,3 +95,19 @@ def test_wrong_shape_fails():
     errors, failure = compare(got, ref, "float32")
     assert errors["o"] == math.inf
     assert failure.startswith("o rel err inf")
+
+
+def test_compare_lean_matches_compare():
+    gen = torch.Generator().manual_seed(0)
+    ref = {n: torch.randn(4, 8, generator=gen) for n in ("o", "ht", "dq", "dg")}
+    got = {n: t + 0.03 * torch.randn(4, 8, generator=gen) for n, t in ref.items()}
+    got["dg"] = ref["dg"] + 0.01 * torch.randn(4, 8, generator=gen)
+    del got["ht"]
+    want = compare(dict(got), dict(ref), "bfloat16")
+    g2, r2 = dict(got), dict(ref)
+    errors, failure = compare_lean(g2, r2, "bfloat16")
+    assert errors == want[0] and g2 == {} and r2 == {}
+    assert sorted(failure.split("; ")) == sorted(want[1].split("; "))
+    assert "missing outputs: ht" in failure and "o rel err" in failure and "dg" not in failure
+    ok = {n: t.clone() for n, t in ref.items()}
+    assert compare_lean(ok, dict(ref), "bfloat16")[1] is None

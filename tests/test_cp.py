@@ -89,7 +89,7 @@ def test_summary_shows_a_distributed_column_by_its_cp_label(make_row):
 
 
 def test_layout_slices_and_owners():
-    from qlabench.backends.cp_layout import local_cu_seqlens, local_sequences, owners, rank_slice
+    from qlabench.backends.cp.layout import local_cu_seqlens, local_sequences, owners, rank_slice
 
     assert rank_slice(256, 2, 1) == (128, 256)
     r0, r1 = local_sequences((40, 150, 66), 2, 0), local_sequences((40, 150, 66), 2, 1)
@@ -107,6 +107,54 @@ def test_layout_slices_and_owners():
     assert [(x.starts_here, x.ends_here) for x in pieces] == [(True, False), (False, False), (False, False), (False, True)]
     with pytest.raises(ValueError):
         rank_slice(255, 2, 0)
+
+
+# -- CP backends: the one registry ------------------------------------------------------------------------
+
+def test_cp_backends_are_registry_backends():
+    from qlabench.backends import REGISTRY, cp_backend_names, get_backend
+    from qlabench.core.point import CP_MODES
+
+    assert cp_backend_names() == ["naive-chunk", "flash_qla", "fla"]
+    for name in cp_backend_names():
+        b = get_backend(name)
+        assert b.cp_modes and set(b.cp_modes) <= set(CP_MODES)
+        assert b.cp_reference in REGISTRY  # rank 0's single-device check
+        ok, why = b.cp_available()
+        assert isinstance(ok, bool) and (ok or why)
+    assert {n: get_backend(n).cp_modes for n in cp_backend_names()} == {
+        "naive-chunk": ("inter", "dual"), "flash_qla": ("inter", "dual"), "fla": ("fla-cp",)}
+    # the intra-card and dispatch variants are single-device only
+    for name in ("flash_qla-nocp", "flash_qla-forcecp", "fla-dispatch-on", "naive-recurrent"):
+        assert get_backend(name).cp_modes == ()
+
+
+def test_cp_supports_gives_reasons():
+    from qlabench.backends import get_backend
+
+    naive, fqla, fla = (get_backend(n) for n in ("naive-chunk", "flash_qla", "fla"))
+    p = _p(backend="naive-chunk", cp_world_size=2, cp_mode="inter", K=32, V=32, dtype="float32")
+    assert naive.supports(p, "cpu") == (True, "")
+    assert naive.supports(p.with_(cp_mode="dual", mode="fwd_bwd"), "cuda:1") == (True, "")
+    assert naive.supports(p.with_(mode="bwd"), "cpu") == (False, "CP points time fwd, fwd_bwd; not bwd")
+    ok, why = naive.supports(p.with_(cp_mode="fla-cp"), "cpu")
+    assert not ok and why == "naive-chunk has no CP mode 'fla-cp' (has: inter, dual)"
+    ok, why = naive.supports(p.with_(seqlens=(1023,)), "cpu")
+    assert not ok and "divisible by the world size" in why
+    # the same point on one device is asked the single-device question
+    assert naive.supports(p.with_(cp_world_size=None, cp_mode=None, mode="bwd"), "cpu") == (True, "")
+    q = _p(cp_world_size=2, cp_mode="dual", K=128, V=128, dtype="bfloat16")
+    assert fqla.supports(q, "cuda") == (True, "")
+    assert fqla.supports(q, "cpu") == (False, "flash_qla CP does not run on cpu (runs on: cuda)")
+    assert fqla.supports(q.with_(dtype="float32"), "cuda") == (False, "flash_qla CP does not support float32")
+    assert "K = V = 128" in fqla.supports(q.with_(K=64), "cuda")[1]
+    f = _p(backend="fla", cp_world_size=2, cp_mode="fla-cp", K=128, V=128, dtype="bfloat16")
+    ok, why = fla.supports(f, "cuda")
+    assert not ok and why.startswith("FLA's CP takes no initial state")
+    assert fla.supports(f.with_(initial_state=False), "cuda") == (True, "")
+    assert "K <= 256" in fla.supports(f.with_(initial_state=False, K=512), "cuda")[1]
+    ok, why = get_backend("naive-recurrent").supports(p.with_(backend="naive-recurrent"), "cpu")
+    assert not ok and why == "naive-recurrent has no context-parallel mode"
 
 
 # -- the suite axis -------------------------------------------------------------------------------------
@@ -354,24 +402,3 @@ def test_cpu_rank_error_inside_collectives_ends_the_launch(tmp_path, monkeypatch
         assert r.reason.startswith("distributed ranks exited with code"), r.reason
         assert f"QLABENCH_CP_FAULT={fault}" in r.reason and "[rank1]" in r.reason
     assert launches == [2, 1]
-
-
-def test_compare_lean_matches_compare():
-    import torch
-
-    from qlabench.measure.correctness import compare
-    from qlabench.run.distributed.worker import _compare_lean
-
-    gen = torch.Generator().manual_seed(0)
-    ref = {n: torch.randn(4, 8, generator=gen) for n in ("o", "ht", "dq", "dg")}
-    got = {n: t + 0.03 * torch.randn(4, 8, generator=gen) for n, t in ref.items()}
-    got["dg"] = ref["dg"] + 0.01 * torch.randn(4, 8, generator=gen)
-    del got["ht"]
-    want = compare(dict(got), dict(ref), "bfloat16")
-    g2, r2 = dict(got), dict(ref)
-    errors, failure = _compare_lean(g2, r2, "bfloat16")
-    assert errors == want[0] and g2 == {} and r2 == {}
-    assert sorted(failure.split("; ")) == sorted(want[1].split("; "))
-    assert "missing outputs: ht" in failure and "o rel err" in failure and "dg" not in failure
-    ok = {n: t.clone() for n, t in ref.items()}
-    assert _compare_lean(ok, dict(ref), "bfloat16")[1] is None

@@ -7,17 +7,22 @@ that is timed for that mode and returns the tensors the correctness check compar
     bwd      the same gradients, with the forward run once beforehand and only the backward timed
 Backends whose forward is differentiable get fwd_bwd and bwd from autograd for free; others override
 `prepare`.
+
+A backend that can also run distributed (inter-card context-parallel) points lists its CP modes in
+`cp_modes` and implements `cp_setup` and `cp_forward` (the protocol is in backends/cp/__init__.py).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import torch
 
-from qlabench.measure.inputs import GDNInputs
+from qlabench.backends.cp import CP_TIMED_MODES, RankSetup
+from qlabench.core import kernel_event
 from qlabench.core.point import Point
+from qlabench.measure.inputs import GDNInputs
 
 Outputs = dict[str, torch.Tensor]
 GRAD_NAMES = ("dq", "dk", "dv", "dg", "dbeta", "dh0")
@@ -45,6 +50,12 @@ class Backend:
     env: ClassVar[dict[str, str]] = {}
     # Test-only backends (fault injection, synthetic slowdowns, deliberate mis-dispatch).
     testing: ClassVar[bool] = False
+    # Inter-card context parallelism: the CP modes of Point.cp_mode this backend runs (none: it runs no
+    # distributed point), and the single-device backend rank 0 checks the gathered outputs against.
+    cp_modes: ClassVar[tuple[str, ...]] = ()
+    cp_reference: ClassVar[str] = ""
+    cp_reference_fp32: ClassVar[bool] = False  # run the CP reference on float32 copies of the inputs
+    cp_final_state: ClassVar[bool] = True  # cp_forward returns the final state
 
     # -- capability ---------------------------------------------------------------------------
     def available(self) -> tuple[bool, str]:
@@ -52,7 +63,11 @@ class Backend:
         return True, ""
 
     def supports(self, point: Point, device: str) -> tuple[bool, str]:
-        """Can it run this point on this device? Generic checks, then `check_point`."""
+        """Can it run this point on this device? Generic checks, then `check_point`.
+
+        A distributed point is asked of the backend's context parallelism (`cp_supports`)."""
+        if point.distributed:
+            return self.cp_supports(point, device)
         dev = torch.device(device).type
         if dev not in self.devices:
             return False, f"{self.name} does not run on {dev} (runs on: {', '.join(sorted(self.devices))})"
@@ -64,6 +79,10 @@ class Backend:
 
     def check_point(self, point: Point, device: str) -> tuple[bool, str]:
         return True, ""
+
+    def provenance_error(self, kernel_names: list[str]) -> str | None:
+        """Why the kernels a call launched are not this backend's (None when they are)."""
+        return kernel_event.provenance_error(kernel_names, self.expect_kernels, self.forbid_kernels)
 
     # -- running ------------------------------------------------------------------------------
     def forward(self, inp: GDNInputs) -> tuple[torch.Tensor, torch.Tensor]:
@@ -118,3 +137,42 @@ class Backend:
             return backward(o, ht)
 
         return run_bwd
+
+    # -- inter-card context parallelism (distributed points; backends/cp/) ------------------------
+    def cp_available(self) -> tuple[bool, str]:
+        """Can this backend run distributed points here? By default: whenever it can run at all."""
+        return self.available()
+
+    def cp_supports(self, point: Point, device: str) -> tuple[bool, str]:
+        """Can it run this distributed point with ranks on this device type? Then `cp_check_point`."""
+        dev = torch.device(device).type
+        if not self.cp_modes:
+            return False, f"{self.name} has no context-parallel mode"
+        if dev not in self.devices:
+            return False, f"{self.name} CP does not run on {dev} (runs on: {', '.join(sorted(self.devices))})"
+        if point.cp_mode not in self.cp_modes:
+            return False, f"{self.name} has no CP mode {point.cp_mode!r} (has: {', '.join(self.cp_modes)})"
+        if point.mode not in CP_TIMED_MODES:
+            return False, f"CP points time {', '.join(sorted(CP_TIMED_MODES))}; not {point.mode}"
+        if point.dtype not in self.dtypes:
+            return False, f"{self.name} CP does not support {point.dtype}"
+        why = point.cp_problem()
+        if why:
+            return False, why
+        return self.cp_check_point(point, dev)
+
+    def cp_check_point(self, point: Point, device: str) -> tuple[bool, str]:
+        """Backend-specific CP limits; by default the single-device ones."""
+        return self.check_point(point, device)
+
+    def cp_setup(self, point: Point, rs: RankSetup) -> Any:
+        """Build the CP context for this point on this rank (collective where the library needs it)."""
+        raise NotImplementedError(f"{self.name} has no context parallelism")
+
+    def cp_forward(self, inp: GDNInputs, ctx: Any) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """(o, final state or None) of the rank's local inputs; differentiable (the worker runs the backward)."""
+        raise NotImplementedError(f"{self.name} has no context parallelism")
+
+    def cp_intra_active(self, ctx: Any) -> bool | None:
+        """Dual mode: whether the intra-card split actually triggered on this rank (None: n/a)."""
+        return None

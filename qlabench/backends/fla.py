@@ -10,6 +10,9 @@ stays on: with Triton 3.4-3.7.0 on Hopper, fla-core refuses to run that step in 
 miscompiles it (fla issue #640), so on the H200 stack this kernel *is* FLA's backward.
 `fla-dispatch-on` leaves FLA's defaults alone: it exists so a test can show that the provenance check
 catches a mis-dispatched "FLA" row.
+
+`fla` also runs distributed points (cp mode fla-cp) through FLA's own inter-card CP context
+(fla.ops.cp, backends/cp/__init__.py).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from functools import lru_cache
+from typing import Any
 
 import torch
 
@@ -25,6 +29,7 @@ from qlabench.measure.inputs import GDNInputs
 from qlabench.core.point import Point
 from qlabench.backends._gpu import needs_cuda, package_missing
 from qlabench.backends.base import Backend, Outputs, backward_outputs
+from qlabench.backends.cp import RankSetup, check_local_cu
 
 DISPATCH_OFF = {"FLA_FLASH_QLA": "0", "FLA_INTRACARD_CP": "0"}
 DISPATCH_DEFAULT = {"FLA_FLASH_QLA": "1", "FLA_INTRACARD_CP": "0"}
@@ -78,6 +83,9 @@ class FLAChunk(_FLABase):
     name = "fla"
     description = "FLA Triton chunk_gated_delta_rule, dispatch to FlashQLA/TileLang off"
     modes = frozenset({"fwd", "bwd", "fwd_bwd"})
+    cp_modes = ("fla-cp",)
+    cp_reference = "fla"
+    cp_final_state = False  # FLA's CP returns no final state
 
     def forward(self, inp: GDNInputs) -> tuple[torch.Tensor, torch.Tensor]:
         (fchunk, _, _), _ = _import()
@@ -107,12 +115,46 @@ class FLAChunk(_FLABase):
 
         return run_bwd
 
+    # -- inter-card CP ---------------------------------------------------------------------------
+    def cp_available(self) -> tuple[bool, str]:
+        ok, why = self.available()
+        if not ok:
+            return False, why
+        try:
+            import fla.ops.cp  # noqa: F401
+        except Exception as e:
+            return False, f"fla.ops.cp missing: {type(e).__name__}: {e}"
+        return True, ""
+
+    def cp_check_point(self, point: Point, device: str) -> tuple[bool, str]:
+        if point.initial_state:
+            return False, ("FLA's CP takes no initial state (chunk_gated_delta_rule asserts initial_state is None "
+                           "under cp_context): use initial_state = false")
+        return self.check_point(point, device)
+
+    def cp_setup(self, point: Point, rs: RankSetup) -> Any:
+        os.environ.update(self.env)  # as in prepare: FLA reads its dispatch switches on every call
+        from fla.ops.cp import build_cp_context
+
+        ctx = build_cp_context(rs.global_cu, group=rs.group)
+        check_local_cu("FLA", ctx.cu_seqlens_cpu, rs)
+        return ctx
+
+    def cp_forward(self, inp: GDNInputs, ctx: Any):
+        (fchunk, _, _), _ = _import()
+        o, _ = fchunk.chunk_gated_delta_rule(
+            inp.q, inp.k, inp.v, inp.g, inp.beta, scale=inp.scale, initial_state=None,
+            output_final_state=False, cp_context=ctx,
+        )
+        return o, None
+
 
 class FLADispatchOn(FLAChunk):
     name = "fla-dispatch-on"
     description = "FLA with its default dispatch (routes to FlashQLA on SM90): for provenance tests"
     env = DISPATCH_DEFAULT
     testing = True
+    cp_modes = ()  # `fla` is FLA's CP backend; this one exists for the single-device provenance test
 
 
 class FLARecurrent(_FLABase):

@@ -1,10 +1,12 @@
-"""FlashQLA (Qwen's TileLang kernels, package flash-qla 0.1.3) and its intra-card CP variants.
+"""FlashQLA (Qwen's TileLang kernels, package flash-qla 0.1.3), its intra-card CP variants, its inter-card CP.
 
 - fwd and fwd_bwd go through `flash_qla.chunk_gated_delta_rule` (fwd_bwd via its autograd Function).
 - bwd times the backward kernels alone through the low-level `chunk_gated_delta_rule_fwd/_bwd`, as
   FlashQLA's own table does, but hands the backward the forward's CP context and cache, as autograd
   does in training. (FlashQLA's benchmark passes neither, so where intra-card CP triggers its timed
   backward also recomputes the CP forward pre-pass.)
+- distributed points (cp modes inter, dual) build FlashQLA's CP context over the ranks' process group
+  and pass it to `chunk_gated_delta_rule` (backends/cp/__init__.py).
 Kernel names of every FlashQLA launch begin with `tilelang_`, which the provenance check relies on.
 """
 
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import lru_cache
+from typing import Any
 
 import torch
 
@@ -20,6 +23,7 @@ from qlabench.measure.inputs import GDNInputs
 from qlabench.core.point import Point
 from qlabench.backends._gpu import needs_cuda, package_missing
 from qlabench.backends.base import Backend, Outputs, backward_outputs
+from qlabench.backends.cp import RankSetup, check_local_cu
 
 # FlashQLA 0.1.3 picks its kernels by architecture at import and raises on any other.
 SUPPORTED_SM = ((9, 0), (10, 0), (10, 3), (12, 0), (12, 1))
@@ -48,6 +52,8 @@ class FlashQLA(Backend):
     expect_kernels = ("tilelang_",)
     auto_cp = True
     force_intra_cp = False
+    cp_modes = ("inter", "dual")
+    cp_reference = "flash_qla-nocp"
 
     def available(self) -> tuple[bool, str]:
         mods, why = _import()
@@ -96,13 +102,37 @@ class FlashQLA(Backend):
         return run_bwd
 
 
+    # -- inter-card CP ---------------------------------------------------------------------------
+    def cp_setup(self, point: Point, rs: RankSetup) -> Any:
+        (_, qc), _ = _import()
+        ctx = qc.build_cp_context(
+            rs.global_cu, enable_inter=True, enable_intra=point.cp_mode == "dual", group=rs.group,
+            num_v_heads=point.h_v, chunk_size=qc.CHUNK_SIZE, is_train=point.mode != "fwd",
+        )
+        check_local_cu("FlashQLA", ctx.cu_seqlens_cpu, rs)
+        return ctx
+
+    def cp_forward(self, inp: GDNInputs, ctx: Any):
+        (flash_qla, _), _ = _import()
+        return flash_qla.chunk_gated_delta_rule(
+            inp.q, inp.k, inp.v, inp.g, inp.beta, scale=inp.scale, initial_state=inp.h0,
+            output_final_state=True, cu_seqlens=ctx.cu_seqlens, cp_context=ctx,
+        )
+
+    def cp_intra_active(self, ctx: Any) -> bool | None:
+        return bool(getattr(ctx, "is_intra", False))
+
+
+# The intra-card variants run no distributed points: `flash_qla` is FlashQLA's inter-card CP backend.
 class FlashQLANoCP(FlashQLA):
     name = "flash_qla-nocp"
     description = "FlashQLA with intra-card CP off (auto_cp=False)"
     auto_cp = False
+    cp_modes = ()
 
 
 class FlashQLAForceCP(FlashQLA):
     name = "flash_qla-forcecp"
     description = "FlashQLA with intra-card CP forced on (force_intra_cp=True)"
     force_intra_cp = True
+    cp_modes = ()

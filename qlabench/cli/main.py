@@ -173,6 +173,7 @@ def backends_cmd():
     t.add_column("modes")
     t.add_column("dtypes")
     t.add_column("devices")
+    t.add_column("cp")
     t.add_column("notes", overflow="fold")
     for b in REGISTRY.values():
         ok, why = b.available()
@@ -180,7 +181,8 @@ def backends_cmd():
         if b.testing:
             note = "(test backend) " + note
         t.add_row(b.name, "[green]yes[/green]" if ok else "[red]no[/red]", " ".join(sorted(b.modes)),
-                  " ".join(short[d] for d in sorted(b.dtypes)), " ".join(sorted(b.devices)), escape(note))
+                  " ".join(short[d] for d in sorted(b.dtypes)), " ".join(sorted(b.devices)), " ".join(b.cp_modes),
+                  escape(note))
     console.print(t)
 
 

@@ -1,12 +1,15 @@
 """Measuring one point: availability, support, correctness against the oracle, then timing.
 
 `run_point` turns one (point, backend, mode) into exactly one ResultRow, whatever happens to it. It is
-what a worker executes; orchestration (ordering, progress, writing) lives in runner.py.
+what a worker executes; orchestration (ordering, progress, writing) lives in sweep.py. The pieces a
+distributed point's row is made of as well (run/distributed/) are public here: `reference_outputs`,
+`error_columns`, `kernel_columns`, `state_columns`, `summary_columns`, `error_line`.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import time
 import traceback
 from collections.abc import Callable
@@ -25,11 +28,11 @@ from qlabench.measure.probes import ncu
 from qlabench.core import sm_coverage as smutil
 from qlabench.core.flops import peak_fractions, throughput
 from qlabench.measure.probes.peaks import measure_peaks
-from qlabench.core.kernel_event import kernel_fields, provenance_error
+from qlabench.core.kernel_event import kernel_fields
 from qlabench.measure.probes.kineto import capture_kernels
 from qlabench.core.result import CHECKED_TENSORS, ResultRow, Status, make_row
 from qlabench.core.spec import Suite
-from qlabench.measure.timing import make_timer, summarize
+from qlabench.measure.timing import Summary, make_timer, summarize
 
 # At full size the recurrence is too slow; the chunked torch form in float32 is the reference there.
 FULL_SIZE_REFERENCE = "naive-chunk"
@@ -38,7 +41,7 @@ FULL_SIZE_REFERENCE = "naive-chunk"
 STATE_COLUMNS = ("sm_clock_mhz", "mem_clock_mhz", "temperature_c", "power_w")
 
 
-def _state_columns(before: dict | None, after: dict | None) -> dict:
+def state_columns(before: dict | None, after: dict | None) -> dict:
     """NVML readings around the sampling, in the row's columns (all None without NVML)."""
     out = {f"{k}_{tag}": (snap or {}).get(k) for k in STATE_COLUMNS
            for tag, snap in (("before", before), ("after", after))}
@@ -46,6 +49,43 @@ def _state_columns(before: dict | None, after: dict | None) -> dict:
     out["clock_drop"] = gpustate.clock_drop(before, after)
     out["clock_drop_reason"] = gpustate.drop_reason(before, after)
     return out
+
+
+def kernel_columns(fn: Callable[[], object], num_sms: int) -> dict:
+    """One call of `fn` under the profiler: its kernels and their SM coverage, in the row's columns."""
+    events = capture_kernels(fn)
+    out = kernel_fields(events)
+    out.update(num_sms=num_sms, sm_coverage=smutil.sm_coverage(events, num_sms),
+               sm_coverage_waves=smutil.sm_coverage_waves(events, num_sms))
+    return out
+
+
+def summary_columns(s: Summary) -> dict:
+    """The sample statistics of a row (samples_ms itself and the timer are the caller's)."""
+    return dict(n_samples=s.n, median_ms=s.median, mean_ms=s.mean, stdev_ms=s.stdev, min_ms=s.min, p20_ms=s.p20,
+                p80_ms=s.p80, iqr_ms=s.iqr, rel_noise=s.rel_noise)
+
+
+def error_columns(errors: dict[str, float]) -> dict:
+    """Relative errors per checked tensor, in the row's err_* columns (None where not compared)."""
+    return {f"err_{n}": errors.get(n) for n in CHECKED_TENSORS}
+
+
+def error_line(e: BaseException) -> str:
+    """The exception's last line ("RuntimeError: ..."): what a row's reason records."""
+    return traceback.format_exception_only(type(e), e)[-1].strip()
+
+
+def reference_outputs(reference: Backend, mode: str, inp, *, fp32: bool) -> dict:
+    """A full-size reference's outputs for a point of `mode` (fwd; otherwise fwd_bwd, the gradients too).
+
+    `fp32`: on float32 copies of the inputs. The reference's environment is set first (it may be a
+    library backend with dispatch switches); restoring the checked backend's is the caller's.
+    """
+    if fp32:
+        inp = inp.to(torch.float32)
+    os.environ.update(reference.env)
+    return reference.prepare("fwd" if mode == "fwd" else "fwd_bwd", inp)()
 
 
 @dataclass
@@ -109,7 +149,7 @@ def check_correctness(p: Point, backend: Backend, ctx: MeasureContext) -> tuple[
     call_s = time.perf_counter() - t
     ref = _oracle_outputs(p, seqlens, ctx)
     errors, failure = compare(got, ref, p.dtype)
-    fields = {f"err_{n}": errors.get(n) for n in CHECKED_TENSORS}
+    fields = error_columns(errors)
     fields["oracle"] = f"{ORACLE} {'float64' if p.dtype == 'float64' else 'float32'} @{sum(seqlens)} tokens"
     fields["check_tokens"] = sum(seqlens)
     if failure:
@@ -122,8 +162,7 @@ def check_full_size(p: Point, got: dict, inp, ctx: MeasureContext, fields: dict)
 
     Updates `fields` with the worse error per tensor and returns the failure reason, if any.
     """
-    ref_backend = ctx.registry[FULL_SIZE_REFERENCE]
-    ref = ref_backend.prepare("fwd" if p.mode == "fwd" else "fwd_bwd", inp.to(torch.float32))()
+    ref = reference_outputs(ctx.registry[FULL_SIZE_REFERENCE], p.mode, inp, fp32=True)
     errors, failure = compare(got, ref, p.dtype)
     for n, e in errors.items():
         prev = fields.get(f"err_{n}")
@@ -161,7 +200,7 @@ class _Lap:
 
 
 def run_point(p: Point, ctx: MeasureContext) -> ResultRow:
-    if p.distributed:  # never measured as a single-device point: runner.py hands these to distributed/launch.py
+    if p.distributed:  # never measured as a single-device point: sweep.py hands these to distributed/launch.py
         return _row(p, ctx, Status.SKIPPED, f"distributed point ({p.cp_label}): runs only through "
                     "`qlabench run sweep` (torchrun launch), not in a single-device worker")
     backend = ctx.registry.get(p.backend)
@@ -203,11 +242,8 @@ def run_point(p: Point, ctx: MeasureContext) -> ResultRow:
         compile_s = check_call_s + first_call_s if group not in ctx.groups_seen else None
         ctx.groups_seen.add(group)
         if on_cuda:
-            events = capture_kernels(fn)
-            fields.update(kernel_fields(events))
-            fields.update(num_sms=ctx.num_sms, sm_coverage=smutil.sm_coverage(events, ctx.num_sms),
-                          sm_coverage_waves=smutil.sm_coverage_waves(events, ctx.num_sms))
-            bad = provenance_error(list(fields["kernels"]), backend.expect_kernels, backend.forbid_kernels)
+            fields.update(kernel_columns(fn, ctx.num_sms))
+            bad = backend.provenance_error(list(fields["kernels"]))
             lap("kernel_capture")
             if bad:
                 return _row(p, ctx, Status.ERROR, bad, first_call_s=first_call_s, compile_s=compile_s, **fields)
@@ -220,7 +256,7 @@ def run_point(p: Point, ctx: MeasureContext) -> ResultRow:
         s = summarize(m.samples_ms)
         fields["tflops"], fields["gbps"] = throughput(p, s.median)
         if on_cuda:
-            fields.update(_state_columns(before, gpustate.snapshot(ctx.device_index)))
+            fields.update(state_columns(before, gpustate.snapshot(ctx.device_index)))
             peaks = ctx.peaks()
             if peaks is not None:
                 fields.update(peak_tflops=peaks.tflops, peak_gbps=peaks.gbps)
@@ -236,14 +272,12 @@ def run_point(p: Point, ctx: MeasureContext) -> ResultRow:
             lap("ncu")
         details["phases_s"] = {k: round(v, 4) for k, v in phases.items()}
         return _row(
-            p, ctx, Status.OK, None, **fields, timer=m.timer, samples_ms=m.samples_ms, n_samples=s.n,
-            median_ms=s.median, mean_ms=s.mean, stdev_ms=s.stdev, min_ms=s.min, p20_ms=s.p20, p80_ms=s.p80,
-            iqr_ms=s.iqr, rel_noise=s.rel_noise, noise_target_met=m.noise_target_met,
-            first_call_s=first_call_s, compile_s=compile_s, extra_json=json.dumps(details, sort_keys=True),
+            p, ctx, Status.OK, None, **fields, timer=m.timer, samples_ms=m.samples_ms, **summary_columns(s),
+            noise_target_met=m.noise_target_met, first_call_s=first_call_s, compile_s=compile_s,
+            extra_json=json.dumps(details, sort_keys=True),
         )
     except Exception as e:  # one bad point must not end the sweep
-        last = traceback.format_exception_only(type(e), e)[-1].strip()
-        return _row(p, ctx, Status.ERROR, last[:500], **fields)
+        return _row(p, ctx, Status.ERROR, error_line(e)[:500], **fields)
     finally:
         if on_cuda:
             torch.cuda.empty_cache()

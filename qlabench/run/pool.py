@@ -134,7 +134,7 @@ def failure_row(p: Point, job: WorkerJob, env: dict, reason: str) -> ResultRow:
 
 # -- the worker process ------------------------------------------------------------------------
 
-def _die_with_parent(parent_pid: int) -> None:
+def die_with_parent(parent_pid: int) -> None:
     """Ask Linux to SIGKILL this worker when the sweep process dies (even by kill -9): no orphans."""
     try:
         libc = ctypes.CDLL(None, use_errno=True)
@@ -147,7 +147,7 @@ def _die_with_parent(parent_pid: int) -> None:
 
 def worker_main(fd: int, parent_pid: int) -> None:
     """Entry point of a worker process: receive the job, then points (as dicts); answer with rows."""
-    _die_with_parent(parent_pid)
+    die_with_parent(parent_pid)
     import faulthandler
 
     faulthandler.enable()  # a fatal signal leaves "Fatal Python error: Segmentation fault" in the log

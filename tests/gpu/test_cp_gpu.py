@@ -70,9 +70,9 @@ def test_rank_error_in_exchange_over_nccl_is_an_error_row(tmp_path, monkeypatch)
 @pytest.mark.parametrize("cp_mode", ["inter", "dual"])
 def test_flash_qla_cp_matches_one_gpu(cp_mode, tmp_path):
     _need_gpus()
-    from qlabench.backends.cp import FlashQLACP
+    from qlabench.backends import get_backend
 
-    ok, why = FlashQLACP().available()
+    ok, why = get_backend("flash_qla").cp_available()
     if not ok:
         pytest.skip(f"flash_qla unavailable: {why}")
     pts = [_point("flash_qla", m, cp_mode) for m in ("fwd", "fwd_bwd")]
@@ -88,9 +88,9 @@ def test_flash_qla_cp_matches_one_gpu(cp_mode, tmp_path):
 
 def test_fla_cp_matches_one_gpu(tmp_path):
     _need_gpus()
-    from qlabench.backends.cp import FLACP
+    from qlabench.backends import get_backend
 
-    ok, why = FLACP().available()
+    ok, why = get_backend("fla").cp_available()
     if not ok:
         pytest.skip(f"fla unavailable: {why}")
     res = _run([_point("fla", "fwd", "fla-cp", initial_state=False)], tmp_path)

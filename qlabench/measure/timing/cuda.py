@@ -23,7 +23,7 @@ from qlabench.measure.timing.stopping import StopRule
 BATCH = 10
 
 
-class _L2Flusher:
+class L2Flusher:
     def __init__(self, enabled: bool):
         self.buf = None
         if enabled:
@@ -43,7 +43,7 @@ class EventsTimer:
         self.rule, self.warmup, self.l2_flush = rule, warmup, l2_flush
 
     def measure(self, fn: Callable[[], object]) -> Measurement:
-        flush = _L2Flusher(self.l2_flush)
+        flush = L2Flusher(self.l2_flush)
         for _ in range(self.warmup):
             fn()
         torch.cuda.synchronize()
@@ -84,7 +84,7 @@ class GraphTimer:
         return max(1, min(self.max_calls, round(self.target_replay_ms / eager_ms)))
 
     def measure(self, fn: Callable[[], object]) -> Measurement:
-        flush = _L2Flusher(self.l2_flush)
+        flush = L2Flusher(self.l2_flush)
         for _ in range(self.warmup):
             fn()
         torch.cuda.synchronize()

@@ -1,6 +1,6 @@
 """Launching distributed points: `torchrun --standalone --nproc-per-node W -m qlabench.run.distributed.worker`.
 
-`CPLauncher` is the executor of a sweep's distributed points (runner.py hands it every point with
+`CPLauncher` is the executor of a sweep's distributed points (sweep.py hands it every point with
 `cp_world_size` set, after or instead of the single-device executor). For each world size W it:
 
 - records a `skipped` row, without starting anything, for a point that cannot run at all

@@ -1,0 +1,52 @@
+"""The backend registry: every backend qlabench knows, in one visible place.
+
+To add a backend, subclass `Backend` (see base.py) and add an instance to REGISTRY below. Distributed
+(context-parallel) points look their backend up here too, by the same name: a backend with `cp_modes`
+runs them (backends/cp/).
+"""
+
+from __future__ import annotations
+
+from qlabench.backends.base import Backend, Outputs
+from qlabench.backends.fault import FaultBackend
+from qlabench.backends.fla import FLAChunk, FLADispatchOn, FLARecurrent
+from qlabench.backends.flash_qla import FlashQLA, FlashQLAForceCP, FlashQLANoCP
+from qlabench.backends.naive import NaiveChunk, NaiveRecurrent
+from qlabench.backends.synthetic import Synthetic
+from qlabench.core.errors import BackendError
+
+# Library backends import their packages lazily (in available()), so this module stays cheap and
+# works on machines without CUDA; each then reports why it is unavailable.
+REGISTRY: dict[str, Backend] = {
+    b.name: b
+    for b in (
+        NaiveRecurrent(),
+        NaiveChunk(),
+        FlashQLA(),
+        FlashQLANoCP(),
+        FlashQLAForceCP(),
+        FLAChunk(),
+        FLARecurrent(),
+        FLADispatchOn(),
+        FaultBackend(),
+        Synthetic(),
+    )
+}
+
+# The correctness oracle every other backend is checked against.
+ORACLE = "naive-recurrent"
+
+
+def get_backend(name: str) -> Backend:
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        raise BackendError(f"unknown backend {name!r}; known: {', '.join(REGISTRY)}") from None
+
+
+def cp_backend_names() -> list[str]:
+    """The backends that run distributed (context-parallel) points, in registry order."""
+    return [name for name, b in REGISTRY.items() if b.cp_modes]
+
+
+__all__ = ["Backend", "Outputs", "REGISTRY", "ORACLE", "cp_backend_names", "get_backend"]
