@@ -118,7 +118,7 @@ class FlashQLACP(CPBackend):
     def check_point(self, p: Point) -> tuple[bool, str]:
         if p.K != 128 or p.V != 128:
             return False, f"FlashQLA kernels need K = V = 128 (got K={p.K}, V={p.V})"
-        if p.h_v % p.h_qk:
+        if p.gva_error:
             return False, "h_v must be a multiple of h_qk"
         return True, ""
 
