@@ -1,6 +1,9 @@
-"""Print our forward medians beside FlashQLA's published H200 table (shared/reference/), as markdown.
+"""Print our forward medians beside FlashQLA's published H200 table, as markdown.
 
-    python scripts/published_compare.py results/h200/RUN.parquet [--reference PATH] [--mode fwd|fwd_bwd]
+    python scripts/published_compare.py results/h200/RUN.parquet [--reference CSV] [--mode fwd|fwd_bwd]
+
+The reference is FlashQLA's published H200 table as a CSV (columns mode, h_qk, h_v, seqlens,
+model_config, flash_qla_ms, fla_ms); without one, only our figures print.
 
 Rows are matched on the head config and the packed sequence layout (the published table is always
 batch 1 with cu_seqlens; a dense 1xT point matches its single-sequence row). For fwd_bwd there is no
@@ -16,10 +19,7 @@ import pandas as pd
 
 from qlabench.store.files import latest_per_point, read_results
 
-DEFAULT_REF = Path(__file__).resolve().parents[2] / "shared" / "reference" / "flashqla_h200_published.csv"
-
-
-def table(results: list[str], reference: Path, mode: str) -> pd.DataFrame:
+def table(results: list[str], reference: Path | None, mode: str) -> pd.DataFrame:
     df = latest_per_point(read_results(results))
     df = df[(df["status"] == "ok") & (df["mode"] == mode) & df["backend"].isin(["flash_qla", "fla"])]
     df = df.assign(layout_key=df["seqlens"].map(lambda s: "+".join(str(int(x)) for x in s)))
@@ -28,7 +28,7 @@ def table(results: list[str], reference: Path, mode: str) -> pd.DataFrame:
     wide.columns = [f"{b} {'ms' if v == 'median_ms' else 'sm_coverage'}" for v, b in wide.columns]
     wide = wide.reset_index()
     wide["speedup"] = wide["fla ms"] / wide["flash_qla ms"]
-    if mode == "fwd" and reference.is_file():
+    if mode == "fwd" and reference is not None and reference.is_file():
         ref = pd.read_csv(reference)
         ref = ref[ref["mode"] == "fwd"].assign(layout_key=lambda r: r["seqlens"].astype(str))
         ref = ref.rename(columns={"flash_qla_ms": "pub flash_qla ms", "fla_ms": "pub fla ms",
@@ -45,7 +45,7 @@ def table(results: list[str], reference: Path, mode: str) -> pd.DataFrame:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("results", nargs="+")
-    ap.add_argument("--reference", type=Path, default=DEFAULT_REF)
+    ap.add_argument("--reference", type=Path, default=None, help="FlashQLA's published table (CSV)")
     ap.add_argument("--mode", default="fwd", choices=["fwd", "fwd_bwd"])
     a = ap.parse_args()
     print(table(a.results, a.reference, a.mode).to_markdown(index=False, floatfmt=".3f"))

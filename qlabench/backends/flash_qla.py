@@ -62,7 +62,7 @@ class FlashQLA(Backend):
     def check_point(self, point: Point, device: str) -> tuple[bool, str]:
         if point.K != 128 or point.V != 128:
             return False, f"FlashQLA kernels need K = V = 128 (got K={point.K}, V={point.V})"
-        if point.h_v % point.h_qk:
+        if point.gva_error:
             return False, "h_v must be a multiple of h_qk"
         if point.layout == "varlen" and point.batch != 1:
             return False, "varlen needs batch 1 with cu_seqlens"

@@ -27,6 +27,15 @@ WORKLOAD_AXES = (
 )
 
 
+def gva_error(h_qk: int, h_v: int) -> str | None:
+    """The grouped value attention (GVA) rule: value head i reads q/k head i // (h_v // h_qk), so h_qk
+    must divide h_v. None when the pair obeys it, else why not. The one copy of the rule: points,
+    suites and backends all ask here."""
+    if h_v % h_qk:
+        return f"h_v={h_v} is not a multiple of h_qk={h_qk}"
+    return None
+
+
 @dataclass(frozen=True)
 class Point:
     backend: str
@@ -68,8 +77,8 @@ class Point:
             problems.append("varlen layout packs its sequences into batch 1")
         if min(self.h_qk, self.h_v, self.K, self.V) < 1:
             problems.append("head counts and dims must be positive")
-        elif self.h_v % self.h_qk:
-            problems.append(f"h_v={self.h_v} is not a multiple of h_qk={self.h_qk}")
+        elif gva := gva_error(self.h_qk, self.h_v):
+            problems.append(gva)
         if (self.cp_world_size is None) != (self.cp_mode is None):
             problems.append("cp_world_size and cp_mode go together (both set, or neither)")
         elif self.cp_world_size is not None:
@@ -82,6 +91,11 @@ class Point:
             raise ValueError("invalid point: " + "; ".join(problems))
 
     # -- derived ------------------------------------------------------------------------------
+    @property
+    def gva_error(self) -> str | None:
+        """`gva_error(h_qk, h_v)` for this point's heads (None for any point that passed validation)."""
+        return gva_error(self.h_qk, self.h_v)
+
     @property
     def total_tokens(self) -> int:
         return sum(self.seqlens)

@@ -20,7 +20,7 @@ else:  # pragma: no cover
 
 from qlabench.core import models
 from qlabench.core.errors import SpecError
-from qlabench.core.point import CP_MODES, DTYPES, GATES, MODES, Point
+from qlabench.core.point import CP_MODES, DTYPES, GATES, MODES, Point, gva_error
 
 SUITES_DIR = Path(__file__).resolve().parents[2] / "suites"
 DEFAULT_SUITE = "quick-cpu"
@@ -297,8 +297,8 @@ def _heads(entries: list[dict], where: str, path: str) -> list[tuple[int, int, s
                     raise SpecError(path, f"{key}.{k}", "missing (give h_qk and h_v, or model and tp)")
                 if not _is(h[k], (int,)) or h[k] < 1:
                     raise SpecError(path, f"{key}.{k}", f"must be a positive integer, got {h[k]!r}")
-            if h["h_v"] % h["h_qk"]:
-                raise SpecError(path, f"{key}.h_v", f"h_v={h['h_v']} is not a multiple of h_qk={h['h_qk']}")
+            if gva := gva_error(h["h_qk"], h["h_v"]):
+                raise SpecError(path, f"{key}.h_v", gva)
             out.append((h["h_qk"], h["h_v"], None, None))
     return out
 

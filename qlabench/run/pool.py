@@ -96,9 +96,15 @@ class WorkerJob:
     timer_name: str
     check: bool
     registry: str = DEFAULT_REGISTRY  # "module:attribute" of the backend registry, imported in the worker
-    point_timeout_s: float = 600.0
-    compile_timeout_s: float = 1800.0
+    # Time limits per worker call; None (the default) takes the suite's [run] table (core/spec.py RunSpec).
+    point_timeout_s: float | None = None
+    compile_timeout_s: float | None = None
     start_timeout_s: float = START_TIMEOUT_S
+
+    def __post_init__(self) -> None:
+        for k in ("point_timeout_s", "compile_timeout_s"):
+            if getattr(self, k) is None:
+                object.__setattr__(self, k, getattr(self.suite.run, k))
 
 
 @dataclass(frozen=True)

@@ -166,8 +166,7 @@ def run_sweep(
 
     if executor is None:
         if isolate:
-            job = WorkerJob(suite=suite, run_id=run_id, timer_name=timer_name, check=check,
-                            point_timeout_s=suite.run.point_timeout_s, compile_timeout_s=suite.run.compile_timeout_s)
+            job = WorkerJob(suite=suite, run_id=run_id, timer_name=timer_name, check=check)
             executor = (make_executor or local_executor)(job, device, env)
         else:
             executor = InlineExecutor(MeasureContext(suite=suite, device=device, env=env, run_id=run_id,
@@ -191,8 +190,7 @@ def run_sweep(
             # (qlabench/run/distributed/launch.py), never alongside the single-device workers.
             from qlabench.run.distributed.launch import CPLauncher
 
-            job = WorkerJob(suite=suite, run_id=run_id, timer_name=timer_name, check=check,
-                            point_timeout_s=suite.run.point_timeout_s, compile_timeout_s=suite.run.compile_timeout_s)
+            job = WorkerJob(suite=suite, run_id=run_id, timer_name=timer_name, check=check)
             cp_launcher = CPLauncher(job, device, env)
             for distributed, seg in segments(points, suite.points):
                 if out_of_time():

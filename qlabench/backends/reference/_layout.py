@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import torch
 
+from qlabench.core.point import gva_error
+
 
 def expand_qk_heads(x: torch.Tensor, h_v: int) -> torch.Tensor:
     """[B, T, h_qk, K] -> [B, T, h_v, K]: value head i uses q/k head i // (h_v / h_qk)."""
     h_qk = x.shape[2]
-    if h_v % h_qk:
-        raise ValueError(f"h_v={h_v} is not a multiple of h_qk={h_qk}")
+    if gva := gva_error(h_qk, h_v):
+        raise ValueError(gva)
     return x.repeat_interleave(h_v // h_qk, dim=2)
 
 

@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 import torch
 
+from qlabench.core.spec import TimingSpec
 from qlabench.measure.timing.base import Measurement
 from qlabench.measure.timing.stopping import StopRule
 
@@ -39,7 +40,7 @@ class L2Flusher:
 class EventsTimer:
     name = "events"
 
-    def __init__(self, rule: StopRule, warmup: int = 3, l2_flush: bool = True):
+    def __init__(self, rule: StopRule, warmup: int = TimingSpec.warmup, l2_flush: bool = TimingSpec.l2_flush):
         self.rule, self.warmup, self.l2_flush = rule, warmup, l2_flush
 
     def measure(self, fn: Callable[[], object]) -> Measurement:
@@ -68,8 +69,8 @@ class EventsTimer:
 class GraphTimer:
     name = "graph"
 
-    def __init__(self, rule: StopRule, warmup: int = 3, l2_flush: bool = True, target_replay_ms: float = 2.0,
-                 max_calls_per_graph: int = 100):
+    def __init__(self, rule: StopRule, warmup: int = TimingSpec.warmup, l2_flush: bool = TimingSpec.l2_flush,
+                 target_replay_ms: float = 2.0, max_calls_per_graph: int = 100):
         self.rule, self.warmup, self.l2_flush = rule, warmup, l2_flush
         self.target_replay_ms, self.max_calls = target_replay_ms, max_calls_per_graph
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from qlabench.core.spec import TimingSpec
 from qlabench.measure.timing.stats import summarize
 
 NOISE_METRICS = ("iqr", "stdev")  # relative spread as IQR / median, or stdev / median
@@ -11,12 +12,14 @@ NOISE_METRICS = ("iqr", "stdev")  # relative spread as IQR / median, or stdev / 
 
 @dataclass(frozen=True)
 class StopRule:
-    min_samples: int = 5
-    max_samples: int = 200
-    min_time_s: float = 0.0
-    max_time_s: float = 10.0
-    target_rel_noise: float = 0.005
-    noise_metric: str = "iqr"
+    """The stopping part of a TimingSpec; its defaults are TimingSpec's (core/spec.py), not repeated here."""
+
+    min_samples: int = TimingSpec.min_samples
+    max_samples: int = TimingSpec.max_samples
+    min_time_s: float = TimingSpec.min_time_s
+    max_time_s: float = TimingSpec.max_time_s
+    target_rel_noise: float = TimingSpec.target_rel_noise
+    noise_metric: str = NOISE_METRICS[0]
 
     def __post_init__(self) -> None:
         if self.noise_metric not in NOISE_METRICS:
@@ -26,7 +29,7 @@ class StopRule:
     def from_spec(cls, spec) -> StopRule:
         return cls(min_samples=spec.min_samples, max_samples=spec.max_samples, min_time_s=spec.min_time_s,
                    max_time_s=spec.max_time_s, target_rel_noise=spec.target_rel_noise,
-                   noise_metric=getattr(spec, "noise_metric", "iqr"))
+                   noise_metric=getattr(spec, "noise_metric", cls.noise_metric))
 
     def noise(self, samples) -> float:
         s = summarize(samples)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+from qlabench.core.spec import TimingSpec
 from qlabench.measure.timing.base import Measurement
 from qlabench.measure.timing.stopping import StopRule
 
@@ -12,7 +13,7 @@ from qlabench.measure.timing.stopping import StopRule
 class WallTimer:
     name = "wall"
 
-    def __init__(self, rule: StopRule, warmup: int = 3, sync: Callable[[], None] | None = None,
+    def __init__(self, rule: StopRule, warmup: int = TimingSpec.warmup, sync: Callable[[], None] | None = None,
                  clock: Callable[[], float] = time.perf_counter):
         self.rule, self.warmup, self.sync, self.clock = rule, warmup, sync or (lambda: None), clock
 

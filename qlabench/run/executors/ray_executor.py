@@ -29,13 +29,9 @@ from dataclasses import dataclass, field
 
 from qlabench.core.errors import QlabenchError
 from qlabench.core.point import Point
-from qlabench.core.result import ResultRow
+from qlabench.core.result import ENV_FIELDS, ResultRow
 from qlabench.run.pool import RowSink, WorkerJob, failure_row, point_to_dict, take_next
 
-# Environment fields of a row (see measure._row), reused for a lost point's error row.
-ENV_FIELDS = ("host", "device", "device_index", "env_fingerprint", "qlabench_version", "git_sha",
-              "python_version", "torch_version", "triton_version", "tilelang_version", "fla_version",
-              "flash_qla_version", "cuda_version", "driver_version")
 # Slack on top of the worker's own limits before the driver gives up on an actor call: the worker
 # enforces the real limits; this only catches an actor that stopped answering altogether.
 CALL_SLACK_S = 60.0
