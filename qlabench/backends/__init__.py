@@ -10,6 +10,7 @@ from qlabench.backends.base import Backend, Outputs
 from qlabench.backends.fault import FaultBackend
 from qlabench.backends.fla import FLAChunk, FLADispatchOn, FLARecurrent
 from qlabench.backends.flash_qla import FlashQLA, FlashQLAForceCP, FlashQLANoCP
+from qlabench.backends.flashinfer import FlashInfer
 from qlabench.backends.naive import NaiveChunk, NaiveRecurrent
 from qlabench.backends.synthetic import Synthetic
 
@@ -26,6 +27,7 @@ REGISTRY: dict[str, Backend] = {
         FLAChunk(),
         FLARecurrent(),
         FLADispatchOn(),
+        FlashInfer(),
         FaultBackend(),
         Synthetic(),
     )
