@@ -149,3 +149,43 @@ def test_reduced_seqlens_varlen_keeps_sequences_and_proportions():
     assert abs(got[0] / got[1] - 4) < 0.05
     # the reduced point is still a valid point of the same layout
     assert p.with_(seqlens=got).layout == "varlen"
+
+
+# -- packed layouts: the published method packs every layout as batch 1 with int32 cu_seqlens -------------
+
+
+def test_a_single_packed_sequence_keeps_its_cu_seqlens():
+    from qlabench.core.spec import parse_suite
+
+    s = parse_suite({"name": "p", "sweep": {"backends": ["naive-chunk"], "varlen": [[32768]], "seqlen": [32768],
+                                            "heads": [{"h_qk": 1, "h_v": 1}], "K": 4, "V": 4}}, "p.toml")
+    dense, packed = s.points
+    assert (dense.layout, dense.batch, dense.seqlens) == ("dense", 1, (32768,))
+    assert (packed.layout, packed.batch, packed.seqlens) == ("varlen", 1, (32768,))
+    assert dense.key() != packed.key() and packed.layout_label == "32768" and dense.layout_label == "1x32768"
+    inp = make_inputs(packed)
+    assert inp.q.shape[:2] == (1, 32768)
+    assert inp.cu_seqlens is not None and inp.cu_seqlens.dtype == torch.int32
+    assert inp.cu_seqlens.tolist() == [0, 32768]
+    assert inp.h0.shape[0] == 1
+    assert make_inputs(dense).cu_seqlens is None
+
+
+def test_a_flat_one_element_varlen_is_one_packed_layout():
+    from qlabench.core.spec import parse_suite
+
+    s = parse_suite({"name": "p", "sweep": {"backends": ["naive-chunk"], "varlen": [8192],
+                                            "heads": [{"h_qk": 1, "h_v": 1}]}}, "p.toml")
+    assert [(p.layout, p.seqlens) for p in s.points] == [("varlen", (8192,))]
+
+
+def test_the_reduced_check_of_a_single_packed_sequence_stays_packed():
+    p = point(layout="varlen", seqlens=(32768,))
+    small = reduced_seqlens(p, 256)
+    assert small == (256,)
+    inp = make_inputs(p, seqlens=small)
+    assert inp.cu_seqlens.tolist() == [0, 256]
+
+
+def test_dense_batches_have_no_cu_seqlens():
+    assert make_inputs(point(batch=2, seqlens=(24, 24))).cu_seqlens is None

@@ -15,7 +15,7 @@ import pandas as pd  # noqa: E402
 
 from qlabench.core.errors import QlabenchError  # noqa: E402
 from qlabench.store.keys import workload_keys  # noqa: E402
-from qlabench.analyze.report import heads_label, layout_label  # noqa: E402
+from qlabench.analyze.report import file_safe, gate_label_of, heads_label, layout_label  # noqa: E402
 
 X_AXES = ("total_tokens", "seqlen")
 
@@ -31,6 +31,7 @@ def speedup_frame(df: pd.DataFrame, baseline: str) -> pd.DataFrame:
     merged["speedup"] = merged["base_ms"] / merged["median_ms"]
     merged["heads"] = merged.apply(heads_label, axis=1)
     merged["sequences"] = merged.apply(layout_label, axis=1)
+    merged["gate"] = merged.apply(gate_label_of, axis=1)  # one figure per gate profile and parameters
     merged["seqlen"] = merged["seqlens"].map(lambda s: max(s))
     return merged
 
@@ -86,7 +87,7 @@ def plot_speedups(df: pd.DataFrame, out_dir: str | Path, baseline: str, x: str =
         fig.suptitle(f"{mode} · {dtype} · gate={gate}  (speedup = {baseline} time / backend time; higher is faster)",
                      fontsize=10)
         fig.tight_layout()
-        path = out_dir / f"speedup_{mode}_{dtype}_{gate}.png"
+        path = out_dir / f"speedup_{mode}_{dtype}_{file_safe(gate)}.png"
         fig.savefig(path, dpi=110)
         plt.close(fig)
         written.append(path)

@@ -18,7 +18,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from qlabench.core.errors import QlabenchError  # noqa: E402
-from qlabench.analyze.report import heads_label, layout_label  # noqa: E402
+from qlabench.analyze.report import file_safe, gate_label_of, heads_label, layout_label  # noqa: E402
 
 SM_X_AXES = ("heads", "tp")
 METRICS = (("sm_coverage_pct", "sm_coverage (% of SMs given a block)"),
@@ -45,6 +45,7 @@ def sm_frame(df: pd.DataFrame, x: str = "heads") -> pd.DataFrame:
     if "sm_active_pct" not in d:
         d["sm_active_pct"] = np.nan
     d["sequences"] = d.apply(layout_label, axis=1)
+    d["gate"] = d.apply(gate_label_of, axis=1)
     if x == "heads":
         d = d.assign(x=d.apply(heads_label, axis=1), x_order=d["h_v"].astype(float) * 1e6 + d["h_qk"].astype(float))
     else:
@@ -86,7 +87,7 @@ def plot_sm(df: pd.DataFrame, out_dir: str | Path, x: str = "heads") -> list[Pat
                      fontsize=10)
         fig.tight_layout()
         safe = "".join(c if c.isalnum() or c in "-_x" else "_" for c in str(seqs))[:60]
-        path = out_dir / f"sm_{mode}_{dtype}_{gate}_{safe}_{x}.png"
+        path = out_dir / f"sm_{mode}_{dtype}_{file_safe(gate)}_{safe}_{x}.png"
         fig.savefig(path, dpi=120)
         plt.close(fig)
         written.append(path)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pandas as pd
 
 from qlabench.store.keys import key_series, key_value, workload_keys
-from qlabench.core.point import CP_AXES, WORKLOAD_AXES
+from qlabench.core.point import CP_AXES, WORKLOAD_AXES, gate_label
 
 
 def heads_label(row) -> str:
@@ -24,6 +24,16 @@ def layout_label(row) -> str:
     if row["layout"] == "dense":
         return f"{row['batch']}x{lens[0]}"
     return "+".join(map(str, lens))
+
+
+def gate_label_of(row) -> str:
+    """The gate profile with its parameters where they differ from the default: 'flashqla(zero=0.5,/64)'."""
+    return gate_label(row["gate"], key_value(row.get("gate_zero_frac")), key_value(row.get("gate_scale")))
+
+
+def file_safe(label: str) -> str:
+    """A label usable in a file name: 'flashqla(zero=0.5,/64)' -> 'flashqla_zero_0.5__64_'."""
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in str(label))
 
 
 def backend_label(row) -> str:
@@ -61,7 +71,7 @@ def speedup_table(df: pd.DataFrame, baseline: str) -> pd.DataFrame:
     for _, grp in df.groupby("_wk", sort=False):
         first = grp.iloc[0]
         rec = {"mode": first["mode"], "heads": first["heads"], "sequences": first["sequences"],
-               "dtype": first["dtype"], "gate": first["gate"]}
+               "dtype": first["dtype"], "gate": gate_label_of(first)}
         by_backend = {r["backend"]: r for _, r in grp.iterrows()}
         base = by_backend.get(baseline)
         base_ms = base["median_ms"] if base is not None and base["status"] == "ok" else None

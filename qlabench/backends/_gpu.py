@@ -15,10 +15,10 @@ def cuda_capability() -> tuple[int, int] | None:
     return torch.cuda.get_device_capability()
 
 
-def package_missing(module: str, dist: str) -> str | None:
+def package_missing(module: str, dist: str, hint: str = INSTALL_HINT) -> str | None:
     """A reason string when `module` cannot be imported because it is not installed."""
     if importlib.util.find_spec(module) is None:
-        return f"{dist} is not installed ({INSTALL_HINT})"
+        return f"{dist} is not installed ({hint})"
     return None
 
 

@@ -2,11 +2,18 @@
 
 A backend turns (mode, inputs) into a zero-argument callable. Calling it once runs exactly the work
 that is timed for that mode and returns the tensors the correctness check compares:
-    fwd      o, ht                          (no autograd graph is built)
-    fwd_bwd  o, ht, dq, dk, dv, dg, dbeta[, dh0]   forward and backward together
-    bwd      the same gradients, with the forward run once beforehand and only the backward timed
-Backends whose forward is differentiable get fwd_bwd and bwd from autograd for free; others override
-`prepare`.
+    fwd        o, ht                          (no autograd graph is built)
+    fwd_bwd    o, ht, dq, dk, dv, dg, dbeta[, dh0]   forward and backward together
+    bwd        the same gradients, with the forward run once beforehand and only the backward timed,
+               as FlashQLA's published table times it: the backward is handed the forward's outputs
+               (for FlashQLA its g-cumsum and A) and nothing else
+    bwd_train  the same gradients, the backward alone as autograd runs it in a training step: it is
+               also handed whatever the forward keeps for it (FlashQLA: the intra-card CP context and
+               the CP cache, so the backward does not redo the forward's CP pre-pass)
+The two backward modes differ only for backends whose forward keeps more than its outputs for the
+backward (FlashQLA's CP); each library backend's docstring says what its two modes run. Backends
+whose forward is differentiable get fwd_bwd, bwd and bwd_train from autograd for free (bwd and
+bwd_train are then the same call); others override `prepare`.
 
 A backend that can also run distributed (inter-card context-parallel) points lists its CP modes in
 `cp_modes` and implements `cp_setup` and `cp_forward` (the protocol is in backends/cp/__init__.py).
@@ -39,7 +46,7 @@ def backward_outputs(o, ht, dq, dk, dv, dg, dbeta, dh0=None) -> Outputs:
 class Backend:
     name: ClassVar[str]
     description: ClassVar[str] = ""
-    modes: ClassVar[frozenset[str]] = frozenset({"fwd", "bwd", "fwd_bwd"})
+    modes: ClassVar[frozenset[str]] = frozenset({"fwd", "bwd", "fwd_bwd", "bwd_train"})
     dtypes: ClassVar[frozenset[str]] = frozenset({"float64", "float32", "bfloat16", "float16"})
     devices: ClassVar[frozenset[str]] = frozenset({"cpu", "cuda"})
     # Kernel-name provenance: a row is an error if it launched none of `expect_kernels` (when set)
@@ -94,7 +101,7 @@ class Backend:
             return self._prepare_fwd(inp)
         if mode == "fwd_bwd":
             return self._prepare_autograd(inp, forward_each_call=True)
-        if mode == "bwd":
+        if mode in ("bwd", "bwd_train"):
             return self._prepare_autograd(inp, forward_each_call=False)
         raise ValueError(f"unknown mode {mode!r}")
 

@@ -11,6 +11,22 @@ miscompiles it (fla issue #640), so on the H200 stack this kernel *is* FLA's bac
 `fla-dispatch-on` leaves FLA's defaults alone: it exists so a test can show that the provenance check
 catches a mis-dispatched "FLA" row.
 
+The backward modes of `fla` time FLA's low-level `chunk_gated_delta_rule_bwd` alone, after one
+forward (`chunk_gated_delta_rule_fwd`) outside the timed region:
+- bwd: the published call, `chunk_gated_delta_rule_bwd(q, k, v, g_cumsum, beta, A, scale, h0, do, dht,
+  cu_seqlens=cu_seqlens)` (FlashQLA's `bench_bwd`): FLA works out its chunk indices itself (cached by
+  tensor identity, so only the first call pays for it).
+- bwd_train: what autograd's `ChunkGatedDeltaRuleFunction.backward` hands the same function in a
+  training step: also the forward's `chunk_indices`. FLA keeps nothing else for its backward (its own
+  intra-card CP is off here), so the two time the same kernels.
+FlashQLA's table feeds FLA's backward *FlashQLA's* g-cumsum and A. Both have the shapes and dtypes
+FLA expects ([B, T, HV] fp32 and [B, T, HV, 64] in q's dtype), but not its conventions: FLA (0.5.1,
+the table's, and 0.6.0) keeps g-cumsum in log2 space (`chunk_local_cumsum(..., scale=RCP_LN2)`) and A
+as the *gated* (I + beta K K^T * exp(G_i - G_j))^-1 (`chunk_gated_delta_rule_fwd_intra`), while
+FlashQLA's are the natural-log cumsum and the ungated `kkt_solve(k, beta)`. Fed those, FLA's backward
+runs the same kernels on the same shapes (Triton's work does not depend on the values) but returns
+wrong gradients, which the oracle check rejects. So both modes feed FLA's own intermediates: the
+timed work is the published column's, with correct results.
 `fla` also runs distributed points (cp mode fla-cp) through FLA's own inter-card CP context
 (fla.ops.cp, backends/cp/__init__.py).
 """
@@ -82,7 +98,7 @@ class _FLABase(Backend):
 class FLAChunk(_FLABase):
     name = "fla"
     description = "FLA Triton chunk_gated_delta_rule, dispatch to FlashQLA/TileLang off"
-    modes = frozenset({"fwd", "bwd", "fwd_bwd"})
+    modes = frozenset({"fwd", "bwd", "fwd_bwd", "bwd_train"})
     cp_modes = ("fla-cp",)
     cp_reference = "fla"
     cp_final_state = False  # FLA's CP returns no final state
@@ -95,21 +111,23 @@ class FLAChunk(_FLABase):
         )
 
     def _prepare(self, mode: str, inp: GDNInputs) -> Callable[[], Outputs]:
-        if mode != "bwd":
+        if mode not in ("bwd", "bwd_train"):
             return super()._prepare(mode, inp)
-        # Backward alone, through FLA's own low-level pair: the backward needs FLA's forward
-        # intermediates (log2 g-cumsum and the gated A), which FlashQLA's are not.
+        # Backward alone, through FLA's own low-level pair, fed FLA's own forward intermediates (log2
+        # g-cumsum and the gated A; FlashQLA's are neither, see the module docstring).
         (fchunk, _, prep_idx), _ = _import()
         ci = prep_idx(inp.cu_seqlens, 64) if inp.cu_seqlens is not None else None
         g_cs, o, A, ht, _, _ = fchunk.chunk_gated_delta_rule_fwd(
             inp.q, inp.k, inp.v, inp.g, inp.beta, inp.scale, inp.h0, True, cu_seqlens=inp.cu_seqlens,
             chunk_indices=ci,
         )
+        # bwd: the published call passes no chunk_indices; bwd_train: autograd passes the forward's.
+        extra = {"chunk_indices": ci} if mode == "bwd_train" else {}
 
         def run_bwd() -> Outputs:
             dq, dk, dv, db, dg, dh0, *_ = fchunk.chunk_gated_delta_rule_bwd(
                 inp.q, inp.k, inp.v, g_cs, inp.beta, A, inp.scale, inp.h0, inp.do, inp.dht,
-                cu_seqlens=inp.cu_seqlens, chunk_indices=ci,
+                cu_seqlens=inp.cu_seqlens, **extra,
             )
             return backward_outputs(o, ht, dq, dk, dv, dg, db, dh0)
 

@@ -11,6 +11,7 @@ from qlabench.backends.base import Backend, Outputs
 from qlabench.backends.fault import FaultBackend
 from qlabench.backends.fla import FLAChunk, FLADispatchOn, FLARecurrent
 from qlabench.backends.flash_qla import FlashQLA, FlashQLAForceCP, FlashQLANoCP
+from qlabench.backends.flashinfer import FlashInfer
 from qlabench.backends.naive import NaiveChunk, NaiveRecurrent
 from qlabench.backends.synthetic import Synthetic
 from qlabench.core.errors import BackendError
@@ -28,6 +29,7 @@ REGISTRY: dict[str, Backend] = {
         FLAChunk(),
         FLARecurrent(),
         FLADispatchOn(),
+        FlashInfer(),
         FaultBackend(),
         Synthetic(),
     )

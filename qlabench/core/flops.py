@@ -109,11 +109,15 @@ def backward_chunk_flops(C: int, K: int, V: int) -> int:
 
 
 def flops(point: Point, chunk_size: int = DEFAULT_CHUNK) -> float:
-    """FLOPs of one call of `point` in its mode: fwd, bwd (backward alone) or fwd_bwd (both)."""
+    """FLOPs of one call of `point` in its mode: fwd, bwd / bwd_train (backward alone) or fwd_bwd (both).
+
+    The model counts the math of a backward, not a library's recomputation: a FlashQLA `bwd` whose
+    intra-card CP redoes the forward's CP pre-pass does more work than `bwd_train` for the same count.
+    """
     per_head_chunk = 0
     if point.mode in ("fwd", "fwd_bwd"):
         per_head_chunk += forward_chunk_flops(chunk_size, point.K, point.V)
-    if point.mode in ("bwd", "fwd_bwd"):
+    if point.mode in ("bwd", "bwd_train", "fwd_bwd"):
         per_head_chunk += backward_chunk_flops(chunk_size, point.K, point.V)
     return float(per_head_chunk * point.h_v * num_chunks(point, chunk_size))
 
@@ -150,7 +154,7 @@ def state_bytes(point: Point, chunk_size: int = DEFAULT_CHUNK) -> int:
 def bytes_moved(point: Point, chunk_size: int = DEFAULT_CHUNK, include_states: bool = False) -> float:
     """Compulsory bytes of one call: each tensor the mode reads or writes, counted once.
 
-    fwd reads q, k, v, g, beta, h0 and writes o, ht; bwd also reads do, dht and writes the gradients
+    fwd reads q, k, v, g, beta, h0 and writes o, ht; bwd (and bwd_train) also reads do, dht and writes the gradients
     (o and ht are not rewritten); fwd_bwd is the union. With `include_states`, the chunk states h
     are added once per pass over them: fwd writes them, bwd reads them (FLA recomputes and writes
     them in the backward too, which this still leaves out), fwd_bwd writes and reads them.
@@ -161,7 +165,7 @@ def bytes_moved(point: Point, chunk_size: int = DEFAULT_CHUNK, include_states: b
     if point.mode in ("fwd", "fwd_bwd"):
         names.update(_FWD_READ + _FWD_WRITE)
         passes += 1
-    if point.mode in ("bwd", "fwd_bwd"):
+    if point.mode in ("bwd", "bwd_train", "fwd_bwd"):
         names.update(_BWD_READ + _BWD_WRITE)
         passes += 1
     total = sum(b[n] for n in names)

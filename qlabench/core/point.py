@@ -10,11 +10,22 @@ qlabench/run/distributed/, not a single-device worker.
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 
-MODES = ("fwd", "bwd", "fwd_bwd")
+# bwd: the backward kernels alone, as FlashQLA's published table times them (the forward's outputs
+# handed over, nothing else); bwd_train: the backward alone as autograd runs it in a training step
+# (the forward's CP context and cache handed over too). See qlabench/backends/base.py.
+MODES = ("fwd", "bwd", "fwd_bwd", "bwd_train")
+BWD_ONLY_MODES = ("bwd", "bwd_train")  # modes that time a backward without its forward
 DTYPES = ("float64", "float32", "bfloat16", "float16")
 GATES = ("flashqla", "fla", "strong")
+# The `flashqla` gate profile (FlashQLA's benchmark): g = logsigmoid(randn) / GATE_SCALE, then
+# h_v - ceil((1 - GATE_ZERO_FRAC) * h_v) random value heads get g = 0. A point's `gate_zero_frac` and
+# `gate_scale` override these; None means these defaults.
+FLASHQLA_GATE_ZERO_FRAC = 0.25
+FLASHQLA_GATE_SCALE = 16.0
+GATE_PARAMS = ("gate_zero_frac", "gate_scale")
 LAYOUTS = ("dense", "varlen")
 # Inter-card context parallel modes: FlashQLA inter / inter+intra ("dual"), FLA's own CP ("fla-cp").
 CP_MODES = ("inter", "dual", "fla-cp")
@@ -23,7 +34,7 @@ CP_AXES = ("cp_world_size", "cp_mode")
 # Axes that identify a workload (everything but the backend). Order is the display order.
 WORKLOAD_AXES = (
     "mode", "model", "tp", "layout", "batch", "seqlens", "h_qk", "h_v", "K", "V",
-    "dtype", "gate", "seed", "initial_state", "cp_world_size", "cp_mode",
+    "dtype", "gate", "gate_zero_frac", "gate_scale", "seed", "initial_state", "cp_world_size", "cp_mode",
 )
 
 
@@ -49,6 +60,11 @@ class Point:
     V: int = 128
     dtype: str = "bfloat16"
     gate: str = "flashqla"
+    # flashqla gate profile only: fraction of value heads with g = 0, and the divisor of
+    # logsigmoid(randn). None (and a value equal to the default, which is stored as None) means the
+    # profile's default, so the same problem always has one key.
+    gate_zero_frac: float | None = None
+    gate_scale: float | None = None
     seed: int = 0
     initial_state: bool = True
     model: str | None = None
@@ -58,7 +74,11 @@ class Point:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "seqlens", tuple(int(s) for s in self.seqlens))
-        problems = []
+        problems = _gate_param_problems(self)
+        if not problems:
+            for name, default in (("gate_zero_frac", FLASHQLA_GATE_ZERO_FRAC), ("gate_scale", FLASHQLA_GATE_SCALE)):
+                v = getattr(self, name)
+                object.__setattr__(self, name, None if v is None or float(v) == default else float(v))
         if self.mode not in MODES:
             problems.append(f"mode {self.mode!r} not in {MODES}")
         if self.dtype not in DTYPES:
@@ -132,6 +152,17 @@ class Point:
                     f"{self.total_tokens} % {self.cp_world_size} != 0")
         return None
 
+    def gate_params_effective(self) -> dict[str, float | None]:
+        """gate_zero_frac and gate_scale with the profile's defaults filled in (None for other profiles)."""
+        if self.gate != "flashqla":
+            return {"gate_zero_frac": None, "gate_scale": None}
+        return {"gate_zero_frac": FLASHQLA_GATE_ZERO_FRAC if self.gate_zero_frac is None else self.gate_zero_frac,
+                "gate_scale": FLASHQLA_GATE_SCALE if self.gate_scale is None else self.gate_scale}
+
+    @property
+    def gate_label(self) -> str:
+        return gate_label(self.gate, self.gate_zero_frac, self.gate_scale)
+
     @property
     def heads_label(self) -> str:
         base = f"h{self.h_qk}/{self.h_v}"
@@ -165,4 +196,38 @@ class Point:
     def label(self) -> str:
         cp = f" [{self.cp_label}]" if self.distributed else ""
         return (f"{self.backend}{cp} {self.mode} {self.heads_label} {self.layout_label} {self.dtype} "
-                f"gate={self.gate}")
+                f"gate={self.gate_label}")
+
+
+def _gate_param_problems(p: Point) -> list[str]:
+    out = []
+    for name in GATE_PARAMS:
+        v = getattr(p, name)
+        if v is None:
+            continue
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            out.append(f"{name} must be a finite number, got {v!r}")
+        elif p.gate != "flashqla":
+            out.append(f"{name} applies to the flashqla gate profile only (gate={p.gate!r})")
+        elif name == "gate_zero_frac" and not 0 <= v <= 1:
+            out.append(f"gate_zero_frac must be in [0, 1], got {v}")
+        elif name == "gate_scale" and not v > 0:
+            out.append(f"gate_scale must be positive, got {v}")
+    return out
+
+
+def gate_label(gate: str, gate_zero_frac: float | None = None, gate_scale: float | None = None) -> str:
+    """`flashqla`, or `flashqla(zero=0.5,/64)` when a parameter differs from the profile's default."""
+    parts = []
+    if gate_zero_frac is not None:
+        parts.append(f"zero={float(gate_zero_frac):g}")
+    if gate_scale is not None:
+        parts.append(f"/{float(gate_scale):g}")
+    return f"{gate}({','.join(parts)})" if parts else gate
+
+
+def flashqla_zero_heads(h_v: int, zero_frac: float | None = None) -> int:
+    """How many of h_v value heads get g = 0: h_v - ceil((1 - zero_frac) * h_v), as FlashQLA's benchmark."""
+    f = FLASHQLA_GATE_ZERO_FRAC if zero_frac is None else float(zero_frac)
+    # round() first so that e.g. (1 - 0.1) * 10 = 9.000000000000002 keeps 9 heads, not 10.
+    return h_v - math.ceil(round((1.0 - f) * h_v, 9))

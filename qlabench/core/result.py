@@ -50,7 +50,8 @@ class ResultRow:
     driver_version: str | None = col("string", "NVIDIA driver version (NVML)")
     # -- point -------------------------------------------------------------------------------
     backend: str = col("string", "Backend name")
-    mode: str = col("string", "fwd, bwd (backward kernels alone) or fwd_bwd")
+    mode: str = col("string", "fwd, bwd (backward kernels alone, as FlashQLA's table), bwd_train (backward alone as "
+                              "autograd runs it in training) or fwd_bwd")
     model: str | None = col("string", "Model from the catalogue, if the heads came from one")
     tp: int | None = col("int64", "Tensor-parallel degree the heads were divided by")
     layout: str = col("string", "dense (B equal sequences) or varlen (packed into batch 1 with cu_seqlens)")
@@ -64,6 +65,9 @@ class ResultRow:
     V: int = col("int64", "Value head dim")
     dtype: str = col("string", "dtype of q, k, v (g and beta are float32)")
     gate: str = col("string", "Gate profile: flashqla, fla or strong")
+    gate_zero_frac: float | None = col("float64", "flashqla gate: fraction of value heads with g = 0 (null: the "
+                                                  "profile's 0.25)")
+    gate_scale: float | None = col("float64", "flashqla gate: g = logsigmoid(randn) / gate_scale (null: the profile's 16)")
     seed: int = col("int64", "Input seed")
     initial_state: bool = col("bool", "Whether an initial state h0 was passed")
     cp_world_size: int | None = col("int64", "Ranks of inter-card context parallelism (null: one device)")
@@ -177,7 +181,8 @@ def make_row(point, *, run_id: str, suite: str, env: dict, status: Status, reaso
         **{k: env.get(k) for k in ENV_FIELDS},
         backend=p.backend, mode=p.mode, model=p.model, tp=p.tp, layout=p.layout, batch=p.batch, seqlens=p.seqlens,
         num_seqs=p.num_seqs, total_tokens=p.total_tokens, h_qk=p.h_qk, h_v=p.h_v, K=p.K, V=p.V, dtype=p.dtype,
-        gate=p.gate, seed=p.seed, initial_state=p.initial_state,
+        gate=p.gate, gate_zero_frac=getattr(p, "gate_zero_frac", None), gate_scale=getattr(p, "gate_scale", None),
+        seed=p.seed, initial_state=p.initial_state,
         cp_world_size=getattr(p, "cp_world_size", None), cp_mode=getattr(p, "cp_mode", None),
         status=Status(status).value, reason=reason, **fields,
     )

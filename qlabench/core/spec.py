@@ -21,6 +21,7 @@ else:  # pragma: no cover
 from qlabench.core import models
 from qlabench.core.errors import SpecError
 from qlabench.core.point import CP_MODES, DTYPES, GATES, MODES, Point, gva_error
+from qlabench.core.splits import MAX_PERMUTATION, random_split
 
 SUITES_DIR = Path(__file__).resolve().parents[2] / "suites"
 DEFAULT_SUITE = "quick-cpu"
@@ -87,24 +88,28 @@ _AXES: dict[str, tuple[tuple[type, ...], tuple | None]] = {
     "batch": ((int,), None),
     "seqlen": ((int,), None),
     "varlen": ((list,), None),
+    "split": ((dict,), None),
     "heads": ((dict,), None),
     "K": ((int,), None),
     "V": ((int,), None),
     "dtype": ((str,), DTYPES),
     "gate": ((str,), GATES),
+    "gate_zero_frac": ((float,), None),
+    "gate_scale": ((float,), None),
     "seed": ((int,), None),
     "initial_state": ((bool,), None),
     "cp": ((dict,), None),
 }
 _AXIS_DEFAULTS: dict[str, list] = {
     "batch": [1], "K": [128], "V": [128], "dtype": ["bfloat16"], "gate": ["flashqla"],
-    "seed": [0], "initial_state": [True], "modes": ["fwd"], "seqlen": [], "varlen": [],
-    "cp": [{}],
+    "seed": [0], "initial_state": [True], "modes": ["fwd"], "seqlen": [], "varlen": [], "split": [],
+    "cp": [{}], "gate_zero_frac": [None], "gate_scale": [None],
 }
 # Keys an [[exclude]] rule may match on: the point's fields, plus `seqlen` (dense T).
 _MATCH_KEYS = {
     "backend", "mode", "layout", "batch", "seqlen", "seqlens", "model", "tp", "h_qk", "h_v", "K", "V",
-    "dtype", "gate", "seed", "initial_state", "total_tokens", "cp_world_size", "cp_mode",
+    "dtype", "gate", "gate_zero_frac", "gate_scale", "seed", "initial_state", "total_tokens", "cp_world_size",
+    "cp_mode",
 }
 _TOP_KEYS = {"name", "description", "device", "baseline", "sweep", "include", "exclude", "timing", "check", "run",
              "profile"}
@@ -258,8 +263,15 @@ def _axis(axes: dict, name: str, where: str, path: str) -> list:
             raise SpecError(path, f"{where}.{name}[{i}]", f"must be {_type_name(types)}, got {type(v).__name__}")
         if allowed is not None and v not in allowed:
             raise SpecError(path, f"{where}.{name}[{i}]", f"{v!r} is not one of {', '.join(map(str, allowed))}")
-        if isinstance(v, int) and not isinstance(v, bool) and v < (0 if name == "seed" else 1):
+        if name == "gate_zero_frac" and not 0 <= v <= 1:
+            raise SpecError(path, f"{where}.{name}[{i}]", f"must be a fraction in [0, 1], got {v}")
+        if name == "gate_scale" and not 0 < v < float("inf"):
+            raise SpecError(path, f"{where}.{name}[{i}]", f"must be a positive number, got {v}")
+        if isinstance(v, int) and not isinstance(v, bool) and name not in ("gate_zero_frac", "gate_scale") \
+                and v < (0 if name == "seed" else 1):
             raise SpecError(path, f"{where}.{name}[{i}]", f"must be positive, got {v}")
+    if name in ("gate_zero_frac", "gate_scale"):
+        values = [float(v) for v in values]
     return values
 
 
@@ -339,16 +351,55 @@ def _expand(axes: dict, where: str, path: str) -> list[Point]:
     cps = _cp(ax["cp"], where, path)
     layouts = [("dense", b, (t,) * b) for b in ax["batch"] for t in ax["seqlen"]]
     layouts += [("varlen", 1, tuple(lens)) for lens in ax["varlen"]]
+    layouts += [("varlen", 1, lens) for lens in _splits(ax["split"], where, path)]
     if not layouts:
-        raise SpecError(path, f"{where}.seqlen", "no sequences: give seqlen (dense) and/or varlen layouts")
+        raise SpecError(path, f"{where}.seqlen", "no sequences: give seqlen (dense), varlen and/or split layouts")
+    gate_params = [(z, s) for z in ax["gate_zero_frac"] for s in ax["gate_scale"]]
+    for name in ("gate_zero_frac", "gate_scale"):
+        others = [g for g in ax["gate"] if g != "flashqla"]
+        if ax[name] != [None] and others:
+            raise SpecError(path, f"{where}.{name}", f"applies to the flashqla gate profile only, and this sweep also "
+                            f"has gate = {others[0]!r} (put that profile in its own [[include]])")
     pts = []
-    for backend, mode, (layout, b, lens), (h_qk, h_v, model, tp), K, V, dtype, gate, seed, h0, (ws, cpm) in \
-            itertools.product(ax["backends"], ax["modes"], layouts, heads, ax["K"], ax["V"], ax["dtype"], ax["gate"],
-                              ax["seed"], ax["initial_state"], cps):
+    for backend, mode, (layout, b, lens), (h_qk, h_v, model, tp), K, V, dtype, gate, (zf, gs), seed, h0, (ws, cpm) \
+            in itertools.product(ax["backends"], ax["modes"], layouts, heads, ax["K"], ax["V"], ax["dtype"],
+                                 ax["gate"], gate_params, ax["seed"], ax["initial_state"], cps):
         pts.append(Point(backend=backend, mode=mode, layout=layout, batch=b, seqlens=lens, h_qk=h_qk, h_v=h_v,
-                         K=K, V=V, dtype=dtype, gate=gate, seed=seed, initial_state=h0, model=model, tp=tp,
-                         cp_world_size=ws, cp_mode=cpm))
+                         K=K, V=V, dtype=dtype, gate=gate, gate_zero_frac=zf, gate_scale=gs, seed=seed,
+                         initial_state=h0, model=model, tp=tp, cp_world_size=ws, cp_mode=cpm))
     return pts
+
+
+def _splits(entries: list[dict], where: str, path: str) -> list[tuple[int, ...]]:
+    """`split = [{ tokens = [8192, 32768], n = [1, 2, 4, 8], seed = 42 }]`: FlashQLA's random splits
+    (qlabench/core/splits.py), one packed layout per (tokens, n), tokens outer."""
+    out = []
+    for i, e in enumerate(entries):
+        key = f"{where}.split[{i}]"
+        extra = set(e) - {"tokens", "n", "seed"}
+        if extra:
+            raise SpecError(path, f"{key}.{sorted(extra)[0]}", "unknown key (allowed: tokens, n, seed)")
+        lists = {}
+        for k in ("tokens", "n"):
+            if k not in e:
+                raise SpecError(path, f"{key}.{k}", "missing (give tokens, n and optionally seed)")
+            vals = e[k] if isinstance(e[k], list) else [e[k]]
+            for v in vals:
+                if not _is(v, (int,)) or v < 1:
+                    raise SpecError(path, f"{key}.{k}", f"must be a positive integer or a list of them, got {v!r}")
+            lists[k] = vals
+        seed = e.get("seed", 42)
+        if not _is(seed, (int,)) or seed < 0:
+            raise SpecError(path, f"{key}.seed", f"must be a non-negative integer, got {seed!r}")
+        for tokens in lists["tokens"]:
+            if tokens >= MAX_PERMUTATION:
+                raise SpecError(path, f"{key}.tokens", f"{tokens} tokens: splits of more than {MAX_PERMUTATION - 1} "
+                                "tokens are not supported")
+            for n in lists["n"]:
+                if n > tokens:
+                    raise SpecError(path, f"{key}.n", f"cannot split {tokens} tokens into {n} non-empty sequences")
+                out.append(random_split(tokens, n, seed))
+    return out
 
 
 def _matches(p: Point, rule: dict) -> bool:
@@ -359,6 +410,8 @@ def _matches(p: Point, rule: dict) -> bool:
             have = list(p.seqlens)
         elif k == "total_tokens":
             have = p.total_tokens
+        elif k in ("gate_zero_frac", "gate_scale"):
+            have = p.gate_params_effective()[k]  # 0.25 matches the default, stored as null
         else:
             have = getattr(p, k)
         options = want if isinstance(want, list) and k != "seqlens" else [want]

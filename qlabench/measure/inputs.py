@@ -12,7 +12,7 @@ from dataclasses import dataclass, fields
 import torch
 import torch.nn.functional as F
 
-from qlabench.core.point import Point
+from qlabench.core.point import FLASHQLA_GATE_SCALE, Point, flashqla_zero_heads
 
 TORCH_DTYPES = {
     "float64": torch.float64,
@@ -49,9 +49,11 @@ class GDNInputs:
 def _gate(point: Point, shape: tuple[int, int, int], gen: torch.Generator, device) -> torch.Tensor:
     B, T, H = shape
     if point.gate == "flashqla":
-        # FlashQLA's benchmark: logsigmoid(randn) / 16, then a random 25% of value heads get g = 0.
-        g = F.logsigmoid(torch.randn(shape, generator=gen, device=device)) / 16
-        n_zero = H - math.ceil(0.75 * H)
+        # FlashQLA's benchmark: logsigmoid(randn) / 16, then a random 25% of value heads get g = 0
+        # (h_v - ceil(0.75 * h_v) of them). The point's gate_scale / gate_zero_frac replace 16 / 0.25.
+        scale = FLASHQLA_GATE_SCALE if point.gate_scale is None else point.gate_scale
+        g = F.logsigmoid(torch.randn(shape, generator=gen, device=device)) / scale
+        n_zero = flashqla_zero_heads(H, point.gate_zero_frac)
         if n_zero:
             heads = torch.randperm(H, generator=gen, device=device)[:n_zero]
             g[:, :, heads] = 0

@@ -22,7 +22,8 @@ DEFAULT_BUDGET_BYTES = 512 * 2**20
 
 def oracle_key(p: Point, seqlens: tuple[int, ...], compute_dtype: str) -> tuple:
     """What the reduced check's inputs are made from (inputs.make_inputs): nothing else may differ."""
-    return (p.layout, tuple(seqlens), p.h_qk, p.h_v, p.K, p.V, compute_dtype, p.gate, p.seed, p.initial_state)
+    return (p.layout, tuple(seqlens), p.h_qk, p.h_v, p.K, p.V, compute_dtype, p.gate, p.gate_zero_frac, p.gate_scale,
+            p.seed, p.initial_state)
 
 
 def _nbytes(outputs: dict) -> int:

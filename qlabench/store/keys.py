@@ -31,7 +31,12 @@ def plain_value(v):
 
 
 def key_value(v):
-    """`plain_value`, with integral floats read back as ints: no key axis is a true float."""
+    """`plain_value`, with integral floats read back as ints (tp 2.0 -> 2).
+
+    The two float axes (gate_zero_frac, gate_scale) go through the same rule on every side, so 0.0
+    and 64.0 key as 0 and 64 whether they come from a Point or a parquet column; null stays None
+    (a version-1 file reads both as null, and a Point stores the profile's defaults as None).
+    """
     v = plain_value(v)
     if isinstance(v, float) and v.is_integer():
         return int(v)
@@ -65,8 +70,8 @@ def key_series(df: pd.DataFrame, columns) -> pd.Series:
     cols = list(columns)
     if df.empty:
         return pd.Series([], dtype=object, index=df.index)
-    # A frame without a later-added key column (e.g. cp_world_size, cp_mode) reads it as null, as an old
-    # results file does after schema.upgrade.
+    # A frame without a later-added key column (e.g. cp_world_size, cp_mode, gate_zero_frac, gate_scale)
+    # reads it as null, as an old results file does after schema.upgrade.
     missing = [c for c in cols if c not in df.columns]
     if missing:
         df = df.assign(**{c: None for c in missing})

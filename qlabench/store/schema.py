@@ -2,19 +2,30 @@
 
 Version history (bump SCHEMA_VERSION and add an upgrade step when a column changes meaning or goes):
   1: first version (walking skeleton): run, versions, point, outcome, timing columns.
+     Added later as nullable columns (still version 1): cp_world_size, cp_mode, cp_rank_ms,
+     cp_rank_fwd_ms, cp_rank_bwd_ms, cp_intra (distributed context-parallel points; null / empty in
+     older files and single-device rows).
+  2: gate parameters as workload axes, and the backward split into two modes.
+     - New columns gate_zero_frac, gate_scale (float64, null = the gate profile's default). Version 1
+       rows read them as null, which is what they measured (the flashqla profile's 25% / 16), so they
+       keep their point keys.
+     - Mode `bwd` of the library backends now times the backward as FlashQLA's published table does
+       (nothing but the forward's outputs handed over); what version 1 called `bwd` for them (the
+       forward's CP context and cache handed over, as autograd does in training) is mode `bwd_train`.
+       The upgrade renames those rows' mode, so old measurements pair with the mode they measured.
+       For every other backend `bwd` kept its meaning.
 
 Adding a nullable column does not need a new version: older files simply read it as null.
-Added that way (still version 1): cp_world_size, cp_mode, cp_rank_ms, cp_rank_fwd_ms, cp_rank_bwd_ms,
-cp_intra (distributed context-parallel points; null / empty in older files and single-device rows).
 """
 
 from __future__ import annotations
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from qlabench.core.result import row_fields
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 METADATA_KEY = b"qlabench.schema_version"
 
 _KINDS = {
@@ -55,7 +66,9 @@ def upgrade(table: pa.Table, source: str) -> pa.Table:
             f"{source}: schema version {version} is newer than this qlabench understands "
             f"({SCHEMA_VERSION}); upgrade qlabench"
         )
-    # Version 1 is current; future upgrade steps go here, oldest first.
+    for step_from, step in _UPGRADES:
+        if version <= step_from:
+            table = step(table)
     target = arrow_schema()
     cols = []
     for f in target:
@@ -64,3 +77,25 @@ def upgrade(table: pa.Table, source: str) -> pa.Table:
         else:
             cols.append(pa.nulls(table.num_rows, f.type))
     return pa.Table.from_arrays(cols, schema=target)
+
+
+# Backends whose `bwd` mode changed meaning in version 2 (their version-1 `bwd` is now `bwd_train`).
+V1_TRAIN_BWD_BACKENDS = ("flash_qla", "flash_qla-nocp", "flash_qla-forcecp", "fla", "fla-dispatch-on")
+
+
+def _v1_to_v2(table: pa.Table) -> pa.Table:
+    """Version 1 -> 2: the library backends' `bwd` rows measured what is now `bwd_train`.
+
+    (The new gate columns need no step: a missing column reads as null, the profile's default.)
+    """
+    if "mode" not in table.column_names or "backend" not in table.column_names or table.num_rows == 0:
+        return table
+    mode = table.column("mode").cast(pa.string())
+    renamed = pc.and_(pc.equal(mode, "bwd"), pc.is_in(table.column("backend").cast(pa.string()),
+                                                      value_set=pa.array(V1_TRAIN_BWD_BACKENDS)))
+    new_mode = pc.if_else(pc.fill_null(renamed, False), pa.scalar("bwd_train"), mode)
+    return table.set_column(table.column_names.index("mode"), pa.field("mode", pa.string()), new_mode)
+
+
+# (version the step upgrades from, step), oldest first: a version-v file runs every step with from >= v.
+_UPGRADES = ((1, _v1_to_v2),)

@@ -51,12 +51,14 @@ def _need(name):
 
 
 CASES = [
-    ("flash_qla", ("fwd", "fwd_bwd", "bwd")),
-    ("flash_qla-nocp", ("fwd", "fwd_bwd")),
-    ("flash_qla-forcecp", ("fwd", "fwd_bwd")),
-    ("fla", ("fwd", "fwd_bwd", "bwd")),
+    ("flash_qla", ("fwd", "fwd_bwd", "bwd", "bwd_train")),
+    ("flash_qla-nocp", ("fwd", "fwd_bwd", "bwd", "bwd_train")),
+    ("flash_qla-forcecp", ("fwd", "fwd_bwd", "bwd", "bwd_train")),
+    ("fla", ("fwd", "fwd_bwd", "bwd", "bwd_train")),
     ("fla-recurrent", ("fwd",)),
     ("naive-chunk", ("fwd", "fwd_bwd")),
+    # FlashInfer's first call JIT-builds gdn_prefill_sm90 (~12 min on 16 cores) unless it is prebuilt.
+    ("flashinfer", ("fwd",)),
 ]
 
 
@@ -86,6 +88,24 @@ def test_provenance_identity_of_real_backends():
     fla = run_point(_point("fla", "fwd"), ctx)
     assert qla.status == "ok" and any(k.startswith("tilelang_") for k in qla.kernels)
     assert fla.status == "ok" and not any(k.startswith("tilelang_") for k in fla.kernels), fla.kernels
+
+
+def test_flash_qla_published_bwd_redoes_the_cp_prepass_that_bwd_train_is_handed():
+    # Forced intra-card CP: FlashQLA's published backward (no CP cache) recomputes the forward's CP
+    # pre-pass inside the timed call; the training backward is handed the forward's cache instead.
+    _need("flash_qla-forcecp")
+    pts = [_point("flash_qla-forcecp", m, "varlen", (8192,)) for m in ("bwd", "bwd_train")]
+    ctx = _ctx(pts, full_size=False)
+    bwd, train = (run_point(p, ctx) for p in pts)
+    assert bwd.status == train.status == "ok", (bwd.reason, train.reason)
+    assert len(bwd.kernels) > len(train.kernels), (bwd.kernels, train.kernels)
+
+
+def test_flashinfer_kernel_provenance():
+    _need("flashinfer")
+    row = run_point(_point("flashinfer", "fwd", "varlen", (2048,)), _ctx([], full_size=False))
+    assert row.status == "ok", row.reason
+    assert any("FlatKernelTmaWarpSpecializedDeltaRule" in k for k in row.kernels), row.kernels
 
 
 def test_provenance_check_fires_when_fla_dispatch_is_left_on():

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from qlabench.analyze.report import heads_label, layout_label
+from qlabench.analyze.report import gate_label_of, heads_label, layout_label
 from qlabench.store.files import read_results
 from qlabench.analyze.compare.drift import Shift, shift_verdict, suite_shift
 from qlabench.analyze.compare.envguard import EnvField, check_env, env_diff
@@ -106,7 +106,7 @@ class Comparison:
 
 def point_label(row: dict) -> str:
     parts = [row["backend"], row["mode"], heads_label(row), layout_label(row), f"K{row['K']}V{row['V']}",
-             row["dtype"], f"gate={row['gate']}"]
+             row["dtype"], f"gate={gate_label_of(row)}"]
     if row.get("seed"):
         parts.append(f"seed={row['seed']}")
     if row.get("initial_state") is False:

@@ -1,0 +1,1 @@
+"""Data shipped with qlabench (read with importlib.resources): see README.md in this folder."""

@@ -1,0 +1,117 @@
+"""FlashInfer's GDN prefill (package flashinfer-python 0.6.13): forward only, SM90 (CUTLASS) / SM100.
+
+`flashinfer.gdn_prefill.chunk_gated_delta_rule(q, k, v, g, beta, scale, initial_state,
+output_final_state, cu_seqlens, ...)` differs from FlashQLA's and FLA's op in its conventions, and this
+backend converts to them before the timed call (shared/gpu/README.md, "FlashInfer and the published
+stack"):
+- tensors are token-major without a batch axis: q, k [T, H, K], v [T, HV, V], g and beta [T, HV] fp32;
+- `g` is the *linear* decay alpha (the kernel takes log2(alpha)), so it is passed exp(g);
+- the states are [N, HV, V, K], the transpose of FlashQLA's [N, HV, K, V]: h0 is passed transposed
+  (a contiguous copy, made once) and the final state is transposed back (a view) for the check;
+- it is always varlen: `cu_seqlens` is required. Varlen points pass theirs (int32, as FlashQLA's table
+  does; FlashInfer casts it to int64 on every call, one small kernel inside the timed call); dense
+  points are packed into one token stream with a synthesised cu_seqlens (so a dense batch runs as the
+  varlen problem it equals).
+FlashQLA's own benchmark calls it with log-space g and an untransposed h0: the published FlashInfer
+column timed the right kernel on wrong inputs (75% non-finite outputs). Called as here, o and the
+final state match the fp32 recurrence to ~4e-3.
+
+Its SM90 kernels are JIT-built on first use (`gdn_prefill_sm90`, 64 variants, minutes each; see the
+shared README for building only the needed one), named
+`cutlass::device_kernel<flat::kernel::FlatKernelTmaWarpSpecializedDeltaRule<...>>`, which the
+provenance check requires.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import lru_cache
+
+import torch
+
+from qlabench.backends._gpu import needs_cuda, package_missing
+from qlabench.backends.base import Backend, Outputs
+from qlabench.core.point import Point
+from qlabench.measure import caches as cache
+from qlabench.measure.inputs import GDNInputs
+
+# FlashInfer 0.6.13 runs GDN prefill on Hopper (C++/CUTLASS JIT) and Blackwell SM100/SM103 (CuTe DSL).
+SUPPORTED_SM = ((9, 0), (10, 0), (10, 3))
+KERNEL = "cutlass::device_kernel<flat::kernel::FlatKernelTmaWarpSpecializedDeltaRule"
+
+
+@lru_cache(maxsize=1)
+def _import() -> tuple[Callable | None, str]:
+    cache.configure()
+    why = package_missing("flashinfer", "flashinfer-python", "pip install 'qlabench[flashinfer]'") \
+        or needs_cuda(SUPPORTED_SM)
+    if why:
+        return None, why
+    try:
+        from flashinfer.gdn_prefill import chunk_gated_delta_rule
+    except Exception as e:  # a broken install, or a missing optional dependency (tvm-ffi)
+        return None, f"import flashinfer.gdn_prefill failed: {type(e).__name__}: {e}"
+    return chunk_gated_delta_rule, ""
+
+
+class FlashInfer(Backend):
+    name = "flashinfer"
+    description = "FlashInfer 0.6.13 GDN prefill (CUTLASS, SM90), forward only; g as linear alpha, state [N,HV,V,K]"
+    modes = frozenset({"fwd"})
+    dtypes = frozenset({"bfloat16", "float16"})
+    devices = frozenset({"cuda"})
+    # Demangled CUDA names of C++ kernels usually carry their return type ("void cutlass::...").
+    expect_kernels = (KERNEL, "void " + KERNEL)
+
+    def available(self) -> tuple[bool, str]:
+        fn, why = _import()
+        return fn is not None, why
+
+    def check_point(self, point: Point, device: str) -> tuple[bool, str]:
+        if point.K != point.V:
+            return False, f"FlashInfer's GDN prefill has one head size for q, k and v (got K={point.K}, V={point.V})"
+        if point.K != 128:
+            return False, f"FlashInfer's GDN prefill kernels are built for head size 128 (got {point.K})"
+        return True, ""
+
+    def _prefill(self) -> Callable:
+        fn, why = _import()
+        if fn is None:
+            raise RuntimeError(f"flashinfer unavailable: {why}")
+        return fn
+
+    def forward(self, inp: GDNInputs) -> tuple[torch.Tensor, torch.Tensor]:
+        out = self._prepare_fwd(inp)()
+        return out["o"], out["ht"]
+
+    def _prepare_fwd(self, inp: GDNInputs) -> Callable[[], Outputs]:
+        prefill = self._prefill()
+        args = flashinfer_args(inp)
+        B, T, HV, V = inp.v.shape
+
+        def run() -> Outputs:
+            with torch.no_grad():
+                o, ht = prefill(**args)
+            return {"o": o.view(B, T, HV, V), "ht": ht.transpose(-1, -2)}
+
+        return run
+
+
+def flashinfer_args(inp: GDNInputs) -> dict:
+    """The keyword arguments of FlashInfer's `chunk_gated_delta_rule` for these inputs (made outside the timing)."""
+    B, T, H, K = inp.q.shape
+    HV = inp.v.shape[2]
+    cu = inp.cu_seqlens
+    if cu is None:  # dense [B, T]: B sequences of T tokens, packed
+        cu = torch.arange(0, (B + 1) * T, T, dtype=torch.int32, device=inp.q.device)
+    return {
+        "q": inp.q.reshape(B * T, H, K).contiguous(),
+        "k": inp.k.reshape(B * T, H, K).contiguous(),
+        "v": inp.v.reshape(B * T, HV, inp.v.shape[3]).contiguous(),
+        "g": inp.g.float().exp().reshape(B * T, HV).contiguous(),  # alpha = exp(g), linear
+        "beta": inp.beta.float().reshape(B * T, HV).contiguous(),
+        "scale": inp.scale,
+        "initial_state": None if inp.h0 is None else inp.h0.float().transpose(-1, -2).contiguous(),
+        "output_final_state": True,
+        "cu_seqlens": cu,
+    }
