@@ -24,6 +24,7 @@ Kernel names of every FlashQLA launch begin with `tilelang_`, which the provenan
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
@@ -55,6 +56,17 @@ def _import() -> tuple[object | None, str]:
     return (flash_qla, qchunk), ""
 
 
+def _accepts_force_intra_cp() -> bool:
+    mods, _ = _import()
+    if mods is None:  # not installed: available() says so; nothing to learn about its API here
+        return True
+    flash_qla = mods[0]
+    try:
+        return "force_intra_cp" in inspect.signature(flash_qla.chunk_gated_delta_rule).parameters
+    except (TypeError, ValueError):  # a wrapper without a readable signature: assume the current API
+        return True
+
+
 class FlashQLA(Backend):
     name = "flash_qla"
     description = "FlashQLA TileLang kernels, automatic intra-card CP (auto_cp=True)"
@@ -78,10 +90,14 @@ class FlashQLA(Backend):
             return False, "h_v must be a multiple of h_qk"
         if point.layout == "varlen" and point.batch != 1:
             return False, "varlen needs batch 1 with cu_seqlens"
+        if self.force_intra_cp and not _accepts_force_intra_cp():
+            return False, "this flash-qla has no force_intra_cp switch (added in flash-qla 0.1.3)"
         return True, ""
 
     def _cp_kwargs(self) -> dict:
-        return {"auto_cp": self.auto_cp, "force_intra_cp": self.force_intra_cp}
+        # force_intra_cp only when forcing: older releases (flash-qla 0.1.2, the published table's)
+        # have auto_cp but not that switch, and the plain variants must still run on them.
+        return {"auto_cp": self.auto_cp, **({"force_intra_cp": True} if self.force_intra_cp else {})}
 
     def forward(self, inp: GDNInputs) -> tuple[torch.Tensor, torch.Tensor]:
         (flash_qla, _), _ = _import()
