@@ -56,7 +56,8 @@ def test_points_reducing_to_one_problem_check_against_one_oracle_call():
     ctx = MeasureContext(suite=suite, device="cpu", env=envmod.capture("cpu"), run_id="r", timer_name="wall",
                          registry=REGISTRY, check=True)
     backend = REGISTRY["naive-chunk"]
-    points = [_p(), _p(seqlens=(2048,)), _p(mode="fwd_bwd", seqlens=(4096,)), _p(h_v=8)]
+    # The backward point first: its entry, with gradients, then serves the forward points too.
+    points = [_p(mode="fwd_bwd", seqlens=(4096,)), _p(), _p(seqlens=(2048,)), _p(h_v=8)]
     results = [check_correctness(p, backend, ctx) for p in points]
     assert [r[0] for r in results] == [Status.OK] * 4
     assert (ctx.oracle_cache.misses, ctx.oracle_cache.hits) == (2, 2)  # h 2/4 once, h 2/8 once
@@ -64,3 +65,15 @@ def test_points_reducing_to_one_problem_check_against_one_oracle_call():
     fresh = MeasureContext(suite=suite, device="cpu", env=ctx.env, run_id="r", timer_name="wall", registry=REGISTRY,
                            check=True)
     assert check_correctness(points[2], backend, fresh)[2] == results[2][2]
+
+
+def test_forward_entries_serve_forward_only_and_are_upgraded_for_gradients():
+    c = OracleCache()
+    fwd_only = {"o": torch.zeros(4)}
+    full = {"o": torch.zeros(4), "dq": torch.zeros(4)}
+    assert c.get("k", lambda: fwd_only) is fwd_only
+    assert c.get("k", lambda: pytest.fail("a forward entry serves a forward point")) is fwd_only
+    assert c.get("k", lambda: full, grads=True) is full  # no gradients cached: computed again
+    assert c.get("k", lambda: pytest.fail("the full entry serves forward points too")) is full
+    assert c.get("k", lambda: pytest.fail("and backward ones"), grads=True) is full
+    assert (c.hits, c.misses, len(c)) == (3, 2, 1)

@@ -9,6 +9,7 @@ from typer.testing import CliRunner
 from qlabench.backends import REGISTRY
 from qlabench.cli.main import app
 from qlabench.core.errors import SpecError
+from qlabench.core.point import Point
 from qlabench.run.sweep import group_points, run_sweep
 from qlabench.core.spec import parse_suite
 
@@ -89,3 +90,17 @@ def test_cli_malformed_suite_exits_2_before_any_work(tmp_path):
     r = CliRunner().invoke(app, ["run", "sweep", "--suite", str(suite), "--out", str(tmp_path / "r")])
     assert r.exit_code == 2 and "run.point_timeout_s" in r.output
     assert not (tmp_path / "r").exists()
+
+
+def test_backends_of_one_head_config_run_next_to_each_other():
+    def pt(backend, h_qk, h_v, T):
+        return Point(backend=backend, mode="fwd", layout="dense", batch=1, seqlens=(T,), h_qk=h_qk, h_v=h_v,
+                     K=16, V=16, dtype="float32")
+
+    # Suite order is backend-major, as a [sweep] over backends x heads expands.
+    points = [pt(b, hq, hv, T) for b in ("naive-chunk", "naive-recurrent") for hq, hv in ((1, 2), (2, 4))
+              for T in (8, 16)]
+    groups = group_points(points)
+    assert [(g[0].backend, g[0].h_v) for g in groups] == [
+        ("naive-chunk", 2), ("naive-recurrent", 2), ("naive-chunk", 4), ("naive-recurrent", 4)]
+    assert [p.seqlens for p in groups[0]] == [(8,), (16,)]  # within a group, suite order

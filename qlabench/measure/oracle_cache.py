@@ -6,6 +6,10 @@ depend only on the reduced problem, not on the backend, the mode or the full len
 every backend and mode of a head configuration, and its 8k and 32k points alike (both reduce to the
 same 256 tokens), check against the same outputs. So they are computed once per reduced problem and
 kept, least recently used first out, within a byte budget.
+
+A forward point needs only the forward outputs, and the recurrence's autograd backward costs about
+twice its forward: an entry computed for a forward point holds no gradients and serves forward points
+only; the first point that needs gradients replaces it with the full set, which serves both.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import torch
 from qlabench.core.point import Point
 
 DEFAULT_BUDGET_BYTES = 512 * 2**20
+GRADIENT_KEY = "dq"  # present in every backward's outputs (backends/base.py: backward_outputs)
 
 
 def oracle_key(p: Point, seqlens: tuple[int, ...], compute_dtype: str) -> tuple:
@@ -44,12 +49,14 @@ class OracleCache:
     def nbytes(self) -> int:
         return sum(_nbytes(v) for v in self._entries.values())
 
-    def get(self, key: tuple, compute: Callable[[], dict]) -> dict:
-        if key in self._entries:
+    def get(self, key: tuple, compute: Callable[[], dict], grads: bool = False) -> dict:
+        """The entry for `key`, computing it when missing (or, with `grads`, when it has no gradients)."""
+        if key in self._entries and (not grads or GRADIENT_KEY in self._entries[key]):
             self.hits += 1
             self._entries.move_to_end(key)
             return self._entries[key]
         self.misses += 1
+        self._entries.pop(key, None)
         value = compute()
         self._entries[key] = value
         # Evict the oldest until within budget; the newest entry stays even if it alone exceeds it.

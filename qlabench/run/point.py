@@ -126,15 +126,17 @@ def _row(p: Point, ctx: MeasureContext, status: Status, reason: str | None = Non
 
 
 def _oracle_outputs(p: Point, seqlens: tuple[int, ...], ctx: MeasureContext) -> dict:
-    """fp32 recurrence outputs (and gradients) for the reduced check problem; shared across backends,
-    modes and full lengths that reduce to the same problem (oracle_cache.py)."""
+    """fp32 recurrence outputs (and, unless the point is forward only, gradients) for the reduced check
+    problem; shared across backends, modes and full lengths that reduce to the same problem
+    (oracle_cache.py)."""
     cdt = "float64" if p.dtype == "float64" else "float32"
+    grads = p.mode != "fwd"
 
     def compute() -> dict:
         inp = make_inputs(p.with_(dtype=cdt), ctx.device, seqlens=seqlens)
-        return ctx.registry[ORACLE].prepare("fwd_bwd", inp)()
+        return ctx.registry[ORACLE].prepare("fwd_bwd" if grads else "fwd", inp)()
 
-    return ctx.oracle_cache.get(oracle_key(p, seqlens, cdt), compute)
+    return ctx.oracle_cache.get(oracle_key(p, seqlens, cdt), compute, grads=grads)
 
 
 def check_correctness(p: Point, backend: Backend, ctx: MeasureContext) -> tuple[Status, str | None, dict, float]:

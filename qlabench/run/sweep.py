@@ -64,12 +64,22 @@ def resolve_device(requested: str | None) -> str:
     return requested
 
 
+def _problem_group(p: Point) -> tuple:
+    """The compile group without its backend: the backends of one head configuration."""
+    return p.compile_group[1:]
+
+
 def order_points(points: Sequence[Point]) -> list[Point]:
-    """Group points by compile group (head config, dims, dtype, backend) so each compiles once."""
-    first_seen: dict[tuple, int] = {}
+    """Group points by compile group (head config, dims, dtype, backend) so each compiles once, and put
+    the backends of one head configuration next to each other: they check against the same oracle
+    outputs (oracle_cache.py keeps only the recent ones), and drift during a long sweep then hits the
+    backends being compared alike."""
+    first_problem: dict[tuple, int] = {}
+    first_group: dict[tuple, int] = {}
     for i, p in enumerate(points):
-        first_seen.setdefault(p.compile_group, i)
-    return sorted(points, key=lambda p: first_seen[p.compile_group])
+        first_problem.setdefault(_problem_group(p), i)
+        first_group.setdefault(p.compile_group, i)
+    return sorted(points, key=lambda p: (first_problem[_problem_group(p)], first_group[p.compile_group]))
 
 
 def group_points(points: Sequence[Point]) -> list[list[Point]]:
