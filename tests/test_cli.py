@@ -9,7 +9,7 @@ import sys
 import pytest
 from typer.testing import CliRunner
 
-from qlabench.cli.main import app
+from qlabench.cli import app
 from qlabench.store.files import read_results
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

@@ -7,7 +7,7 @@ from test_workers import fault_suite
 from typer.testing import CliRunner
 
 from qlabench.backends import REGISTRY
-from qlabench.cli.main import app
+from qlabench.cli import app
 from qlabench.core.errors import SpecError
 from qlabench.run.sweep import group_points, run_sweep
 from qlabench.core.spec import parse_suite

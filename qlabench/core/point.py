@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from qlabench.core.errors import PointError
+
 MODES = ("fwd", "bwd", "fwd_bwd")
 DTYPES = ("float64", "float32", "bfloat16", "float16")
 GATES = ("flashqla", "fla", "strong")
@@ -79,7 +81,7 @@ class Point:
             if self.cp_mode not in CP_MODES:
                 problems.append(f"cp_mode {self.cp_mode!r} not in {CP_MODES}")
         if problems:
-            raise ValueError("invalid point: " + "; ".join(problems))
+            raise PointError("invalid point: " + "; ".join(problems))
 
     # -- derived ------------------------------------------------------------------------------
     @property

@@ -23,6 +23,7 @@ from qlabench.store import resume as resumemod
 from qlabench.backends import REGISTRY, Backend
 from qlabench.run.executors.local import local_executor
 from qlabench.run.point import MeasureContext
+from qlabench.core.errors import ConfigError, DeviceError
 from qlabench.core.point import Point
 from qlabench.core.result import ResultRow
 from qlabench.core.spec import Suite
@@ -57,10 +58,11 @@ class RunResult:
 
 
 def resolve_device(requested: str | None) -> str:
+    """The device a sweep runs on: `requested`, or cuda when available for None / auto; DeviceError if absent."""
     if requested in (None, "auto"):
         return "cuda" if torch.cuda.is_available() else "cpu"
     if requested.startswith("cuda") and not torch.cuda.is_available():
-        raise ValueError(f"device {requested!r} asked for, but CUDA is not available here")
+        raise DeviceError(f"device {requested!r} asked for, but CUDA is not available here")
     return requested
 
 
@@ -148,9 +150,9 @@ def run_sweep(
     t0 = time.perf_counter()
     device = resolve_device(device or suite.device)
     if make_executor is not None and (registry is not None or isolate is False):
-        raise ValueError("an executor other than the in-process one needs isolation (no custom registry, no --no-isolate)")
+        raise ConfigError("an executor other than the in-process one needs isolation (no custom registry, no --no-isolate)")
     if registry is not None and isolate:
-        raise ValueError("a custom backend registry runs in-process only (isolate=False)")
+        raise ConfigError("a custom backend registry runs in-process only (isolate=False)")
     isolate = registry is None if isolate is None else isolate
     env = envmod.capture(device)
     run_id = run_id or new_run_id()
