@@ -19,6 +19,7 @@ from typing import Protocol
 import torch
 
 from qlabench.measure import env as envmod
+from qlabench.measure.timing import resolve_timer
 from qlabench.store import resume as resumemod
 from qlabench.backends import REGISTRY, Backend
 from qlabench.run.executors.local import local_executor
@@ -146,6 +147,10 @@ def run_sweep(
         contract of workers.py.
     make_executor: how to build the isolated executor from the sweep's WorkerJob (default: one worker
         per visible GPU, executors.local_executor; with one GPU or on CPU a single worker).
+
+    Before anything starts or is written, the device, the timer (`timer`, else the suite's) and the
+    options are checked once: DeviceError, TimerError or ConfigError (QlabenchErrors) if they cannot be
+    honoured, e.g. an unknown timer name, or graph / events on a CPU device.
     """
     t0 = time.perf_counter()
     device = resolve_device(device or suite.device)
@@ -153,10 +158,11 @@ def run_sweep(
         raise ConfigError("an executor other than the in-process one needs isolation (no custom registry, no --no-isolate)")
     if registry is not None and isolate:
         raise ConfigError("a custom backend registry runs in-process only (isolate=False)")
+    timer_name = timer or suite.timing.timer
+    resolve_timer(timer_name, device)  # once, here: a bad name or a CUDA timer on CPU fails before any worker starts
     isolate = registry is None if isolate is None else isolate
     env = envmod.capture(device)
     run_id = run_id or new_run_id()
-    timer_name = timer or suite.timing.timer
     check = suite.check.enabled if check is None else check
 
     points = order_points(suite.points)
