@@ -148,4 +148,5 @@ def test_a_bad_timer_is_one_message_before_any_point_runs(tmp_path, data_dir, ar
     for w in words:
         assert w in result.stderr
     assert "Traceback" not in result.output
+    assert result.stdout == ""  # not even an empty progress bar
     assert not out.exists()  # no rows, not even error rows
