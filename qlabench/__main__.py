@@ -1,3 +1,3 @@
-from qlabench.cli.main import main
+from qlabench.cli import main
 
 main()

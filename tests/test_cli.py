@@ -9,7 +9,7 @@ import sys
 import pytest
 from typer.testing import CliRunner
 
-from qlabench.cli.main import app
+from qlabench.cli import app
 from qlabench.store.files import read_results
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -135,3 +135,20 @@ def test_python_dash_m_reports_a_bad_suite_on_one_stderr_line(tmp_path, data_dir
     assert "bad-unknown-axis.toml" in lines[0] and "sweep.seqlens" in lines[0]
     assert proc.stdout == ""
     assert not out.exists()
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--timer", "bogus"], ["unknown timer 'bogus'", "auto, wall, events, graph"]),
+    (["--device", "cpu", "--timer", "graph"], ["timer 'graph' needs a CUDA device", "'cpu'"]),
+    (["--device", "cpu", "--timer", "events"], ["timer 'events' needs a CUDA device"]),
+])
+def test_a_bad_timer_is_one_message_before_any_point_runs(tmp_path, data_dir, args, words):
+    out = tmp_path / "out"
+    result = invoke("run", "sweep", "--suite", data_dir / "tiny-cpu.toml", "--out", out, *args)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1, result.stderr
+    for w in words:
+        assert w in result.stderr
+    assert "Traceback" not in result.output
+    assert result.stdout == ""  # not even an empty progress bar
+    assert not out.exists()  # no rows, not even error rows

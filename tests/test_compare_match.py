@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from qlabench.cli.main import app
+from qlabench.cli import app
 from qlabench.analyze.compare import EnvMismatchError, Failure, Verdict, compare_paths
 from qlabench.analyze.compare.envguard import major
 from qlabench.analyze.compare.render import markdown, to_json

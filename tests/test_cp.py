@@ -402,3 +402,55 @@ def test_cpu_rank_error_inside_collectives_ends_the_launch(tmp_path, monkeypatch
         assert r.reason.startswith("distributed ranks exited with code"), r.reason
         assert f"QLABENCH_CP_FAULT={fault}" in r.reason and "[rank1]" in r.reason
     assert launches == [2, 1]
+
+
+# -- the sweep's timer on distributed rows (launch.with_timer_note) -------------------------------------
+
+def _rank0_row(make_row, timer="events", extra=None):
+    return make_row(timer=timer, cp_world_size=2, cp_mode="inter", extra_json=json.dumps(extra) if extra else None
+                    ).as_dict()
+
+
+@pytest.mark.parametrize("requested, device_type, used", [("events", "cuda", "events"), ("wall", "cpu", "wall"),
+                                                          ("auto", "cpu", "wall")])
+def test_a_row_timed_as_asked_is_left_alone(make_row, requested, device_type, used):
+    from qlabench.run.distributed.launch import with_timer_note
+
+    row = _rank0_row(make_row, used)
+    assert with_timer_note(row, requested, device_type) is row
+
+
+@pytest.mark.parametrize("requested, words", [("graph", "timer 'graph' not used"),
+                                              ("auto", "timer 'auto' (graph here) not used")])
+def test_a_row_not_timed_as_asked_says_why(make_row, requested, words):
+    from qlabench.core.result import ResultRow
+    from qlabench.run.distributed.launch import with_timer_note
+
+    row = ResultRow(**with_timer_note(_rank0_row(make_row, "events", {"cp": {"world_size": 2}}), requested, "cuda"))
+    assert row.status == "ok" and row.reason is None and row.timer == "events"  # the timer actually used
+    extra = json.loads(row.extra_json)
+    assert extra["cp"] == {"world_size": 2}  # the worker's details are kept
+    assert extra["timer_requested"] == requested
+    assert words in extra["timer_note"] and "events per iteration" in extra["timer_note"]
+
+
+def test_an_untimed_row_gets_no_note(make_row):
+    from qlabench.run.distributed.launch import with_timer_note
+
+    row = make_row(status="error", reason="boom", timer=None).as_dict()
+    assert with_timer_note(row, "graph", "cuda") is row
+
+
+def test_the_launcher_notes_the_timer_on_the_rows_it_receives(make_row):
+    from qlabench.run.distributed import launch
+    from qlabench.run.pool import WorkerJob
+
+    suite = load_suite("h200x2-cp")
+    p = next(p for p in suite.points if p.distributed)
+    job = WorkerJob(suite=suite, run_id="r", timer_name="graph", check=True)
+    launcher = launch.CPLauncher(job, "cuda", {"host": "h"}, gpu_ids=["0", "1"])
+    la = launch._Launch(points=[p], proc=None, dir="", events_path="", stop_path="", log_path="")
+    sink = _Sink()
+    launcher._handle(la, {"event": "row", "index": 0, "row": _rank0_row(make_row)}, sink, set())
+    (row,) = sink.rows
+    assert json.loads(row.extra_json)["timer_requested"] == "graph"

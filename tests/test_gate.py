@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from qlabench.backends import synthetic
 from qlabench.backends.synthetic import SLOWDOWN_ENV, Synthetic
 from qlabench.store.baselines import baseline_path, save_baseline, slugify
-from qlabench.cli.main import app
+from qlabench.cli import app
 from qlabench.analyze.compare import Verdict, compare_paths
 from qlabench.workflows.gate import run_gate
 from qlabench.core.errors import BackendError

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from qlabench.cli.main import app
+from qlabench.cli import app
 from qlabench.core.errors import QlabenchError
 from qlabench.run.executors.shard import partition
 from qlabench.store.merge import merge_results, row_point, write_merged

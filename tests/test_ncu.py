@@ -190,7 +190,7 @@ def test_profile_command_on_cpu_reports_reasons_and_ncu_table(tmp_path, monkeypa
 
     from typer.testing import CliRunner
 
-    from qlabench.cli.main import app
+    from qlabench.cli import app
 
     monkeypatch.setenv("QLABENCH_NCU", _fake_ncu(tmp_path, DETAILS))
     out = tmp_path / "prof"

@@ -6,7 +6,7 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from qlabench.cli.main import app
+from qlabench.cli import app
 from qlabench.core.errors import QlabenchError
 from qlabench.analyze.plot_sm import plot_sm, sm_frame
 from qlabench.store.files import write_rows

@@ -40,3 +40,23 @@ def test_terminal_output_leaves_ok_points_to_the_bar():
         prog.start(1)
         prog.point_done(_OkRow())
     assert "1.965 ms" not in buf.getvalue()
+
+
+def test_a_sweep_refused_before_it_starts_leaves_no_bar():
+    buf = io.StringIO()
+    try:
+        with RichProgress(Console(file=buf, width=200)):
+            raise RuntimeError("refused before start()")
+    except RuntimeError:
+        pass
+    assert buf.getvalue() == ""
+
+
+def test_the_bar_survives_several_sweeps_in_one_context():
+    # gate and selfbench run more than one sweep under one progress object
+    buf = io.StringIO()
+    with RichProgress(Console(file=buf, width=200)) as prog:
+        for _ in range(2):
+            prog.start(1)
+            prog.point_done(_Row())
+    assert buf.getvalue().count("pip install 'qlabench[gpu]'") == 2

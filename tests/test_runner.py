@@ -7,8 +7,8 @@ from test_workers import fault_suite
 from typer.testing import CliRunner
 
 from qlabench.backends import REGISTRY
-from qlabench.cli.main import app
-from qlabench.core.errors import SpecError
+from qlabench.cli import app
+from qlabench.core.errors import ConfigError, SpecError, TimerError
 from qlabench.core.point import Point
 from qlabench.run.sweep import group_points, run_sweep
 from qlabench.core.spec import parse_suite
@@ -104,3 +104,47 @@ def test_backends_of_one_head_config_run_next_to_each_other():
     assert [(g[0].backend, g[0].h_v) for g in groups] == [
         ("naive-chunk", 2), ("naive-recurrent", 2), ("naive-chunk", 4), ("naive-recurrent", 4)]
     assert [p.seqlens for p in groups[0]] == [(8,), (16,)]  # within a group, suite order
+
+
+# -- the timer is resolved and checked once, in run_sweep, before any worker starts ---------------------
+
+def _no_executor(*a, **k):
+    raise AssertionError("no executor may be built for a sweep with a bad timer")
+
+
+@pytest.mark.parametrize("timer, words", [("bogus", "unknown timer 'bogus'"), ("graph", "needs a CUDA device"),
+                                          ("events", "needs a CUDA device")])
+def test_a_bad_timer_fails_the_sweep_before_any_worker(tmp_path, timer, words):
+    s = parse_suite(fault_suite([16]), "<p>")  # device cpu
+    with pytest.raises(TimerError, match=words):
+        run_sweep(s, tmp_path / "out", timer=timer, make_executor=_no_executor)
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_suite_timer_that_needs_cuda_fails_on_cpu(tmp_path):
+    data = fault_suite([16])
+    data["timing"]["timer"] = "graph"
+    s = parse_suite(data, "<p>")
+    with pytest.raises(TimerError, match="timer 'graph' needs a CUDA device"):
+        run_sweep(s, tmp_path / "out", device="cpu", make_executor=_no_executor)
+    # in-process too: the same single check, not an error row per point
+    with pytest.raises(TimerError):
+        run_sweep(s, tmp_path / "out", device="cpu", registry=REGISTRY)
+    assert not (tmp_path / "out").exists()
+
+
+def test_cli_device_cpu_with_the_graph_timer_is_one_message(tmp_path, data_dir):
+    out = tmp_path / "r"
+    r = CliRunner().invoke(app, ["run", "sweep", "--suite", str(data_dir / "tiny-cpu.toml"), "--out", str(out),
+                                 "--device", "cpu", "--timer", "graph"])
+    assert r.exit_code == 2
+    assert r.stderr == "error: timer 'graph' needs a CUDA device, not 'cpu' (use wall, or auto)\n"
+    assert not out.exists()
+
+
+def test_conflicting_run_options_are_config_errors(tmp_path):
+    s = parse_suite(fault_suite([16]), "<p>")
+    with pytest.raises(ConfigError, match="in-process"):
+        run_sweep(s, tmp_path, registry=REGISTRY, isolate=True)
+    with pytest.raises(ConfigError, match="needs isolation"):
+        run_sweep(s, tmp_path, isolate=False, make_executor=_no_executor)

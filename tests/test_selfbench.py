@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from qlabench.workflows import selfbench as sb
-from qlabench.cli.main import app
+from qlabench.cli import app
 from qlabench.core.spec import load_suite, parse_suite
 
 

@@ -7,7 +7,7 @@ import random
 import pytest
 from typer.testing import CliRunner
 
-from qlabench.cli.main import app
+from qlabench.cli import app
 from qlabench.core.errors import QlabenchError
 from qlabench.run.executors.shard import Shard, parse_shard, partition, point_cost, shard_points
 from qlabench.core.spec import list_suites, load_suite

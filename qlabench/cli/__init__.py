@@ -1,5 +1,54 @@
-"""The `qlabench` command line."""
+"""The `qlabench` command line: thin commands over the library, registered here, one module per group.
 
-from qlabench.cli.main import app, main
+    app.py        the Typer apps, the consoles, the error boundary (`command` registers behind it)
+    run.py        run sweep
+    info.py       backends, suites
+    plot.py       plot, plot-sm
+    profile.py    profile, kernels, _ncu-child
+    compare.py    compare, gate, baseline save, compare-study
+    merge.py      merge
+    selfbench.py  selfbench
+    warmup.py     warmup, _warm-group
+    views.py, progress.py   rich renderings and the sweep progress bar
+
+Every command goes through `command()`: a QlabenchError becomes `error: ...` on stderr and exit code 2;
+any other exception is a bug and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from qlabench.cli import compare, info, merge, plot, profile, run, selfbench, warmup
+from qlabench.cli.app import app, baseline_app, command, err_console, run_app
+
+app.add_typer(run_app, name="run")
+command(run_app, "sweep", run.sweep_cmd)
+command(app, "warmup", warmup.warmup_cmd)
+command(app, "_warm-group", warmup.warm_group_cmd, hidden=True)
+command(app, "backends", info.backends_cmd)
+command(app, "suites", info.suites_cmd)
+command(app, "plot", plot.plot_cmd)
+command(app, "plot-sm", plot.plot_sm_cmd)
+command(app, "profile", profile.profile_cmd)
+command(app, "kernels", profile.kernels_cmd)
+command(app, "_ncu-child", profile.ncu_child_cmd, hidden=True)
+command(app, "compare", compare.compare_cmd)
+command(app, "gate", compare.gate_cmd)
+app.add_typer(baseline_app, name="baseline")
+command(baseline_app, "save", compare.baseline_save_cmd)
+command(app, "compare-study", compare.compare_study_cmd)
+command(app, "merge", merge.merge_cmd)
+command(app, "selfbench", selfbench.selfbench_cmd)
+
+
+def main() -> None:
+    """The console script (`qlabench`) and `python -m qlabench`."""
+    try:
+        app()
+    except KeyboardInterrupt:
+        err_console.print("interrupted")
+        sys.exit(130)
+
 
 __all__ = ["app", "main"]

@@ -6,10 +6,7 @@ from pathlib import Path
 
 import typer
 
-from qlabench.cli.main import app, console, exits_on_error
-
-baseline_app = typer.Typer(help="Manage the baselines gates compare against.", no_args_is_help=True)
-app.add_typer(baseline_app, name="baseline")
+from qlabench.cli.app import console, err_console
 
 FORMATS = ("table", "markdown", "json")
 
@@ -37,10 +34,10 @@ def _options(threshold: float, alpha: float, min_samples: int, drift: bool = Fal
 
 def _emit(comparison, fmt: str, top: int, output: Path | None, show_all: bool) -> None:
     from qlabench.analyze.compare import render
-    from qlabench.core.errors import QlabenchError
+    from qlabench.core.errors import ConfigError
 
     if fmt not in FORMATS:
-        raise QlabenchError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+        raise ConfigError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
     if fmt == "table":
         for line in render.env_lines(comparison):
             console.print(f"[yellow]env differs:[/yellow] {line}", highlight=False)
@@ -57,8 +54,6 @@ def _emit(comparison, fmt: str, top: int, output: Path | None, show_all: bool) -
         output.write_text(text)
 
 
-@app.command("compare")
-@exits_on_error
 def compare_cmd(
     base: Path = typer.Argument(..., help="Baseline result file or folder"),
     head: Path = typer.Argument(..., help="Result file or folder to judge"),
@@ -75,8 +70,6 @@ def compare_cmd(
     raise typer.Exit(c.exit_code)
 
 
-@app.command("gate")
-@exits_on_error
 def gate_cmd(
     suite: str = typer.Option(..., "--suite", "-s", help="Suite name (suites/NAME.toml) or a path"),
     baseline: Path = typer.Option(None, "--baseline", "-b",
@@ -89,25 +82,20 @@ def gate_cmd(
     show_all: bool = _all, drift: bool = _drift,
 ):
     """Run SUITE and compare it with its baseline in one step; exit 1 on a regression."""
+    from qlabench.cli.progress import RichProgress
+    from qlabench.core.spec import load_suite
+    from qlabench.measure.env import capture
+    from qlabench.run.sweep import resolve_device
     from qlabench.store.baselines import DEFAULT_ROOT, baseline_path
     from qlabench.workflows.gate import run_gate
-    from qlabench.measure.env import capture
-    from qlabench.cli.progress import RichProgress
-    from qlabench.run.sweep import resolve_device
-    from qlabench.core.spec import load_suite
 
     s = load_suite(suite)
     opt, parse = _options(threshold, alpha, min_samples, drift)
     policy = parse(fail_on)
-    try:
-        dev = resolve_device(device or s.device)
-    except ValueError as e:
-        from qlabench.core.errors import QlabenchError
-
-        raise QlabenchError(str(e)) from None
+    dev = resolve_device(device or s.device)
     base = baseline or baseline_path(DEFAULT_ROOT, capture(dev)["device"], s.name)
     quiet = fmt != "table"  # keep stdout clean for markdown / json
-    with RichProgress(console.__class__(stderr=True) if quiet else console) as prog:
+    with RichProgress(err_console if quiet else console) as prog:
         res = run_gate(s, [base], out, opt, fail_on=policy, allow_env_mismatch=allow_env_mismatch,
                        confirm=confirm, device=dev, progress=prog)
     _emit(res.comparison, fmt, top, output, show_all)
@@ -116,8 +104,6 @@ def gate_cmd(
     raise typer.Exit(res.comparison.exit_code)
 
 
-@baseline_app.command("save")
-@exits_on_error
 def baseline_save_cmd(
     results: list[Path] = typer.Argument(..., help="Result files or folders of the run to keep"),
     suite: str = typer.Option(..., "--suite", "-s", help="Suite whose rows to save"),
@@ -130,8 +116,6 @@ def baseline_save_cmd(
     console.print(f"{path}: {n} rows ({replaced} replaced)", highlight=False)
 
 
-@app.command("compare-study")
-@exits_on_error
 def compare_study_cmd(
     suite: str = typer.Option("gate-study-cpu", "--suite", "-s", help="Suite of synthetic-backend points"),
     out: Path = typer.Option(Path("results/gate-study"), "--out", help="Where the study's runs go"),
@@ -141,17 +125,13 @@ def compare_study_cmd(
     threshold: float = _threshold, alpha: float = _alpha, min_samples: int = _min_samples,
 ):
     """A/A false-alarm rate and injected-slowdown detection rate of the gate (docs/GATING.md)."""
-    from qlabench.workflows.gate_study import markdown, run_study
-    from qlabench.core.errors import QlabenchError
     from qlabench.cli.progress import RichProgress
     from qlabench.core.spec import load_suite
+    from qlabench.workflows.gate_study import markdown, parse_slowdowns, run_study
 
-    try:
-        factors = [float(x) for x in slowdowns.split(",") if x.strip()]
-    except ValueError:
-        raise QlabenchError(f"--slowdowns must be numbers like 1.05, got {slowdowns!r}") from None
+    factors = parse_slowdowns(slowdowns)
     opt, _ = _options(threshold, alpha, min_samples)
     # progress on stderr: stdout carries the study's markdown, which may be redirected to a file
-    with RichProgress(console.__class__(stderr=True)) as prog:
+    with RichProgress(err_console) as prog:
         result = run_study(load_suite(suite), out, factors, opt, confirm=confirm, progress=prog, device=device)
     console.file.write(markdown(result))

@@ -6,13 +6,11 @@ from pathlib import Path
 
 import typer
 
-from qlabench.cli.main import app, console, err_console, exits_on_error
+from qlabench.cli.app import console, err_console
 
 _SHOWN = 10  # points listed per problem; the counts say how many more
 
 
-@app.command("merge")
-@exits_on_error
 def merge_cmd(
     results: list[Path] = typer.Argument(..., help="Result files or folders of the shards"),
     into: Path = typer.Option(..., "--into", help="The merged parquet file to write"),
@@ -20,8 +18,8 @@ def merge_cmd(
                               "that none of its points is missing"),
 ):
     """Merge shard outputs into one file: one row per point; fails (exit 1) on missing or duplicated points."""
-    from qlabench.store.merge import merge_results, write_merged
     from qlabench.core.spec import load_suite
+    from qlabench.store.merge import merge_results, write_merged
 
     report = merge_results(results, load_suite(suite) if suite else None)
     counts = ", ".join(f"{v} {k}" for k, v in sorted(report.status_counts.items()))

@@ -1,4 +1,4 @@
-"""CLI: `qlabench profile` (one point: kernel breakdown, sm_coverage, ncu sm_active_pct), `qlabench plot-sm`,
+"""CLI: `qlabench profile` (one point: kernel breakdown, sm_coverage, ncu sm_active_pct), `qlabench kernels`,
 and the hidden `_ncu-child` that ncu launches."""
 
 from __future__ import annotations
@@ -9,49 +9,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from qlabench.cli.main import app, console, exits_on_error
-from qlabench.core.errors import QlabenchError
-
-
-def _parse_heads(text: str) -> tuple[int, int]:
-    try:
-        a, _, b = text.partition("/")
-        return int(a), int(b or a)
-    except ValueError:
-        raise QlabenchError(f"--heads takes H_QK/H_V, e.g. 2/8; got {text!r}") from None
-
-
-def _parse_seqlens(text: str) -> tuple[int, ...]:
-    try:
-        return tuple(int(s) for s in text.split(",") if s.strip())
-    except ValueError:
-        raise QlabenchError(f"--seqlens takes comma-separated lengths, e.g. 8192 or 1024,4096; got {text!r}") from None
-
-
-def _resolve_point(suite, index, backend, mode, heads, seqlens, layout, batch, dtype, kv):
-    from qlabench.core.point import Point
-
-    if suite is not None:
-        from qlabench.core.spec import load_suite
-
-        s = load_suite(suite)
-        if index is None or not 0 <= index < len(s.points):
-            raise QlabenchError(f"--index must be in 0..{len(s.points) - 1} for suite {s.name!r} "
-                                f"(see `qlabench run sweep --suite {suite} --dry-run`)")
-        return s.points[index]
-    if backend is None:
-        raise QlabenchError("give --suite and --index, or at least --backend")
-    h_qk, h_v = _parse_heads(heads)
-    lens = _parse_seqlens(seqlens)
-    layout = layout or ("varlen" if len(set(lens)) > 1 else "dense")
-    b = 1 if layout == "varlen" else (batch or len(lens))
-    if layout == "dense" and len(lens) == 1 and b > 1:
-        lens = lens * b
-    try:
-        return Point(backend=backend, mode=mode, layout=layout, batch=b, seqlens=lens, h_qk=h_qk, h_v=h_v,
-                     K=kv, V=kv, dtype=dtype)
-    except ValueError as e:
-        raise QlabenchError(str(e)) from None
+from qlabench.cli.app import console
 
 
 def _breakdown_table(prof) -> Table:
@@ -86,8 +44,6 @@ def _ncu_table(ncu) -> Table:
     return t
 
 
-@app.command("profile")
-@exits_on_error
 def profile_cmd(
     suite: str = typer.Option(None, "--suite", "-s", help="Take the point from this suite (with --index)"),
     index: int = typer.Option(None, "--index", "-i", help="Point number in the suite (see run sweep --dry-run)"),
@@ -105,9 +61,10 @@ def profile_cmd(
     no_kineto: bool = typer.Option(False, "--no-kineto", help="Skip the torch.profiler kernel breakdown"),
 ):
     """Profile one point: per-kernel breakdown with sm_coverage (Kineto) and sm_active_pct (Nsight Compute)."""
-    from qlabench.workflows.profile import profile_one, write_profile
+    from qlabench.workflows.profile import point_to_profile, profile_one, write_profile
 
-    p = _resolve_point(suite, index, backend, mode, heads, seqlens, layout, batch, dtype, kv)
+    p = point_to_profile(suite, index, backend=backend, mode=mode, heads=heads, seqlens=seqlens, layout=layout,
+                         batch=batch, dtype=dtype, head_dim=kv)
     console.print(f"profiling {p.label()} on {device}")
     prof = profile_one(p, device, kineto=not no_kineto, ncu=not no_ncu)
     if prof.events:
@@ -126,45 +83,22 @@ def profile_cmd(
         console.print(f"wrote {path}")
 
 
-@app.command("kernels")
-@exits_on_error
 def kernels_cmd(
     results: list[Path] = typer.Argument(..., help="Result files or folders"),
     out: Path = typer.Option(..., "--out", "-o", help="Parquet file for the per-kernel table"),
 ):
     """Write the per-kernel table (one row per kernel launch, linked by run_id + point_key) of GPU rows."""
-    from qlabench.core.errors import QlabenchError
-    from qlabench.store.kernels import kernels_from_results, write_kernels
+    from qlabench.core.errors import StoreError
     from qlabench.store.files import read_results
+    from qlabench.store.kernels import kernels_from_results, write_kernels
 
     tables = kernels_from_results(read_results(results))
     if not tables:
-        raise QlabenchError("no row in these results carries a kernel breakdown (GPU runs only)")
+        raise StoreError("no row in these results carries a kernel breakdown (GPU runs only)")
     write_kernels(out, tables)
     console.print(f"wrote {sum(t.num_rows for t in tables)} kernel launches of {len(tables)} rows -> {out}")
 
 
-@app.command("plot-sm")
-@exits_on_error
-def plot_sm_cmd(
-    results: list[Path] = typer.Argument(..., help="Result files or folders"),
-    out: Path = typer.Option(Path("plots"), "--out", "-o", help="Folder for the PNGs"),
-    x: str = typer.Option("heads", "--x", help="heads or tp"),
-    all_runs: bool = typer.Option(False, "--all-runs", help="Keep every run's rows (default: newest per point)"),
-):
-    """Write SM-utilisation PNGs: sm_coverage and sm_active_pct per backend, against heads or TP."""
-    from qlabench.analyze.plot_sm import plot_sm
-    from qlabench.store.files import latest_per_point, read_results
-
-    df = read_results(results)
-    if not all_runs:
-        df = latest_per_point(df)
-    for p in plot_sm(df, out, x=x):
-        console.print(f"wrote {p}")
-
-
-@app.command("_ncu-child", hidden=True)
-@exits_on_error
 def ncu_child_cmd(
     point_json: str = typer.Option(..., "--point-json"),
     device: str = typer.Option("cuda", "--device"),
@@ -173,8 +107,4 @@ def ncu_child_cmd(
     from qlabench.measure.probes.ncu import point_from_json
     from qlabench.run.ncu_child import run_child
 
-    try:
-        p = point_from_json(point_json)
-    except (ValueError, TypeError) as e:
-        raise QlabenchError(f"bad --point-json: {e}") from None
-    run_child(p, device)
+    run_child(point_from_json(point_json), device)

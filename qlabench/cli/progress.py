@@ -22,15 +22,23 @@ class RichProgress:
         self._bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                              TimeElapsedColumn(), TimeRemainingColumn(), console=console, transient=False)
         self._task = None
+        self._live = False
 
     def __enter__(self):
-        self._bar.__enter__()
         return self
 
     def __exit__(self, *exc):
-        return self._bar.__exit__(*exc)
+        if self._live:
+            self._live = False
+            return self._bar.__exit__(*exc)
+        return None
 
     def start(self, total: int) -> None:
+        # The bar appears with the first sweep, not before: a sweep refused up front (a bad timer or
+        # device) leaves stdout empty, so its one `error:` line on stderr is all there is.
+        if not self._live:
+            self._bar.__enter__()
+            self._live = True
         self._task = self._bar.add_task("sweep", total=total)
 
     def point_started(self, point) -> None:

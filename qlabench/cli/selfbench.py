@@ -8,13 +8,11 @@ from pathlib import Path
 
 import typer
 
-from qlabench.cli.main import app, console, exits_on_error
+from qlabench.cli.app import console
 
 WHATS = ("precision", "cost", "agreement", "all")
 
 
-@app.command("selfbench")
-@exits_on_error
 def selfbench_cmd(
     what: str = typer.Argument(..., help="precision, cost, agreement or all"),
     suite: str = typer.Option("cpu-precision", "--suite", "-s", help="Suite name or path"),
@@ -48,10 +46,8 @@ def selfbench_cmd(
         raise sb.SelfbenchError(f"unknown selfbench {what!r}: expected one of {', '.join(WHATS)}")
     s = load_suite(suite)
     overrides = sb.parse_timing_overrides(timing or [])
-    try:  # a report rebuilt from fetched runs needs no device here
-        dev = (device or s.device) if report_only else resolve_device(device or s.device)
-    except ValueError as e:
-        raise sb.SelfbenchError(str(e)) from None
+    # a report rebuilt from fetched runs needs no device here
+    dev = (device or s.device) if report_only else resolve_device(device or s.device)
     timers = tuple(timers or sb.default_timers(dev))
     if not report_only:  # a report is rebuilt only from a folder that exists: a typo must not make one
         out.mkdir(parents=True, exist_ok=True)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import pandas as pd
+from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
@@ -17,7 +20,7 @@ def points_table(suite: Suite) -> Table:
         t.add_column(c)
     for i, p in enumerate(suite.points):
         t.add_row(str(i), p.backend, p.mode, p.heads_label, p.layout_label, str(p.total_tokens), f"{p.K}/{p.V}",
-                  p.dtype, p.gate, "yes" if p.initial_state else "no", *((p.cp_label or "-",) if cp else ()))
+                  p.dtype, p.gate_label, "yes" if p.initial_state else "no", *((p.cp_label or "-",) if cp else ()))
     return t
 
 
@@ -41,4 +44,58 @@ def speedup_rich_table(table: pd.DataFrame, baseline: str | None) -> Table:
             else:
                 cells.append(f"{v:.3f}" + (f" ({x:.2f}x)" if x is not None and not pd.isna(x) else ""))
         t.add_row(*cells)
+    return t
+
+
+def print_sweep_summary(console: Console, res, baseline: str | None, out) -> None:
+    """What `run sweep` prints after a sweep: skipped and unrun points, the speedup table, the row counts."""
+    from qlabench.analyze.report import pick_baseline, speedup_table
+
+    if res.resumed:
+        console.print(f"{res.resumed} points already recorded ok in {out}: skipped")
+    if not res.complete:
+        console.print(f"[yellow]time budget reached:[/yellow] {res.not_run} points not run; "
+                      "run again with --resume to continue")
+    if not res.rows:
+        console.print("no points run")
+        return
+    df = pd.DataFrame([r.as_dict() for r in res.rows])
+    base = pick_baseline(df, baseline)
+    console.print(speedup_rich_table(speedup_table(df, base), base))
+    counts = df["status"].value_counts().to_dict()
+    console.print(f"{len(df)} rows ({', '.join(f'{v} {k}' for k, v in counts.items())}) on {res.device} "
+                  f"in {res.wall_s:.1f}s -> {res.path}")
+
+
+_SHORT_DTYPE = {"float64": "fp64", "float32": "fp32", "bfloat16": "bf16", "float16": "fp16"}
+
+
+def backends_table(backends: Iterable) -> Table:
+    """Every backend, available or not, with the reason (or its description)."""
+    t = Table(title="qlabench backends")
+    t.add_column("backend", no_wrap=True)
+    t.add_column("available", no_wrap=True)
+    t.add_column("modes")
+    t.add_column("dtypes")
+    t.add_column("devices")
+    t.add_column("cp")
+    t.add_column("notes", overflow="fold")
+    for b in backends:
+        ok, why = b.available()
+        note = why if not ok else b.description
+        if b.testing:
+            note = "(test backend) " + note
+        t.add_row(b.name, "[green]yes[/green]" if ok else "[red]no[/red]", " ".join(sorted(b.modes)),
+                  " ".join(_SHORT_DTYPE[d] for d in sorted(b.dtypes)), " ".join(sorted(b.devices)),
+                  " ".join(b.cp_modes), escape(note))
+    return t
+
+
+def suites_table(entries: Iterable[tuple[str, int | None, str]]) -> Table:
+    """(name, point count or None when invalid, description or the reason it is invalid) per suite."""
+    t = Table(title="qlabench suites")
+    for c in ("suite", "points", "description"):
+        t.add_column(c)
+    for name, count, text in entries:
+        t.add_row(name, "[red]invalid[/red]" if count is None else str(count), text)
     return t

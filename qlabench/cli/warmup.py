@@ -8,11 +8,9 @@ import typer
 from rich.markup import escape
 from rich.progress import Progress
 
-from qlabench.cli.main import app, console, exits_on_error
+from qlabench.cli.app import console
 
 
-@app.command("warmup")
-@exits_on_error
 def warmup_cmd(
     suite: str = typer.Option("quick-cpu", "--suite", "-s", help="Suite name or path"),
     jobs: int = typer.Option(4, "--jobs", "-j", help="Compile groups warmed at once (processes)"),
@@ -47,15 +45,14 @@ def warmup_cmd(
         raise typer.Exit(1)
 
 
-@app.command("_warm-group", hidden=True)
 def warm_group_cmd(
     suite: str = typer.Option(..., "--suite"),
     indices: str = typer.Option(..., "--indices"),
     device: str = typer.Option(None, "--device"),
 ):
     """Internal: warm the given point indices of a suite in this process."""
-    from qlabench.run.sweep import resolve_device
     from qlabench.core.spec import load_suite
+    from qlabench.run.sweep import resolve_device
     from qlabench.run.warmup import warm_points
 
     s = load_suite(suite)

@@ -1,4 +1,10 @@
-"""Project errors. Library code raises these; only the CLI turns them into a message and an exit code."""
+"""Project errors. Library code raises these; only the CLI turns them into a message and an exit code.
+
+Every error a user can cause (a bad suite, option, point or file) is a `QlabenchError`; the CLI prints
+it as one line, `error: ...`, and exits with code 2 (cli/app.py). Anything else is a bug and keeps its
+traceback. Errors that replace a former bare `ValueError` also subclass `ValueError`, so callers that
+catch `ValueError` keep working.
+"""
 
 from __future__ import annotations
 
@@ -21,5 +27,33 @@ class StoreError(QlabenchError):
     """A results file or folder cannot be read or written."""
 
 
+class SchemaError(StoreError, ValueError):
+    """A file is not a qlabench results file, or its schema is newer than this qlabench."""
+
+
 class BackendError(QlabenchError):
     """A backend name is unknown, or a backend was asked for something it declared it cannot do."""
+
+
+class PointError(QlabenchError, ValueError):
+    """A benchmark point (or a model's head configuration at a TP degree) that cannot exist."""
+
+
+class RowError(QlabenchError, ValueError):
+    """A result row whose fields contradict each other (an ok row without a time, an error without a reason)."""
+
+
+class MeasureError(QlabenchError, ValueError):
+    """Measurements that cannot be summarised: no samples, a non-positive time, unreadable profiler output."""
+
+
+class ConfigError(QlabenchError, ValueError):
+    """Run options that cannot be honoured: they contradict each other, or do not suit this machine."""
+
+
+class DeviceError(ConfigError):
+    """A device is asked for that this machine does not have (e.g. cuda without CUDA)."""
+
+
+class TimerError(ConfigError):
+    """An unknown timer name, or a timer that does not suit the device (graph and events need CUDA)."""

@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from qlabench.core.errors import MeasureError
 from qlabench.core.point import Point
 
 
@@ -180,7 +181,7 @@ def throughput(point: Point, median_ms: float | None, chunk_size: int = DEFAULT_
     if median_ms is None:
         return None, None
     if not math.isfinite(median_ms) or median_ms <= 0:
-        raise ValueError(f"median_ms must be a positive time, got {median_ms!r}")
+        raise MeasureError(f"median_ms must be a positive time, got {median_ms!r}")
     seconds = median_ms * 1e-3
     return flops(point, chunk_size) / seconds / 1e12, bytes_moved(point, chunk_size) / seconds / 1e9
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from qlabench.core.errors import PointError
+
 
 @dataclass(frozen=True)
 class ModelHeads:
@@ -18,11 +20,11 @@ class ModelHeads:
     aliases: tuple[str, ...] = ()
 
     def at_tp(self, tp: int) -> tuple[int, int]:
-        """(h_qk, h_v) on one GPU at this TP degree; ValueError if tp does not divide both."""
+        """(h_qk, h_v) on one GPU at this TP degree; PointError (a ValueError) if tp does not divide both."""
         if tp < 1:
-            raise ValueError(f"tp must be >= 1, got {tp}")
+            raise PointError(f"tp must be >= 1, got {tp}")
         if self.h_qk % tp or self.h_v % tp:
-            raise ValueError(
+            raise PointError(
                 f"tp={tp} does not divide the heads of {self.name} (h_qk={self.h_qk}, h_v={self.h_v})"
             )
         return self.h_qk // tp, self.h_v // tp

@@ -13,6 +13,8 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
+from qlabench.core.errors import PointError
+
 # bwd: the backward kernels alone, as FlashQLA's published table times them (the forward's outputs
 # handed over, nothing else); bwd_train: the backward alone as autograd runs it in a training step
 # (the forward's CP context and cache handed over too). See qlabench/backends/base.py.
@@ -108,7 +110,7 @@ class Point:
             if self.cp_mode not in CP_MODES:
                 problems.append(f"cp_mode {self.cp_mode!r} not in {CP_MODES}")
         if problems:
-            raise ValueError("invalid point: " + "; ".join(problems))
+            raise PointError("invalid point: " + "; ".join(problems))
 
     # -- derived ------------------------------------------------------------------------------
     @property

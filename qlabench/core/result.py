@@ -11,6 +11,8 @@ import enum
 import math
 from dataclasses import dataclass, field, fields
 
+from qlabench.core.errors import RowError
+
 
 class Status(str, enum.Enum):
     OK = "ok"
@@ -141,7 +143,7 @@ class ResultRow:
         try:
             status = Status(self.status)
         except ValueError:
-            raise ValueError(f"unknown status {self.status!r}") from None
+            raise RowError(f"unknown status {self.status!r}") from None
         object.__setattr__(self, "status", status.value)
         object.__setattr__(self, "seqlens", tuple(self.seqlens))
         object.__setattr__(self, "samples_ms", tuple(float(x) for x in self.samples_ms))
@@ -150,11 +152,11 @@ class ResultRow:
             object.__setattr__(self, name, tuple(getattr(self, name) or ()))
         if status is Status.OK:
             if self.median_ms is None or not math.isfinite(self.median_ms):
-                raise ValueError("an ok row needs a finite median_ms")
+                raise RowError("an ok row needs a finite median_ms")
             if self.reason:
-                raise ValueError("an ok row has no reason")
+                raise RowError("an ok row has no reason")
         elif not self.reason:
-            raise ValueError(f"a {status.value} row needs a reason")
+            raise RowError(f"a {status.value} row needs a reason")
 
     @property
     def ok(self) -> bool:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 
+from qlabench.core.errors import MeasureError
 from qlabench.core.kernel_event import KernelEvent
 
 
@@ -45,7 +46,7 @@ def wave_efficiency(blocks: int, num_sms: int) -> float:
 
 def _check_sms(num_sms: int) -> None:
     if num_sms < 1:
-        raise ValueError(f"num_sms must be positive, got {num_sms}")
+        raise MeasureError(f"num_sms must be positive, got {num_sms}")
 
 
 def kernel_breakdown(events: Sequence[KernelEvent], num_sms: int) -> list[dict]:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, fields
 import torch
 import torch.nn.functional as F
 
+from qlabench.core.errors import PointError
 from qlabench.core.point import FLASHQLA_GATE_SCALE, Point, flashqla_zero_heads
 
 TORCH_DTYPES = {
@@ -64,7 +65,7 @@ def _gate(point: Point, shape: tuple[int, int, int], gen: torch.Generator, devic
         # Mamba-style strong decay: -A * softplus(x) with per-head A log-spaced in [1, 16].
         A = torch.logspace(0, math.log10(16), H, device=device)
         return -A * F.softplus(torch.randn(shape, generator=gen, device=device))
-    raise ValueError(f"unknown gate profile {point.gate!r}")
+    raise PointError(f"unknown gate profile {point.gate!r}")
 
 
 def make_inputs(point: Point, device: str | torch.device = "cpu", seqlens: tuple[int, ...] | None = None) -> GDNInputs:

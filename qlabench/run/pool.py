@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from typing import Protocol
 
+from qlabench.core.errors import ConfigError
 from qlabench.core.point import Point
 from qlabench.core.result import ResultRow, Status, make_row
 from qlabench.core.spec import Suite
@@ -261,7 +262,7 @@ class WorkerPool:
 
     def __init__(self, job: WorkerJob, slots: Sequence[Slot]):
         if not slots:
-            raise ValueError("a worker pool needs at least one slot")
+            raise ConfigError("a worker pool needs at least one slot")
         self.job = job
         self.states = [_SlotState(s) for s in slots]
         self._log_dir = tempfile.mkdtemp(prefix="qlabench-workers-")

@@ -19,10 +19,12 @@ from typing import Protocol
 import torch
 
 from qlabench.measure import env as envmod
+from qlabench.measure.timing import resolve_timer
 from qlabench.store import resume as resumemod
 from qlabench.backends import REGISTRY, Backend
 from qlabench.run.executors.local import local_executor
 from qlabench.run.point import MeasureContext
+from qlabench.core.errors import ConfigError, DeviceError
 from qlabench.core.point import Point
 from qlabench.core.result import ResultRow
 from qlabench.core.spec import Suite
@@ -57,10 +59,11 @@ class RunResult:
 
 
 def resolve_device(requested: str | None) -> str:
+    """The device a sweep runs on: `requested`, or cuda when available for None / auto; DeviceError if absent."""
     if requested in (None, "auto"):
         return "cuda" if torch.cuda.is_available() else "cpu"
     if requested.startswith("cuda") and not torch.cuda.is_available():
-        raise ValueError(f"device {requested!r} asked for, but CUDA is not available here")
+        raise DeviceError(f"device {requested!r} asked for, but CUDA is not available here")
     return requested
 
 
@@ -154,17 +157,22 @@ def run_sweep(
         contract of workers.py.
     make_executor: how to build the isolated executor from the sweep's WorkerJob (default: one worker
         per visible GPU, executors.local_executor; with one GPU or on CPU a single worker).
+
+    Before anything starts or is written, the device, the timer (`timer`, else the suite's) and the
+    options are checked once: DeviceError, TimerError or ConfigError (QlabenchErrors) if they cannot be
+    honoured, e.g. an unknown timer name, or graph / events on a CPU device.
     """
     t0 = time.perf_counter()
     device = resolve_device(device or suite.device)
     if make_executor is not None and (registry is not None or isolate is False):
-        raise ValueError("an executor other than the in-process one needs isolation (no custom registry, no --no-isolate)")
+        raise ConfigError("an executor other than the in-process one needs isolation (no custom registry, no --no-isolate)")
     if registry is not None and isolate:
-        raise ValueError("a custom backend registry runs in-process only (isolate=False)")
+        raise ConfigError("a custom backend registry runs in-process only (isolate=False)")
+    timer_name = timer or suite.timing.timer
+    resolve_timer(timer_name, device)  # once, here: a bad name or a CUDA timer on CPU fails before any worker starts
     isolate = registry is None if isolate is None else isolate
     env = envmod.capture(device)
     run_id = run_id or new_run_id()
-    timer_name = timer or suite.timing.timer
     check = suite.check.enabled if check is None else check
 
     points = order_points(suite.points)

@@ -133,7 +133,9 @@ def read_table(path: str | os.PathLike) -> pa.Table:
         raise StoreError(f"{path}: cannot read parquet: {e}") from e
     try:
         return upgrade(table, str(path))
-    except ValueError as e:
+    except StoreError:
+        raise
+    except ValueError as e:  # pyarrow's ArrowInvalid while converting columns
         raise StoreError(str(e)) from e
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from qlabench.core.errors import SchemaError
 from qlabench.core.result import row_fields
 
 SCHEMA_VERSION = 2
@@ -55,14 +56,14 @@ COLUMNS = tuple(name for name, _, _ in row_fields())
 
 
 def upgrade(table: pa.Table, source: str) -> pa.Table:
-    """Bring a table read from disk to the current schema, or raise ValueError saying why not."""
+    """Bring a table read from disk to the current schema, or raise SchemaError saying why not."""
     meta = table.schema.metadata or {}
     raw = meta.get(METADATA_KEY)
     if raw is None:
-        raise ValueError(f"{source}: not a qlabench results file (no {METADATA_KEY.decode()} metadata)")
+        raise SchemaError(f"{source}: not a qlabench results file (no {METADATA_KEY.decode()} metadata)")
     version = int(raw)
     if version > SCHEMA_VERSION:
-        raise ValueError(
+        raise SchemaError(
             f"{source}: schema version {version} is newer than this qlabench understands "
             f"({SCHEMA_VERSION}); upgrade qlabench"
         )

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from qlabench.backends.synthetic import SLOWDOWN_ENV
+from qlabench.core.errors import ConfigError
 from qlabench.core.spec import Suite
 from qlabench.analyze.compare.comparison import Comparison
 from qlabench.workflows.gate import run_gate
@@ -64,6 +65,14 @@ class StudyResult:
 
 
 @contextmanager
+def parse_slowdowns(text: str) -> list[float]:
+    """'1.03,1.05,1.10' -> the injected slowdown factors."""
+    try:
+        return [float(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise ConfigError(f"--slowdowns must be numbers like 1.05, got {text!r}") from None
+
+
 def slowdown(factor: float):
     old = os.environ.get(SLOWDOWN_ENV)
     os.environ[SLOWDOWN_ENV] = repr(factor)

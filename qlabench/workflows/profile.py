@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from qlabench.measure.probes.ncu import NcuProfile, point_to_json, profile_point
+from qlabench.core.errors import ConfigError, PointError
 from qlabench.core.point import Point
 from qlabench.core.kernel_event import KernelEvent
 from qlabench.core.sm_coverage import kernel_breakdown, sm_coverage, sm_coverage_waves
@@ -46,6 +47,51 @@ class PointProfile:
             "ncu_reason": self.ncu_reason, "kernels": self.breakdown(),
             "ncu": self.ncu.as_dict() if self.ncu else None,
         }
+
+
+def parse_heads(text: str) -> tuple[int, int]:
+    """'H_QK/H_V' (or one number for both) -> (h_qk, h_v)."""
+    try:
+        a, _, b = text.partition("/")
+        return int(a), int(b or a)
+    except ValueError:
+        raise PointError(f"--heads takes H_QK/H_V, e.g. 2/8; got {text!r}") from None
+
+
+def parse_seqlens(text: str) -> tuple[int, ...]:
+    """'8192' or '1024,4096' -> the sequence lengths."""
+    try:
+        return tuple(int(s) for s in text.split(",") if s.strip())
+    except ValueError:
+        raise PointError(f"--seqlens takes comma-separated lengths, e.g. 8192 or 1024,4096; got {text!r}") from None
+
+
+def point_to_profile(suite: str | None = None, index: int | None = None, *, backend: str | None = None,
+                     mode: str = "fwd", heads: str = "2/8", seqlens: str = "8192", layout: str | None = None,
+                     batch: int | None = None, dtype: str = "bfloat16", head_dim: int = 128) -> Point:
+    """The point `qlabench profile` names: point `index` of `suite`, or one built from the options.
+
+    Without a layout, differing lengths are varlen (batch 1) and equal ones dense; a dense point with one
+    length and a larger batch repeats that length.
+    """
+    if suite is not None:
+        from qlabench.core.spec import load_suite
+
+        s = load_suite(suite)
+        if index is None or not 0 <= index < len(s.points):
+            raise ConfigError(f"--index must be in 0..{len(s.points) - 1} for suite {s.name!r} "
+                              f"(see `qlabench run sweep --suite {suite} --dry-run`)")
+        return s.points[index]
+    if backend is None:
+        raise ConfigError("give --suite and --index, or at least --backend")
+    h_qk, h_v = parse_heads(heads)
+    lens = parse_seqlens(seqlens)
+    layout = layout or ("varlen" if len(set(lens)) > 1 else "dense")
+    b = 1 if layout == "varlen" else (batch or len(lens))
+    if layout == "dense" and len(lens) == 1 and b > 1:
+        lens = lens * b
+    return Point(backend=backend, mode=mode, layout=layout, batch=b, seqlens=lens, h_qk=h_qk, h_v=h_v,
+                 K=head_dim, V=head_dim, dtype=dtype)
 
 
 def kineto_events(point: Point, device: str) -> tuple[list[KernelEvent], int | None, str | None]:

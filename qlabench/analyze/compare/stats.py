@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from qlabench.core.errors import MeasureError
+
 BOOTSTRAP_SEED = 20240607
 BOOTSTRAP_RESAMPLES = 4000
 
@@ -54,7 +56,7 @@ def pair_stats(base_ms: Sequence[float], head_ms: Sequence[float], alpha: float)
     base = np.asarray(base_ms, dtype=float)
     head = np.asarray(head_ms, dtype=float)
     if base.size == 0 or head.size == 0:
-        raise ValueError("pair_stats needs samples on both sides")
+        raise MeasureError("pair_stats needs samples on both sides")
     bm, hm = float(np.median(base)), float(np.median(head))
     # Each bound is used as a one-sided test at alpha (is it above 1+t? below 1/(1+t)?), as in the
     # two one-sided tests of equivalence testing: the interval is therefore the (1 - 2 alpha) one.

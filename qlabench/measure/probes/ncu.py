@@ -23,6 +23,7 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from qlabench.core.errors import MeasureError, PointError
 from qlabench.core.point import Point
 
 NCU_METRICS = (
@@ -91,7 +92,13 @@ def point_to_json(point: Point) -> str:
 
 
 def point_from_json(text: str) -> Point:
-    return Point(**json.loads(text))
+    """The point `point_to_json` wrote; PointError for text that is not one."""
+    try:
+        return Point(**json.loads(text))
+    except PointError:
+        raise
+    except (ValueError, TypeError) as e:  # not JSON, not an object, or unknown / missing fields
+        raise PointError(f"bad --point-json: {e}") from None
 
 
 def child_command(point: Point, device: str = "cuda") -> list[str]:
@@ -139,7 +146,7 @@ def parse_ncu_csv(text: str) -> list[NcuKernel]:
     col = {name: i for i, name in enumerate(header)}
     for needed in ("ID", "Kernel Name"):
         if needed not in col:
-            raise ValueError(f"ncu CSV has no {needed!r} column")
+            raise MeasureError(f"ncu CSV has no {needed!r} column")
 
     def cell(r, name):
         i = col.get(name)

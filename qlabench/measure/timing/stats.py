@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from qlabench.core.errors import MeasureError
+
 
 @dataclass(frozen=True)
 class Summary:
@@ -27,7 +29,7 @@ class Summary:
 def summarize(samples: Sequence[float]) -> Summary:
     """Order statistics use linear interpolation between samples (numpy's default percentile)."""
     if len(samples) == 0:
-        raise ValueError("no samples to summarize")
+        raise MeasureError("no samples to summarize")
     a = np.asarray(samples, dtype=float)
     q20, q25, q50, q75, q80 = np.percentile(a, [20, 25, 50, 75, 80])
     stdev = float(a.std(ddof=1)) if a.size > 1 else 0.0

@@ -18,7 +18,10 @@
   and a fresh launch continues likewise. A launch that never comes up fails all its points (no retry
   loop on a broken host);
 - honours the sweep's time budget: once `should_stop()` is true it creates the stop file, and the
-  ranks start no further point.
+  ranks start no further point;
+- records the sweep's timer choice: the ranks time every iteration themselves (CUDA events, wall clock
+  on CPU; worker.py), so when the sweep asked for another timer (e.g. graph, or auto on CUDA) an ok row
+  says so in its extra_json (`timer_requested`, `timer_note`; see `with_timer_note`).
 
 No torch at import: the sweep process counts GPUs through executors.local.visible_gpus only when a
 CUDA suite has distributed points.
@@ -42,6 +45,7 @@ from dataclasses import dataclass, field
 from qlabench.core.point import Point
 from qlabench.core.result import ResultRow, Status, make_row
 from qlabench.core.spec import Suite
+from qlabench.measure.timing import resolve_timer
 from qlabench.run.pool import (
     START_TIMEOUT_S,
     WORKER_ENV,
@@ -92,6 +96,24 @@ def gpu_shortage(world_size: int, gpu_ids: Sequence[str]) -> str | None:
         return (f"needs {world_size} GPUs (cp world_size {world_size}); {len(gpu_ids)} visible "
                 f"(CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES', 'unset')})")
     return None
+
+
+def with_timer_note(row: dict, requested: str, device_type: str) -> dict:
+    """A rank-0 row (as a dict), noting in its extra_json when it was not timed by the sweep's timer.
+
+    The CP ranks time each iteration themselves, after a barrier, the slowest rank counting (worker.py):
+    with CUDA events on CUDA, the wall clock on CPU. The sweep's `--timer` / [timing].timer (checked in
+    run_sweep) therefore cannot apply; rows timed otherwise keep `timer` as used and say why here.
+    """
+    used, wanted = row.get("timer"), resolve_timer(requested, device_type)
+    if used is None or used == wanted:
+        return row
+    extra = json.loads(row.get("extra_json") or "{}")
+    extra["timer_requested"] = requested
+    asked = f"timer {requested!r}" + (f" ({wanted} here)" if wanted != requested else "")
+    extra["timer_note"] = (f"{asked} not used: distributed (CP) points are timed by the ranks themselves, "
+                           f"{used} per iteration after a barrier, slowest rank")
+    return {**row, "extra_json": json.dumps(extra, sort_keys=True)}
 
 
 def _pdeathsig() -> None:  # in the child, before exec: SIGKILL torchrun when the sweep process dies
@@ -305,7 +327,7 @@ class CPLauncher:
         elif kind == "row":
             i = int(ev["index"])
             p = la.points[i]
-            row = ResultRow(**ev["row"])
+            row = ResultRow(**with_timer_note(ev["row"], self.job.timer_name, self.device_type))
             la.done.add(i)
             la.current = None
             sink.done(p, row)
@@ -325,4 +347,4 @@ class CPLauncher:
             self._active = None
 
 
-__all__ = ["CPJob", "CPLauncher", "gpu_shortage", "launch_env", "torchrun_command"]
+__all__ = ["CPJob", "CPLauncher", "gpu_shortage", "launch_env", "torchrun_command", "with_timer_note"]

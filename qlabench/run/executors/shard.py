@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from qlabench.core.errors import QlabenchError
+from qlabench.core.errors import ConfigError
 from qlabench.core.flops import flops
 from qlabench.core.point import Point
 
@@ -32,7 +32,7 @@ class Shard:
 
     def __post_init__(self) -> None:
         if self.count < 1 or not 0 <= self.index < self.count:
-            raise QlabenchError(f"shard {self.index}/{self.count}: need 0 <= I < N (I is 0-based)")
+            raise ConfigError(f"shard {self.index}/{self.count}: need 0 <= I < N (I is 0-based)")
 
     def __str__(self) -> str:
         return f"{self.index}/{self.count}"
@@ -42,11 +42,12 @@ def parse_shard(text: str) -> Shard:
     """'I/N' -> Shard(I, N), e.g. '--shard $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT'."""
     i, sep, n = text.partition("/")
     try:
-        if not sep:
-            raise ValueError
-        return Shard(int(i), int(n))
+        index, count = int(i), int(n)
     except ValueError:
-        raise QlabenchError(f"--shard {text!r}: expected I/N with whole numbers, e.g. 0/4") from None
+        index = count = None
+    if not sep or index is None:
+        raise ConfigError(f"--shard {text!r}: expected I/N with whole numbers, e.g. 0/4")
+    return Shard(index, count)
 
 
 def point_cost(p: Point) -> float:
@@ -61,7 +62,7 @@ def _order_key(p: Point) -> str:
 def partition(points: Sequence[Point], count: int) -> list[list[Point]]:
     """All N shares of `points`, each in the points' given order; together complete and disjoint."""
     if count < 1:
-        raise QlabenchError(f"cannot split points into {count} shards")
+        raise ConfigError(f"cannot split points into {count} shards")
     groups: dict[tuple, list[Point]] = {}
     for p in sorted(set(points), key=_order_key):
         groups.setdefault(p.compile_group, []).append(p)

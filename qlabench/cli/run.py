@@ -1,0 +1,65 @@
+"""`qlabench run sweep`: run a suite and write its rows as parquet, then print the speedup summary."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from qlabench.cli.app import console
+
+
+def sweep_cmd(
+    suite: str = typer.Option("quick-cpu", "--suite", "-s", help="Suite name (suites/NAME.toml) or a path"),
+    out: Path = typer.Option(Path("results"), "--out", "-o", help="Results root: writes OUT/<suite>/<run_id>.parquet"),
+    device: str = typer.Option(None, "--device", help="cpu, cuda or cuda:N (default: the suite's, else auto)"),
+    timer: str = typer.Option(None, "--timer", help="wall, events or graph (default: the suite's)"),
+    baseline: str = typer.Option(None, "--baseline", help="Backend the summary's speedups are against"),
+    no_check: bool = typer.Option(False, "--no-check", help="Skip the correctness check (times are then unchecked)"),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print the points and their count; run nothing"),
+    resume: bool = typer.Option(False, "--resume", help="Skip points already recorded ok in OUT for this suite "
+                                "and environment"),
+    max_time: float = typer.Option(None, "--max-time", min=0, help="Start no new point after SECONDS; "
+                                   "continue later with --resume"),
+    no_isolate: bool = typer.Option(False, "--no-isolate", help="Run points in this process (no crash isolation, "
+                                    "no timeouts; for debugging)"),
+    executor: str = typer.Option("local", "--executor", help="local: one worker per visible GPU; ray: a Ray "
+                                 "cluster, one GPU per worker (docs/SCALE-OUT.md)"),
+    ray_address: str = typer.Option(None, "--ray-address", help="Ray cluster to join (default: RAY_ADDRESS, "
+                                    "else a local Ray instance)"),
+    shard: str = typer.Option(None, "--shard", help="Run only share I/N (0-based) of the points, e.g. "
+                              "$SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT; combine with `qlabench merge`"),
+    gpus: int = typer.Option(None, "--gpus", min=1, help="Use at most this many GPUs (local: the first visible "
+                             "ones; ray: workers)"),
+    cache_dir: Path = typer.Option(None, "--cache-dir", help="Kernel compile caches (TileLang, Triton, Inductor); "
+                                   "default $QLABENCH_CACHE_DIR, else ~/.cache/qlabench"),
+    with_ncu: bool = typer.Option(False, "--ncu", help="Also profile every ok GPU point under Nsight Compute "
+                                  "(--clock-control none) for sm_active_pct; slow"),
+):
+    """Run a sweep suite and write its results as parquet (rows are saved as they are measured)."""
+    import dataclasses
+
+    from qlabench.cli.views import points_table, print_sweep_summary
+    from qlabench.core.spec import load_suite
+    from qlabench.measure.caches import use_cache_dir
+    from qlabench.run.executors import executor_factory, parse_shard, shard_points
+
+    use_cache_dir(cache_dir)
+    s = load_suite(suite)
+    if with_ncu:
+        s = dataclasses.replace(s, profile=dataclasses.replace(s.profile, ncu=True))
+    if shard:
+        s = dataclasses.replace(s, points=tuple(shard_points(s.points, parse_shard(shard))))
+    make_executor = executor_factory(executor, ray_address=ray_address, gpus=gpus, isolate=not no_isolate)
+    if dry_run:
+        console.print(points_table(s))
+        console.print(f"{len(s.points)} points in suite {s.name!r} ({s.path})")
+        return
+    from qlabench.cli.progress import RichProgress
+    from qlabench.run.sweep import run_sweep
+
+    with RichProgress(console) as prog:
+        res = run_sweep(s, out, device=device, timer=timer, check=False if no_check else None, progress=prog,
+                        resume=resume, max_time_s=max_time, isolate=False if no_isolate else None,
+                        make_executor=make_executor)
+    print_sweep_summary(console, res, baseline or s.baseline, out)

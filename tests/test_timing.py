@@ -1,0 +1,45 @@
+"""Choosing a timer (qlabench/measure/timing/__init__.py): resolved and checked without torch or a worker."""
+
+from __future__ import annotations
+
+import pytest
+
+from qlabench.core.errors import ConfigError, QlabenchError, TimerError
+from qlabench.measure.timing import TIMER_NAMES, make_timer, resolve_timer
+
+
+@pytest.mark.parametrize("name, device, want", [
+    ("auto", "cpu", "wall"), ("auto", "cuda", "graph"), ("auto", "cuda:1", "graph"), ("wall", "cpu", "wall"),
+    ("wall", "cuda", "wall"), ("events", "cuda", "events"), ("graph", "cuda:0", "graph"),
+])
+def test_resolve_timer(name, device, want):
+    assert resolve_timer(name, device) == want
+
+
+def test_resolve_timer_takes_a_torch_device():
+    torch = pytest.importorskip("torch")
+    assert resolve_timer("auto", torch.device("cpu")) == "wall"
+    assert resolve_timer("graph", torch.device("cuda", 0)) == "graph"
+
+
+@pytest.mark.parametrize("name, device, words", [
+    ("bogus", "cpu", "unknown timer 'bogus'"), ("Graph", "cuda", "unknown timer 'Graph'"),
+    ("graph", "cpu", "needs a CUDA device"), ("events", "cpu", "needs a CUDA device"),
+])
+def test_bad_timers_are_timer_errors(name, device, words):
+    with pytest.raises(TimerError, match=words) as e:
+        resolve_timer(name, device)
+    assert isinstance(e.value, ConfigError) and isinstance(e.value, QlabenchError)
+    assert isinstance(e.value, ValueError)  # callers that caught ValueError keep working
+
+
+def test_every_timer_name_is_known():
+    assert set(TIMER_NAMES) == {"auto", "wall", "events", "graph"}
+
+
+def test_make_timer_refuses_what_resolve_timer_refuses():
+    from qlabench.core.spec import TimingSpec
+
+    with pytest.raises(TimerError, match="needs a CUDA device"):
+        make_timer("graph", "cpu", TimingSpec())
+    assert make_timer("auto", "cpu", TimingSpec()).name == "wall"
