@@ -217,3 +217,4 @@ from qlabench.cli import profile as cli_profile  # noqa: E402,F401
 from qlabench.cli import compare as cli_compare  # noqa: E402,F401
 from qlabench.cli import merge as cli_merge  # noqa: E402,F401
 from qlabench.cli import selfbench as cli_selfbench  # noqa: E402,F401
+from qlabench.cli import report as cli_report  # noqa: E402,F401
