@@ -4,6 +4,7 @@
     run.py        run sweep
     info.py       backends, suites
     plot.py       plot, plot-sm
+    report.py     report (the FlashQLA study page)
     profile.py    profile, kernels, _ncu-child
     compare.py    compare, gate, baseline save, compare-study
     merge.py      merge
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 import sys
 
-from qlabench.cli import compare, info, merge, plot, profile, run, selfbench, warmup
+from qlabench.cli import compare, info, merge, plot, profile, report, run, selfbench, warmup
 from qlabench.cli.app import app, baseline_app, command, err_console, run_app
 
 app.add_typer(run_app, name="run")
@@ -30,6 +31,7 @@ command(app, "backends", info.backends_cmd)
 command(app, "suites", info.suites_cmd)
 command(app, "plot", plot.plot_cmd)
 command(app, "plot-sm", plot.plot_sm_cmd)
+command(app, "report", report.report_cmd)
 command(app, "profile", profile.profile_cmd)
 command(app, "kernels", profile.kernels_cmd)
 command(app, "_ncu-child", profile.ncu_child_cmd, hidden=True)

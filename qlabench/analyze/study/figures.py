@@ -1,0 +1,218 @@
+"""The study's figures as matplotlib Figures (no pyplot, no display: they render anywhere, and
+page.py saves them). Each function returns [(file stem, Figure)], empty when there is nothing to draw.
+Only ok rows are drawn; a missing point is a gap, never a number.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+from qlabench.analyze.study.prepare import PROFILE_GATE_DEFAULTS, fraction_label
+from qlabench.analyze.study.study import Study
+
+BACKEND_COLORS = {"flash_qla": "C0", "flash_qla-nocp": "C1", "flash_qla-forcecp": "C2", "fla": "C3",
+                  "flashinfer": "C4"}
+BACKEND_MARKERS = {"flash_qla": "o", "flash_qla-nocp": "v", "flash_qla-forcecp": "^", "fla": "s", "flashinfer": "D"}
+
+
+def _launched(values) -> np.ndarray:
+    """True where FlashQLA's intra-CP warm-up launched (False or unknown otherwise)."""
+    return np.array([v is not None and not pd.isna(v) and bool(v) for v in values], dtype=bool)
+
+
+def _grid(n: int, ncols: int, w: float, h: float) -> tuple[Figure, list]:
+    ncols = max(1, min(ncols, n))
+    nrows = math.ceil(n / ncols)
+    fig = Figure(figsize=(max(7.0, w * ncols), h * nrows + 0.6))  # + room for the title and legend
+    axes = fig.subplots(nrows, ncols, squeeze=False).flat
+    axes = list(axes)
+    for ax in axes[n:]:
+        ax.set_visible(False)
+    return fig, axes[:n]
+
+
+def _panels(d: pd.DataFrame) -> list[tuple]:
+    """(h_v, h_qk, heads) of a frame, in head-config order."""
+    return sorted({(int(r.h_v), int(r.h_qk), r.heads) for r in d[["h_v", "h_qk", "heads"]].itertuples()})
+
+
+def _layout_axis(ax, groups: list[tuple[str, int]]) -> dict[str, int]:
+    """Categorical x of layouts (label, total tokens) in order; light separators between totals."""
+    pos = {x: i for i, (x, _) in enumerate(groups)}
+    for i in range(1, len(groups)):
+        if groups[i][1] != groups[i - 1][1]:
+            ax.axvline(i - 0.5, color="grey", lw=0.4, alpha=0.5)
+    ax.set_xticks(range(len(groups)), [x for x, _ in groups], rotation=60, ha="right", fontsize=6)
+    ax.set_xlim(-0.5, len(groups) - 0.5)
+    return pos
+
+
+def _segments(ax, pos: dict[str, int], d: pd.DataFrame, y: str, fmt: str, **kw) -> None:
+    """Plot y over the layout axis, a line per run of the same total tokens (never across totals)."""
+    for _, seg in d.groupby("total_tokens", sort=True):
+        ax.plot([pos[x] for x in seg["x_label"]], seg[y], fmt, **kw)
+        kw.pop("label", None)
+
+
+def speedup_figures(study: Study) -> list[tuple[str, Figure]]:
+    """Per mode: flash_qla's speedup over FLA and over FlashInfer, a panel per head config we measured, x =
+    layout in order of total tokens (lines join the layouts of one total). Solid: ours; dashed, hollow:
+    published (all its layouts of that head config)."""
+    d = study.speedups
+    out = []
+    for mode in _mode_order(d["mode"]):
+        grp = d[d["mode"] == mode]
+        panels = _panels(grp[grp["speedup"].notna()])
+        if not panels:
+            continue
+        fig, axes = _grid(len(panels), 3, 5.6, 3.5)
+        for ax, (h_v, h_qk, heads) in zip(axes, panels):
+            sub = grp[(grp["h_v"] == h_v) & (grp["h_qk"] == h_qk)]
+            pos = _layout_axis(ax, list(dict.fromkeys(zip(sub["x_label"], sub["total_tokens"]))))
+            for base, bsub in sub.groupby("baseline", sort=True):
+                color = BACKEND_COLORS.get(base, "C7")
+                _segments(ax, pos, bsub, "speedup", "-o", color=color, markersize=4, label=f"vs {base}")
+                _segments(ax, pos, bsub, "published_speedup", "--o", color=color, mfc="none", markersize=4,
+                          alpha=0.6, label=f"vs {base} (published)")
+            ax.axhline(1.0, color="grey", lw=0.6)
+            vals = pd.concat([sub["speedup"], sub["published_speedup"]]).dropna()
+            if len(vals) and vals.max() / max(vals.min(), 1e-12) > 20:
+                ax.set_yscale("log")
+            config = sub["model_config"].dropna()
+            ax.set_title(heads + (f" · {config.iloc[0]}" if len(config) else ""), fontsize=9)
+            ax.set_ylabel("flash_qla speedup", fontsize=8)
+            ax.grid(True, axis="y", alpha=0.3)
+        _finish(fig, axes, f"{mode}: flash_qla speedup = baseline time / flash_qla time (solid: ours, dashed: "
+                           "published; higher is faster)")
+        out.append((f"speedup_{mode}", fig))
+    return out
+
+
+def _mode_order(modes) -> list[str]:
+    """fwd, bwd, then any other mode by name."""
+    present = set(modes)
+    return [m for m in ("fwd", "bwd") if m in present] + sorted(present - {"fwd", "bwd"})
+
+
+def _finish(fig: Figure, axes, title: str) -> None:
+    """Title on top, one legend (every distinct label of the panels) at the bottom, panels between."""
+    seen = {}
+    for ax in axes:
+        for h, label in zip(*ax.get_legend_handles_labels()):
+            seen.setdefault(label, h)
+    height = fig.get_figheight()
+    bottom = 0.0
+    if seen:
+        fig.legend(list(seen.values()), list(seen), loc="lower center", fontsize=7, ncol=min(4, len(seen)),
+                   bbox_to_anchor=(0.5, 0.0), frameon=False)
+        bottom = (0.25 + 0.2 * math.ceil(len(seen) / 4)) / height
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout(rect=(0, bottom, 1, 1 - 0.35 / height))
+
+
+def published_figure(study: Study) -> list[tuple[str, Figure]]:
+    """Ours against published, every ok value, log-log, a panel per mode; the band is the tolerance."""
+    d = study.comparison[study.comparison["status"] == "ok"]
+    if d.empty:
+        return []
+    modes = sorted(d["mode"].unique())
+    fig, axes = _grid(len(modes), 2, 5.0, 4.6)
+    for ax, mode in zip(axes, modes):
+        sub = d[d["mode"] == mode]
+        for backend, bsub in sub.groupby("backend", sort=True):
+            ax.scatter(bsub["published_ms"], bsub["ours_ms"], s=14, color=BACKEND_COLORS.get(backend, "C7"),
+                       marker=BACKEND_MARKERS.get(backend, "o"), label=f"{backend} ({len(bsub)})")
+        lo = min(sub["published_ms"].min(), sub["ours_ms"].min()) * 0.8
+        hi = max(sub["published_ms"].max(), sub["ours_ms"].max()) * 1.25
+        line = np.array([lo, hi])
+        ax.plot(line, line, color="grey", lw=0.8)
+        t = study.tolerance
+        ax.fill_between(line, line * (1 - t), line * (1 + t), color="grey", alpha=0.15, label=f"±{t:.0%}")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlim(lo, hi)
+        ax.set_ylim(lo, hi)
+        ax.set_xlabel("published ms")
+        ax.set_ylabel("ours ms")
+        ax.set_title(f"{mode}: ours vs published (above the band: ours slower)", fontsize=9)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    return [("published_vs_ours", fig)]
+
+
+def gate_figures(study: Study) -> list[tuple[str, Figure]]:
+    """Time against gate_zero_frac and against gate_scale: a panel per (mode, heads, layout), a line per
+    backend; filled markers where FlashQLA's intra-CP warm-up launched, hollow where it did not."""
+    out = []
+    for axis, frame in (("gate_zero_frac", study.gate_zero_frac), ("gate_scale", study.gate_scale)):
+        if frame.empty:
+            continue
+        keys = list(dict.fromkeys(zip(frame["mode"], frame["heads"], frame["sequences"])))
+        fig, axes = _grid(len(keys), 3, 4.6, 3.5)
+        default = PROFILE_GATE_DEFAULTS["flashqla"][axis]
+        for ax, (mode, heads, seqs) in zip(axes, keys):
+            sub = frame[(frame["mode"] == mode) & (frame["heads"] == heads) & (frame["sequences"] == seqs)]
+            for backend, bsub in sub.groupby("backend", sort=True):
+                bsub = bsub.sort_values("value")
+                color = BACKEND_COLORS.get(backend, "C7")
+                ax.plot(bsub["value"], bsub["median_ms"], "-", color=color, label=backend)
+                cp = _launched(bsub["cp_launched"])
+                xs, ys = bsub["value"].to_numpy(), bsub["median_ms"].to_numpy()
+                ax.plot(xs[cp], ys[cp], BACKEND_MARKERS.get(backend, "o"), color=color)
+                ax.plot(xs[~cp], ys[~cp], BACKEND_MARKERS.get(backend, "o"), color=color, mfc="none")
+            ax.axvline(default, color="grey", lw=0.8, ls=":")
+            if axis == "gate_scale":
+                ax.set_xscale("log", base=2)
+            ax.set_xlabel(f"{axis} (dotted: published {fraction_label(default) if axis == 'gate_scale' else default})",
+                          fontsize=8)
+            ax.set_ylabel("ms")
+            ax.set_title(f"{mode} · {heads} · {seqs}", fontsize=9)
+            ax.grid(True, alpha=0.3)
+        _finish(fig, axes, f"time vs {axis} (filled marker: FlashQLA's intra-CP warm-up launched)")
+        out.append((f"gate_{axis}", fig))
+    return out
+
+
+def regret_figure(study: Study) -> list[tuple[str, Figure]]:
+    """Auto-CP regret of the primary flash-qla stack: a panel per (mode, head config), x = layout in order
+    of total tokens, a colour per gate setting; filled where auto launched intra-CP. Above 1: auto lost."""
+    from qlabench.analyze.study.speedup import x_label
+
+    d = study.regret
+    stack = study.primary.get("flash_qla")
+    if stack is not None and not d.empty:
+        d = d[d["stack"] == stack]
+    if d.empty:
+        return []
+    d = d.assign(x_label=[x_label(k, t, n, False) for k, t, n in zip(d["seqkey"], d["total_tokens"], d["num_seqs"])],
+                 _first=d["seqkey"].map(lambda k: int(k.split("+", 1)[0])))
+    d = d.sort_values(["total_tokens", "num_seqs", "_first"], kind="stable")
+    keys = [(m, h_v, h_qk, heads) for m in _mode_order(d["mode"]) for h_v, h_qk, heads in _panels(d[d["mode"] == m])]
+    gates = list(dict.fromkeys(d["gate_label"]))
+    colors = {g: f"C{i % 10}" for i, g in enumerate(gates)}
+    fig, axes = _grid(len(keys), 3, 5.0, 3.4)
+    for ax, (mode, h_v, h_qk, heads) in zip(axes, keys):
+        sub = d[(d["mode"] == mode) & (d["h_v"] == h_v) & (d["h_qk"] == h_qk)]
+        pos = _layout_axis(ax, list(dict.fromkeys(zip(sub["x_label"], sub["total_tokens"]))))
+        for gate, gsub in sub.groupby("gate_label", sort=False):
+            cp = _launched(gsub["auto_cp"])
+            xs = np.array([pos[x] for x in gsub["x_label"]])
+            ys = gsub["regret"].to_numpy()
+            ax.scatter(xs[cp], ys[cp], color=colors[gate], s=22, label=gate)
+            ax.scatter(xs[~cp], ys[~cp], facecolors="none", edgecolors=colors[gate], s=22,
+                       label=gate if not cp.any() else None)
+        ax.axhline(1.0, color="grey", lw=0.8)
+        ax.set_ylabel("auto / min(nocp, forcecp)", fontsize=8)
+        ax.set_title(f"{mode} · {heads}", fontsize=9)
+        ax.grid(True, axis="y", alpha=0.3)
+    _finish(fig, axes, "auto-CP regret (> 1: the automatic intra-CP decision lost; filled: auto launched intra-CP)")
+    return [("cp_regret", fig)]
+
+
+def all_figures(study: Study) -> list[tuple[str, Figure]]:
+    return speedup_figures(study) + published_figure(study) + gate_figures(study) + regret_figure(study)

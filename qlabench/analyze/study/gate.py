@@ -1,0 +1,37 @@
+"""Time against the gate values: FlashQLA auto / nocp / forcecp and FLA, per head config and length.
+
+FlashQLA's intra-card CP warms each split up from a number of chunks it computes from g at run time;
+heads with g = 0 (no decay) need long warm-ups. The published method zeroes 25% of the value heads at
+gate scale 1/16. These frames hold one axis swept while the other stays at the published default.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from qlabench.analyze.study.prepare import GATE_AXES, PROFILE_GATE_DEFAULTS
+
+GATE_BACKENDS = ("flash_qla", "flash_qla-nocp", "flash_qla-forcecp", "fla")
+COLUMNS = ["mode", "heads", "h_qk", "h_v", "sequences", "seqkey", "total_tokens", "num_seqs", "backend", "stack",
+           "value", "median_ms", "cp_launched"]
+
+
+def gate_sweep(rows: pd.DataFrame, axis: str) -> pd.DataFrame:
+    """ok rows of the flashqla gate profile along `axis` (gate_zero_frac or gate_scale), the other gate axis
+    at its default, kept only for (mode, heads, sequences) panels measured at two or more values.
+
+    `value` is the axis value as run (null in a row read as the profile default).
+    """
+    if axis not in GATE_AXES:
+        raise ValueError(f"axis must be one of {GATE_AXES}, got {axis!r}")
+    other = next(a for a in GATE_AXES if a != axis)
+    default_other = PROFILE_GATE_DEFAULTS["flashqla"][other]
+    d = rows[(rows["status"] == "ok") & rows["backend"].isin(GATE_BACKENDS) & (rows["gate"] == "flashqla")]
+    d = d[(d[f"{other}_eff"] - default_other).abs() < 1e-12]
+    if d.empty:
+        return pd.DataFrame(columns=COLUMNS)
+    d = d.assign(value=d[f"{axis}_eff"].astype(float))
+    n_values = d.groupby(["mode", "heads", "sequences"])["value"].transform("nunique")
+    d = d[n_values >= 2]
+    return d[COLUMNS].sort_values(["mode", "h_v", "h_qk", "total_tokens", "sequences", "backend", "value"],
+                                  kind="stable").reset_index(drop=True)

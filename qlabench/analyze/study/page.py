@@ -1,0 +1,211 @@
+"""The study as one markdown page with its PNGs: what a reader takes in at a glance first, details after.
+
+Nothing here computes a number: everything comes from the Study (study.py) and the figures (figures.py).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from qlabench.analyze.study.figures import all_figures
+from qlabench.analyze.study.published import BACKEND_COLUMNS, PUBLISHED_STACK
+from qlabench.analyze.study.prepare import package_name
+from qlabench.analyze.study.study import Study
+
+PAGE = "report.md"
+MAX_ROWS = 60  # longer tables go into a collapsed <details> block
+
+
+def _fmt(v, fmt: str | None) -> str:
+    if v is None or (isinstance(v, float) and pd.isna(v)):
+        return "-"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if fmt and isinstance(v, (int, float)) and not isinstance(v, bool):
+        return format(v, fmt)
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return str(v).replace("|", "\\|").replace("\n", " ")
+
+
+def md_table(df: pd.DataFrame, formats: dict[str, str] | None = None, columns: list[str] | None = None) -> str:
+    """A markdown table; numbers right-aligned, NaN shown as '-'."""
+    formats = formats or {}
+    cols = [c for c in (columns or list(df.columns)) if c in df.columns]
+    if df.empty or not cols:
+        return "_(none)_\n"
+    numeric = {c: pd.api.types.is_numeric_dtype(df[c]) and not pd.api.types.is_bool_dtype(df[c]) for c in cols}
+    lines = ["| " + " | ".join(str(c) for c in cols) + " |",
+             "|" + "|".join("---:" if numeric[c] else "---" for c in cols) + "|"]
+    for rec in df[cols].to_dict("records"):
+        lines.append("| " + " | ".join(_fmt(rec[c], formats.get(c)) for c in cols) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _collapsible(summary: str, body: str, n_rows: int) -> str:
+    if n_rows <= MAX_ROWS:
+        return body
+    return f"<details><summary>{summary} ({n_rows} rows)</summary>\n\n{body}\n</details>\n"
+
+
+def _ratio_formats(df: pd.DataFrame) -> dict[str, str]:
+    out = {}
+    for c in df.columns:
+        if c.endswith(" ratio") or c.startswith("speedup vs ") or c in ("ratio", "regret", "change"):
+            out[c] = ".2f"
+        elif c.endswith(" ms") or c.endswith(" published") or c.endswith("_ms"):
+            out[c] = ".3f"
+    return out
+
+
+def _n(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def _status_counts(study: Study) -> str:
+    counts = study.rows["status"].value_counts().to_dict() if not study.rows.empty else {}
+    return ", ".join(f"{n} {s}" for s, n in counts.items()) or "none"
+
+
+def _backend_summary(study: Study) -> pd.DataFrame:
+    c = study.comparison
+    recs = []
+    for b in BACKEND_COLUMNS:
+        sub = c[c["backend"] == b]
+        if sub.empty:
+            continue
+        ok = sub[sub["status"] == "ok"]
+        recs.append({"backend": b, "published values": len(sub),
+                     f"within {study.tolerance:.0%}": int(sub["within"].sum()),
+                     "slower": int((~ok["within"].astype(bool) & (ok["ratio"] > 1)).sum()),
+                     "faster": int((~ok["within"].astype(bool) & (ok["ratio"] < 1)).sum()),
+                     "not ok": int((sub["status"].notna() & (sub["status"] != "ok")).sum()),
+                     "not measured": int(sub["status"].isna().sum()),
+                     "median ratio (ok)": ok["ratio"].median() if len(ok) else float("nan"),
+                     "ours from": study.primary.get(b, "-")})
+    return pd.DataFrame(recs)
+
+
+def render(study: Study, figures: dict[str, str]) -> str:
+    """The page's markdown; `figures` maps a figure's stem to its file name beside the page."""
+    s = study.summary
+    tol = f"{study.tolerance:.0%}"
+    pub_stack = ", ".join(f"{package_name(k)} {v}" for k, v in PUBLISHED_STACK.items())
+    out = ["# The FlashQLA study: qlabench against FlashQLA's published H200 table", "",
+           f"Results: {', '.join(f'`{x}`' for x in study.sources) or '(a DataFrame)'}; {len(study.rows)} rows "
+           f"({_status_counts(study)}), newest per point and library version. Published: {s.n_rows} rows "
+           f"measured with {pub_stack} (mean of CUDA-graph replays, packed varlen, 25% zero-gate heads).", "",
+           f"**{s.line}.**", "",
+           md_table(_backend_summary(study), {"median ratio (ok)": ".2f"}),
+           f"_ratio = ours / published; within {tol}: |ratio - 1| <= {study.tolerance:g}. Only ok rows give numbers; "
+           "a row that is skipped, incorrect or errored shows its status and reason._", ""]
+
+    def img(stem: str, alt: str) -> None:
+        if stem in figures:
+            out.extend([f"![{alt}]({figures[stem]})", ""])
+
+    out += ["## Speedup curves", ""]
+    stems = [k for k in figures if k.startswith("speedup_")]
+    if not stems:
+        out += ["_No point has flash_qla and a baseline both ok._", ""]
+    for stem in stems:
+        img(stem, stem.replace("_", " "))
+
+    out += ["## Ours against published", ""]
+    img("published_vs_ours", "ours vs published")
+    out += ["### Values grouped by explanation", "",
+            "Each label is derived from what the rows recorded: the library version against the published "
+            "stack (and whether a re-run on another version met the published value), whether FlashQLA's "
+            "intra-card CP warm-up kernel (`get_warmup_chunks`) launched, what the nocp / forcecp variants "
+            "took on the same point, SM coverage, the timer, gate profile and layout against the published "
+            "method, clock drops, and for a row that is not ok its status and reason.", "",
+            md_table(study.by_explanation()), ""]
+    outside = study.comparison[~study.comparison["within"].astype(bool) & study.comparison["status"].notna()]
+    table = md_table(outside, _ratio_formats(outside) | {"ours_ms": ".3f", "published_ms": ".3f", "ratio": ".2f"},
+                     ["mode", "heads", "sequences", "backend", "ours_ms", "published_ms", "ratio", "status",
+                      "explanation", "factors"])
+    out += [f"### Measured values outside {tol}", "", _collapsible("values outside the tolerance", table, len(outside))]
+    fwd = study.published_wide("fwd")
+    if not fwd.empty:
+        out += ["### Every forward row", "",
+                _collapsible("forward: ours, published, ratio per backend", md_table(fwd, _ratio_formats(fwd)),
+                             len(fwd))]
+
+    out += ["## Backward", "",
+            "Published method: the backward kernels alone (FlashQLA's forward run first); the published split of "
+            "the total into sequences is random, so rows match on (heads, total tokens, sequences).", ""]
+    bwd = study.published_wide("bwd")
+    out += [md_table(bwd, _ratio_formats(bwd)) if not bwd.empty else "_No backward rows in the published table._\n"]
+    for mode, t in study.unpublished_modes().items():
+        out += [f"### Mode `{mode}` (no published counterpart)", "", _collapsible(mode, md_table(t, _ratio_formats(t)),
+                                                                                  len(t))]
+
+    out += ["## Gate values", "",
+            "FlashQLA's intra-card CP warms each split up from a chunk count computed from g at run time; heads "
+            "with g = 0 need long warm-ups. The published method zeroes 25% of the value heads at scale 1/16.", ""]
+    if "gate_gate_zero_frac" not in figures and "gate_gate_scale" not in figures:
+        out += ["_No gate sweep in these results (no point measured at two gate_zero_frac or gate_scale values)._",
+                ""]
+    img("gate_gate_zero_frac", "time vs gate_zero_frac")
+    img("gate_gate_scale", "time vs gate_scale")
+
+    out += ["## Auto-CP regret", "",
+            "regret = auto time / min(nocp time, forcecp time) on the same point: above 1 the automatic intra-CP "
+            "decision lost by that factor.", ""]
+    r = study.regret
+    if r.empty:
+        out += ["_No point has flash_qla, flash_qla-nocp and flash_qla-forcecp all ok._", ""]
+    else:
+        lost = r[r["regret"] > 1.0]
+        worst = r.iloc[0]
+        out += [f"Auto lost on {len(lost)} of {len(r)} points; worst {worst['regret']:.2f} at {worst['mode']} "
+                f"{worst['heads']} {worst['sequences']} ({worst['gate_label']}; {worst['stack']}).", ""]
+        img("cp_regret", "auto-CP regret")
+        cols = ["stack", "mode", "heads", "sequences", "gate_label", "auto_ms", "nocp_ms", "forcecp_ms", "auto_cp",
+                "best", "regret"]
+        out += [_collapsible("regret per point", md_table(r, _ratio_formats(r), cols), len(r))]
+
+    out += ["## Library versions", "", md_table(study.versions), ""]
+    if study.stacks:
+        out += ["## The same points on two library stacks", "",
+                "`change` = newest / oldest stack; `explains` = the newest stack misses the published value and "
+                "another stack meets it (the version explains that gap).", ""]
+        for backend, t in study.stacks.items():
+            n_explained = int((t["explains"] == True).sum())  # noqa: E712 (None: not in the table)
+            n_missed = int(t["explains"].notna().sum())
+            out += [f"### {backend}", "",
+                    f"{_n(len(t), 'point')} on two or more stacks, {n_missed} of them in the published table; the "
+                    f"version explains the gap on {n_explained}.", "", md_table(t, _ratio_formats(t))]
+    out += ["## About the published table", "",
+            "- Source: QwenLM/FlashQLA `benchmark/benchmark_results_H200.txt` (commit 6e5d2ea), shipped as "
+            "`qlabench/analyze/data/flashqla_h200_published.csv`.",
+            "- Its FlashInfer column called FlashInfer with FlashQLA's conventions (log-space g, untransposed "
+            "state): the same kernel and time on wrong inputs. qlabench's flashinfer rows pass its own "
+            "conventions and are checked against the oracle.",
+            "- FlashQLA's speed depends on the gate values through its CP warm-up; every row records its gate "
+            "profile, and the gate section above shows how much.", ""]
+    return "\n".join(out)
+
+
+@dataclass(frozen=True)
+class ReportFiles:
+    page: Path
+    figures: tuple[Path, ...]
+
+
+def write_report(study: Study, out_dir: str | os.PathLike) -> ReportFiles:
+    """Write every figure as PNG and the page (report.md) into out_dir."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = {}
+    for stem, fig in all_figures(study):
+        name = f"{stem}.png"
+        fig.savefig(out_dir / name, dpi=110)
+        written[stem] = name
+    page = out_dir / PAGE
+    page.write_text(render(study, written))
+    return ReportFiles(page=page, figures=tuple(out_dir / n for n in written.values()))

@@ -1,0 +1,200 @@
+"""Result rows made ready for the study: labels, gate values, library stack, CP launch, dominant kernel.
+
+Everything here is read from what each row recorded. A row's *stack* is the version of the library its
+backend runs (flash_qla rows: flash-qla and tilelang; fla rows: fla and triton), so rows of two library
+versions on the same point stay apart, while a re-run on the same versions supersedes the older run.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+import pandas as pd
+
+from qlabench.analyze.compare.kernels import short_name
+from qlabench.analyze.report import heads_label, layout_label
+from qlabench.core.point import WORKLOAD_AXES
+from qlabench.store.keys import key_series, plain_value
+
+# Gate axes the study varies (nullable columns; a file written before them reads them as null).
+GATE_AXES = ("gate_zero_frac", "gate_scale")
+# A point's identity in the study: every workload axis and the gate values (null read as the default).
+STUDY_AXES = tuple(WORKLOAD_AXES) + tuple(a for a in GATE_AXES if a not in WORKLOAD_AXES)
+
+# What a null gate axis means, per gate profile (only the flashqla profile zeroes heads and scales g).
+PROFILE_GATE_DEFAULTS = {"flashqla": {"gate_zero_frac": 0.25, "gate_scale": 1 / 16}}
+
+# FlashQLA's intra-card CP warms each split up from chunks it counts at run time: its
+# `tilelang_get_warmup_chunks_kernel` (forward) / `..._bidi_kernel` (backward) launch only when CP is on.
+CP_KERNEL_MARK = "get_warmup_chunks"
+FLASH_QLA = "flash_qla"
+FLASH_QLA_VARIANTS = {"flash_qla": "auto", "flash_qla-nocp": "nocp", "flash_qla-forcecp": "forcecp"}
+
+# Library of a backend -> version columns naming its stack, main version first.
+LIBRARY_VERSIONS = {
+    "flash_qla": ("flash_qla_version", "tilelang_version"),
+    "fla": ("fla_version", "triton_version"),
+    "flashinfer": ("flashinfer_version",),
+}
+
+
+def library_of(backend: str) -> str:
+    """'flash_qla-nocp' -> 'flash_qla': variants of one library share its stack."""
+    return str(backend).split("-", 1)[0]
+
+
+def version_columns(library: str) -> tuple[str, ...]:
+    return LIBRARY_VERSIONS.get(library, (f"{library}_version",))
+
+
+def package_name(version_column: str) -> str:
+    """'flash_qla_version' -> 'flash-qla'."""
+    return version_column.removesuffix("_version").replace("_", "-")
+
+
+def _text(v) -> str | None:
+    v = plain_value(v)
+    return None if v is None or v == "" else str(v)
+
+
+def stack_label(row) -> str:
+    """'flash-qla 0.1.3 + tilelang 0.1.15': the versions the row's backend ran on ('torch X' for a
+    backend with no library of its own)."""
+    parts = [f"{package_name(c)} {_text(row.get(c))}" for c in version_columns(library_of(row["backend"]))
+             if _text(row.get(c))]
+    if not parts:
+        return f"torch {_text(row.get('torch_version')) or '?'}"
+    return " + ".join(parts)
+
+
+def main_version(row) -> str | None:
+    """The version of the backend's own library ('0.1.3' for flash_qla rows), None when not recorded."""
+    return _text(row.get(version_columns(library_of(row["backend"]))[0]))
+
+
+def version_key(v: str | None) -> tuple:
+    """Sortable form of a version string: '0.1.10' after '0.1.9'; None first."""
+    if not v:
+        return ()
+    return tuple((0, int(x)) if x.isdigit() else (-1, x) for x in re.findall(r"\d+|[a-z]+", str(v).lower()))
+
+
+def _seq(v) -> list:
+    v = plain_value(v)
+    return list(v) if isinstance(v, tuple) else []
+
+
+def cp_launched(row) -> bool | None:
+    """For a FlashQLA row with recorded kernels: whether its intra-card CP warm-up kernel ran."""
+    if library_of(row["backend"]) != FLASH_QLA:
+        return None
+    names = _seq(row.get("kernels"))
+    if not names:
+        return None
+    return any(CP_KERNEL_MARK in str(n) for n in names)
+
+
+def dominant_kernel(row) -> tuple[str | None, float | None]:
+    """The kernel (short name) with the largest share of the call's kernel time, and that share."""
+    names, durs = _seq(row.get("kernels")), _seq(row.get("kernel_dur_us"))
+    if not names or len(durs) != len(names):
+        return None, None
+    total: dict[str, float] = {}
+    for n, d in zip(names, durs):
+        if d is not None and not (isinstance(d, float) and math.isnan(d)):
+            total[short_name(n)] = total.get(short_name(n), 0.0) + float(d)
+    s = sum(total.values())
+    if not total or s <= 0:
+        return None, None
+    name = max(total, key=total.get)
+    return name, total[name] / s
+
+
+def effective_gate(row, axis: str) -> float | None:
+    """The gate axis value a row ran with: its own, else its profile's default (None if unknown)."""
+    v = plain_value(row.get(axis))
+    if v is not None:
+        return float(v)
+    return PROFILE_GATE_DEFAULTS.get(row.get("gate"), {}).get(axis)
+
+
+def gate_label(row) -> str:
+    frac, scale = row.get("gate_zero_frac_eff"), row.get("gate_scale_eff")
+    parts = [str(row.get("gate"))]
+    if frac is not None and not pd.isna(frac):
+        parts.append(f"{frac:.0%} zero-gate heads")
+    if scale is not None and not pd.isna(scale):
+        parts.append(f"scale {fraction_label(scale)}")
+    return ", ".join(parts)
+
+
+def fraction_label(x: float) -> str:
+    """1/16 for 0.0625, else the number."""
+    if x and 0 < x < 1 and abs(1 / x - round(1 / x)) < 1e-9:
+        return f"1/{round(1 / x)}"
+    return f"{x:g}"
+
+
+def sequences_short(seqlens) -> str:
+    """'4x8192' for equal lengths, '28672+4096' otherwise."""
+    lens = [int(s) for s in _seq(seqlens)]
+    if len(lens) > 1 and len(set(lens)) == 1:
+        return f"{len(lens)}x{lens[0]}"
+    return "+".join(map(str, lens))
+
+
+def prepare(df: pd.DataFrame) -> pd.DataFrame:
+    """Every row with the study's derived columns; nothing dropped, nothing deduplicated."""
+    d = df.copy().reset_index(drop=True)
+    for a in GATE_AXES:
+        if a not in d.columns:
+            d[a] = np.nan
+    if d.empty:
+        for c in ("heads", "sequences", "seqkey", "library", "stack", "lib_version", "gate_zero_frac_eff",
+                  "gate_scale_eff", "gate_label", "cp_launched", "dominant_kernel", "dominant_share",
+                  "study_key", "point_key"):
+            d[c] = pd.Series(dtype=object)
+        return d
+    recs = d.to_dict("records")
+    d["heads"] = [heads_label(r) for r in recs]
+    d["sequences"] = [layout_label(r) for r in recs]
+    d["seqkey"] = ["+".join(str(int(s)) for s in _seq(r["seqlens"])) for r in recs]
+    d["library"] = [library_of(r["backend"]) for r in recs]
+    d["stack"] = [stack_label(r) for r in recs]
+    d["lib_version"] = [main_version(r) for r in recs]
+    for a in GATE_AXES:
+        d[f"{a}_eff"] = [effective_gate(r, a) for r in recs]
+    recs = d.to_dict("records")
+    d["gate_label"] = [gate_label(r) for r in recs]
+    d["cp_launched"] = pd.Series([cp_launched(r) for r in recs], dtype=object)
+    dom = [dominant_kernel(r) for r in recs]
+    d["dominant_kernel"] = [n for n, _ in dom]
+    d["dominant_share"] = [s for _, s in dom]
+    # The point without its backend, gate axes as run (null -> the profile default).
+    eff = d.assign(**{a: d[f"{a}_eff"] for a in GATE_AXES})
+    d["study_key"] = key_series(eff, STUDY_AXES)
+    d["point_key"] = d["backend"].astype(str) + " " + d["study_key"]
+    return d
+
+
+def newest_per_point(d: pd.DataFrame) -> pd.DataFrame:
+    """The newest row per (backend, point, stack): a re-run supersedes, another library version does not."""
+    if d.empty:
+        return d
+    return (d.sort_values("timestamp", kind="stable").drop_duplicates(["point_key", "stack"], keep="last")
+            .reset_index(drop=True))
+
+
+def primary_stacks(d: pd.DataFrame) -> dict[str, str]:
+    """Per backend, the stack whose rows are 'ours': the newest version of the backend's library."""
+    out = {}
+    for backend, grp in d.groupby("backend", sort=True):
+        best = max(grp.to_dict("records"), key=lambda r: (version_key(r["lib_version"]), str(r["timestamp"])))
+        out[str(backend)] = best["stack"]
+    return out
+
+
+def is_primary(d: pd.DataFrame, stacks: dict[str, str]) -> pd.Series:
+    return pd.Series([stacks.get(b) == s for b, s in zip(d["backend"], d["stack"])], index=d.index, dtype=bool)

@@ -1,0 +1,253 @@
+"""The FlashQLA study computed from result rows: every table and frame the report shows, no rendering.
+
+    study = build_study(read_results(paths), load_published())
+    study.summary.line        # "N of 203 rows within 10% of the published value; ..."
+    study.comparison          # one row per published value: ours, published, ratio, explanation
+
+"Ours" for each backend is its newest library version present (rows of older stacks are kept for the
+version comparison, and stand in where the newest stack did not measure a point). Only ok rows give
+numbers; any other row shows its status and reason.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from qlabench.analyze.study.explain import WITHIN, explain_all, within
+from qlabench.analyze.study.gate import gate_sweep
+from qlabench.analyze.study.prepare import (FLASH_QLA_VARIANTS, is_primary, newest_per_point, prepare,
+                                            primary_stacks, version_key)
+from qlabench.analyze.study.published import BACKEND_COLUMNS, candidates, load_published, published_long
+from qlabench.analyze.study.regret import regret_table
+from qlabench.analyze.study.speedup import speedup_curves
+from qlabench.analyze.study.versions import stack_comparison, versions_table
+
+DEFAULT_TOLERANCE = 0.10
+# Our row's columns carried into the comparison (the published side keeps its own labels).
+OUR_COLUMNS = ["status", "reason", "ours_ms", "ratio", "stack", "library", "lib_version", "our_sequences", "layout",
+               "timer", "gate_label", "method_diffs", "cp_launched", "sm_coverage", "dominant_kernel",
+               "dominant_share", "rel_noise", "clock_drop", "clock_drop_reason", "run_id", "study_key"]
+_PUB_COLUMNS = ["pub_id", "backend", "mode", "model_config", "heads", "sequences", "h_qk", "h_v", "num_seqs",
+                "total_tokens", "by_totals", "published_ms"]
+
+
+@dataclass(frozen=True)
+class Summary:
+    n_rows: int  # published rows
+    n_rows_within: int  # rows whose every published value we met within the tolerance
+    per_backend: dict[str, tuple[int, int]]  # backend -> (values within, published values)
+    explained: tuple[tuple[str, int], ...]  # explanation -> values outside the tolerance, most first
+    tolerance: float
+
+    @property
+    def n_outside(self) -> int:
+        return sum(n for _, n in self.explained)
+
+    @property
+    def line(self) -> str:
+        per = ", ".join(f"{b} {w}/{n}" for b, (w, n) in self.per_backend.items())
+        head = (f"{self.n_rows_within} of {self.n_rows} rows within {self.tolerance:.0%} of the published value "
+                f"(every column; {per})")
+        if not self.explained:
+            return head
+        top = "; ".join(f"{label} ({n})" for label, n in self.explained[:6])
+        more = f"; {len(self.explained) - 6} more" if len(self.explained) > 6 else ""
+        return f"{head}; the other {self.n_outside} values explained by: {top}{more}"
+
+
+@dataclass(frozen=True)
+class Study:
+    rows: pd.DataFrame  # every row, prepared (study labels), newest per (backend, point, stack)
+    published: pd.DataFrame
+    primary: dict[str, str]  # backend -> the stack whose rows are "ours"
+    comparison: pd.DataFrame  # one row per published value: ours vs published, explanation, factors
+    comparison_all: pd.DataFrame  # every stack's row matched to a published value
+    speedups: pd.DataFrame
+    regret: pd.DataFrame
+    gate_zero_frac: pd.DataFrame
+    gate_scale: pd.DataFrame
+    versions: pd.DataFrame
+    stacks: dict[str, pd.DataFrame]  # backend -> its points on two or more stacks
+    summary: Summary
+    tolerance: float = DEFAULT_TOLERANCE
+    sources: tuple[str, ...] = field(default=())
+
+    @property
+    def primary_rows(self) -> pd.DataFrame:
+        return self.rows[is_primary(self.rows, self.primary)] if not self.rows.empty else self.rows
+
+    def by_explanation(self) -> pd.DataFrame:
+        return explanation_groups(self.comparison)
+
+    def published_wide(self, mode: str) -> pd.DataFrame:
+        return published_wide(self.comparison, mode)
+
+    def unpublished_modes(self) -> dict[str, pd.DataFrame]:
+        return mode_tables(self.primary_rows, exclude=set(self.published["mode"]))
+
+
+def build_study(results: pd.DataFrame, published: pd.DataFrame | None = None,
+                tolerance: float = DEFAULT_TOLERANCE, sources: Iterable[str] = ()) -> Study:
+    """Every table of the study from result rows (a read_results DataFrame) and the published table."""
+    pub = load_published() if published is None else published
+    rows = newest_per_point(prepare(results))
+    primary = primary_stacks(rows) if not rows.empty else {}
+    comparison, comparison_all = compare_published(rows, pub, primary, tolerance)
+    primary_rows = rows[is_primary(rows, primary)] if not rows.empty else rows
+    return Study(
+        rows=rows, published=pub, primary=primary, comparison=comparison, comparison_all=comparison_all,
+        speedups=speedup_curves(primary_rows, pub), regret=regret_table(rows),
+        gate_zero_frac=gate_sweep(primary_rows, "gate_zero_frac"), gate_scale=gate_sweep(primary_rows, "gate_scale"),
+        versions=versions_table(rows), stacks=stack_comparison(rows, comparison_all, tolerance),
+        summary=summarise(comparison, len(pub), tolerance), tolerance=tolerance, sources=tuple(map(str, sources)))
+
+
+def study_from_paths(paths: Iterable[str | os.PathLike], published: str | os.PathLike | None = None,
+                     tolerance: float = DEFAULT_TOLERANCE) -> Study:
+    """read_results(paths) and the published table (default: the packaged copy), into a Study."""
+    from qlabench.store.files import read_results
+
+    paths = list(paths)
+    return build_study(read_results(paths), load_published(published), tolerance, sources=paths)
+
+
+def compare_published(rows: pd.DataFrame, pub: pd.DataFrame, primary: dict[str, str],
+                      tolerance: float) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(comparison, comparison_all): our row for every published value, and every stack's row.
+
+    Per (published value, stack) the row closest to the published method wins (fewest method
+    differences), then the newest. Per published value the primary stack's row wins, else the newest
+    other stack's; a value nobody measured stays, with status null ("not measured").
+    """
+    base = published_long(pub)[_PUB_COLUMNS]
+    cand = candidates(rows, pub) if not rows.empty else pd.DataFrame()
+    if cand.empty:
+        all_stacks = pd.DataFrame(columns=_PUB_COLUMNS + OUR_COLUMNS + ["primary"])
+    else:
+        cand = cand.assign(ours_ms=cand["median_ms"].where(cand["status"] == "ok").astype(float),
+                           our_sequences=cand["sequences"], _ts=cand["timestamp"].astype(str))
+        cand["ratio"] = cand["ours_ms"] / cand["published_ms"]
+        cand = cand.sort_values(["n_diffs", "_ts"], ascending=[True, False], kind="stable")
+        all_stacks = cand.drop_duplicates(["pub_id", "backend", "stack"], keep="first")
+        all_stacks = all_stacks[["pub_id", "backend"] + OUR_COLUMNS].merge(base, on=["pub_id", "backend"])
+        all_stacks["primary"] = [primary.get(b) == s for b, s in zip(all_stacks["backend"], all_stacks["stack"])]
+        all_stacks = all_stacks[_PUB_COLUMNS + OUR_COLUMNS + ["primary"]].reset_index(drop=True)
+    if all_stacks.empty:
+        chosen = all_stacks
+    else:
+        order = all_stacks.assign(_v=all_stacks["lib_version"].map(version_key))
+        order = order.sort_values(["primary", "_v"], ascending=[False, False], kind="stable")
+        chosen = order.drop_duplicates(["pub_id", "backend"], keep="first").drop(columns="_v")
+    comparison = base.merge(chosen[["pub_id", "backend"] + OUR_COLUMNS], on=["pub_id", "backend"], how="left")
+    comparison["within"] = [within(r, tolerance) for r in comparison["ratio"]]
+    comparison = explain_all(comparison, all_stacks, rows, tolerance)
+    order = {b: i for i, b in enumerate(BACKEND_COLUMNS)}
+    comparison = comparison.sort_values(["pub_id", "backend"], key=lambda s: s.map(order) if s.name == "backend"
+                                        else s, kind="stable").reset_index(drop=True)
+    return comparison, all_stacks
+
+
+def summarise(comparison: pd.DataFrame, n_rows: int, tolerance: float) -> Summary:
+    per = {}
+    for b in BACKEND_COLUMNS:
+        sub = comparison[comparison["backend"] == b]
+        if len(sub):
+            per[b] = (int(sub["within"].sum()), len(sub))
+    n_within = int(comparison.groupby("pub_id")["within"].all().sum()) if len(comparison) else 0
+    outside = comparison.loc[~comparison["within"].astype(bool), "explanation"]
+    explained = tuple((str(k), int(v)) for k, v in outside.value_counts(sort=True).items())
+    return Summary(n_rows=n_rows, n_rows_within=n_within, per_backend=per, explained=explained, tolerance=tolerance)
+
+
+def explanation_groups(comparison: pd.DataFrame) -> pd.DataFrame:
+    """Values grouped by explanation: count, backends, modes and a few example points; within-tolerance last."""
+    if comparison.empty:
+        return pd.DataFrame(columns=["explanation", "values", "backends", "modes", "examples"])
+    d = comparison.assign(_point=comparison["heads"] + " " + comparison["sequences"])
+    g = d.groupby("explanation", sort=False).agg(
+        values=("backend", "size"), backends=("backend", lambda s: ", ".join(sorted(set(s)))),
+        modes=("mode", lambda s: ", ".join(sorted(set(s)))),
+        examples=("_point", lambda s: ", ".join(list(dict.fromkeys(s))[:3]) + (" …" if s.nunique() > 3 else "")))
+    g = g.reset_index()
+    g["_within"] = g["explanation"].str.startswith(WITHIN)
+    return (g.sort_values(["_within", "values"], ascending=[True, False], kind="stable").drop(columns="_within")
+            .reset_index(drop=True))
+
+
+def published_wide(comparison: pd.DataFrame, mode: str) -> pd.DataFrame:
+    """One row per published row of `mode`: per backend our value (ms, or the status), published ms and
+    ratio; and flash_qla's speedup over each other backend, ours (ok rows only) and published."""
+    d = comparison[comparison["mode"] == mode]
+    if d.empty:
+        return pd.DataFrame()
+    out = []
+    for pub_id, grp in d.groupby("pub_id", sort=True):
+        first = grp.iloc[0]
+        rec = {"model_config": first["model_config"], "heads": first["heads"], "sequences": first["sequences"]}
+        by = {r["backend"]: r for r in grp.to_dict("records")}
+        if first["by_totals"]:
+            ours_seqs = by.get("flash_qla", by.get("fla", {})).get("our_sequences")
+            rec["our sequences"] = ours_seqs if isinstance(ours_seqs, str) else "-"
+        for b in BACKEND_COLUMNS:
+            r = by.get(b)
+            if r is None:
+                continue
+            rec[f"{b} ms"] = _cell(r)
+            rec[f"{b} published"] = r["published_ms"]
+            rec[f"{b} ratio"] = r["ratio"]
+        fq = by.get("flash_qla")
+        for b in BACKEND_COLUMNS:
+            if b == "flash_qla" or b not in by or fq is None:
+                continue
+            r = by[b]
+            rec[f"speedup vs {b}"] = r["ours_ms"] / fq["ours_ms"] if _ok(r) and _ok(fq) else np.nan
+            rec[f"speedup vs {b} (published)"] = r["published_ms"] / fq["published_ms"]
+        out.append(rec)
+    return pd.DataFrame(out)
+
+
+def _ok(r) -> bool:
+    return r.get("status") == "ok" and not pd.isna(r.get("ours_ms"))
+
+
+def _cell(r):
+    """Our value as a number when ok, else the status ('not measured' when no row)."""
+    status = r.get("status")
+    if status is None or (isinstance(status, float) and pd.isna(status)):
+        return "not measured"
+    return float(r["ours_ms"]) if status == "ok" else str(status)
+
+
+def mode_tables(rows: pd.DataFrame, exclude: set[str]) -> dict[str, pd.DataFrame]:
+    """Modes with no published counterpart (e.g. fwd_bwd): per point, each backend's ms (or status) and
+    flash_qla's speedup over the others, ok rows only."""
+    out = {}
+    d = rows[~rows["mode"].isin(exclude)] if not rows.empty else rows
+    for mode, grp in d.groupby("mode", sort=True):
+        backends = [b for b in list(BACKEND_COLUMNS) + list(FLASH_QLA_VARIANTS) if b in set(grp["backend"])]
+        backends = list(dict.fromkeys(backends))
+        recs = []
+        for _, pt in grp.groupby("study_key", sort=False):
+            first = pt.iloc[0]
+            by = {r["backend"]: r for r in pt.to_dict("records")}
+            rec = {"heads": first["heads"], "sequences": first["sequences"], "gate": first["gate_label"],
+                   "_order": (first["h_v"], first["h_qk"], first["total_tokens"])}
+            for b in backends:
+                r = by.get(b)
+                rec[f"{b} ms"] = "-" if r is None else (float(r["median_ms"]) if r["status"] == "ok" else r["status"])
+            fq = by.get("flash_qla")
+            for b in backends:
+                r = by.get(b)
+                if b != "flash_qla" and b in BACKEND_COLUMNS and r is not None and fq is not None:
+                    both = r["status"] == "ok" and fq["status"] == "ok"
+                    rec[f"speedup vs {b}"] = float(r["median_ms"]) / float(fq["median_ms"]) if both else np.nan
+            recs.append(rec)
+        if recs:
+            t = pd.DataFrame(recs).sort_values("_order", kind="stable").drop(columns="_order").reset_index(drop=True)
+            out[str(mode)] = t
+    return out

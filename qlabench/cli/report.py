@@ -1,0 +1,26 @@
+"""CLI for the FlashQLA study: `qlabench report RESULTS... [--published FILE] [--out DIR]`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from qlabench.cli.app import console
+
+
+def report_cmd(
+    results: list[Path] = typer.Argument(..., help="Result files or folders (e.g. results/h200-study)"),
+    published: Path = typer.Option(None, "--published", help="Published table CSV (default: the packaged "
+                                   "FlashQLA H200 table)"),
+    out: Path = typer.Option(Path("report"), "--out", "-o", help="Folder for the page (report.md) and its PNGs"),
+    tolerance: float = typer.Option(0.10, "--tolerance", min=0, help="Relative gap that still counts as "
+                                    "reproducing a published value"),
+):
+    """The FlashQLA study in one page: our results against FlashQLA's published H200 table."""
+    from qlabench.analyze.study import study_from_paths, write_report
+
+    study = study_from_paths(results, published, tolerance)
+    files = write_report(study, out)
+    console.print(study.summary.line, highlight=False, soft_wrap=True)
+    console.print(f"wrote {files.page} and {len(files.figures)} figures", highlight=False)

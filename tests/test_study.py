@@ -1,0 +1,309 @@
+"""The FlashQLA study (qlabench/analyze/study): matching ours to the published table, the within-10%
+count, explanations, auto-CP regret, the page and its PNGs, and `qlabench report`.
+
+The rows come from tests/study_rows.py: published times scaled by known factors.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+import study_rows
+from study_rows import FQ_CP, FQ_NOCP, published_ms, row
+from qlabench.analyze.study import build_study, load_published, study_from_paths, write_report
+from qlabench.analyze.study.explain import explain_value
+from qlabench.analyze.study.published import published_path
+from qlabench.cli import app
+from qlabench.core.errors import QlabenchError
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def frame(pairs) -> pd.DataFrame:
+    df = pd.DataFrame([r.as_dict() for r, _ in pairs])
+    for axis in ("gate_zero_frac", "gate_scale"):
+        df[axis] = pd.Series([g[axis] for _, g in pairs], dtype="float64")
+    return df
+
+
+@pytest.fixture(scope="module")
+def study():
+    return build_study(study_rows.study_frame())
+
+
+def value(study, pub_id: int, backend: str) -> dict:
+    c = study.comparison
+    sub = c[(c["pub_id"] == pub_id) & (c["backend"] == backend)]
+    assert len(sub) == 1
+    return sub.iloc[0].to_dict()
+
+
+# -- the published table ------------------------------------------------------------------------------
+def test_the_packaged_table_is_the_reference_one():
+    pub = load_published()
+    assert len(pub) == 203
+    assert (pub["mode"] == "fwd").sum() == 171 and (pub["mode"] == "bwd").sum() == 32
+    assert pub.loc[pub["mode"] == "bwd", "by_totals"].all() and not pub.loc[pub["mode"] == "fwd", "by_totals"].any()
+    assert pub["flashinfer_ms"].notna().sum() == 171
+    reference = ROOT.parent / "shared" / "reference" / "flashqla_h200_published.csv"
+    if reference.is_file():
+        assert published_path().read_bytes() == reference.read_bytes()
+
+
+def test_a_missing_or_malformed_table_is_a_clear_error(tmp_path):
+    with pytest.raises(QlabenchError, match="no such published table"):
+        load_published(tmp_path / "nope.csv")
+    bad = tmp_path / "bad.csv"
+    bad.write_text("mode,h_qk\nfwd,2\n")
+    with pytest.raises(QlabenchError, match="missing columns"):
+        load_published(bad)
+
+
+# -- matching ------------------------------------------------------------------------------------------
+def test_forward_rows_match_on_their_lengths_and_the_newest_stack_is_ours(study):
+    v = value(study, 0, "flash_qla")  # h2/8 32768: 0.1.3 at 1.23x, 0.1.2 at 1.01x
+    assert v["stack"].startswith("flash-qla 0.1.3")
+    assert v["ours_ms"] == pytest.approx(published_ms("fwd", 2, 8, "flash_qla_ms", (32768,)) * 1.23)
+    assert v["ratio"] == pytest.approx(1.23) and not v["within"]
+    assert value(study, 7, "flash_qla")["sequences"] == "2x16384"
+    assert study.primary["flash_qla"].startswith("flash-qla 0.1.3") and study.primary["fla"].startswith("fla 0.6.0")
+    # Every published value has one comparison row, measured or not.
+    assert len(study.comparison) == 171 * 3 + 32 * 2
+    assert value(study, 1, "flash_qla")["explanation"] == "not measured"
+
+
+def test_backward_rows_match_on_heads_total_and_count(study):
+    pub = study.published
+    pid = int(pub[(pub["mode"] == "bwd") & (pub["h_qk"] == 2) & (pub["total_tokens"] == 8192)
+                  & (pub["num_seqs"] == 2)]["pub_id"].iloc[0])
+    v = value(study, pid, "flash_qla")
+    assert v["our_sequences"] == "3000+5192" and v["ratio"] == pytest.approx(1.3)
+    assert value(study, pid, "fla")["ratio"] == pytest.approx(0.95)
+    assert "flashinfer" not in set(study.comparison.loc[study.comparison["pub_id"] == pid, "backend"])
+    bwd = study.published_wide("bwd")
+    assert len(bwd) == 32 and "flashinfer ms" not in bwd.columns
+
+
+def test_a_packed_varlen_row_beats_a_dense_one_of_the_same_lengths():
+    fq = published_ms("fwd", 2, 8, "flash_qla_ms", (8192,))
+    pairs = [row("flash_qla", "fwd", (8192,), 2, 8, fq * 2, layout="dense", kernels=FQ_NOCP,
+                 timestamp="2026-12-02T00:00:00+00:00"),
+             row("flash_qla", "fwd", (8192,), 2, 8, fq, kernels=FQ_NOCP)]
+    s = build_study(frame(pairs))
+    v = value(s, 2, "flash_qla")
+    assert v["layout"] == "varlen" and v["ratio"] == pytest.approx(1.0)
+    s = build_study(frame(pairs[:1]))  # dense only: matched, and the layout named as a difference
+    v = value(s, 2, "flash_qla")
+    assert v["layout"] == "dense" and "dense layout" in v["explanation"]
+
+
+# -- counts and explanations ---------------------------------------------------------------------------
+def test_within_ten_percent_counts(study):
+    s = study.summary
+    assert s.per_backend == {"flash_qla": (4, 203), "fla": (5, 203), "flashinfer": (4, 171)}
+    assert s.n_rows == 203 and s.n_rows_within == 1  # only the bwd h2/4 8192/1 row meets every column
+    assert s.line.startswith("1 of 203 rows within 10% of the published value")
+    assert "explained by" in s.line and s.n_outside == 577 - 13
+    wider = build_study(study_rows.study_frame(), tolerance=0.25).summary
+    assert wider.per_backend["flash_qla"] == (6, 203)  # the two 1.23x values join
+
+
+def test_explanations_name_the_version_and_whether_intra_cp_launched(study):
+    e = value(study, 0, "flash_qla")  # 0.1.2 re-run within 10%, CP on
+    assert e["explanation"] == ("slower: flash-qla 0.1.3 (published 0.1.2; 0.1.2 re-run within 10%) · "
+                                "intra-CP on")
+    assert "intra-CP warm-up kernel launched" in e["factors"] and "nocp 0.960 ms" in e["factors"]
+    e = value(study, 7, "flash_qla")  # no re-run on 0.1.2
+    assert e["explanation"] == "slower: flash-qla 0.1.3 (published 0.1.2) · intra-CP on"
+    assert "dominant kernel tilelang_fused_chunk_gdr_fwd_kernel_kernel (72%)" in e["factors"]
+    assert value(study, 57, "fla")["explanation"] == "slower: fla 0.6.0 (published 0.5.1; 0.5.1 re-run within 10%)"
+
+
+def test_an_explanation_says_when_intra_cp_did_not_launch():
+    fq = published_ms("fwd", 16, 64, "flash_qla_ms", (32768,))
+    pairs = [row("flash_qla", "fwd", (32768,), 16, 64, fq * 1.3, kernels=FQ_NOCP, sm_coverage=0.3),
+             row("flash_qla-nocp", "fwd", (32768,), 16, 64, fq * 1.3, kernels=FQ_NOCP),
+             row("flash_qla-forcecp", "fwd", (32768,), 16, 64, fq * 1.02, kernels=FQ_CP)]
+    s = build_study(frame(pairs))
+    e = value(s, 57, "flash_qla")
+    assert e["explanation"] == ("slower: flash-qla 0.1.3 (published 0.1.2) · intra-CP off · forcecp within 10% · "
+                                "low SM coverage")
+    assert "no intra-CP warm-up kernel" in e["factors"] and "SM coverage 30%" in e["factors"]
+    # Kernels not recorded: CP is unknown, and the label does not guess.
+    s = build_study(frame([row("flash_qla", "fwd", (32768,), 16, 64, fq * 1.3)]))
+    e = value(s, 57, "flash_qla")
+    assert "intra-CP" not in e["explanation"] and "intra-CP unknown" in e["factors"]
+
+
+def test_a_version_that_does_not_explain_the_gap_is_not_named():
+    v = {"status": "ok", "backend": "flash_qla", "library": "flash_qla", "lib_version": "0.1.3",
+         "stack": "flash-qla 0.1.3", "ours_ms": 1.3, "published_ms": 1.0, "ratio": 1.3, "cp_launched": True,
+         "gate_label": "flashqla", "timer": "graph"}
+    other = {"lib_version": "0.1.2", "stack": "flash-qla 0.1.2", "ours_ms": 1.25, "ratio": 1.25}
+    e = explain_value(v, 0.10, others=[other])
+    assert e.label == "slower: intra-CP on"
+    assert any("not the version alone" in f for f in e.factors)
+    e = explain_value({**v, "timer": "events"}, 0.10)
+    assert "timer events (published: CUDA graph)" in e.label
+
+
+def test_non_ok_rows_carry_status_and_reason_and_never_a_number(study):
+    v = value(study, 2, "flashinfer")  # skipped
+    assert v["status"] == "skipped" and pd.isna(v["ours_ms"]) and pd.isna(v["ratio"]) and not v["within"]
+    assert v["explanation"].startswith("skipped: flashinfer unavailable")
+    assert "gdn_prefill_sm90 not built (JIT takes ~12 min)" in v["factors"]
+    assert value(study, 57, "flashinfer")["explanation"] == "incorrect: o rel err # > #"
+    assert value(study, 38, "fla")["explanation"].startswith("error: timed out")
+    fwd = study.published_wide("fwd").set_index("sequences")
+    h28 = study.published_wide("fwd")
+    r = h28[(h28["heads"] == "h2/8") & (h28["sequences"] == "8192")].iloc[0]
+    assert r["flashinfer ms"] == "skipped" and pd.isna(r["flashinfer ratio"]) and pd.isna(r["speedup vs flashinfer"])
+    assert len(fwd) == 171
+    sp = study.speedups
+    pt = sp[(sp["match_key"] == "fwd|2/8|8192") & (sp["baseline"] == "flashinfer")].iloc[0]
+    assert pd.isna(pt["speedup"]) and pt["published_speedup"] == pytest.approx(0.417 / 0.119)
+
+
+def test_explanation_groups(study):
+    g = study.by_explanation()
+    assert g.iloc[0]["explanation"] == "not measured"
+    assert g.iloc[-1]["explanation"] == "within 10%" and g.iloc[-1]["values"] == 13
+    assert g["values"].sum() == len(study.comparison)
+
+
+# -- regret, gates, versions -----------------------------------------------------------------------------
+def test_regret_is_auto_over_the_better_fixed_choice(study):
+    r = study.regret
+    lost = r.iloc[0]
+    assert lost["heads"] == "h8/32" and lost["best"] == "nocp" and lost["auto_cp"] is True
+    assert lost["regret"] == pytest.approx(1.41 / 1.31)
+    h16 = r[r["heads"] == "h16/64"].iloc[0]
+    assert h16["regret"] == pytest.approx(1.0) and h16["auto_cp"] is False and h16["best"] == "nocp"
+    # Points without all three variants ok (the gate-scale sweep has no forcecp) are left out.
+    assert set(r["gate_scale_eff"]) == {1 / 16}
+    assert (r["regret"] >= 1.0 - 1e-12).all()
+
+
+def test_regret_ignores_rows_that_are_not_ok():
+    fq = published_ms("fwd", 2, 8, "flash_qla_ms", (32768,))
+    pairs = [row("flash_qla", "fwd", (32768,), 2, 8, fq, kernels=FQ_CP),
+             row("flash_qla-nocp", "fwd", (32768,), 2, 8, status="error", reason="crashed"),
+             row("flash_qla-forcecp", "fwd", (32768,), 2, 8, fq, kernels=FQ_CP)]
+    assert build_study(frame(pairs)).regret.empty
+
+
+def test_gate_sweeps(study):
+    z = study.gate_zero_frac
+    assert set(z.loc[z["backend"] == "flash_qla", "value"]) == {0.0, 0.25, 0.5}
+    assert set(z["backend"]) == {"flash_qla", "flash_qla-nocp", "flash_qla-forcecp", "fla"}
+    s = study.gate_scale
+    assert set(s.loc[s["backend"] == "flash_qla", "value"]) == {1 / 16, 0.25, 1.0}
+
+
+def test_two_stacks_are_compared_point_by_point(study):
+    fq = study.stacks["flash_qla"]
+    assert len(fq) == 2 and fq["explains"].all()
+    assert list(fq.columns[4:6]) == ["flash-qla 0.1.3 + tilelang 0.1.15 ms", "flash-qla 0.1.2 + tilelang 0.1.9 ms"]
+    assert study.stacks["fla"]["explains"].tolist() == [True]
+    v = study.versions
+    assert {"0.1.3", "0.1.2"} <= set(v["flash-qla"]) and "NVIDIA H200 (published)" in set(v["device"])
+
+
+def test_modes_without_a_published_counterpart_are_kept_generically():
+    pairs = [row("flash_qla", "bwd_train", (8192,), 2, 8, 0.5, kernels=FQ_CP),
+             row("fla", "bwd_train", (8192,), 2, 8, 1.0)]
+    s = build_study(frame(pairs))
+    assert s.comparison["status"].isna().all()
+    t = s.unpublished_modes()["bwd_train"]
+    assert t.iloc[0]["speedup vs fla"] == pytest.approx(2.0)
+    assert set(s.speedups.loc[s.speedups["mode"] == "bwd_train", "speedup"]) == {2.0}
+
+
+# -- the page --------------------------------------------------------------------------------------------
+def test_the_page_and_its_pngs_are_written(study, tmp_path):
+    files = write_report(study, tmp_path / "report")
+    text = files.page.read_text()
+    assert files.page.name == "report.md" and study.summary.line in text
+    for heading in ("## Speedup curves", "## Ours against published", "### Values grouped by explanation",
+                    "## Backward", "## Gate values", "## Auto-CP regret", "## Library versions",
+                    "## The same points on two library stacks"):
+        assert heading in text
+    names = {p.name for p in files.figures}
+    assert names == {"speedup_fwd.png", "speedup_bwd.png", "speedup_fwd_bwd.png", "published_vs_ours.png",
+                     "gate_gate_zero_frac.png", "gate_gate_scale.png", "cp_regret.png"}
+    for p in files.figures:
+        assert p.read_bytes()[:8] == PNG_MAGIC and f"]({p.name})" in text
+    # A skipped row shows as its status in the tables, never as a time.
+    assert "| skipped |" in text or "| skipped" in text
+    assert "timed out after 600 s" in text
+
+
+def test_a_page_without_gate_sweeps_or_variants_says_so(tmp_path):
+    fq = published_ms("fwd", 2, 8, "flash_qla_ms", (32768,))
+    s = build_study(frame([row("flash_qla", "fwd", (32768,), 2, 8, fq, kernels=FQ_CP)]))
+    files = write_report(s, tmp_path)
+    text = files.page.read_text()
+    assert "No gate sweep in these results" in text and "all ok" in text
+    assert not any(p.name.startswith(("gate_", "cp_regret")) for p in files.figures)
+
+
+# -- the committed fixture, the CLI, the layering -------------------------------------------------------------
+def test_the_committed_fixture_is_the_scenario():
+    """tests/data/study/ is the notebook's fallback: regenerate it with `python tests/study_rows.py`."""
+    from qlabench.store.files import read_results
+
+    got = read_results([study_rows.FIXTURE])
+    want = study_rows.study_frame()
+    key = ["backend", "mode", "run_id", "timestamp", "h_qk", "h_v", "status"]
+    g = got.assign(seq=got["seqlens"].map(tuple))[key + ["seq", "median_ms"]]
+    w = want.assign(seq=want["seqlens"].map(tuple))[key + ["seq", "median_ms"]]
+    sort = key + ["seq", "median_ms"]
+    pd.testing.assert_frame_equal(g.sort_values(sort).reset_index(drop=True).astype(object),
+                                  w.sort_values(sort).reset_index(drop=True).astype(object))
+
+
+def test_cli_report_writes_the_page(tmp_path):
+    out = tmp_path / "rep"
+    r = CliRunner().invoke(app, ["report", str(study_rows.FIXTURE.parent), "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    assert "of 203 rows within 10%" in r.stdout and (out / "report.md").is_file()
+    assert any(out.glob("*.png"))
+
+
+def test_cli_report_of_a_missing_path_exits_2_with_one_line(tmp_path):
+    r = CliRunner().invoke(app, ["report", str(tmp_path / "nope"), "--out", str(tmp_path / "rep")])
+    assert r.exit_code == 2
+    assert "no such file or folder" in r.stderr and r.stderr.count("\n") == 1
+    assert not (tmp_path / "rep").exists()
+    r = CliRunner().invoke(app, ["report", str(study_rows.FIXTURE.parent), "--published", str(tmp_path / "x.csv"),
+                                 "--out", str(tmp_path / "rep")])
+    assert r.exit_code == 2 and "no such published table" in r.stderr
+
+
+def test_study_from_paths_reads_files_and_folders():
+    s = study_from_paths([study_rows.FIXTURE])
+    assert s.sources == (str(study_rows.FIXTURE),) and s.summary.per_backend["flash_qla"] == (4, 203)
+
+
+def test_the_study_imports_neither_torch_nor_a_backend():
+    code = ("import sys, qlabench.analyze.study.page, qlabench.cli.report; "
+            "bad = [m for m in sys.modules if m == 'torch' or m.startswith(('qlabench.backends', 'qlabench.run', "
+            "'qlabench.measure'))]; assert not bad, bad")
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, timeout=120)
+
+
+def test_results_with_no_ok_row_still_give_a_page_and_no_number(tmp_path):
+    pairs = [row("flash_qla", "fwd", (32768,), 2, 8, status="skipped", reason="no GPU")]
+    s = build_study(frame(pairs))
+    assert s.summary.per_backend["flash_qla"] == (0, 203) and value(s, 0, "flash_qla")["explanation"] == \
+        "skipped: no GPU"
+    files = write_report(s, tmp_path)
+    assert files.figures == () and "skipped: no GPU" in files.page.read_text()
+    assert s.speedups["speedup"].isna().all() and s.regret.empty
