@@ -20,8 +20,8 @@ else:  # pragma: no cover
 
 from qlabench.core import models
 from qlabench.core.errors import SpecError
-from qlabench.core.point import CP_MODES, DTYPES, GATES, MODES, Point, gva_error
-from qlabench.core.splits import MAX_PERMUTATION, random_split
+from qlabench.core.point import DTYPES, GATES, MODES, Point, gva_error
+from qlabench.core.spec_tables import cp_entries, is_of as _is, split_entries
 
 SUITES_DIR = Path(__file__).resolve().parents[2] / "suites"
 DEFAULT_SUITE = "quick-cpu"
@@ -120,13 +120,7 @@ def _type_name(t: tuple[type, ...]) -> str:
             dict: "a table"}[t[0]]
 
 
-def _is(value: Any, types: tuple[type, ...]) -> bool:
-    # bool is an int in Python; keep them apart so `batch = true` is a type error.
-    if isinstance(value, bool) and bool not in types:
-        return False
-    if float in types and isinstance(value, int) and not isinstance(value, bool):
-        return True
-    return isinstance(value, types)
+
 
 
 def resolve_suite_path(name_or_path: str, suites_dir: Path | None = None) -> Path:
@@ -315,29 +309,6 @@ def _heads(entries: list[dict], where: str, path: str) -> list[tuple[int, int, s
     return out
 
 
-def _cp(entries: list[dict], where: str, path: str) -> list[tuple[int | None, str | None]]:
-    """`cp = [{ world_size = 2, mode = "inter" }, {}]`: ({} is one device, no context parallelism)."""
-    out = []
-    for i, c in enumerate(entries):
-        key = f"{where}.cp[{i}]"
-        extra = set(c) - {"world_size", "mode"}
-        if extra:
-            raise SpecError(path, f"{key}.{sorted(extra)[0]}", "unknown key (allowed: world_size, mode)")
-        if not c:
-            out.append((None, None))
-            continue
-        for k in ("world_size", "mode"):
-            if k not in c:
-                raise SpecError(path, f"{key}.{k}", "missing (give world_size and mode, or {} for one device)")
-        ws, mode = c["world_size"], c["mode"]
-        if not _is(ws, (int,)) or ws < 2:
-            raise SpecError(path, f"{key}.world_size", f"must be an integer >= 2, got {ws!r}")
-        if mode not in CP_MODES:
-            raise SpecError(path, f"{key}.mode", f"{mode!r} is not one of {', '.join(CP_MODES)}")
-        out.append((ws, mode))
-    return out
-
-
 def _expand(axes: dict, where: str, path: str) -> list[Point]:
     unknown = set(axes) - set(_AXES)
     if unknown:
@@ -348,10 +319,10 @@ def _expand(axes: dict, where: str, path: str) -> list[Point]:
         if not lens or not all(_is(x, (int,)) and x >= 1 for x in lens):
             raise SpecError(path, f"{where}.varlen[{i}]", "must be a non-empty list of positive lengths")
     heads = _heads(ax["heads"], where, path)
-    cps = _cp(ax["cp"], where, path)
+    cps = cp_entries(ax["cp"], where, path)
     layouts = [("dense", b, (t,) * b) for b in ax["batch"] for t in ax["seqlen"]]
     layouts += [("varlen", 1, tuple(lens)) for lens in ax["varlen"]]
-    layouts += [("varlen", 1, lens) for lens in _splits(ax["split"], where, path)]
+    layouts += [("varlen", 1, lens) for lens in split_entries(ax["split"], where, path)]
     if not layouts:
         raise SpecError(path, f"{where}.seqlen", "no sequences: give seqlen (dense), varlen and/or split layouts")
     gate_params = [(z, s) for z in ax["gate_zero_frac"] for s in ax["gate_scale"]]
@@ -368,38 +339,6 @@ def _expand(axes: dict, where: str, path: str) -> list[Point]:
                          K=K, V=V, dtype=dtype, gate=gate, gate_zero_frac=zf, gate_scale=gs, seed=seed,
                          initial_state=h0, model=model, tp=tp, cp_world_size=ws, cp_mode=cpm))
     return pts
-
-
-def _splits(entries: list[dict], where: str, path: str) -> list[tuple[int, ...]]:
-    """`split = [{ tokens = [8192, 32768], n = [1, 2, 4, 8], seed = 42 }]`: FlashQLA's random splits
-    (qlabench/core/splits.py), one packed layout per (tokens, n), tokens outer."""
-    out = []
-    for i, e in enumerate(entries):
-        key = f"{where}.split[{i}]"
-        extra = set(e) - {"tokens", "n", "seed"}
-        if extra:
-            raise SpecError(path, f"{key}.{sorted(extra)[0]}", "unknown key (allowed: tokens, n, seed)")
-        lists = {}
-        for k in ("tokens", "n"):
-            if k not in e:
-                raise SpecError(path, f"{key}.{k}", "missing (give tokens, n and optionally seed)")
-            vals = e[k] if isinstance(e[k], list) else [e[k]]
-            for v in vals:
-                if not _is(v, (int,)) or v < 1:
-                    raise SpecError(path, f"{key}.{k}", f"must be a positive integer or a list of them, got {v!r}")
-            lists[k] = vals
-        seed = e.get("seed", 42)
-        if not _is(seed, (int,)) or seed < 0:
-            raise SpecError(path, f"{key}.seed", f"must be a non-negative integer, got {seed!r}")
-        for tokens in lists["tokens"]:
-            if tokens >= MAX_PERMUTATION:
-                raise SpecError(path, f"{key}.tokens", f"{tokens} tokens: splits of more than {MAX_PERMUTATION - 1} "
-                                "tokens are not supported")
-            for n in lists["n"]:
-                if n > tokens:
-                    raise SpecError(path, f"{key}.n", f"cannot split {tokens} tokens into {n} non-empty sequences")
-                out.append(random_split(tokens, n, seed))
-    return out
 
 
 def _matches(p: Point, rule: dict) -> bool:

@@ -22,6 +22,8 @@ tests/test_splits.py checks it against torch.randperm for the published splits a
 
 from __future__ import annotations
 
+from qlabench.core.errors import PointError
+
 _N = 624
 _M = 397
 # torch's CPU randperm takes another code path (64-bit draws) from this size on.
@@ -64,9 +66,9 @@ class MT19937:
 def randperm_prefix(n: int, k: int, seed: int) -> list[int]:
     """`torch.randperm(n, generator=torch.Generator().manual_seed(seed))[:k].tolist()`, without torch."""
     if not 0 <= k <= n:
-        raise ValueError(f"prefix of {k} out of a permutation of {n}")
+        raise PointError(f"prefix of {k} out of a permutation of {n}")
     if n >= MAX_PERMUTATION:
-        raise ValueError(f"permutations of {n} >= {MAX_PERMUTATION} elements take another path in torch")
+        raise PointError(f"permutations of {n} >= {MAX_PERMUTATION} elements take another path in torch")
     gen = MT19937(seed)
     swapped: dict[int, int] = {}  # the permutation, stored sparsely: position -> value where moved
     out = []
@@ -83,7 +85,7 @@ def randperm_prefix(n: int, k: int, seed: int) -> list[int]:
 def random_split(tokens: int, n: int, seed: int = 42) -> tuple[int, ...]:
     """FlashQLA's `generate_rand_seqlens(n, tokens, seed)`: `tokens` split into `n` sequences (n - 1 random cuts)."""
     if n < 1 or tokens < n:
-        raise ValueError(f"cannot split {tokens} tokens into {n} non-empty sequences")
+        raise PointError(f"cannot split {tokens} tokens into {n} non-empty sequences")
     if n == 1:
         return (tokens,)
     cuts = sorted(c + 1 for c in randperm_prefix(tokens - 1, n - 1, seed))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from qlabench.core.errors import ConfigError
 from qlabench.analyze.study.prepare import GATE_AXES, PROFILE_GATE_DEFAULTS
 
 GATE_BACKENDS = ("flash_qla", "flash_qla-nocp", "flash_qla-forcecp", "fla")
@@ -23,7 +24,7 @@ def gate_sweep(rows: pd.DataFrame, axis: str) -> pd.DataFrame:
     `value` is the axis value as run (null in a row read as the profile default).
     """
     if axis not in GATE_AXES:
-        raise ValueError(f"axis must be one of {GATE_AXES}, got {axis!r}")
+        raise ConfigError(f"axis must be one of {GATE_AXES}, got {axis!r}")
     other = next(a for a in GATE_AXES if a != axis)
     default_other = PROFILE_GATE_DEFAULTS["flashqla"][other]
     d = rows[(rows["status"] == "ok") & rows["backend"].isin(GATE_BACKENDS) & (rows["gate"] == "flashqla")]
