@@ -1,6 +1,6 @@
 """Model catalogue: the GDN head configurations of the Qwen3.5 family, as served at a TP degree.
 
-Head counts come from FlashQLA's benchmark table (shared/reference/README.md); head dim is 128.
+Head counts come from FlashQLA's benchmark table (qlabench/analyze/data/README.md); head dim is 128.
 Tensor parallelism splits both head counts, so a TP degree must divide both.
 """
 

@@ -1,7 +1,7 @@
 """FlashQLA's published H200 table (shipped as qlabench/analyze/data/flashqla_h200_published.csv) and the
 matching of our rows to its rows.
 
-How the table was made (shared/reference/README.md): flash-qla 0.1.2, tilelang 0.1.9, fla 0.5.1,
+How the table was made (qlabench/analyze/data/README.md): flash-qla 0.1.2, tilelang 0.1.9, fla 0.5.1,
 flashinfer 0.6.13, torch 2.9.1; every case packed as batch 1 with cu_seqlens (varlen), K = V = 128, bf16,
 g = logsigmoid(randn) / 16 with 25% of the value heads at g = 0, a random initial state; times are the
 mean of CUDA-graph replays. Forward rows list their sequence lengths; backward rows (backward kernels
