@@ -20,6 +20,7 @@ else:  # pragma: no cover
 
 from qlabench.core import models
 from qlabench.core.errors import SpecError
+from qlabench.core.names import default_name, name_problem
 from qlabench.core.point import CP_MODES, DTYPES, GATES, MODES, Point, gva_error
 from qlabench.core.splits import MAX_PERMUTATION, random_split
 
@@ -162,7 +163,9 @@ def parse_suite(data: dict, path: str = "<suite>") -> Suite:
     if unknown:
         k = sorted(unknown)[0]
         raise SpecError(path, k, f"unknown key (allowed: {', '.join(sorted(_TOP_KEYS))})")
-    name = _scalar(data, "name", str, path, Path(path).stem)
+    name = _scalar(data, "name", str, path, default_name(Path(path).stem))
+    if problem := name_problem(name):  # the name is a folder under --out: a safe slug only
+        raise SpecError(path, "name", problem)
     description = _scalar(data, "description", str, path, "")
     device = _scalar(data, "device", str, path, "auto")
     if device not in ("auto", "cpu", "cuda") and not device.startswith("cuda:"):

@@ -24,11 +24,11 @@ from qlabench.store import resume as resumemod
 from qlabench.backends import REGISTRY, Backend
 from qlabench.run.executors.local import local_executor
 from qlabench.run.point import MeasureContext
-from qlabench.core.errors import ConfigError, DeviceError
+from qlabench.core.errors import ConfigError, DeviceError, ResultsWriteError
 from qlabench.core.point import Point
 from qlabench.core.result import ResultRow
 from qlabench.core.spec import Suite
-from qlabench.store.files import PartWriter
+from qlabench.store.files import PartWriter, check_writable
 from qlabench.run.pool import Executor, InlineExecutor, WorkerJob
 
 # Builds the isolated executor of a sweep from its job, device and the driver's environment
@@ -121,7 +121,14 @@ class _Recorder:
             self.progress.point_started(point)
 
     def done(self, point: Point, row: ResultRow) -> None:
-        self.writer.write([row])
+        try:
+            self.writer.write([row])
+        except OSError as e:  # never a worker fault, never a budget stop: the sweep ends here (exit 1)
+            raise ResultsWriteError(
+                f"cannot write results to {self.writer.dir}: {e.strerror or e}; the sweep stopped. The row of "
+                f"{point.label()} was lost; {len(self.rows)} row(s) written before it are kept as part files in "
+                f"{self.writer.dir} (readable as they are; run again with --resume once the output is writable)"
+            ) from None
         self.rows.append(row)
         if self.progress:
             self.progress.point_done(row)
@@ -175,6 +182,8 @@ def run_sweep(
     run_id = run_id or new_run_id()
     check = suite.check.enabled if check is None else check
 
+    writer = PartWriter(out_root, suite.name, run_id, metadata={"suite_path": suite.path, "run_id": run_id})
+    check_writable(writer)  # before any worker starts: a bad --out fails here (exit 2), not after measuring
     points = order_points(suite.points)
     resumed = 0
     if resume:
@@ -190,7 +199,6 @@ def run_sweep(
             executor = InlineExecutor(MeasureContext(suite=suite, device=device, env=env, run_id=run_id,
                                                      timer_name=timer_name, registry=registry or REGISTRY,
                                                      check=check))
-    writer = PartWriter(out_root, suite.name, run_id, metadata={"suite_path": suite.path, "run_id": run_id})
     recorder = _Recorder(writer, progress)
 
     def out_of_time() -> bool:
@@ -221,7 +229,12 @@ def run_sweep(
         if cp_launcher is not None:
             cp_launcher.close()
         executor.close()
-    path = writer.compact()
+    try:
+        path = writer.compact()
+    except OSError as e:
+        raise ResultsWriteError(f"the sweep ended, but compacting the parts into {writer.final_path} "
+                                f"failed: {e.strerror or e}; all {len(recorder.rows)} row(s) are kept as part "
+                                f"files in {writer.dir}, which readers read as they are") from None
     return RunResult(run_id, path, recorder.rows, device, time.perf_counter() - t0, resumed=resumed,
                      not_run=len(points) - len(recorder.rows),
                      workers_started=getattr(executor, "workers_started", 0))
