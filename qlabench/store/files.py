@@ -24,7 +24,7 @@ import pyarrow.parquet as pq
 from qlabench.core.errors import StoreError
 from qlabench.core.names import name_problem
 from qlabench.core.result import ResultRow
-from qlabench.store.schema import arrow_schema, upgrade
+from qlabench.store.schema import arrow_schema, check_rows, upgrade
 
 
 def under_root(root: str | os.PathLike, *names: str) -> Path:
@@ -165,7 +165,7 @@ def read_table(path: str | os.PathLike) -> pa.Table:
     except (OSError, pa.ArrowInvalid) as e:
         raise StoreError(f"{path}: cannot read parquet: {e}") from e
     try:
-        return upgrade(table, str(path))
+        return check_rows(upgrade(table, str(path)), str(path))
     except StoreError:
         raise
     except ValueError as e:  # pyarrow's ArrowInvalid while converting columns
