@@ -46,6 +46,7 @@ def sweep_cmd(
 
     use_cache_dir(cache_dir)
     s = load_suite(suite)
+    _check_backend_names(s)  # before --dry-run too: a typo is an error, not a sweep of error rows
     if with_ncu:
         s = dataclasses.replace(s, profile=dataclasses.replace(s.profile, ncu=True))
     if shard:
@@ -63,3 +64,12 @@ def sweep_cmd(
                         resume=resume, max_time_s=max_time, isolate=False if no_isolate else None,
                         make_executor=make_executor)
     print_sweep_summary(console, res, baseline or s.baseline, out)
+
+
+def _check_backend_names(s) -> None:
+    from qlabench.backends import REGISTRY
+    from qlabench.core.errors import BackendError
+
+    unknown = sorted({p.backend for p in s.points} - set(REGISTRY))
+    if unknown:
+        raise BackendError(f"{s.path}: unknown backend {unknown[0]!r} (known: {', '.join(REGISTRY)})")

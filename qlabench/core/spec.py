@@ -21,6 +21,7 @@ else:  # pragma: no cover
 from qlabench.core import models
 from qlabench.core.errors import SpecError
 from qlabench.core.names import default_name, name_problem
+from qlabench.core.spec_limits import DEVICE_RE, exclude_value_problem, table_problems
 from qlabench.core.point import CP_MODES, DTYPES, GATES, MODES, Point, gva_error
 from qlabench.core.splits import MAX_PERMUTATION, random_split
 
@@ -152,7 +153,9 @@ def list_suites(suites_dir: Path | None = None) -> list[Path]:
 def load_suite(name_or_path: str, suites_dir: Path | None = None) -> Suite:
     path = resolve_suite_path(name_or_path, suites_dir)
     try:
-        data = tomllib.loads(path.read_text())
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as e:
+        raise SpecError(str(path), "toml", f"not UTF-8 text: {e}") from None
     except tomllib.TOMLDecodeError as e:
         raise SpecError(str(path), "toml", f"not valid TOML: {e}") from None
     return parse_suite(data, str(path))
@@ -168,7 +171,7 @@ def parse_suite(data: dict, path: str = "<suite>") -> Suite:
         raise SpecError(path, "name", problem)
     description = _scalar(data, "description", str, path, "")
     device = _scalar(data, "device", str, path, "auto")
-    if device not in ("auto", "cpu", "cuda") and not device.startswith("cuda:"):
+    if not DEVICE_RE.fullmatch(device):
         raise SpecError(path, "device", f"must be auto, cpu or cuda[:N], got {device!r}")
     baseline = _scalar(data, "baseline", str, path, None)
     timing = _dataclass_table(data.get("timing", {}), TimingSpec, "timing", path)
@@ -177,9 +180,9 @@ def parse_suite(data: dict, path: str = "<suite>") -> Suite:
     check = _dataclass_table(data.get("check", {}), CheckSpec, "check", path)
     run = _dataclass_table(data.get("run", {}), RunSpec, "run", path)
     profile = _dataclass_table(data.get("profile", {}), ProfileSpec, "profile", path)
-    for k in ("point_timeout_s", "compile_timeout_s"):
-        if not getattr(run, k) > 0:
-            raise SpecError(path, f"run.{k}", f"must be a positive number of seconds, got {getattr(run, k)}")
+    for key, problem in [kp for t, o in (("timing", timing), ("check", check), ("run", run), ("profile", profile))
+                         for kp in table_problems(t, o)]:
+        raise SpecError(path, key, problem)
 
     sweep = data.get("sweep", {})
     if not isinstance(sweep, dict):
@@ -201,6 +204,8 @@ def parse_suite(data: dict, path: str = "<suite>") -> Suite:
         for k in rule:
             if k not in _MATCH_KEYS:
                 raise SpecError(path, f"exclude[{i}].{k}", f"unknown key (allowed: {', '.join(sorted(_MATCH_KEYS))})")
+            if problem := exclude_value_problem(k, rule[k]):
+                raise SpecError(path, f"exclude[{i}].{k}", problem)
             if k == "model":
                 for m in rule[k] if isinstance(rule[k], list) else [rule[k]]:
                     if not isinstance(m, str):
