@@ -29,6 +29,8 @@ def sweep_cmd(
                                     "else a local Ray instance)"),
     shard: str = typer.Option(None, "--shard", help="Run only share I/N (0-based) of the points, e.g. "
                               "$SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT; combine with `qlabench merge`"),
+    multi_node: bool = typer.Option(False, "--multi-node", help="Allow --ray-address (or RAY_ADDRESS) on another "
+                                    "machine: Ray's ports are then reachable from the network (docs/SCALE-OUT.md)"),
     gpus: int = typer.Option(None, "--gpus", min=1, help="Use at most this many GPUs (local: the first visible "
                              "ones; ray: workers)"),
     cache_dir: Path = typer.Option(None, "--cache-dir", help="Kernel compile caches (TileLang, Triton, Inductor); "
@@ -51,7 +53,8 @@ def sweep_cmd(
         s = dataclasses.replace(s, profile=dataclasses.replace(s.profile, ncu=True))
     if shard:
         s = dataclasses.replace(s, points=tuple(shard_points(s.points, parse_shard(shard))))
-    make_executor = executor_factory(executor, ray_address=ray_address, gpus=gpus, isolate=not no_isolate)
+    make_executor = executor_factory(executor, ray_address=ray_address, gpus=gpus, isolate=not no_isolate,
+                                     multi_node=multi_node)
     if dry_run:
         console.print(points_table(s))
         console.print(f"{len(s.points)} points in suite {s.name!r} ({s.path})")
