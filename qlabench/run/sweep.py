@@ -8,6 +8,7 @@ skips what an earlier run already recorded ok (resume.py). See docs/ROBUSTNESS.m
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import time
 import uuid
@@ -186,55 +187,58 @@ def run_sweep(
     check_writable(writer)  # before any worker starts: a bad --out fails here (exit 2), not after measuring
     points = order_points(suite.points)
     resumed = 0
-    if resume:
-        todo = resumemod.remaining(points, resumemod.done_keys(out_root, suite.name, env["env_fingerprint"]))
-        resumed = len(points) - len(todo)
-        points = todo
+    # A --resume holds the suite folder's lock: two at once would measure the same points twice.
+    with resumemod.resume_lock(out_root, suite.name) if resume else contextlib.nullcontext():
+        if resume:
+            todo = resumemod.remaining(points, resumemod.done_keys(out_root, suite.name, env["env_fingerprint"],
+                                                                   checked=check))
+            resumed = len(points) - len(todo)
+            points = todo
 
-    if executor is None:
-        if isolate:
-            job = WorkerJob(suite=suite, run_id=run_id, timer_name=timer_name, check=check)
-            executor = (make_executor or local_executor)(job, device, env)
-        else:
-            executor = InlineExecutor(MeasureContext(suite=suite, device=device, env=env, run_id=run_id,
-                                                     timer_name=timer_name, registry=registry or REGISTRY,
-                                                     check=check))
-    recorder = _Recorder(writer, progress)
+        if executor is None:
+            if isolate:
+                job = WorkerJob(suite=suite, run_id=run_id, timer_name=timer_name, check=check)
+                executor = (make_executor or local_executor)(job, device, env)
+            else:
+                executor = InlineExecutor(MeasureContext(suite=suite, device=device, env=env, run_id=run_id,
+                                                         timer_name=timer_name, registry=registry or REGISTRY,
+                                                         check=check))
+        recorder = _Recorder(writer, progress)
 
-    def out_of_time() -> bool:
-        return max_time_s is not None and time.perf_counter() - t0 >= max_time_s
+        def out_of_time() -> bool:
+            return max_time_s is not None and time.perf_counter() - t0 >= max_time_s
 
-    if progress:
-        progress.start(len(points))
-    cp_launcher = None
-    try:
-        if not any(p.distributed for p in points):
-            executor.run(group_points(points), recorder, out_of_time)
-        else:
-            # Distributed (context-parallel) points: the suite's order is kept, and each run of consecutive
-            # distributed points goes to torchrun launches over the first W GPUs
-            # (qlabench/run/distributed/launch.py), never alongside the single-device workers.
-            from qlabench.run.distributed.launch import CPLauncher
+        if progress:
+            progress.start(len(points))
+        cp_launcher = None
+        try:
+            if not any(p.distributed for p in points):
+                executor.run(group_points(points), recorder, out_of_time)
+            else:
+                # Distributed (context-parallel) points: the suite's order is kept, and each run of consecutive
+                # distributed points goes to torchrun launches over the first W GPUs
+                # (qlabench/run/distributed/launch.py), never alongside the single-device workers.
+                from qlabench.run.distributed.launch import CPLauncher
 
-            job = WorkerJob(suite=suite, run_id=run_id, timer_name=timer_name, check=check)
-            cp_launcher = CPLauncher(job, device, env)
-            for distributed, seg in segments(points, suite.points):
-                if out_of_time():
-                    break
-                if distributed:
-                    cp_launcher.run(seg, recorder, out_of_time)
-                else:
-                    executor.run(group_points(seg), recorder, out_of_time)
-    finally:
-        if cp_launcher is not None:
-            cp_launcher.close()
-        executor.close()
-    try:
-        path = writer.compact()
-    except OSError as e:
-        raise ResultsWriteError(f"the sweep ended, but compacting the parts into {writer.final_path} "
-                                f"failed: {e.strerror or e}; all {len(recorder.rows)} row(s) are kept as part "
-                                f"files in {writer.dir}, which readers read as they are") from None
-    return RunResult(run_id, path, recorder.rows, device, time.perf_counter() - t0, resumed=resumed,
-                     not_run=len(points) - len(recorder.rows),
-                     workers_started=getattr(executor, "workers_started", 0))
+                job = WorkerJob(suite=suite, run_id=run_id, timer_name=timer_name, check=check)
+                cp_launcher = CPLauncher(job, device, env)
+                for distributed, seg in segments(points, suite.points):
+                    if out_of_time():
+                        break
+                    if distributed:
+                        cp_launcher.run(seg, recorder, out_of_time)
+                    else:
+                        executor.run(group_points(seg), recorder, out_of_time)
+        finally:
+            if cp_launcher is not None:
+                cp_launcher.close()
+            executor.close()
+        try:
+            path = writer.compact()
+        except OSError as e:
+            raise ResultsWriteError(f"the sweep ended, but compacting the parts into {writer.final_path} "
+                                    f"failed: {e.strerror or e}; all {len(recorder.rows)} row(s) are kept as part "
+                                    f"files in {writer.dir}, which readers read as they are") from None
+        return RunResult(run_id, path, recorder.rows, device, time.perf_counter() - t0, resumed=resumed,
+                         not_run=len(points) - len(recorder.rows),
+                         workers_started=getattr(executor, "workers_started", 0))
