@@ -66,7 +66,12 @@ def sweep_cmd(
         res = run_sweep(s, out, device=device, timer=timer, check=False if no_check else None, progress=prog,
                         resume=resume, max_time_s=max_time, isolate=False if no_isolate else None,
                         make_executor=make_executor)
-    print_sweep_summary(console, res, baseline or s.baseline, out)
+    try:
+        print_sweep_summary(console, res, baseline or s.baseline, out)
+    except BrokenPipeError:  # stdout's reader has gone; the rows are written, so this is no failure
+        from qlabench.cli.progress import stdout_gone
+
+        stdout_gone()
 
 
 def _check_backend_names(s) -> None:
