@@ -59,9 +59,12 @@ def sweep_cmd(
         console.print(points_table(s))
         console.print(f"{len(s.points)} points in suite {s.name!r} ({s.path})")
         return
+    import signal
+
     from qlabench.cli.progress import RichProgress
     from qlabench.run.sweep import run_sweep
 
+    signal.signal(signal.SIGTERM, _terminated)  # handled like Ctrl-C: rows compacted, temp folders removed
     with RichProgress(console) as prog:
         res = run_sweep(s, out, device=device, timer=timer, check=False if no_check else None, progress=prog,
                         resume=resume, max_time_s=max_time, isolate=False if no_isolate else None,
@@ -81,3 +84,7 @@ def _check_backend_names(s) -> None:
     unknown = sorted({p.backend for p in s.points} - set(REGISTRY))
     if unknown:
         raise BackendError(f"{s.path}: unknown backend {unknown[0]!r} (known: {', '.join(REGISTRY)})")
+
+
+def _terminated(signum, frame):
+    raise KeyboardInterrupt("SIGTERM")

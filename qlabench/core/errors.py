@@ -73,3 +73,9 @@ class RunIncompleteError(QlabenchError):
     """A run that had to measure every point (a gate) did not; exit code 1."""
 
     exit_code = 1
+
+
+class SweepInterrupted(QlabenchError):
+    """A sweep stopped by Ctrl-C or SIGTERM after its rows so far were written and compacted; exit 130."""
+
+    exit_code = 130

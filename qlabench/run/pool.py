@@ -139,6 +139,21 @@ def failure_row(p: Point, job: WorkerJob, env: dict, reason: str) -> ResultRow:
     return make_row(p, run_id=job.run_id, suite=job.suite.name, env=env, status=Status.ERROR, reason=reason[:500])
 
 
+def private_temp_dir(prefix: str) -> str:
+    """A fresh temp folder `<prefix><pid>-XXXX`, after removing those of earlier sweeps that died without
+    cleaning up (kill -9): a folder whose pid is no longer running is stale."""
+    root = tempfile.gettempdir()
+    try:
+        names = [n for n in os.listdir(root) if n.startswith(prefix)] if os.path.isdir("/proc/self") else []
+    except OSError:
+        names = []
+    for n in names:
+        pid = n[len(prefix):].split("-", 1)[0]
+        if pid.isdigit() and int(pid) != os.getpid() and not os.path.exists(f"/proc/{pid}"):
+            shutil.rmtree(os.path.join(root, n), ignore_errors=True)
+    return tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-")
+
+
 # -- the worker process ------------------------------------------------------------------------
 
 def die_with_parent(parent_pid: int) -> None:
@@ -265,7 +280,7 @@ class WorkerPool:
             raise ConfigError("a worker pool needs at least one slot")
         self.job = job
         self.states = [_SlotState(s) for s in slots]
-        self._log_dir = tempfile.mkdtemp(prefix="qlabench-workers-")
+        self._log_dir = private_temp_dir("qlabench-workers-")
         self.workers_started = 0
 
     # -- scheduling -----------------------------------------------------------------------------

@@ -25,7 +25,7 @@ from qlabench.store import resume as resumemod
 from qlabench.backends import REGISTRY, Backend
 from qlabench.run.executors.local import local_executor
 from qlabench.run.point import MeasureContext
-from qlabench.core.errors import ConfigError, DeviceError, ResultsWriteError
+from qlabench.core.errors import ConfigError, DeviceError, ResultsWriteError, SweepInterrupted
 from qlabench.core.point import Point
 from qlabench.core.result import ResultRow
 from qlabench.core.spec import Suite
@@ -211,6 +211,7 @@ def run_sweep(
         if progress:
             progress.start(len(points))
         cp_launcher = None
+        interrupted = False
         try:
             if not any(p.distributed for p in points):
                 executor.run(group_points(points), recorder, out_of_time)
@@ -229,6 +230,8 @@ def run_sweep(
                         cp_launcher.run(seg, recorder, out_of_time)
                     else:
                         executor.run(group_points(seg), recorder, out_of_time)
+        except KeyboardInterrupt:  # Ctrl-C (or SIGTERM, which the CLI turns into one): keep what was measured
+            interrupted = True
         finally:
             if cp_launcher is not None:
                 cp_launcher.close()
@@ -239,6 +242,10 @@ def run_sweep(
             raise ResultsWriteError(f"the sweep ended, but compacting the parts into {writer.final_path} "
                                     f"failed: {e.strerror or e}; all {len(recorder.rows)} row(s) are kept as part "
                                     f"files in {writer.dir}, which readers read as they are") from None
+        if interrupted:
+            raise SweepInterrupted(f"interrupted: {len(recorder.rows)} row(s) kept in {path or writer.dir}, "
+                                   f"{len(points) - len(recorder.rows)} point(s) not measured; run the same command "
+                                   "with --resume to continue")
         return RunResult(run_id, path, recorder.rows, device, time.perf_counter() - t0, resumed=resumed,
                          not_run=len(points) - len(recorder.rows),
                          workers_started=getattr(executor, "workers_started", 0))

@@ -48,6 +48,7 @@ from qlabench.core.result import ResultRow, Status, make_row
 from qlabench.core.spec import Suite
 from qlabench.measure.timing import resolve_timer
 from qlabench.run.pool import (
+    private_temp_dir,
     START_TIMEOUT_S,
     WORKER_ENV,
     RowSink,
@@ -235,7 +236,7 @@ class CPLauncher:
 
     # -- one launch ---------------------------------------------------------------------------------------
     def _start(self, ws: int, pts: list[Point]) -> _Launch:
-        d = tempfile.mkdtemp(prefix="qlabench-cp-")
+        d = private_temp_dir("qlabench-cp-")
         job = CPJob(suite=self.job.suite, run_id=self.job.run_id, check=self.job.check,
                     device_type=self.device_type, points=tuple(point_to_dict(p) for p in pts),
                     compile_timeout_s=self.job.compile_timeout_s, point_timeout_s=self.job.point_timeout_s)
