@@ -76,3 +76,43 @@ def test_an_unknown_backend_fails_dry_run(tmp_path):
     f.write_text(TINY.read_text().replace('"naive-chunk"', '"naive-chunkk"'))
     r = CliRunner().invoke(app, ["run", "sweep", "--suite", str(f), "--dry-run"])
     assert r.exit_code == 2 and "unknown backend 'naive-chunkk'" in r.output
+
+
+def test_a_million_point_suite_is_refused_before_it_is_expanded():
+    import time
+
+    big = {**BASE, "sweep": {**BASE["sweep"], "seqlen": list(range(1, 1001)), "seed": list(range(1000))}}
+    t0 = time.perf_counter()
+    with pytest.raises(SpecError, match="1000000 more points.*--max-points"):
+        parse_suite(big, "v.toml")
+    assert time.perf_counter() - t0 < 2.0
+    assert len(parse_suite({**BASE, "sweep": {**BASE["sweep"], "seed": list(range(30))}}, "v.toml",
+                           max_points=60).points) == 60
+
+
+def test_a_huge_batch_is_refused_at_parse():
+    with pytest.raises(SpecError, match="batch"):
+        parse_suite({**BASE, "sweep": {**BASE["sweep"], "batch": [100_000_000]}}, "v.toml")
+
+
+def test_points_larger_than_the_device_memory_are_refused_before_any_worker(tmp_path):
+    from qlabench.core.errors import ConfigError
+    from qlabench.run.sweep import device_memory_bytes, run_sweep
+
+    ram = device_memory_bytes("cpu")
+    tokens = ram // (8 * 4 * 4) + 1  # float32 q, k, v, ... of one head of dim 8: more bytes than RAM
+    s = parse_suite({**BASE, "sweep": {**BASE["sweep"], "seqlen": [16, tokens]}}, "v.toml")
+    with pytest.raises(ConfigError, match="--allow-oversized"):
+        run_sweep(s, tmp_path, isolate=False)
+    assert not (tmp_path / "v").exists()
+
+
+def test_dry_run_of_a_large_suite_shows_the_count_and_a_bound_on_time(tmp_path):
+    f = tmp_path / "large.toml"
+    f.write_text(TINY.read_text().replace("seqlen = [16, 32]", "seqlen = [16, 32]\nseed = " +
+                                          str(list(range(200)))))
+    r = CliRunner().invoke(app, ["run", "sweep", "--suite", str(f), "--dry-run"])
+    assert r.exit_code == 0 and "... and 2200 more" in r.output and "2400 points" in r.output
+    assert "up to" in r.output
+    r = CliRunner().invoke(app, ["run", "sweep", "--suite", str(f), "--dry-run", "--max-points", "100"])
+    assert r.exit_code == 2 and "--max-points" in r.output

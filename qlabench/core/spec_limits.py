@@ -8,6 +8,8 @@ from __future__ import annotations
 import math
 import re
 
+MAX_POINTS = 20_000  # a suite expanding to more is refused before it is expanded (run sweep --max-points N)
+MAX_BATCH = 65_536  # a dense point holds one length per sequence: batch = 10^8 would pickle 400 MB per worker
 MAX_LIMIT_S = 7 * 24 * 3600.0  # a week: beyond it a timeout is no limit, and select()/poll() overflow
 
 # table.key -> (lowest allowed, whether the lowest is allowed itself, highest or None)

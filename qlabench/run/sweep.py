@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import os
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -135,6 +136,34 @@ class _Recorder:
             self.progress.point_done(row)
 
 
+def device_memory_bytes(device: str) -> int | None:
+    """Total memory of the device a sweep runs on (host RAM for cpu); None when it cannot be told."""
+    try:
+        if device.startswith("cuda"):
+            idx = int(device.split(":", 1)[1]) if ":" in device else 0
+            return int(torch.cuda.get_device_properties(idx).total_memory)
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, RuntimeError, AssertionError):
+        return None
+
+
+def check_sizes(points: Sequence[Point], device: str) -> None:
+    """ConfigError before any worker starts when a point's tensors (inputs, outputs and gradients, see
+    core/flops.py) alone exceed the device's memory; `allow_oversized` (--allow-oversized) skips this."""
+    from qlabench.core.flops import _tensor_bytes
+
+    total = device_memory_bytes(device)
+    if total is None:
+        return
+    big = [(p, sum(_tensor_bytes(p).values())) for p in points]
+    big = [(p, b) for p, b in big if b > total]
+    if big:
+        p, b = max(big, key=lambda x: x[1])
+        raise ConfigError(f"{len(big)} point(s) need more memory for their tensors than {device} has "
+                          f"({total / 2**30:.1f} GiB), e.g. {p.label()}: {b / 2**30:.1f} GiB; drop them from the "
+                          "suite, or pass --allow-oversized")
+
+
 def new_run_id() -> str:
     return dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ") + "-" + uuid.uuid4().hex[:6]
 
@@ -154,6 +183,7 @@ def run_sweep(
     max_time_s: float | None = None,
     executor: Executor | None = None,
     make_executor: ExecutorFactory | None = None,
+    allow_oversized: bool = False,
 ) -> RunResult:
     """Run the points of `suite`, writing rows as they come; returns the run's file and rows.
 
@@ -183,6 +213,8 @@ def run_sweep(
     run_id = run_id or new_run_id()
     check = suite.check.enabled if check is None else check
 
+    if not allow_oversized:
+        check_sizes(suite.points, device)
     writer = PartWriter(out_root, suite.name, run_id, metadata={"suite_path": suite.path, "run_id": run_id})
     check_writable(writer)  # before any worker starts: a bad --out fails here (exit 2), not after measuring
     points = order_points(suite.points)
