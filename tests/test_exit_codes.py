@@ -51,6 +51,8 @@ def test_an_empty_head_is_no_rows_not_another_environment(run_file, tmp_path):
     empty = _variant(run_file, tmp_path, "empty", lambda t: t.slice(0, 0))
     r = _invoke("compare", run_file, empty)
     assert r.exit_code == 2 and "no rows" in r.output and "different environments" not in r.output
+    r = _invoke("merge", empty, "--into", tmp_path / "m.parquet")
+    assert r.exit_code == 2 and "no rows" in r.output and not (tmp_path / "m.parquet").exists()
 
 
 @pytest.mark.parametrize("column", ["backend", "seqlens", "status"])

@@ -80,7 +80,7 @@ def test_the_temp_folder_of_a_killed_sweep_is_removed_by_the_next(tmp_path):
     proc.wait()
     left = list(tmp.glob(f"qlabench-workers-{proc.pid}-*"))
     assert left  # kill -9 cannot clean up after itself
-    from qlabench.run.pool import private_temp_dir
+    from qlabench.run.tempdirs import private_temp_dir
 
     os.environ["TMPDIR"], old = str(tmp), os.environ.get("TMPDIR")
     import tempfile

@@ -65,7 +65,8 @@ def sweep_cmd(
         console.print(points_table(s, limit=_SHOWN_POINTS))
         if len(s.points) > _SHOWN_POINTS:
             console.print(f"... and {len(s.points) - _SHOWN_POINTS} more")
-        console.print(f"{len(s.points)} points in suite {s.name!r} ({s.path}); {_eta(s)}")
+        console.print(_eta(s))
+        console.print(f"{len(s.points)} points in suite {s.name!r} ({s.path})")
         return
     import signal
 

@@ -47,6 +47,7 @@ from qlabench.core.errors import ConfigError
 from qlabench.core.point import Point
 from qlabench.core.result import ResultRow, Status, make_row
 from qlabench.core.spec import Suite
+from qlabench.run.tempdirs import private_temp_dir
 
 DEFAULT_REGISTRY = "qlabench.backends:REGISTRY"
 WORKER_ENV = "QLABENCH_WORKER"
@@ -137,21 +138,6 @@ def point_to_dict(p: Point) -> dict:
 def failure_row(p: Point, job: WorkerJob, env: dict, reason: str) -> ResultRow:
     """The `error` row of a point whose worker gave no row (died, timed out, failed to start)."""
     return make_row(p, run_id=job.run_id, suite=job.suite.name, env=env, status=Status.ERROR, reason=reason[:500])
-
-
-def private_temp_dir(prefix: str) -> str:
-    """A fresh temp folder `<prefix><pid>-XXXX`, after removing those of earlier sweeps that died without
-    cleaning up (kill -9): a folder whose pid is no longer running is stale."""
-    root = tempfile.gettempdir()
-    try:
-        names = [n for n in os.listdir(root) if n.startswith(prefix)] if os.path.isdir("/proc/self") else []
-    except OSError:
-        names = []
-    for n in names:
-        pid = n[len(prefix):].split("-", 1)[0]
-        if pid.isdigit() and int(pid) != os.getpid() and not os.path.exists(f"/proc/{pid}"):
-            shutil.rmtree(os.path.join(root, n), ignore_errors=True)
-    return tempfile.mkdtemp(prefix=f"{prefix}{os.getpid()}-")
 
 
 # -- the worker process ------------------------------------------------------------------------

@@ -35,7 +35,7 @@ def slugify(name: str) -> str:
 def baseline_path(root: str | os.PathLike, device: str, suite: str) -> Path:
     """<root>/<gpu>/<suite>.parquet; StoreError for a suite name that is no safe slug or leaves `root`."""
     if problem := name_problem(suite):
-        raise StoreError(f"suite name {suite[:120]!r} {problem}")
+        raise StoreError(f"suite name: {problem}")
     return under_root(root, slugify(device), f"{suite}.parquet")
 
 

@@ -32,7 +32,7 @@ def under_root(root: str | os.PathLike, *names: str) -> Path:
     result that does not resolve inside `root`: no output ever lands outside the folder it was given."""
     for n in names:
         if problem := name_problem(n):
-            raise StoreError(f"refusing to write under {root}: name {str(n)[:120]!r} {problem}")
+            raise StoreError(f"refusing to write under {root}: name {problem}")
     path = Path(root).joinpath(*names)
     base = Path(root).resolve()
     resolved = path.resolve()

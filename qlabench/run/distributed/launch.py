@@ -47,8 +47,8 @@ from qlabench.core.point import Point
 from qlabench.core.result import ResultRow, Status, make_row
 from qlabench.core.spec import Suite
 from qlabench.measure.timing import resolve_timer
+from qlabench.run.tempdirs import private_temp_dir
 from qlabench.run.pool import (
-    private_temp_dir,
     START_TIMEOUT_S,
     WORKER_ENV,
     RowSink,
