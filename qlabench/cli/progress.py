@@ -94,9 +94,11 @@ def _go_quiet(console: Console) -> None:
 
 def stdout_gone() -> None:
     """Point stdout at /dev/null (its reader closed the pipe), so later output is dropped, not fatal."""
+    if sys.stdout is None or sys.stdout.closed:
+        return
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         os.close(devnull)
-    except (OSError, ValueError):
+    except OSError:
         pass
