@@ -221,8 +221,8 @@ def test_safe_env_is_forced_everywhere(monkeypatch, tmp_path):
     env = launch_env("cuda", ["3", "5", "7"], 2, base=hostile)
     assert missing(env) == [] and env["CUDA_VISIBLE_DEVICES"] == "3,5" and env["PATH"] == "/bin"
     cmd = torchrun_command(2, "j", "e", "s")
-    assert cmd[1:4] == ["-m", "torch.distributed.run", "--standalone"]
-    assert cmd[cmd.index("--nproc-per-node") + 1] == "2" and "qlabench.run.distributed.worker" in cmd
+    assert cmd[1:3] == ["-m", "qlabench.run.distributed.spawn"]  # not torchrun: its store listens on *:PORT
+    assert cmd[cmd.index("--nproc") + 1] == "2" and cmd[-6:] == ["--job", "j", "--events", "e", "--stop", "s"]
     # single-device workers get it too
     import qlabench.run.pool as w
 

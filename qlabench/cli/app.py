@@ -3,7 +3,8 @@
 Command modules (run.py, info.py, compare.py, ...) define plain functions; `qlabench/cli/__init__.py`
 registers each of them through `command()`, which puts it behind `exits_on_error`. So every command has
 the same boundary: a `QlabenchError` (bad input: suite, option, file, point) becomes one line on stderr,
-`error: ...`, and exit code 2; any other exception is a bug and keeps its traceback (exit 1).
+`error: ...`, and exit code 2 (1 for the few that say so with an `exit_code`, e.g. a results write that
+failed mid-run); any other exception is a bug and keeps its traceback (exit 1).
 No module here imports the package's `__init__`.
 """
 
@@ -30,7 +31,8 @@ EXIT_USAGE = 2  # a QlabenchError: the input, not qlabench, is at fault
 
 
 def exits_on_error(fn: Callable) -> Callable:
-    """Turn project errors into one line on stderr and exit code 2; let every other exception through."""
+    """Turn project errors into one line on stderr and exit code 2 (or the error's `exit_code`); let every
+    other exception through."""
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
@@ -38,7 +40,7 @@ def exits_on_error(fn: Callable) -> Callable:
             return fn(*args, **kwargs)
         except QlabenchError as e:
             err_console.print(f"[red]error:[/red] {escape(str(e))}", highlight=False, soft_wrap=True)
-            raise typer.Exit(EXIT_USAGE) from None
+            raise typer.Exit(getattr(e, "exit_code", EXIT_USAGE)) from None
 
     return wrapper
 

@@ -16,11 +16,17 @@ def merge_cmd(
     into: Path = typer.Option(..., "--into", help="The merged parquet file to write"),
     suite: str = typer.Option(None, "--suite", "-s", help="Suite the shards ran (name or path): also check "
                               "that none of its points is missing"),
+    force: bool = typer.Option(False, "--force", help="Overwrite --into if it exists"),
 ):
     """Merge shard outputs into one file: one row per point; fails (exit 1) on missing or duplicated points."""
     from qlabench.core.spec import load_suite
+    from qlabench.core.errors import StoreError
     from qlabench.store.merge import merge_results, write_merged
 
+    if into.exists() and not force:  # before reading anything: never replace a file silently
+        raise StoreError(f"--into {into} exists; pass --force to overwrite it, or choose another file")
+    if into.is_dir():
+        raise StoreError(f"--into {into} is a folder; give the merged parquet file's path")
     report = merge_results(results, load_suite(suite) if suite else None)
     counts = ", ".join(f"{v} {k}" for k, v in sorted(report.status_counts.items()))
     console.print(f"{report.rows_read} rows in {len(report.files)} file(s) -> {len(report.rows)} points ({counts})")
@@ -40,5 +46,8 @@ def merge_cmd(
                 err_console.print(f"  ... and {len(pts) - _SHOWN} more {title}", highlight=False)
         err_console.print(f"nothing written to {into}")
         raise typer.Exit(1)
-    path = write_merged(report, into)
+    try:
+        path = write_merged(report, into)
+    except OSError as e:
+        raise StoreError(f"cannot write {into}: {e.strerror or e}") from None
     console.print(f"wrote {path}")

@@ -22,6 +22,7 @@ def plot_cmd(
     from qlabench.analyze.report import pick_baseline
     from qlabench.store.files import latest_per_point, read_results
 
+    _check_out_folder(out)
     df = read_results(results)
     if not all_runs:
         df = latest_per_point(df)
@@ -40,8 +41,23 @@ def plot_sm_cmd(
     from qlabench.analyze.plot_sm import plot_sm
     from qlabench.store.files import latest_per_point, read_results
 
+    _check_out_folder(out)
     df = read_results(results)
     if not all_runs:
         df = latest_per_point(df)
     for p in plot_sm(df, out, x=x):
         console.print(f"wrote {p}")
+
+
+def _check_out_folder(out: Path) -> None:
+    """-o names a folder the PNGs go into: a file there (or a file name such as plot.png) is exit 2."""
+    from qlabench.core.errors import ConfigError, StoreError
+
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"--out {out}: is a file; give a folder for the PNGs (one per mode and dtype)")
+    if not out.exists() and out.suffix.lower() in (".png", ".pdf", ".svg", ".jpg"):
+        raise ConfigError(f"--out {out}: looks like a file name; give a folder for the PNGs (one per mode and dtype)")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise StoreError(f"--out {out}: cannot create the folder: {e.strerror or e}") from None

@@ -7,6 +7,10 @@ would leave nothing: there every finished point gets its own line, ok ones with 
 
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
+
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
@@ -19,6 +23,8 @@ _STYLE = {"ok": "green", "incorrect": "red", "error": "red", "skipped": "yellow"
 class RichProgress:
     def __init__(self, console: Console):
         self.console = console
+        # rich's default answer to a closed stdout is SystemExit(1), mid-sweep: go quiet instead
+        console.on_broken_pipe = lambda: _go_quiet(console)
         self._bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                              TimeElapsedColumn(), TimeRemainingColumn(), console=console, transient=False)
         self._task = None
@@ -34,6 +40,18 @@ class RichProgress:
         return None
 
     def start(self, total: int) -> None:
+        with _survives_closed_stdout():
+            self._start(total)
+
+    def point_started(self, point) -> None:
+        with _survives_closed_stdout():
+            self._point_started(point)
+
+    def point_done(self, row) -> None:
+        with _survives_closed_stdout():
+            self._point_done(row)
+
+    def _start(self, total: int) -> None:
         # The bar appears with the first sweep, not before: a sweep refused up front (a bad timer or
         # device) leaves stdout empty, so its one `error:` line on stderr is all there is.
         if not self._live:
@@ -41,10 +59,10 @@ class RichProgress:
             self._live = True
         self._task = self._bar.add_task("sweep", total=total)
 
-    def point_started(self, point) -> None:
+    def _point_started(self, point) -> None:
         self._bar.update(self._task, description=point.label()[:70])
 
-    def point_done(self, row) -> None:
+    def _point_done(self, row) -> None:
         if row.status != "ok" or not self.console.is_terminal:
             style = _STYLE.get(row.status, "white")
             what = (row.reason or "") if row.status != "ok" else f"{row.median_ms:.4g} ms"
@@ -55,3 +73,32 @@ class RichProgress:
                                     highlight=False)
         self._bar.advance(self._task)
 
+
+
+@contextlib.contextmanager
+def _survives_closed_stdout():
+    """Progress output must never stop a measurement: when the reader of stdout has gone (`| head -1`),
+    stdout is pointed at /dev/null and the sweep goes on; its rows are written as usual."""
+    try:
+        yield
+    except BrokenPipeError:
+        stdout_gone()
+
+
+def _go_quiet(console: Console) -> None:
+    if not console.quiet:
+        print("note: stdout was closed; progress output is dropped, the sweep goes on", file=sys.stderr, flush=True)
+    console.quiet = True
+    stdout_gone()
+
+
+def stdout_gone() -> None:
+    """Point stdout at /dev/null (its reader closed the pipe), so later output is dropped, not fatal."""
+    if sys.stdout is None or sys.stdout.closed:
+        return
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except OSError:
+        pass

@@ -29,10 +29,16 @@ def sweep_cmd(
                                     "else a local Ray instance)"),
     shard: str = typer.Option(None, "--shard", help="Run only share I/N (0-based) of the points, e.g. "
                               "$SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT; combine with `qlabench merge`"),
+    multi_node: bool = typer.Option(False, "--multi-node", help="Allow --ray-address (or RAY_ADDRESS) on another "
+                                    "machine: Ray's ports are then reachable from the network (docs/SCALE-OUT.md)"),
     gpus: int = typer.Option(None, "--gpus", min=1, help="Use at most this many GPUs (local: the first visible "
                              "ones; ray: workers)"),
     cache_dir: Path = typer.Option(None, "--cache-dir", help="Kernel compile caches (TileLang, Triton, Inductor); "
                                    "default $QLABENCH_CACHE_DIR, else ~/.cache/qlabench"),
+    max_points: int = typer.Option(None, "--max-points", min=1, help="Allow a suite of up to N points (default "
+                                   "limit: 20000, counted before the suite is expanded)"),
+    allow_oversized: bool = typer.Option(False, "--allow-oversized", help="Run points whose tensors exceed the "
+                                         "device's memory (refused by default, before any worker starts)"),
     with_ncu: bool = typer.Option(False, "--ncu", help="Also profile every ok GPU point under Nsight Compute "
                                   "(--clock-control none) for sm_active_pct; slow"),
 ):
@@ -45,21 +51,60 @@ def sweep_cmd(
     from qlabench.run.executors import executor_factory, parse_shard, shard_points
 
     use_cache_dir(cache_dir)
-    s = load_suite(suite)
+    from qlabench.core.spec_limits import MAX_POINTS
+
+    s = load_suite(suite, max_points=max_points or MAX_POINTS)
+    _check_backend_names(s)  # before --dry-run too: a typo is an error, not a sweep of error rows
     if with_ncu:
         s = dataclasses.replace(s, profile=dataclasses.replace(s.profile, ncu=True))
     if shard:
         s = dataclasses.replace(s, points=tuple(shard_points(s.points, parse_shard(shard))))
-    make_executor = executor_factory(executor, ray_address=ray_address, gpus=gpus, isolate=not no_isolate)
+    make_executor = executor_factory(executor, ray_address=ray_address, gpus=gpus, isolate=not no_isolate,
+                                     multi_node=multi_node)
     if dry_run:
-        console.print(points_table(s))
+        console.print(points_table(s, limit=_SHOWN_POINTS))
+        if len(s.points) > _SHOWN_POINTS:
+            console.print(f"... and {len(s.points) - _SHOWN_POINTS} more")
+        console.print(_eta(s))
         console.print(f"{len(s.points)} points in suite {s.name!r} ({s.path})")
         return
+    import signal
+
     from qlabench.cli.progress import RichProgress
     from qlabench.run.sweep import run_sweep
 
+    signal.signal(signal.SIGTERM, _terminated)  # handled like Ctrl-C: rows compacted, temp folders removed
     with RichProgress(console) as prog:
         res = run_sweep(s, out, device=device, timer=timer, check=False if no_check else None, progress=prog,
+                        allow_oversized=allow_oversized,
                         resume=resume, max_time_s=max_time, isolate=False if no_isolate else None,
                         make_executor=make_executor)
-    print_sweep_summary(console, res, baseline or s.baseline, out)
+    try:
+        print_sweep_summary(console, res, baseline or s.baseline, out)
+    except BrokenPipeError:  # stdout's reader has gone; the rows are written, so this is no failure
+        from qlabench.cli.progress import stdout_gone
+
+        stdout_gone()
+
+
+def _check_backend_names(s) -> None:
+    from qlabench.backends import REGISTRY
+    from qlabench.core.errors import BackendError
+
+    unknown = sorted({p.backend for p in s.points} - set(REGISTRY))
+    if unknown:
+        raise BackendError(f"{s.path}: unknown backend {unknown[0]!r} (known: {', '.join(REGISTRY)})")
+
+
+def _terminated(signum, frame):
+    raise KeyboardInterrupt("SIGTERM")
+
+
+_SHOWN_POINTS = 200  # rows of the --dry-run table; the count covers the rest
+
+
+def _eta(s) -> str:
+    """A rough bound on the sweep's length from its timing settings (sampling only, no compile)."""
+    per = s.timing.max_time_s + s.timing.min_time_s
+    total = per * len(s.points)
+    return f"sampling takes at most {s.timing.max_time_s:g} s per point: up to {total / 3600:.1f} h, plus compiles"

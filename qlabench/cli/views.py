@@ -12,13 +12,13 @@ from rich.table import Table
 from qlabench.core.spec import Suite
 
 
-def points_table(suite: Suite) -> Table:
+def points_table(suite: Suite, limit: int | None = None) -> Table:
     t = Table(title=f"{suite.name}: {len(suite.points)} points")
     cp = any(p.distributed for p in suite.points)
     for c in ("#", "backend", "mode", "heads", "sequences", "tokens", "K/V", "dtype", "gate", "h0") + (
             ("cp",) if cp else ()):
         t.add_column(c)
-    for i, p in enumerate(suite.points):
+    for i, p in enumerate(suite.points[:limit]):
         t.add_row(str(i), p.backend, p.mode, p.heads_label, p.layout_label, str(p.total_tokens), f"{p.K}/{p.V}",
                   p.dtype, p.gate_label, "yes" if p.initial_state else "no", *((p.cp_label or "-",) if cp else ()))
     return t

@@ -57,3 +57,25 @@ class DeviceError(ConfigError):
 
 class TimerError(ConfigError):
     """An unknown timer name, or a timer that does not suit the device (graph and events need CUDA)."""
+
+
+class ResultsWriteError(StoreError):
+    """Rows could not be written once a sweep had started (disk full, folder gone read-only).
+
+    The sweep stops at once; the message says what was kept and where. Exit code 1, not 2: the input
+    was fine, the run failed (a problem found before the first point is a plain StoreError, exit 2).
+    """
+
+    exit_code = 1
+
+
+class RunIncompleteError(QlabenchError):
+    """A run that had to measure every point (a gate) did not; exit code 1."""
+
+    exit_code = 1
+
+
+class SweepInterrupted(QlabenchError):
+    """A sweep stopped by Ctrl-C or SIGTERM after its rows so far were written and compacted; exit 130."""
+
+    exit_code = 130

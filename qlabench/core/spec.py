@@ -8,6 +8,7 @@ that matches all of their keys. See suites/README.md for the format.
 from __future__ import annotations
 
 import itertools
+import math
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,7 +21,9 @@ else:  # pragma: no cover
 
 from qlabench.core import models
 from qlabench.core.errors import SpecError
+from qlabench.core.names import default_name, name_problem
 from qlabench.core.point import DTYPES, GATES, MODES, Point, gva_error
+from qlabench.core.spec_limits import DEVICE_RE, MAX_BATCH, MAX_POINTS, exclude_value_problem, table_problems
 from qlabench.core.spec_tables import cp_entries, is_of as _is, split_entries
 
 SUITES_DIR = Path(__file__).resolve().parents[2] / "suites"
@@ -142,24 +145,28 @@ def list_suites(suites_dir: Path | None = None) -> list[Path]:
     return sorted((suites_dir or SUITES_DIR).glob("*.toml"))
 
 
-def load_suite(name_or_path: str, suites_dir: Path | None = None) -> Suite:
+def load_suite(name_or_path: str, suites_dir: Path | None = None, max_points: int | None = MAX_POINTS) -> Suite:
     path = resolve_suite_path(name_or_path, suites_dir)
     try:
-        data = tomllib.loads(path.read_text())
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as e:
+        raise SpecError(str(path), "toml", f"not UTF-8 text: {e}") from None
     except tomllib.TOMLDecodeError as e:
         raise SpecError(str(path), "toml", f"not valid TOML: {e}") from None
-    return parse_suite(data, str(path))
+    return parse_suite(data, str(path), max_points=max_points)
 
 
-def parse_suite(data: dict, path: str = "<suite>") -> Suite:
+def parse_suite(data: dict, path: str = "<suite>", max_points: int | None = MAX_POINTS) -> Suite:
     unknown = set(data) - _TOP_KEYS
     if unknown:
         k = sorted(unknown)[0]
         raise SpecError(path, k, f"unknown key (allowed: {', '.join(sorted(_TOP_KEYS))})")
-    name = _scalar(data, "name", str, path, Path(path).stem)
+    name = _scalar(data, "name", str, path, default_name(Path(path).stem))
+    if problem := name_problem(name):  # the name is a folder under --out: a safe slug only
+        raise SpecError(path, "name", problem)
     description = _scalar(data, "description", str, path, "")
     device = _scalar(data, "device", str, path, "auto")
-    if device not in ("auto", "cpu", "cuda") and not device.startswith("cuda:"):
+    if not DEVICE_RE.fullmatch(device):
         raise SpecError(path, "device", f"must be auto, cpu or cuda[:N], got {device!r}")
     baseline = _scalar(data, "baseline", str, path, None)
     timing = _dataclass_table(data.get("timing", {}), TimingSpec, "timing", path)
@@ -168,9 +175,9 @@ def parse_suite(data: dict, path: str = "<suite>") -> Suite:
     check = _dataclass_table(data.get("check", {}), CheckSpec, "check", path)
     run = _dataclass_table(data.get("run", {}), RunSpec, "run", path)
     profile = _dataclass_table(data.get("profile", {}), ProfileSpec, "profile", path)
-    for k in ("point_timeout_s", "compile_timeout_s"):
-        if not getattr(run, k) > 0:
-            raise SpecError(path, f"run.{k}", f"must be a positive number of seconds, got {getattr(run, k)}")
+    for key, problem in [kp for t, o in (("timing", timing), ("check", check), ("run", run), ("profile", profile))
+                         for kp in table_problems(t, o)]:
+        raise SpecError(path, key, problem)
 
     sweep = data.get("sweep", {})
     if not isinstance(sweep, dict):
@@ -183,7 +190,7 @@ def parse_suite(data: dict, path: str = "<suite>") -> Suite:
     sweeps = [("sweep", sweep)] if sweep else []
     sweeps += [(f"include[{i}]", {**sweep, **inc}) for i, inc in enumerate(includes)]
     for where, axes in sweeps:
-        for p in _expand(axes, where, path):
+        for p in _expand(axes, where, path, None if max_points is None else max_points - len(points)):
             if p not in seen:
                 seen.add(p)
                 points.append(p)
@@ -192,6 +199,8 @@ def parse_suite(data: dict, path: str = "<suite>") -> Suite:
         for k in rule:
             if k not in _MATCH_KEYS:
                 raise SpecError(path, f"exclude[{i}].{k}", f"unknown key (allowed: {', '.join(sorted(_MATCH_KEYS))})")
+            if problem := exclude_value_problem(k, rule[k]):
+                raise SpecError(path, f"exclude[{i}].{k}", problem)
             if k == "model":
                 for m in rule[k] if isinstance(rule[k], list) else [rule[k]]:
                     if not isinstance(m, str):
@@ -259,6 +268,8 @@ def _axis(axes: dict, name: str, where: str, path: str) -> list:
             raise SpecError(path, f"{where}.{name}[{i}]", f"{v!r} is not one of {', '.join(map(str, allowed))}")
         if name == "gate_zero_frac" and not 0 <= v <= 1:
             raise SpecError(path, f"{where}.{name}[{i}]", f"must be a fraction in [0, 1], got {v}")
+        if name == "batch" and v > MAX_BATCH:
+            raise SpecError(path, f"{where}.{name}[{i}]", f"batch {v} is over {MAX_BATCH}")
         if name == "gate_scale" and not 0 < v < float("inf"):
             raise SpecError(path, f"{where}.{name}[{i}]", f"must be a positive number, got {v}")
         if isinstance(v, int) and not isinstance(v, bool) and name not in ("gate_zero_frac", "gate_scale") \
@@ -309,7 +320,7 @@ def _heads(entries: list[dict], where: str, path: str) -> list[tuple[int, int, s
     return out
 
 
-def _expand(axes: dict, where: str, path: str) -> list[Point]:
+def _expand(axes: dict, where: str, path: str, limit: int | None = None) -> list[Point]:
     unknown = set(axes) - set(_AXES)
     if unknown:
         k = sorted(unknown)[0]
@@ -331,6 +342,11 @@ def _expand(axes: dict, where: str, path: str) -> list[Point]:
         if ax[name] != [None] and others:
             raise SpecError(path, f"{where}.{name}", f"applies to the flashqla gate profile only, and this sweep also "
                             f"has gate = {others[0]!r} (put that profile in its own [[include]])")
+    n = math.prod(len(x) for x in (ax["backends"], ax["modes"], layouts, heads, ax["K"], ax["V"], ax["dtype"],
+                                   ax["gate"], gate_params, ax["seed"], ax["initial_state"], cps))
+    if limit is not None and n > limit:  # counted before expanding: 10^6 points take seconds and GBs
+        raise SpecError(path, where, f"expands to {n} more points, over the limit of {MAX_POINTS} in all (pass "
+                        "--max-points N to run sweep to allow more)")
     pts = []
     for backend, mode, (layout, b, lens), (h_qk, h_v, model, tp), K, V, dtype, gate, (zf, gs), seed, h0, (ws, cpm) \
             in itertools.product(ax["backends"], ax["modes"], layouts, heads, ax["K"], ax["V"], ax["dtype"],

@@ -47,6 +47,7 @@ from qlabench.core.errors import ConfigError
 from qlabench.core.point import Point
 from qlabench.core.result import ResultRow, Status, make_row
 from qlabench.core.spec import Suite
+from qlabench.run.tempdirs import private_temp_dir
 
 DEFAULT_REGISTRY = "qlabench.backends:REGISTRY"
 WORKER_ENV = "QLABENCH_WORKER"
@@ -265,7 +266,7 @@ class WorkerPool:
             raise ConfigError("a worker pool needs at least one slot")
         self.job = job
         self.states = [_SlotState(s) for s in slots]
-        self._log_dir = tempfile.mkdtemp(prefix="qlabench-workers-")
+        self._log_dir = private_temp_dir("qlabench-workers-")
         self.workers_started = 0
 
     # -- scheduling -----------------------------------------------------------------------------
@@ -311,20 +312,23 @@ class WorkerPool:
     def _poll(self, st: _SlotState, sink: RowSink) -> None:
         w = st.worker
         broken = False
-        try:
-            while st.current is not None and w.conn.poll():
+        while st.current is not None:
+            try:  # only the socket: an error of the sink (a failed write) is no worker fault and goes up
+                if not w.conn.poll():
+                    break
                 kind, payload = w.conn.recv()
-                if kind == "ready":
-                    w.env = payload
-                    self._send(st)
-                elif kind == "row":
-                    row = ResultRow(**payload)
-                    w.groups_seen.add(st.current.compile_group)
-                    self._finish(st, row, sink)
-                    if row.status == Status.ERROR.value:
-                        self._replace(st, graceful=False)
-        except (EOFError, OSError):
-            broken = True  # the process is dead or dying: its socket closed
+            except (EOFError, OSError):
+                broken = True  # the process is dead or dying: its socket closed
+                break
+            if kind == "ready":
+                w.env = payload
+                self._send(st)
+            elif kind == "row":
+                row = ResultRow(**payload)
+                w.groups_seen.add(st.current.compile_group)
+                if row.status == Status.ERROR.value:
+                    self._replace(st, graceful=False)
+                self._finish(st, row, sink)
         if st.current is None:
             return
         if broken or not w.alive():

@@ -8,7 +8,9 @@ skips what an earlier run already recorded ok (resume.py). See docs/ROBUSTNESS.m
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import os
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -24,11 +26,11 @@ from qlabench.store import resume as resumemod
 from qlabench.backends import REGISTRY, Backend
 from qlabench.run.executors.local import local_executor
 from qlabench.run.point import MeasureContext
-from qlabench.core.errors import ConfigError, DeviceError
+from qlabench.core.errors import ConfigError, DeviceError, ResultsWriteError, SweepInterrupted
 from qlabench.core.point import Point
 from qlabench.core.result import ResultRow
 from qlabench.core.spec import Suite
-from qlabench.store.files import PartWriter
+from qlabench.store.files import PartWriter, check_writable
 from qlabench.run.pool import Executor, InlineExecutor, WorkerJob
 
 # Builds the isolated executor of a sweep from its job, device and the driver's environment
@@ -121,10 +123,45 @@ class _Recorder:
             self.progress.point_started(point)
 
     def done(self, point: Point, row: ResultRow) -> None:
-        self.writer.write([row])
+        try:
+            self.writer.write([row])
+        except OSError as e:  # never a worker fault, never a budget stop: the sweep ends here (exit 1)
+            raise ResultsWriteError(
+                f"cannot write results to {self.writer.dir}: {e.strerror or e}; the sweep stopped. The row of "
+                f"{point.label()} was lost; {len(self.rows)} row(s) written before it are kept as part files in "
+                f"{self.writer.dir} (readable as they are; run again with --resume once the output is writable)"
+            ) from None
         self.rows.append(row)
         if self.progress:
             self.progress.point_done(row)
+
+
+def device_memory_bytes(device: str) -> int | None:
+    """Total memory of the device a sweep runs on (host RAM for cpu); None when it cannot be told."""
+    try:
+        if device.startswith("cuda"):
+            idx = int(device.split(":", 1)[1]) if ":" in device else 0
+            return int(torch.cuda.get_device_properties(idx).total_memory)
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, RuntimeError, AssertionError):
+        return None
+
+
+def check_sizes(points: Sequence[Point], device: str) -> None:
+    """ConfigError before any worker starts when a point's tensors (inputs, outputs and gradients, see
+    core/flops.py) alone exceed the device's memory; `allow_oversized` (--allow-oversized) skips this."""
+    from qlabench.core.flops import _tensor_bytes
+
+    total = device_memory_bytes(device)
+    if total is None:
+        return
+    big = [(p, sum(_tensor_bytes(p).values())) for p in points]
+    big = [(p, b) for p, b in big if b > total]
+    if big:
+        p, b = max(big, key=lambda x: x[1])
+        raise ConfigError(f"{len(big)} point(s) need more memory for their tensors than {device} has "
+                          f"({total / 2**30:.1f} GiB), e.g. {p.label()}: {b / 2**30:.1f} GiB; drop them from the "
+                          "suite, or pass --allow-oversized")
 
 
 def new_run_id() -> str:
@@ -146,6 +183,7 @@ def run_sweep(
     max_time_s: float | None = None,
     executor: Executor | None = None,
     make_executor: ExecutorFactory | None = None,
+    allow_oversized: bool = False,
 ) -> RunResult:
     """Run the points of `suite`, writing rows as they come; returns the run's file and rows.
 
@@ -175,53 +213,71 @@ def run_sweep(
     run_id = run_id or new_run_id()
     check = suite.check.enabled if check is None else check
 
+    if not allow_oversized:
+        check_sizes(suite.points, device)
+    writer = PartWriter(out_root, suite.name, run_id, metadata={"suite_path": suite.path, "run_id": run_id})
+    check_writable(writer)  # before any worker starts: a bad --out fails here (exit 2), not after measuring
     points = order_points(suite.points)
     resumed = 0
-    if resume:
-        todo = resumemod.remaining(points, resumemod.done_keys(out_root, suite.name, env["env_fingerprint"]))
-        resumed = len(points) - len(todo)
-        points = todo
+    # A --resume holds the suite folder's lock: two at once would measure the same points twice.
+    with resumemod.resume_lock(out_root, suite.name) if resume else contextlib.nullcontext():
+        if resume:
+            todo = resumemod.remaining(points, resumemod.done_keys(out_root, suite.name, env["env_fingerprint"],
+                                                                   checked=check))
+            resumed = len(points) - len(todo)
+            points = todo
 
-    if executor is None:
-        if isolate:
-            job = WorkerJob(suite=suite, run_id=run_id, timer_name=timer_name, check=check)
-            executor = (make_executor or local_executor)(job, device, env)
-        else:
-            executor = InlineExecutor(MeasureContext(suite=suite, device=device, env=env, run_id=run_id,
-                                                     timer_name=timer_name, registry=registry or REGISTRY,
-                                                     check=check))
-    writer = PartWriter(out_root, suite.name, run_id, metadata={"suite_path": suite.path, "run_id": run_id})
-    recorder = _Recorder(writer, progress)
+        if executor is None:
+            if isolate:
+                job = WorkerJob(suite=suite, run_id=run_id, timer_name=timer_name, check=check)
+                executor = (make_executor or local_executor)(job, device, env)
+            else:
+                executor = InlineExecutor(MeasureContext(suite=suite, device=device, env=env, run_id=run_id,
+                                                         timer_name=timer_name, registry=registry or REGISTRY,
+                                                         check=check))
+        recorder = _Recorder(writer, progress)
 
-    def out_of_time() -> bool:
-        return max_time_s is not None and time.perf_counter() - t0 >= max_time_s
+        def out_of_time() -> bool:
+            return max_time_s is not None and time.perf_counter() - t0 >= max_time_s
 
-    if progress:
-        progress.start(len(points))
-    cp_launcher = None
-    try:
-        if not any(p.distributed for p in points):
-            executor.run(group_points(points), recorder, out_of_time)
-        else:
-            # Distributed (context-parallel) points: the suite's order is kept, and each run of consecutive
-            # distributed points goes to torchrun launches over the first W GPUs
-            # (qlabench/run/distributed/launch.py), never alongside the single-device workers.
-            from qlabench.run.distributed.launch import CPLauncher
+        if progress:
+            progress.start(len(points))
+        cp_launcher = None
+        interrupted = False
+        try:
+            if not any(p.distributed for p in points):
+                executor.run(group_points(points), recorder, out_of_time)
+            else:
+                # Distributed (context-parallel) points: the suite's order is kept, and each run of consecutive
+                # distributed points goes to torchrun launches over the first W GPUs
+                # (qlabench/run/distributed/launch.py), never alongside the single-device workers.
+                from qlabench.run.distributed.launch import CPLauncher
 
-            job = WorkerJob(suite=suite, run_id=run_id, timer_name=timer_name, check=check)
-            cp_launcher = CPLauncher(job, device, env)
-            for distributed, seg in segments(points, suite.points):
-                if out_of_time():
-                    break
-                if distributed:
-                    cp_launcher.run(seg, recorder, out_of_time)
-                else:
-                    executor.run(group_points(seg), recorder, out_of_time)
-    finally:
-        if cp_launcher is not None:
-            cp_launcher.close()
-        executor.close()
-    path = writer.compact()
-    return RunResult(run_id, path, recorder.rows, device, time.perf_counter() - t0, resumed=resumed,
-                     not_run=len(points) - len(recorder.rows),
-                     workers_started=getattr(executor, "workers_started", 0))
+                job = WorkerJob(suite=suite, run_id=run_id, timer_name=timer_name, check=check)
+                cp_launcher = CPLauncher(job, device, env)
+                for distributed, seg in segments(points, suite.points):
+                    if out_of_time():
+                        break
+                    if distributed:
+                        cp_launcher.run(seg, recorder, out_of_time)
+                    else:
+                        executor.run(group_points(seg), recorder, out_of_time)
+        except KeyboardInterrupt:  # Ctrl-C (or SIGTERM, which the CLI turns into one): keep what was measured
+            interrupted = True
+        finally:
+            if cp_launcher is not None:
+                cp_launcher.close()
+            executor.close()
+        try:
+            path = writer.compact()
+        except OSError as e:
+            raise ResultsWriteError(f"the sweep ended, but compacting the parts into {writer.final_path} "
+                                    f"failed: {e.strerror or e}; all {len(recorder.rows)} row(s) are kept as part "
+                                    f"files in {writer.dir}, which readers read as they are") from None
+        if interrupted:
+            raise SweepInterrupted(f"interrupted: {len(recorder.rows)} row(s) kept in {path or writer.dir}, "
+                                   f"{len(points) - len(recorder.rows)} point(s) not measured; run the same command "
+                                   "with --resume to continue")
+        return RunResult(run_id, path, recorder.rows, device, time.perf_counter() - t0, resumed=resumed,
+                         not_run=len(points) - len(recorder.rows),
+                         workers_started=getattr(executor, "workers_started", 0))

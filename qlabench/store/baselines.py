@@ -20,7 +20,8 @@ from qlabench.core.errors import StoreError
 from qlabench.store.keys import workload_keys
 from qlabench.core.result import ResultRow
 from qlabench.store.schema import COLUMNS, arrow_schema
-from qlabench.store.files import latest_per_point, read_results, write_rows
+from qlabench.store.files import latest_per_point, read_results, under_root, write_rows
+from qlabench.core.names import name_problem
 
 DEFAULT_ROOT = Path("results") / "baselines"
 
@@ -32,13 +33,17 @@ def slugify(name: str) -> str:
 
 
 def baseline_path(root: str | os.PathLike, device: str, suite: str) -> Path:
-    return Path(root) / slugify(device) / f"{suite}.parquet"
+    """<root>/<gpu>/<suite>.parquet; StoreError for a suite name that is no safe slug or leaves `root`."""
+    if problem := name_problem(suite):
+        raise StoreError(f"suite name: {problem}")
+    return under_root(root, slugify(device), f"{suite}.parquet")
 
 
 def save_baseline(results: Iterable[str | os.PathLike], suite: str,
                   root: str | os.PathLike = DEFAULT_ROOT) -> tuple[Path, int, int]:
     """Merge the rows of `suite` in `results` into its baseline file; (path, rows written, rows replaced)."""
     results = list(results)
+    baseline_path(root, "any", suite)  # a suite name that would leave `root` is refused before reading
     df = read_results(results)
     df = df[df["suite"] == suite]
     if df.empty:

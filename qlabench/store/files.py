@@ -22,18 +22,51 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from qlabench.core.errors import StoreError
+from qlabench.core.names import name_problem
 from qlabench.core.result import ResultRow
-from qlabench.store.schema import arrow_schema, upgrade
+from qlabench.store.schema import arrow_schema, check_rows, upgrade
+
+
+def under_root(root: str | os.PathLike, *names: str) -> Path:
+    """`root/name/...`, refusing (StoreError) any name that is not a safe slug (core/names.py) or a
+    result that does not resolve inside `root`: no output ever lands outside the folder it was given."""
+    for n in names:
+        if problem := name_problem(n):
+            raise StoreError(f"refusing to write under {root}: name {problem}")
+    path = Path(root).joinpath(*names)
+    base = Path(root).resolve()
+    resolved = path.resolve()
+    if resolved != base and base not in resolved.parents:
+        raise StoreError(f"refusing to write {path}: it resolves to {resolved}, outside {base}")
+    return path
 
 
 def run_path(out_root: str | os.PathLike, suite: str, run_id: str) -> Path:
     """Conventional location of a run's file: <out_root>/<suite>/<run_id>.parquet."""
-    return Path(out_root) / suite / f"{run_id}.parquet"
+    return under_root(out_root, suite, f"{run_id}.parquet")
 
 
 def parts_dir(out_root: str | os.PathLike, suite: str, run_id: str) -> Path:
     """Folder of a run's part files while it is in progress: <out_root>/<suite>/<run_id>/."""
-    return Path(out_root) / suite / run_id
+    return under_root(out_root, suite, run_id)
+
+
+def check_writable(writer: "PartWriter") -> None:
+    """Before a sweep's first point: make the run's folders and write (and remove) a probe file where
+    its parts and its compacted file go, with a name as long as the compacted file's temporary one.
+    StoreError saying why when that fails (--out is a file, a read-only folder, a name too long)."""
+    for folder, stem in ((writer.final_path.parent, writer.final_path.stem), (writer.dir, f"{PART_PREFIX}00000")):
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            fd, probe = tempfile.mkstemp(prefix=f".{stem}.", suffix=".tmp", dir=folder)
+            os.close(fd)
+            os.unlink(probe)
+        except OSError as e:
+            raise StoreError(f"cannot write results under {folder}: {e.strerror or e}; nothing was run") from None
+    try:
+        writer.dir.rmdir()  # made again by the first part; an unused empty folder would stay behind
+    except OSError:
+        pass
 
 
 PART_PREFIX = "part-"
@@ -132,7 +165,7 @@ def read_table(path: str | os.PathLike) -> pa.Table:
     except (OSError, pa.ArrowInvalid) as e:
         raise StoreError(f"{path}: cannot read parquet: {e}") from e
     try:
-        return upgrade(table, str(path))
+        return check_rows(upgrade(table, str(path)), str(path))
     except StoreError:
         raise
     except ValueError as e:  # pyarrow's ArrowInvalid while converting columns

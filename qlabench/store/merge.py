@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
-from qlabench.core.errors import QlabenchError
+from qlabench.core.errors import QlabenchError, StoreError
 from qlabench.core.point import Point
 from qlabench.core.result import ResultRow, Status
 from qlabench.core.spec import Suite
@@ -80,6 +80,8 @@ def _read_rows(paths: Iterable[str | os.PathLike]) -> tuple[list[Path], list[Res
 def merge_results(paths: Iterable[str | os.PathLike], suite: Suite | None = None) -> MergeReport:
     """Read result files/folders and merge them to one row per point; see the module doc."""
     files, rows = _read_rows(paths)
+    if not rows:  # nothing to merge is an input error (exit 2), not an empty merged file
+        raise StoreError(f"no rows in {', '.join(map(str, files))}: nothing to merge")
     by_point: dict[Point, list[ResultRow]] = {}
     for r in rows:
         by_point.setdefault(row_point(r), []).append(r)

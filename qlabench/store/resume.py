@@ -7,6 +7,8 @@ other than ok are measured again, so a timeout or crash gets another chance.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 from collections.abc import Iterable
 from pathlib import Path
@@ -21,8 +23,11 @@ def point_key(p: Point) -> tuple:
     return key_tuple(getattr(p, c) for c in KEY_COLUMNS)
 
 
-def done_keys(out_root: str | os.PathLike, suite: str, env_fingerprint: str) -> set[tuple]:
-    """Keys of the points of `suite` recorded ok under `env_fingerprint` in <out_root>/<suite>/."""
+def done_keys(out_root: str | os.PathLike, suite: str, env_fingerprint: str, checked: bool = False) -> set[tuple]:
+    """Keys of the points of `suite` recorded ok under `env_fingerprint` in <out_root>/<suite>/.
+
+    checked: count only rows whose outputs were checked against the oracle (a row measured with
+    --no-check has no `oracle`), so a checked resume re-measures what an unchecked run timed."""
     folder = Path(out_root) / suite
     if not folder.is_dir():
         return set()
@@ -32,8 +37,35 @@ def done_keys(out_root: str | os.PathLike, suite: str, env_fingerprint: str) -> 
         return set()
     df = read_results([folder])
     df = df[(df["status"] == Status.OK.value) & (df["env_fingerprint"] == env_fingerprint) & (df["suite"] == suite)]
+    if checked:
+        df = df[df["oracle"].notna()]
     return {key_tuple(row) for row in df[list(KEY_COLUMNS)].itertuples(index=False, name=None)}
 
 
 def remaining(points: Iterable[Point], done: set[tuple]) -> list[Point]:
     return [p for p in points if point_key(p) not in done]
+
+
+@contextlib.contextmanager
+def resume_lock(out_root: str | os.PathLike, suite: str):
+    """Hold <out_root>/<suite>/.resume.lock for a --resume sweep: a second --resume of the same suite into
+    the same folder would measure the same points again, so it is refused (StoreError) while one runs.
+    The lock is an flock: it goes with the process, even on kill -9."""
+    folder = Path(out_root) / suite
+    folder.mkdir(parents=True, exist_ok=True)
+    f = open(folder / ".resume.lock", "a+")
+    try:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            f.seek(0)
+            holder = f.read().strip() or "another process"
+            raise StoreError(f"another --resume of suite {suite!r} is running in {out_root} ({holder}); wait for "
+                             "it, or resume into another --out") from None
+        f.seek(0)
+        f.truncate()
+        f.write(f"pid {os.getpid()}")
+        f.flush()
+        yield
+    finally:
+        f.close()

@@ -100,3 +100,25 @@ def _v1_to_v2(table: pa.Table) -> pa.Table:
 
 # (version the step upgrades from, step), oldest first: a version-v file runs every step with from >= v.
 _UPGRADES = ((1, _v1_to_v2),)
+
+
+# Columns every row must have a value in: the point key columns that are not nullable, and the status.
+REQUIRED = ("backend", "mode", "layout", "batch", "seqlens", "h_qk", "h_v", "K", "V", "dtype", "gate", "seed",
+            "initial_state", "status")
+
+
+def check_rows(table: pa.Table, source: str) -> pa.Table:
+    """SchemaError (a clean exit 2) for a table whose rows cannot be keyed or judged: a required column
+    missing or null, or a status that is not one of ok, incorrect, skipped, error."""
+    from qlabench.core.result import Status
+
+    for name in REQUIRED:
+        col = table.column(name)
+        if col.null_count:
+            what = "has no column" if col.null_count == table.num_rows else f"has {col.null_count} null value(s) in"
+            raise SchemaError(f"{source}: {what} {name!r}, which every result row needs")
+    known = {s.value for s in Status}
+    bad = sorted(set(table.column("status").to_pylist()) - known)
+    if bad:
+        raise SchemaError(f"{source}: unknown status {bad[0]!r} (known: {', '.join(sorted(known))})")
+    return table

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from qlabench.core.errors import QlabenchError
+from qlabench.core.errors import QlabenchError, RunIncompleteError
 from qlabench.core.point import Point
 from qlabench.core.spec import Suite
 from qlabench.store.files import read_results
@@ -48,6 +48,9 @@ def _run(suite: Suite, out_root, run_sweep_kwargs: dict) -> Path:
     res = run_sweep(suite, out_root, **run_sweep_kwargs)
     if res.path is None:
         raise QlabenchError(f"suite {suite.name!r}: the run measured no points, so there is nothing to gate")
+    if res.not_run:  # a gate judges every point: points it did not measure fail it, never pass as missing
+        raise RunIncompleteError(f"suite {suite.name!r}: {res.not_run} point(s) were not measured (rows so far: "
+                                 f"{res.path}); a gate needs all of them")
     return Path(res.path)
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from qlabench.analyze.report import gate_label_of, heads_label, layout_label
+from qlabench.core.errors import StoreError
 from qlabench.store.files import read_results
 from qlabench.analyze.compare.drift import Shift, shift_verdict, suite_shift
 from qlabench.analyze.compare.envguard import EnvField, check_env, env_diff
@@ -150,9 +151,15 @@ def compare_frames(base: pd.DataFrame, head: pd.DataFrame, options: CompareOptio
     gate's confirmation re-run of a few points reuses the full run's), else estimated from these pairs.
     """
     opt = options or CompareOptions()
+    for side, df, label in (("base", base, base_label), ("head", head, head_label)):
+        if df.empty:  # checked before the environments: an empty side is "no rows", not "another environment"
+            raise StoreError(f"{side} {label}: no rows, nothing to compare")
     diff = env_diff(base, head)
     check_env(diff, allow_env_mismatch)
     matched = match_rows(base, head)
+    if not any(m.base is not None and m.head is not None for m in matched):
+        raise StoreError(f"base {base_label} and head {head_label} have no point in common ({len(base)} and "
+                         f"{len(head)} rows): nothing was compared, which is not a pass")
     pairs = [judge(p, opt) for p in matched]
     if opt.drift:
         shift = shift or suite_shift([p.stats.ratio for p in pairs if p.stats is not None], opt.alpha)

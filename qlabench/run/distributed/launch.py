@@ -1,4 +1,4 @@
-"""Launching distributed points: `torchrun --standalone --nproc-per-node W -m qlabench.run.distributed.worker`.
+"""Launching distributed points: W ranks of `qlabench.run.distributed.worker` on this machine (spawn.py).
 
 `CPLauncher` is the executor of a sweep's distributed points (sweep.py hands it every point with
 `cp_world_size` set, after or instead of the single-device executor). For each world size W it:
@@ -6,8 +6,9 @@
 - records a `skipped` row, without starting anything, for a point that cannot run at all
   (`Point.cp_problem`: batch > 1, tokens not divisible by W) or when fewer than W GPUs are visible
   (CUDA suites; a CPU suite runs W gloo processes on the CPU);
-- starts one torchrun launch for the remaining points (`python -m torch.distributed.run`, the module
-  behind the `torchrun` script), with SAFE_ENV (NVLink multicast off) in its environment and
+- starts one launch for the remaining points (spawn.py: torchrun's environment for each rank, but a
+  FileStore rendezvous and loopback sockets instead of torchrun's store on every interface), with
+  SAFE_ENV (NVLink multicast off) in its environment and
   CUDA_VISIBLE_DEVICES set to the first W visible GPUs. Rank 0 reports through an events file:
   `ready` (process group up), `start i`, `row i`; each row goes to the sweep's sink as it arrives;
 - applies the sweep's time limits: start-up (workers.START_TIMEOUT_S, for torchrun + NCCL init),
@@ -46,6 +47,7 @@ from qlabench.core.point import Point
 from qlabench.core.result import ResultRow, Status, make_row
 from qlabench.core.spec import Suite
 from qlabench.measure.timing import resolve_timer
+from qlabench.run.tempdirs import private_temp_dir
 from qlabench.run.pool import (
     START_TIMEOUT_S,
     WORKER_ENV,
@@ -76,10 +78,13 @@ class CPJob:
 
 
 def torchrun_command(world_size: int, job_path: str, events_path: str, stop_path: str) -> list[str]:
-    """The command of one launch: torchrun (as `python -m torch.distributed.run`) on this machine."""
-    return [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nnodes", "1",
-            "--nproc-per-node", str(world_size), "-m", WORKER_MODULE,
-            "--job", job_path, "--events", events_path, "--stop", stop_path]
+    """The command of one launch on this machine: spawn.py's W ranks, which meet through a FileStore in
+    the launch's folder and bind gloo / NCCL to loopback; nothing listens beyond 127.0.0.1 (torchrun's
+    own rendezvous store listens on every interface, so it is not used)."""
+    from qlabench.run.distributed.spawn import spawn_command
+
+    store = os.path.join(os.path.dirname(job_path) or ".", "store")
+    return spawn_command(world_size, store, ["--job", job_path, "--events", events_path, "--stop", stop_path])
 
 
 def launch_env(device_type: str, gpu_ids: Sequence[str], world_size: int, base: dict | None = None) -> dict:
@@ -231,7 +236,7 @@ class CPLauncher:
 
     # -- one launch ---------------------------------------------------------------------------------------
     def _start(self, ws: int, pts: list[Point]) -> _Launch:
-        d = tempfile.mkdtemp(prefix="qlabench-cp-")
+        d = private_temp_dir("qlabench-cp-")
         job = CPJob(suite=self.job.suite, run_id=self.job.run_id, check=self.job.check,
                     device_type=self.device_type, points=tuple(point_to_dict(p) for p in pts),
                     compile_timeout_s=self.job.compile_timeout_s, point_timeout_s=self.job.point_timeout_s)

@@ -56,6 +56,8 @@ class Rank:
                   "timeout": timedelta(seconds=max(60.0, job.compile_timeout_s))}
         if self.on_cuda:
             kwargs["device_id"] = torch.device(self.device)
+        if init := os.environ.get("QLABENCH_DIST_INIT"):  # spawn.py: a FileStore, no listening rendezvous
+            kwargs.update(init_method=init, rank=self.rank, world_size=self.world)
         dist.init_process_group(**kwargs)
         self.group = dist.group.WORLD
         self.groups_seen: set = set()  # compile groups measured in this launch (compile_s once each)

@@ -19,16 +19,20 @@ from qlabench.run.executors.shard import Shard, parse_shard, point_cost, shard_p
 EXECUTORS = ("local", "ray")
 
 
-def executor_factory(kind: str, *, ray_address: str | None = None, gpus: int | None = None, isolate: bool = True):
+def executor_factory(kind: str, *, ray_address: str | None = None, gpus: int | None = None, isolate: bool = True,
+                     multi_node: bool = False):
     """run_sweep's `make_executor` for executor `kind` (local or ray); None keeps its default (local, all GPUs)."""
     if kind == "local":
         return None if gpus is None else functools.partial(local_executor, gpus=gpus)
     if kind == "ray":
         if not isolate:
             raise ConfigError("--executor ray runs points in worker subprocesses; drop --no-isolate")
-        from qlabench.run.executors.ray_executor import ray_executor
+        import os
 
-        return functools.partial(ray_executor, address=ray_address, max_workers=gpus)
+        from qlabench.run.executors.ray_executor import ray_executor, ray_init_kwargs
+
+        ray_init_kwargs(ray_address or os.environ.get("RAY_ADDRESS"), multi_node)  # refused here, before any work
+        return functools.partial(ray_executor, address=ray_address, max_workers=gpus, multi_node=multi_node)
     raise ConfigError(f"--executor {kind!r}: expected {' or '.join(EXECUTORS)}")
 
 

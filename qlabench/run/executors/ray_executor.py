@@ -115,7 +115,8 @@ class RayExecutor:
     """Runs compile groups on Ray actors (see the module doc). One actor per free resource unit."""
 
     def __init__(self, job: WorkerJob, device: str, env: dict, *, address: str | None = None,
-                 resources: dict[str, float] | None = None, max_workers: int | None = None):
+                 resources: dict[str, float] | None = None, max_workers: int | None = None,
+                 multi_node: bool = False):
         self.ray = _import_ray()
         self.job = job
         self.env = env  # the driver's: used for a lost point when its actor never returned a row
@@ -124,8 +125,14 @@ class RayExecutor:
         self.resources = resources or default_resources(device)
         address = address or os.environ.get("RAY_ADDRESS")
         self._owns_ray = not self.ray.is_initialized()
+        self._reaper = None
         if self._owns_ray:
-            self.ray.init(address=address, include_dashboard=False, log_to_driver=False)
+            from qlabench.run.reaper import children_of, start_reaper
+
+            before = children_of(os.getpid())
+            self.ray.init(**ray_init_kwargs(address, multi_node))
+            # A local cluster's GCS and raylet are ours: killed with the driver even by kill -9.
+            self._reaper = start_reaper(children_of(os.getpid()) - before) if address is None else None
         n = cluster_slots(self.ray.cluster_resources(), self.resources)
         if n < 1:
             raise QlabenchError(f"the Ray cluster has no room for one worker holding {self.resources} "
@@ -213,9 +220,31 @@ class RayExecutor:
         for st in self.slots:
             self._drop_actor(st)
         if self._owns_ray:
+            from qlabench.run.reaper import stop_reaper
+
             self.ray.shutdown()
+            stop_reaper(self._reaper)
 
 
 def ray_executor(job: WorkerJob, device: str, env: dict, *, address: str | None = None,
-                 resources: dict[str, float] | None = None, max_workers: int | None = None) -> RayExecutor:
-    return RayExecutor(job, device, env, address=address, resources=resources, max_workers=max_workers)
+                 resources: dict[str, float] | None = None, max_workers: int | None = None,
+                 multi_node: bool = False) -> RayExecutor:
+    return RayExecutor(job, device, env, address=address, resources=resources, max_workers=max_workers,
+                       multi_node=multi_node)
+
+
+_LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1", "[::1]")
+
+
+def ray_init_kwargs(address: str | None, multi_node: bool = False) -> dict:
+    """`ray.init` arguments. No address: a fresh local Ray whose node IP is 127.0.0.1, so its GCS, raylet
+    and actors serve on loopback and nothing else can join. An address on another machine joins a
+    cluster across the network: only with `multi_node` (the CLI's --multi-node; docs/SCALE-OUT.md)."""
+    base = {"include_dashboard": False, "log_to_driver": False}
+    if address is None:
+        return {**base, "_node_ip_address": "127.0.0.1"}
+    host = address.split("://", 1)[-1].rsplit(":", 1)[0] if address not in ("auto", "local") else "127.0.0.1"
+    if host not in _LOCAL_HOSTS and not multi_node:
+        raise QlabenchError(f"Ray address {address!r} is another machine: joining a cluster across the network "
+                            "needs --multi-node (see docs/SCALE-OUT.md for what it exposes)")
+    return {**base, "address": address}

@@ -1,0 +1,34 @@
+"""Names that become path components: a suite's name is a folder under `--out` and a file under a
+baselines root, so it must be a plain, safe slug.
+
+A safe name has letters, digits, `-`, `_` and `.` only, is not made of dots alone (`.`, `..`), and is
+at most `MAX_NAME_LEN` characters (a file name of the run id plus `.parquet` must still fit).
+"""
+
+from __future__ import annotations
+
+import re
+
+MAX_NAME_LEN = 100
+_SAFE = re.compile(r"[A-Za-z0-9._-]+")
+
+
+def name_problem(name: object) -> str | None:
+    """Why `name` cannot be used as a path component, or None when it can."""
+    if not isinstance(name, str):
+        return f"must be a string, got {type(name).__name__}"
+    if not name:
+        return "must not be empty"
+    if len(name) > MAX_NAME_LEN:
+        return f"is {len(name)} characters long; at most {MAX_NAME_LEN}"
+    if not _SAFE.fullmatch(name):
+        return f"{name!r} may contain only letters, digits, '-', '_' and '.'"
+    if set(name) == {"."}:
+        return f"{name!r} is not a name"
+    return None
+
+
+def default_name(stem: str) -> str:
+    """A safe name made from a file's stem, for a suite that does not set one ('my suite' -> 'my-suite')."""
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", stem).strip("-")[:MAX_NAME_LEN]
+    return slug if not name_problem(slug) else "suite"

@@ -1,0 +1,87 @@
+"""Bounds of a suite's numeric settings and the value types of [[exclude]] keys (used by spec.py).
+
+Kept apart from spec.py so the parser stays short: each check returns the problem in words, or None.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+MAX_POINTS = 20_000  # a suite expanding to more is refused before it is expanded (run sweep --max-points N)
+MAX_BATCH = 65_536  # a dense point holds one length per sequence: batch = 10^8 would pickle 400 MB per worker
+MAX_LIMIT_S = 7 * 24 * 3600.0  # a week: beyond it a timeout is no limit, and select()/poll() overflow
+
+# table.key -> (lowest allowed, whether the lowest is allowed itself, highest or None)
+BOUNDS: dict[str, tuple[float, bool, float | None]] = {
+    "timing.warmup": (0, True, None),
+    "timing.min_samples": (1, True, None),
+    "timing.max_samples": (1, True, None),
+    "timing.min_time_s": (0, True, MAX_LIMIT_S),
+    "timing.max_time_s": (0, False, MAX_LIMIT_S),
+    "timing.target_rel_noise": (0, True, None),
+    "check.oracle_max_tokens": (1, True, None),
+    "run.point_timeout_s": (0, False, MAX_LIMIT_S),
+    "run.compile_timeout_s": (0, False, MAX_LIMIT_S),
+    "profile.ncu_timeout_s": (0, False, MAX_LIMIT_S),
+}
+
+
+def bound_problem(key: str, value) -> str | None:
+    """Why `value` is out of range for `key` (e.g. 'run.point_timeout_s'), or None."""
+    if key not in BOUNDS or isinstance(value, bool):
+        return None
+    low, inclusive, high = BOUNDS[key]
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"must be a finite number, got {value}"
+    if value < low or (value == low and not inclusive):
+        return f"must be {'>=' if inclusive else '>'} {low:g}, got {value}"
+    if high is not None and value > high:
+        return f"must be at most {high:g} (seconds), got {value}"
+    return None
+
+
+def table_problems(table: str, obj) -> list[tuple[str, str]]:
+    """(key, problem) for every bounded field of a parsed table (TimingSpec, CheckSpec, RunSpec, ...)."""
+    out = []
+    for key in BOUNDS:
+        t, _, field = key.partition(".")
+        if t == table and (p := bound_problem(key, getattr(obj, field))):
+            out.append((key, p))
+    if table == "timing" and obj.max_samples < obj.min_samples:
+        out.append(("timing.max_samples", f"must be >= min_samples ({obj.min_samples}), got {obj.max_samples}"))
+    return out
+
+
+_INT_KEYS = {"batch", "seqlen", "h_qk", "h_v", "K", "V", "seed", "total_tokens", "tp", "cp_world_size"}
+_STR_KEYS = {"backend", "mode", "layout", "dtype", "gate", "cp_mode", "model"}
+_FLOAT_KEYS = {"gate_zero_frac", "gate_scale"}
+
+
+def _one(key: str, v) -> bool:
+    if key in _INT_KEYS:
+        return isinstance(v, int) and not isinstance(v, bool)
+    if key in _STR_KEYS:
+        return isinstance(v, str)
+    if key in _FLOAT_KEYS:
+        return isinstance(v, (int, float)) and not isinstance(v, bool)
+    if key == "initial_state":
+        return isinstance(v, bool)
+    if key == "seqlens":
+        return isinstance(v, list) and all(isinstance(x, int) and not isinstance(x, bool) for x in v)
+    return True
+
+
+def exclude_value_problem(key: str, value) -> str | None:
+    """Why an [[exclude]] value can never match (a wrong type), or None. A list means any of its values
+    (except for `seqlens`, whose value is itself a list of lengths)."""
+    values = value if isinstance(value, list) and key != "seqlens" else [value]
+    for v in values:
+        if not _one(key, v):
+            want = ("an integer" if key in _INT_KEYS else "a string" if key in _STR_KEYS else "a number"
+                    if key in _FLOAT_KEYS else "a boolean" if key == "initial_state" else "a list of integers")
+            return f"must be {want} (or a list of them), got {type(v).__name__} {v!r}: it would exclude nothing"
+    return None
+
+
+DEVICE_RE = re.compile(r"auto|cpu|cuda(:\d+)?")
