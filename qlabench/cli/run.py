@@ -33,6 +33,8 @@ def sweep_cmd(
                              "ones; ray: workers)"),
     cache_dir: Path = typer.Option(None, "--cache-dir", help="Kernel compile caches (TileLang, Triton, Inductor); "
                                    "default $QLABENCH_CACHE_DIR, else ~/.cache/qlabench"),
+    cpu_threads: int = typer.Option(None, "--cpu-threads", min=0, help="torch threads per CPU worker (default: "
+                                    "the suite's run.cpu_threads, 1; 0: torch's default, one per core)"),
     with_ncu: bool = typer.Option(False, "--ncu", help="Also profile every ok GPU point under Nsight Compute "
                                   "(--clock-control none) for sm_active_pct; slow"),
 ):
@@ -48,6 +50,8 @@ def sweep_cmd(
     s = load_suite(suite)
     if with_ncu:
         s = dataclasses.replace(s, profile=dataclasses.replace(s.profile, ncu=True))
+    if cpu_threads is not None:
+        s = dataclasses.replace(s, run=dataclasses.replace(s.run, cpu_threads=cpu_threads))
     if shard:
         s = dataclasses.replace(s, points=tuple(shard_points(s.points, parse_shard(shard))))
     make_executor = executor_factory(executor, ray_address=ray_address, gpus=gpus, isolate=not no_isolate)

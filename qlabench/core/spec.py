@@ -57,6 +57,7 @@ class RunSpec:
 
     point_timeout_s: float = 600.0  # a point that opens no new compile group
     compile_timeout_s: float = 1800.0  # the first point of a compile group on a worker: JIT + check + timing
+    cpu_threads: int = 1  # torch intra-op threads of a CPU worker (0: torch's default, one per core)
 
 
 @dataclass(frozen=True)
@@ -177,6 +178,8 @@ def parse_suite(data: dict, path: str = "<suite>") -> Suite:
     for k in ("point_timeout_s", "compile_timeout_s"):
         if not getattr(run, k) > 0:
             raise SpecError(path, f"run.{k}", f"must be a positive number of seconds, got {getattr(run, k)}")
+    if run.cpu_threads < 0:
+        raise SpecError(path, "run.cpu_threads", f"must be 0 (torch's default) or more, got {run.cpu_threads}")
 
     sweep = data.get("sweep", {})
     if not isinstance(sweep, dict):
