@@ -69,3 +69,98 @@ def test_rows_record_stop_reason_and_a_min_samples_shortfall(tmp_path, data_dir)
     rows = run_sweep(s, tmp_path, registry=REGISTRY).rows
     assert all(r.ok for r in rows)
     assert {(r.n_samples, r.stopped_by, r.below_min_samples) for r in rows} == {(1, "max_time", True)}
+
+
+# -- item 2: the summary shows noise ----------------------------------------------------------------
+
+def test_speedup_table_marks_noisy_and_short_points(make_row):
+    import pandas as pd
+
+    from qlabench.analyze.report import FEW, NOISY, noise_summary, speedup_table
+    from qlabench.cli.views import speedup_markdown
+
+    df = pd.DataFrame([r.as_dict() for r in [
+        make_row(backend="naive-recurrent", median_ms=10.0, noise_target_met=True, rel_noise=0.01),
+        make_row(backend="naive-chunk", median_ms=1.0, noise_target_met=False, rel_noise=0.4),
+        make_row(backend="naive-recurrent", median_ms=20.0, seqlens=(128,), total_tokens=128, n_samples=1,
+                 samples_ms=(20.0,), noise_target_met=False, below_min_samples=True, stopped_by="max_time"),
+        make_row(backend="naive-chunk", median_ms=2.0, seqlens=(128,), total_tokens=128, noise_target_met=True),
+    ]])
+    t = speedup_table(df, "naive-recurrent")
+    assert t["naive-chunk noise"].tolist() == [NOISY, ""]
+    assert t["naive-recurrent noise"].tolist() == ["", FEW]
+    md = speedup_markdown(t, "naive-recurrent")
+    assert "| 1.000 (10.00x) ~ |" in md and "20.000 (1.00x) !" in md
+    line = noise_summary(df)
+    assert line.startswith("2 of 4 ok points met their noise target") and "~ 1 missed it" in line
+    assert "! 1 got fewer than min_samples" in line
+
+
+# -- items 3 and 4: one baseline rule for the run summary, `show` and `plot` ----------------------------
+
+@pytest.fixture(scope="module")
+def tiny_results(tmp_path_factory, data_dir=None):
+    from pathlib import Path
+
+    from qlabench.backends import REGISTRY
+
+    out = tmp_path_factory.mktemp("tiny")
+    s = load_suite(str(Path(__file__).parent / "data" / "tiny-cpu.toml"))  # baseline naive-recurrent
+    run_sweep(s, out, registry=REGISTRY)
+    return out / "tiny-cpu"
+
+
+def test_files_record_the_suite_baseline_and_show_uses_it(tiny_results):
+    from qlabench.analyze.report import suite_baselines
+
+    assert suite_baselines([tiny_results]) == ["naive-recurrent"]
+    r = CliRunner().invoke(app, ["show", str(tiny_results), "--format", "csv"])
+    assert r.exit_code == 0, r.output
+    import io
+
+    import pandas as pd
+
+    t = pd.read_csv(io.StringIO(r.stdout))
+    assert (t["naive-recurrent x"] == 1.0).all()  # the suite's baseline, not pick_baseline's naive-chunk
+    assert len(t) == 6 and {"naive-chunk", "naive-chunk x", "naive-chunk noise"} <= set(t.columns)
+    r = CliRunner().invoke(app, ["show", str(tiny_results), "--baseline", "naive-chunk", "-f", "markdown"])
+    assert r.exit_code == 0 and "speedup vs naive-chunk" in r.stdout and r.stdout.count("\n| fwd") == 6
+    r = CliRunner().invoke(app, ["show", str(tiny_results)])
+    assert r.exit_code == 0 and "speedup vs naive-recurrent" in r.stdout and "ok points met" in r.stdout
+    r = CliRunner().invoke(app, ["show", str(tiny_results), "--format", "html"])
+    assert r.exit_code == 2 and "--format must be one of" in r.stderr
+
+
+def test_plot_divides_by_the_suite_baseline_like_the_table(tiny_results, tmp_path):
+    r = CliRunner().invoke(app, ["plot", str(tiny_results), "--out", str(tmp_path)])
+    assert r.exit_code == 0, r.output
+    assert {p.name for p in tmp_path.iterdir()} == {"speedup_fwd_float32_gate-flashqla.png",
+                                                   "speedup_fwd_bwd_float32_gate-flashqla.png"}
+
+
+def test_plot_panels_share_a_y_scale_and_keep_models_apart(tmp_path, make_row, monkeypatch):
+    import matplotlib.figure
+    import pandas as pd
+
+    from qlabench.analyze.plot import plot_speedups
+
+    figs = []
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", lambda fig, path, **k: figs.append(fig))
+    rows = []
+    for model, hq in (("qwen3.5-27b", 16), ("qwen3.5-397b", 32)):
+        for tp in (1, 8):
+            for n in (64, 128):
+                slow = 100.0 if tp == 8 else 2.0  # one panel spans > 20x, the other does not
+                rows += [make_row(backend="naive-recurrent", median_ms=slow, model=model, tp=tp, h_qk=hq // tp,
+                                  h_v=hq // tp, seqlens=(n,), total_tokens=n),
+                         make_row(backend="naive-chunk", median_ms=1.0, model=model, tp=tp, h_qk=hq // tp,
+                                  h_v=hq // tp, seqlens=(n,), total_tokens=n)]
+    df = pd.DataFrame([r.as_dict() for r in rows])
+    plot_speedups(df, tmp_path, "naive-recurrent", panel="tp")
+    (fig,) = figs
+    axes = [a for a in fig.axes if a.get_visible()]
+    assert len(axes) == 2 and {a.get_yscale() for a in axes} == {"log"}
+    labels = {t.get_text() for a in axes for t in a.get_legend().get_texts()}
+    assert "naive-chunk · qwen3.5-27b" in labels and "naive-chunk · qwen3.5-397b" in labels
+    assert all(a.get_ylabel() == "" for a in axes) and "speedup vs naive-recurrent" in fig.get_supylabel()
+    assert "gate profile flashqla" in fig.get_suptitle()

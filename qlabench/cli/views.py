@@ -17,34 +17,80 @@ def points_table(suite: Suite) -> Table:
     cp = any(p.distributed for p in suite.points)
     for c in ("#", "backend", "mode", "heads", "sequences", "tokens", "K/V", "dtype", "gate", "h0") + (
             ("cp",) if cp else ()):
-        t.add_column(c)
+        t.add_column(c, overflow="fold")  # never '…': cut labels made different points look identical
     for i, p in enumerate(suite.points):
         t.add_row(str(i), p.backend, p.mode, p.heads_label, p.layout_label, str(p.total_tokens), f"{p.K}/{p.V}",
                   p.dtype, p.gate_label, "yes" if p.initial_state else "no", *((p.cp_label or "-",) if cp else ()))
     return t
 
 
+_LABELS = ("mode", "heads", "sequences", "dtype", "gate")
+
+
+def _backends(table: pd.DataFrame) -> list[str]:
+    return [c for c in table.columns if c not in _LABELS and not c.endswith((" x", " noise"))]
+
+
+def _missing(v) -> bool:
+    return v is None or (isinstance(v, float) and pd.isna(v))
+
+
+def _cell(r, b: str, sep: str = " ") -> str:
+    """'15.156 (216.67x) ~': the median, the speedup and the row's noise mark; a status word; '-' where the
+    backend has no row. `sep` goes between the median and the rest (a newline keeps terminal columns narrow)."""
+    v, x, mark = r[b], r[f"{b} x"], r.get(f"{b} noise") or ""
+    if _missing(v):
+        return "-"
+    if isinstance(v, str):
+        return v
+    rest = " ".join(filter(None, [f"({x:.2f}x)" if not _missing(x) else "", mark]))
+    return f"{v:.3f}" + (sep + rest if rest else "")
+
+
+def speedup_title(baseline: str | None) -> str:
+    return f"median ms per call, speedup vs {baseline}"
+
+
 def speedup_rich_table(table: pd.DataFrame, baseline: str | None) -> Table:
-    t = Table(title=f"median ms per call, speedup vs {baseline}")
+    t = Table(title=speedup_title(baseline))
     if table.empty:
         return t
-    backends = [c for c in table.columns if c not in ("mode", "heads", "sequences", "dtype", "gate") and not c.endswith(" x")]
+    backends = _backends(table)
+    # Folded, never cut with '…': at 80 columns 'qwen3.5-397b' and 'naive-recurrent' stay readable.
     for c in ("mode", "heads", "sequences", "dtype"):
-        t.add_column(c)
+        t.add_column(c, overflow="fold")
     for b in backends:  # escaped: a distributed column is "flash_qla [cp2 inter]", not markup
-        t.add_column(escape(b), justify="right")
+        t.add_column(escape(b), justify="right", overflow="fold")
     for _, r in table.iterrows():
-        cells = [str(r["mode"]), str(r["heads"]), str(r["sequences"]), str(r["dtype"])]
+        dtype = str(r["dtype"])
+        cells = [str(r["mode"]), str(r["heads"]), str(r["sequences"]), _SHORT_DTYPE.get(dtype, dtype)]
         for b in backends:
-            v, x = r[b], r[f"{b} x"]
-            if v is None or (isinstance(v, float) and pd.isna(v)):
-                cells.append("-")
-            elif isinstance(v, str):
-                cells.append(f"[red]{v}[/red]")
-            else:
-                cells.append(f"{v:.3f}" + (f" ({x:.2f}x)" if x is not None and not pd.isna(x) else ""))
+            c = _cell(r, b, sep="\n")
+            cells.append(f"[red]{c}[/red]" if isinstance(r[b], str) else escape(c))
         t.add_row(*cells)
     return t
+
+
+def speedup_markdown(table: pd.DataFrame, baseline: str | None) -> str:
+    """The speedup table as a GitHub markdown table (no extra packages)."""
+    if table.empty:
+        return ""
+    backends = _backends(table)
+    head = ["mode", "heads", "sequences", "dtype", "gate"] + backends
+    lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+    for _, r in table.iterrows():
+        cells = [str(r[c]) for c in _LABELS] + [_cell(r, b) for b in backends]
+        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    return f"{speedup_title(baseline)}\n\n" + "\n".join(lines)
+
+
+def print_marks(console: Console, df: pd.DataFrame) -> None:
+    """The noise line under a speedup table: how many points met their target, what ~ and ! mean."""
+    from qlabench.analyze.report import noise_summary
+
+    line = noise_summary(df)
+    if line:
+        console.print(escape(line))
 
 
 def print_sweep_summary(console: Console, res, baseline: str | None, out) -> None:
@@ -62,6 +108,7 @@ def print_sweep_summary(console: Console, res, baseline: str | None, out) -> Non
     df = pd.DataFrame([r.as_dict() for r in res.rows])
     base = pick_baseline(df, baseline)
     console.print(speedup_rich_table(speedup_table(df, base), base))
+    print_marks(console, df)
     counts = df["status"].value_counts().to_dict()
     console.print(f"{len(df)} rows ({', '.join(f'{v} {k}' for k, v in counts.items())}) on {res.device} "
                   f"in {res.wall_s:.1f}s -> {res.path}")

@@ -190,7 +190,8 @@ def run_sweep(
             executor = InlineExecutor(MeasureContext(suite=suite, device=device, env=env, run_id=run_id,
                                                      timer_name=timer_name, registry=registry or REGISTRY,
                                                      check=check))
-    writer = PartWriter(out_root, suite.name, run_id, metadata={"suite_path": suite.path, "run_id": run_id})
+    writer = PartWriter(out_root, suite.name, run_id, metadata={"suite_path": suite.path, "run_id": run_id,
+                                                                       "baseline": suite.baseline or ""})
     recorder = _Recorder(writer, progress)
 
     def out_of_time() -> bool:

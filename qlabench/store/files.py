@@ -159,6 +159,20 @@ def _read_all(files: list[Path]) -> pd.DataFrame:
     return pa.concat_tables([read_table(f) for f in files]).to_pandas()
 
 
+def file_metadata(paths: Iterable[str | os.PathLike]) -> list[dict[str, str]]:
+    """The `qlabench.*` metadata of each result file under `paths` (keys without the prefix), e.g. the
+    suite_path, run_id and baseline a sweep wrote."""
+    out = []
+    for f in result_files(paths):
+        try:
+            meta = pq.read_schema(f).metadata or {}
+        except (OSError, pa.ArrowInvalid) as e:
+            raise StoreError(f"{f}: cannot read parquet: {e}") from e
+        out.append({k.decode()[len("qlabench."):]: v.decode(errors="replace") for k, v in meta.items()
+                    if k.startswith(b"qlabench.")})
+    return out
+
+
 def read_rows(path: str | os.PathLike) -> list[ResultRow]:
     """Rows of one file as validated ResultRow records."""
     return [ResultRow(**{k: v for k, v in d.items()}) for d in read_table(path).to_pylist()]
