@@ -164,3 +164,53 @@ def test_plot_panels_share_a_y_scale_and_keep_models_apart(tmp_path, make_row, m
     assert "naive-chunk · qwen3.5-27b" in labels and "naive-chunk · qwen3.5-397b" in labels
     assert all(a.get_ylabel() == "" for a in axes) and "speedup vs naive-recurrent" in fig.get_supylabel()
     assert "gate profile flashqla" in fig.get_suptitle()
+
+
+# -- item 6: --device cpu with a suite whose timer is graph is refused before anything runs ------------
+
+def test_cli_device_cpu_with_a_graph_timer_suite_is_refused_up_front(tmp_path, data_dir):
+    text = (data_dir / "tiny-cpu.toml").read_text().replace('timer = "wall"', 'timer = "graph"')
+    suite = tmp_path / "graph-suite.toml"
+    suite.write_text(text.replace('device = "cpu"', 'device = "auto"'))
+    r = CliRunner().invoke(app, ["run", "sweep", "--suite", str(suite), "--out", str(tmp_path / "r"),
+                                 "--device", "cpu"])
+    assert r.exit_code == 2 and "timer 'graph' needs a CUDA device" in r.stderr
+    assert r.stdout == "" and not (tmp_path / "r").exists()
+
+
+# -- item 7: gate and baseline UX -----------------------------------------------------------------------
+
+def test_gate_without_a_baseline_says_how_to_make_one(tmp_path, data_dir, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(app, ["gate", "--suite", str(data_dir / "tiny-cpu.toml")])
+    assert r.exit_code == 2
+    assert "no baseline at results/baselines/" in r.stderr and "qlabench baseline save results/tiny-cpu" in r.stderr
+    assert not (tmp_path / "results").exists()  # nothing ran
+
+
+def test_baseline_save_accepts_a_suite_path(tiny_results, tmp_path, data_dir):
+    r = CliRunner().invoke(app, ["baseline", "save", str(tiny_results), "--suite", str(data_dir / "tiny-cpu.toml"),
+                                 "--root", str(tmp_path)])
+    assert r.exit_code == 0, r.output
+    assert list(tmp_path.glob("*/tiny-cpu.parquet"))
+
+
+def _rows_file(path, make_row, ms, samples):
+    from qlabench.store.files import write_rows
+
+    return write_rows(path, [make_row(backend="naive-chunk", median_ms=ms, samples_ms=samples,
+                                      n_samples=len(samples))])
+
+
+def test_compare_names_itself_and_a_pass_says_why(tmp_path, make_row):
+    base = _rows_file(tmp_path / "base.parquet", make_row, 1.0, (1.0, 1.0))
+    head = _rows_file(tmp_path / "head.parquet", make_row, 1.8, (1.8, 1.8))  # +80%, but 2 samples: ambiguous
+    r = CliRunner().invoke(app, ["compare", str(base), str(head), "--format", "markdown"])
+    assert r.exit_code == 0, r.output
+    assert "qlabench compare: PASS" in r.stdout and "qlabench gate" not in r.stdout
+    assert "PASS because all 1 moved points are ambiguous" in r.stdout
+
+
+def test_fail_on_help_lists_shift():
+    r = CliRunner().invoke(app, ["compare", "--help"], env={"COLUMNS": "200"})
+    assert "shift" in r.stdout.split("--fail-on", 1)[1].split("--", 1)[0]
