@@ -56,7 +56,7 @@ def sweep_cmd(
         s = dataclasses.replace(s, points=tuple(shard_points(s.points, parse_shard(shard))))
     make_executor = executor_factory(executor, ray_address=ray_address, gpus=gpus, isolate=not no_isolate)
     if dry_run:
-        console.print(points_table(s))
+        console.print(points_table(s, width=console.width))
         console.print(f"{len(s.points)} points in suite {s.name!r} ({s.path})")
         return
     from qlabench.cli.progress import RichProgress

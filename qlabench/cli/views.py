@@ -12,9 +12,18 @@ from rich.table import Table
 from qlabench.core.spec import Suite
 
 
-def points_table(suite: Suite) -> Table:
-    t = Table(title=f"{suite.name}: {len(suite.points)} points")
+def points_table(suite: Suite, width: int | None = None):
+    """The suite's points: a table, or below 120 columns (`width`) one line per point, never cut."""
     cp = any(p.distributed for p in suite.points)
+    if width is not None and width < 120:
+        from rich.console import Group
+        from rich.text import Text
+
+        w = len(str(len(suite.points) - 1))
+        lines = [Text(f"{i:>{w}}  {p.label()} K/V {p.K}/{p.V} tok {p.total_tokens}"
+                      + (" h0" if p.initial_state else "")) for i, p in enumerate(suite.points)]
+        return Group(Text(f"{suite.name}: {len(suite.points)} points", style="italic"), *lines)
+    t = Table(title=f"{suite.name}: {len(suite.points)} points")
     for c in ("#", "backend", "mode", "heads", "sequences", "tokens", "K/V", "dtype", "gate", "h0") + (
             ("cp",) if cp else ()):
         t.add_column(c, overflow="fold")  # never '…': cut labels made different points look identical
@@ -117,8 +126,17 @@ def print_sweep_summary(console: Console, res, baseline: str | None, out) -> Non
 _SHORT_DTYPE = {"float64": "fp64", "float32": "fp32", "bfloat16": "bf16", "float16": "fp16"}
 
 
-def backends_table(backends: Iterable) -> Table:
-    """Every backend, available or not, with the reason (or its description)."""
+def backends_table(backends: Iterable, width: int | None = None):
+    """Every backend, available or not, with the reason (or its description).
+
+    Below 120 columns (`width`) the notes leave the table for a list under it, one line per backend at
+    the full width, instead of a column squeezed to a word per line.
+    """
+    from rich.console import Group
+    from rich.text import Text
+
+    notes: list[Text] = []
+    wide = width is None or width >= 120
     t = Table(title="qlabench backends")
     t.add_column("backend", no_wrap=True)
     t.add_column("available", no_wrap=True)
@@ -126,16 +144,22 @@ def backends_table(backends: Iterable) -> Table:
     t.add_column("dtypes")
     t.add_column("devices")
     t.add_column("cp")
-    t.add_column("notes", overflow="fold")
+    if wide:
+        t.add_column("notes", overflow="fold")
     for b in backends:
         ok, why = b.available()
         note = why if not ok else b.description
         if b.testing:
             note = "(test backend) " + note
-        t.add_row(b.name, "[green]yes[/green]" if ok else "[red]no[/red]", " ".join(sorted(b.modes)),
-                  " ".join(_SHORT_DTYPE[d] for d in sorted(b.dtypes)), " ".join(sorted(b.devices)),
-                  " ".join(b.cp_modes), escape(note))
-    return t
+        cells = [b.name, "[green]yes[/green]" if ok else "[red]no[/red]", " ".join(sorted(b.modes)),
+                 " ".join(_SHORT_DTYPE[d] for d in sorted(b.dtypes)), " ".join(sorted(b.devices)),
+                 " ".join(b.cp_modes)]
+        if wide:
+            t.add_row(*cells, escape(note))
+        else:
+            t.add_row(*cells)
+            notes.append(Text.assemble((b.name, "bold"), ": ", note))
+    return t if wide else Group(t, *notes)
 
 
 def suites_table(entries: Iterable[tuple[str, int | None, str]]) -> Table:
