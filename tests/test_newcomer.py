@@ -259,3 +259,21 @@ def test_speedup_table_folds_rather_than_cuts(make_row):
                        for b, ms in (("naive-recurrent", 9.0), ("naive-chunk", 1.0), ("flash_qla", 0.1))])
     text = _at_80(speedup_rich_table(speedup_table(df, "naive-recurrent"), "naive-recurrent"))
     assert "…" not in text and "(90.00x)" in text
+
+
+# -- item 11: scripts/published_compare.py needs no undeclared package ----------------------------------
+
+def test_published_compare_runs_with_declared_dependencies_only():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    # tabulate is not a dependency: block it, as a fresh environment would not have it
+    code = ("import sys, runpy; sys.modules['tabulate'] = None; sys.argv = sys.argv[1:]; "
+            "runpy.run_path(sys.argv[0], run_name='__main__')")
+    out = subprocess.run([sys.executable, "-c", code, str(root / "scripts" / "published_compare.py"),
+                          str(root / "results" / "h200" / "20261129T184128Z-400a97.parquet")],
+                         capture_output=True, text=True, cwd=root, check=True).stdout
+    assert out.startswith("| h_qk/h_v | seqlens |") and "| pub flash_qla ms |" in out
+    assert "| 16/32 | 32768 |" in out
