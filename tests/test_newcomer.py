@@ -277,3 +277,68 @@ def test_published_compare_runs_with_declared_dependencies_only():
                          capture_output=True, text=True, cwd=root, check=True).stdout
     assert out.startswith("| h_qk/h_v | seqlens |") and "| pub flash_qla ms |" in out
     assert "| 16/32 | 32768 |" in out
+
+
+# -- item 5: files any tool reads whole ------------------------------------------------------------------
+
+def _mixed_folder(path, make_row):
+    from qlabench.store import files as store
+    from qlabench.store.schema import METADATA_KEY, SCHEMA_VERSION
+
+    path.mkdir()
+    current = store.write_rows(path / "v3.parquet", [make_row(backend="naive-chunk", cpu_threads=1,
+                                                              stopped_by="noise_target")])
+    v2 = store.rows_to_table([make_row(backend="naive-recurrent", noise_target_met=True)])
+    v2 = v2.drop_columns(["stopped_by", "below_min_samples", "cpu_threads"]).replace_schema_metadata(
+        {METADATA_KEY: b"2"})
+    pq.write_table(v2, path / "v2.parquet")
+    v1 = store.rows_to_table([make_row(backend="fla", mode="bwd")]).drop_columns(
+        ["stopped_by", "below_min_samples", "cpu_threads", "gate_zero_frac", "gate_scale"])
+    pq.write_table(v1.replace_schema_metadata({METADATA_KEY: b"1"}), path / "v1.parquet")
+    assert SCHEMA_VERSION == 3 and len(pq.read_schema(current).names) > len(v2.column_names) > len(v1.column_names)
+    return path
+
+
+def test_mixed_version_folder_reads_whole_in_pyarrow_polars_duckdb(tmp_path, make_row):
+    import duckdb
+    import polars as pl
+    import pyarrow.dataset as ds
+
+    from qlabench.store.schema import COLUMNS, arrow_schema
+
+    folder = _mixed_folder(tmp_path / "mixed", make_row)
+    table = ds.dataset(folder, format="parquet", schema=arrow_schema()).to_table()
+    assert table.num_rows == 3 and table.column_names == list(COLUMNS)
+    assert sorted(table.column("cpu_threads").to_pylist(), key=str) == [1, None, None]
+
+    schema = pl.from_arrow(arrow_schema().empty_table()).schema  # the union: the current schema
+    df = pl.read_parquet(f"{folder}/*.parquet", schema=schema, missing_columns="insert")
+    assert df.height == 3 and set(COLUMNS) <= set(df.columns)
+    assert df["cpu_threads"].null_count() == 2 and df["gate_scale"].null_count() == 3
+
+    rel = duckdb.sql(f"SELECT * FROM read_parquet('{folder}/*.parquet', union_by_name = true)")
+    assert len(rel.fetchall()) == 3 and set(COLUMNS) <= set(rel.columns)
+
+    # qlabench itself upgrades on read: current columns, and version 1's library `bwd` is `bwd_train`
+    res = read_results([folder])
+    assert list(res.columns) == list(COLUMNS)
+    res = res.set_index("backend")
+    assert res.loc["fla", "mode"] == "bwd_train"
+    assert res.loc["naive-recurrent", "stopped_by"] == "noise_target"
+
+
+def test_result_files_respect_the_umask(tmp_path, make_row):
+    import os
+    import stat
+
+    from qlabench.store.files import write_rows
+
+    old = os.umask(0o022)
+    try:
+        p = write_rows(tmp_path / "a.parquet", [make_row()])
+        assert stat.S_IMODE(p.stat().st_mode) == 0o644
+        os.umask(0o077)
+        q = write_rows(tmp_path / "b.parquet", [make_row()])
+        assert stat.S_IMODE(q.stat().st_mode) == 0o600
+    finally:
+        os.umask(old)

@@ -53,11 +53,18 @@ def write_table(path: str | os.PathLike, table: pa.Table) -> Path:
     os.close(fd)
     try:
         pq.write_table(table, tmp)
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; a result file is as readable as any other
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)  # reading the umask means setting it; put it straight back
+    os.umask(mask)
+    return mask
 
 
 def write_rows(path: str | os.PathLike, rows: Iterable[ResultRow], metadata: dict[str, str] | None = None) -> Path:
