@@ -342,3 +342,24 @@ def test_result_files_respect_the_umask(tmp_path, make_row):
         assert stat.S_IMODE(q.stat().st_mode) == 0o600
     finally:
         os.umask(old)
+
+
+# -- item 8: no quiet failures --------------------------------------------------------------------------
+
+def test_profile_of_an_unavailable_backend_exits_2_with_its_reason(tmp_path):
+    r = CliRunner().invoke(app, ["profile", "--backend", "flash_qla", "--device", "cpu", "--out", str(tmp_path)])
+    assert r.exit_code == 2
+    assert "backend 'flash_qla' is unavailable: flash-qla is not installed" in " ".join(r.stderr.split())
+    assert not any(tmp_path.iterdir())
+
+
+def test_kernels_prints_a_top_table_and_writes_parquet_only_with_out(tmp_path):
+    from pathlib import Path
+
+    h200 = Path(__file__).resolve().parents[1] / "results" / "h200-ncu"
+    r = CliRunner().invoke(app, ["kernels", str(h200), "--top", "3"], env={"COLUMNS": "160"})
+    assert r.exit_code == 0, r.output
+    assert "top 3 of" in r.stdout and "total us" in r.stdout and "wrote" not in r.stdout
+    out = tmp_path / "k.parquet"
+    r = CliRunner().invoke(app, ["kernels", str(h200), "-o", str(out)])
+    assert r.exit_code == 0 and out.is_file() and "kernel launches" in r.stdout
