@@ -363,3 +363,19 @@ def test_kernels_prints_a_top_table_and_writes_parquet_only_with_out(tmp_path):
     out = tmp_path / "k.parquet"
     r = CliRunner().invoke(app, ["kernels", str(h200), "-o", str(out)])
     assert r.exit_code == 0 and out.is_file() and "kernel launches" in r.stdout
+
+
+# -- item 12: the Python API ------------------------------------------------------------------------------
+
+def test_run_result_repr_is_one_line_and_progress_is_on_request(tmp_path, data_dir, capsys):
+    from qlabench.backends import REGISTRY
+
+    s = _tiny(data_dir)
+    res = run_sweep(s, tmp_path, registry=REGISTRY, progress=True)
+    text = repr(res)
+    assert "\n" not in text and len(text) < 250
+    assert text.startswith("RunResult(run_id=") and "rows=2 (2 ok)" in text and "device='cpu'" in text
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 2 and err[0].startswith("[1/2] ok naive-recurrent") and err[1].startswith("[2/2] ok")
+    run_sweep(s, tmp_path, registry=REGISTRY)  # silent by default
+    assert capsys.readouterr().err == ""
