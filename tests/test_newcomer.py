@@ -379,3 +379,17 @@ def test_run_result_repr_is_one_line_and_progress_is_on_request(tmp_path, data_d
     assert len(err) == 2 and err[0].startswith("[1/2] ok naive-recurrent") and err[1].startswith("[2/2] ok")
     run_sweep(s, tmp_path, registry=REGISTRY)  # silent by default
     assert capsys.readouterr().err == ""
+
+
+def test_an_older_file_finds_its_suite_baseline_by_the_suite_name(tmp_path, make_row):
+    from qlabench.analyze.report import pick_baseline, suite_baselines
+    from qlabench.store.files import write_rows
+
+    rows = [make_row(backend="naive-recurrent", median_ms=2.0), make_row(backend="naive-chunk", median_ms=1.0)]
+    write_rows(tmp_path / "old.parquet", rows, metadata={"suite_path": "/elsewhere/suites/quick-cpu.toml"})
+    assert suite_baselines([tmp_path]) == ["naive-recurrent"]  # suites/quick-cpu.toml's baseline
+    import pandas as pd
+
+    df = pd.DataFrame([r.as_dict() for r in rows])
+    assert pick_baseline(df, None, suite_baselines([tmp_path])) == "naive-recurrent"
+    assert pick_baseline(df) == "naive-chunk"  # no suite known: the naive fallback, as before

@@ -5,6 +5,8 @@ Only `ok` rows carry times; any other status shows as that status, never as a nu
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 
 from qlabench.store.keys import key_series, key_value, workload_keys
@@ -72,11 +74,13 @@ def suite_baselines(paths) -> list[str]:
     for meta in file_metadata(paths):
         if "baseline" in meta:
             out.append(meta["baseline"])
-        elif meta.get("suite_path"):
-            try:
-                out.append(load_suite(meta["suite_path"]).baseline or "")
-            except (QlabenchError, OSError):
-                pass
+        elif meta.get("suite_path"):  # an older file: its suite file, else the suite of that name here
+            for where in (meta["suite_path"], Path(meta["suite_path"]).stem):
+                try:
+                    out.append(load_suite(where).baseline or "")
+                    break
+                except (QlabenchError, OSError):
+                    continue
     return out
 
 
