@@ -393,3 +393,18 @@ def test_an_older_file_finds_its_suite_baseline_by_the_suite_name(tmp_path, make
     df = pd.DataFrame([r.as_dict() for r in rows])
     assert pick_baseline(df, None, suite_baselines([tmp_path])) == "naive-recurrent"
     assert pick_baseline(df) == "naive-chunk"  # no suite known: the naive fallback, as before
+
+
+def test_an_in_process_sweep_gives_the_caller_its_threads_back(tmp_path, data_dir):
+    import torch
+
+    from qlabench.backends import REGISTRY
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        rows = run_sweep(_tiny(data_dir), tmp_path, registry=REGISTRY).rows
+        assert {r.cpu_threads for r in rows} == {1}  # measured pinned, as in a worker
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)

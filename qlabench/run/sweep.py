@@ -200,6 +200,7 @@ def run_sweep(
     honoured, e.g. an unknown timer name, or graph / events on a CPU device.
     """
     t0 = time.perf_counter()
+    caller_threads = torch.get_num_threads()  # given back at the end: an in-process sweep pins them
     if progress is True:
         progress = TextProgress()
     elif progress is False:
@@ -263,6 +264,7 @@ def run_sweep(
         if cp_launcher is not None:
             cp_launcher.close()
         executor.close()
+        torch.set_num_threads(caller_threads)  # an in-process sweep pinned this process's threads (point.py)
     path = writer.compact()
     return RunResult(run_id, path, recorder.rows, device, time.perf_counter() - t0, resumed=resumed,
                      not_run=len(points) - len(recorder.rows),
