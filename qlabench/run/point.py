@@ -124,18 +124,14 @@ class MeasureContext:
 
 
 def pin_cpu_threads(n: int) -> None:
-    """Pin torch's intra-op (and, where still possible, inter-op) threads to `n`; 0 leaves torch's default.
+    """Pin torch's intra-op threads to `n`; 0 leaves torch's default (one per core).
 
-    On a small, shared CPU box torch's default (one thread per core) makes threads spin against each
-    other and against other jobs: samples then spread by several times their median (docs/BENCHMARKS.md).
+    On a small, shared CPU box torch's default makes threads spin against each other and against other
+    jobs: samples then spread by several times their median (docs/BENCHMARKS.md). Only the intra-op
+    count, which can be set back (run_sweep gives an in-process caller its count back afterwards).
     """
-    if n <= 0:
-        return
-    torch.set_num_threads(n)
-    try:
-        torch.set_num_interop_threads(n)
-    except RuntimeError:  # only before the first parallel work of the process; intra-op is what matters
-        pass
+    if n > 0:
+        torch.set_num_threads(n)
 
 
 def _row(p: Point, ctx: MeasureContext, status: Status, reason: str | None = None, **fields) -> ResultRow:
