@@ -3,7 +3,8 @@
     python scripts/published_compare.py results/h200/RUN.parquet [--reference CSV] [--mode fwd|fwd_bwd]
 
 The reference is FlashQLA's published H200 table as a CSV (columns mode, h_qk, h_v, seqlens,
-model_config, flash_qla_ms, fla_ms); without one, only our figures print.
+model_config, flash_qla_ms, fla_ms); by default the one qlabench ships
+(qlabench/analyze/data/flashqla_h200_published.csv). Needs nothing beyond qlabench's own dependencies.
 
 Rows are matched on the head config and the packed sequence layout (the published table is always
 batch 1 with cu_seqlens; a dense 1xT point matches its single-sequence row). For fwd_bwd there is no
@@ -18,6 +19,9 @@ from pathlib import Path
 import pandas as pd
 
 from qlabench.store.files import latest_per_point, read_results
+
+PUBLISHED = Path(__file__).resolve().parents[1] / "qlabench" / "analyze" / "data" / "flashqla_h200_published.csv"
+
 
 def table(results: list[str], reference: Path | None, mode: str) -> pd.DataFrame:
     df = latest_per_point(read_results(results))
@@ -42,13 +46,26 @@ def table(results: list[str], reference: Path | None, mode: str) -> pd.DataFrame
     return wide.rename(columns={"layout_key": "seqlens"}).sort_values(["h_qk/h_v", "seqlens"], key=lambda s: s)
 
 
+def markdown(df: pd.DataFrame) -> str:
+    """A GitHub markdown table, numbers to 3 decimals (plain Python: pandas' to_markdown needs tabulate)."""
+    def cell(v) -> str:
+        if isinstance(v, float):
+            return "" if pd.isna(v) else f"{v:.3f}"
+        return str(v).replace("|", "\\|")
+
+    lines = ["| " + " | ".join(map(str, df.columns)) + " |", "|" + "|".join("---" for _ in df.columns) + "|"]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in df.itertuples(index=False)]
+    return "\n".join(lines)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("results", nargs="+")
-    ap.add_argument("--reference", type=Path, default=None, help="FlashQLA's published table (CSV)")
+    ap.add_argument("--reference", type=Path, default=PUBLISHED, help="FlashQLA's published table (CSV; default: "
+                    "the packaged one)")
     ap.add_argument("--mode", default="fwd", choices=["fwd", "fwd_bwd"])
     a = ap.parse_args()
-    print(table(a.results, a.reference, a.mode).to_markdown(index=False, floatfmt=".3f"))
+    print(markdown(table(a.results, a.reference, a.mode)))
 
 
 if __name__ == "__main__":

@@ -59,8 +59,8 @@ def test_plot_writes_pngs(tiny_run, tmp_path):
     for p in pngs:
         assert p.read_bytes()[:8] == PNG_MAGIC
     # One figure per (mode, dtype, gate); dense and varlen layouts share it.
-    assert {p.name for p in pngs} == {"speedup_fwd_float32_flashqla.png",
-                                      "speedup_fwd_bwd_float32_flashqla.png"}
+    assert {p.name for p in pngs} == {"speedup_fwd_float32_gate-flashqla.png",
+                                      "speedup_fwd_bwd_float32_gate-flashqla.png"}
 
 
 def test_plot_with_an_unknown_baseline_fails_cleanly(tiny_run, tmp_path):

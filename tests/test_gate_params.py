@@ -254,4 +254,4 @@ def test_reports_and_plots_tell_gate_parameters_apart(make_row, tmp_path):
     assert list(table["naive-chunk x"]) == [2.0, 0.5]
     assert point_label(rows[2].as_dict()).endswith("gate=flashqla(zero=0.5)")
     names = sorted(p.name for p in plot_speedups(df, tmp_path, "fla"))
-    assert names == ["speedup_fwd_float32_flashqla.png", "speedup_fwd_float32_flashqla_zero_0.5_.png"]
+    assert names == ["speedup_fwd_float32_gate-flashqla.png", "speedup_fwd_float32_gate-flashqla_zero_0.5_.png"]

@@ -60,3 +60,14 @@ def test_the_bar_survives_several_sweeps_in_one_context():
             prog.start(1)
             prog.point_done(_Row())
     assert buf.getvalue().count("pip install 'qlabench[gpu]'") == 2
+
+
+def test_log_output_ends_in_a_short_count_and_elapsed_line():
+    # issue 16: at 80 columns the bar's last line used to end in '0:08:... 0:00:...'
+    buf = io.StringIO()
+    with RichProgress(Console(file=buf, width=80)) as prog:
+        prog.start(1)
+        prog.point_started(type("P", (), {"label": lambda self: "naive-chunk fwd_bwd h2/4 96+288 float32 " * 3})())
+        prog.point_done(_OkRow())
+    last = buf.getvalue().strip().splitlines()[-1]
+    assert last.startswith("1/1 points,") and last.endswith("elapsed") and "…" not in last

@@ -121,8 +121,8 @@ def test_plot_writes_pngs(results, tmp_path, make_row):
                    for tp in (1, 2) for b, ms in (("naive-recurrent", 2.0), ("naive-chunk", 1.0))])
     df = pd.concat([results, extra], ignore_index=True)
     written = plot_speedups(df, tmp_path / "plots", "naive-recurrent")
-    assert {p.name for p in written} == {"speedup_fwd_float32_flashqla.png",
-                                         "speedup_fwd_bfloat16_flashqla.png"}
+    assert {p.name for p in written} == {"speedup_fwd_float32_gate-flashqla.png",
+                                         "speedup_fwd_bfloat16_gate-flashqla.png"}
     for p in written:
         assert p.read_bytes()[:8] == PNG_MAGIC
     by_tp = plot_speedups(extra, tmp_path / "tp", "naive-recurrent", x="seqlen", panel="tp")

@@ -34,8 +34,8 @@ def old_rows(make_row):
     ]
 
 
-def test_version_is_two():
-    assert SCHEMA_VERSION == 2
+def test_version_is_three():
+    assert SCHEMA_VERSION == 3
 
 
 def test_v1_file_upgrades(tmp_path, make_row):

@@ -40,6 +40,7 @@ def plot_speedups(df: pd.DataFrame, out_dir: str | Path, baseline: str, x: str =
                   panel: str = "heads") -> list[Path]:
     """Write one PNG per (mode, dtype, gate): speedup vs `x`, a panel per `panel` value.
 
+    Every panel shares the figure's y scale. With `panel="tp"` each model keeps its own line.
     Dense layouts are lines; varlen layouts (packed sequences) are hollow squares at their total tokens,
     in the same colour as their backend's line.
     """
@@ -60,34 +61,40 @@ def plot_speedups(df: pd.DataFrame, out_dir: str | Path, baseline: str, x: str =
         ncols = min(4, len(panels))
         nrows = -(-len(panels) // ncols)
         fig, axes = plt.subplots(nrows, ncols, figsize=(4.2 * ncols, 3.4 * nrows), squeeze=False)
+        # One y scale for every panel of the figure: log when the speedups span more than 20x anywhere.
+        vals = grp["speedup"]
+        log_y = bool(len(vals)) and vals.max() / max(vals.min(), 1e-12) > 20
         for ax, pv in zip(axes.flat, panels):
             sub = grp[grp[panel] == pv]
-            for backend, bgrp in sub.groupby("backend", sort=True):
+            # A panel per TP degree holds several models: one line per (backend, model), never merged.
+            line_keys = ["backend", "model"] if panel == "tp" and sub["model"].nunique() > 1 else ["backend"]
+            for key, bgrp in sub.groupby(line_keys, sort=True, dropna=False):
+                backend = key[0] if isinstance(key, tuple) else key
+                label = backend if len(line_keys) == 1 else f"{backend} · {key[1]}"
+                style = "--" if backend == baseline else "-o"
                 dense = bgrp[bgrp["layout"] == "dense"]
                 if not dense.empty:
                     curve = dense.groupby(x)["speedup"].median().sort_index()
-                    ax.plot(curve.index, curve.values, "--" if backend == baseline else "-o", color=colors[backend],
-                            label=backend, markersize=4)
+                    ax.plot(curve.index, curve.values, style, color=colors[backend], label=label, markersize=4)
                 varlen = bgrp[bgrp["layout"] == "varlen"]
                 if not varlen.empty and backend != baseline:
                     ax.plot(varlen[x], varlen["speedup"], "s", mfc="none", color=colors[backend], markersize=6,
-                            label=f"{backend} (varlen)")
+                            label=f"{label} (varlen)")
             ax.set_xscale("log", base=2)
-            vals = sub["speedup"]
-            if len(vals) and vals.max() / max(vals.min(), 1e-12) > 20:
+            if log_y:
                 ax.set_yscale("log")
             ax.axhline(1.0, color="grey", lw=0.6)
             ax.set_title(f"{panel}={pv}" if panel == "tp" else str(pv), fontsize=9)
-            ax.set_xlabel(x.replace("_", " "))
-            ax.set_ylabel(f"speedup vs {baseline}")
+            ax.set_xlabel(x.replace("_", " "), fontsize=8)
             ax.grid(True, which="both", alpha=0.3)
             ax.legend(fontsize=7)
         for ax in list(axes.flat)[len(panels):]:
             ax.set_visible(False)
-        fig.suptitle(f"{mode} · {dtype} · gate={gate}  (speedup = {baseline} time / backend time; higher is faster)",
-                     fontsize=10)
+        fig.supylabel(f"speedup vs {baseline}", fontsize=9)  # once per figure: per-panel labels collide
+        fig.suptitle(f"{mode} · {dtype} · gate profile {gate}  (speedup = {baseline} time / backend time; "
+                     "higher is faster)", fontsize=10)
         fig.tight_layout()
-        path = out_dir / f"speedup_{mode}_{dtype}_{file_safe(gate)}.png"
+        path = out_dir / f"speedup_{mode}_{dtype}_gate-{file_safe(gate)}.png"
         fig.savefig(path, dpi=110)
         plt.close(fig)
         written.append(path)

@@ -5,6 +5,8 @@ Only `ok` rows carry times; any other status shows as that status, never as a nu
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 
 from qlabench.store.keys import key_series, key_value, workload_keys
@@ -42,19 +44,82 @@ def backend_label(row) -> str:
     return f"{row['backend']} [cp{ws} {mode}]" if ws else str(row["backend"])
 
 
-def pick_baseline(df: pd.DataFrame, preferred: str | None = None) -> str | None:
-    """The baseline backend: the preferred one if present, else a naive backend, else the first."""
+def pick_baseline(df: pd.DataFrame, preferred: str | None = None, suite_baselines=()) -> str | None:
+    """The baseline backend speedups divide by; the one rule of `run sweep`'s table, `show` and `plot`.
+
+    `preferred` (a `--baseline`) if given; else the suite's `baseline` (`suite_baselines`: those of the
+    suites the rows came from, see `suite_baselines`) when exactly one of them has rows here; else a
+    naive backend (naive-chunk first), else the first backend.
+    """
     backends = list(dict.fromkeys(df["backend"]))
     if preferred:
         return preferred
+    named = {b for b in suite_baselines if b and b in backends}
+    if len(named) == 1:
+        return named.pop()
     for name in ("naive-chunk", "naive-recurrent"):
         if name in backends:
             return name
     return backends[0] if backends else None
 
 
+def suite_baselines(paths) -> list[str]:
+    """The `baseline` of the suite behind each result file: as the sweep recorded it in the file's metadata,
+    else from the suite file it recorded (older files), when that can still be read."""
+    from qlabench.core.errors import QlabenchError
+    from qlabench.core.spec import load_suite
+    from qlabench.store.files import file_metadata
+
+    out = []
+    for meta in file_metadata(paths):
+        if "baseline" in meta:
+            out.append(meta["baseline"])
+        elif meta.get("suite_path"):  # an older file: its suite file, else the suite of that name here
+            for where in (meta["suite_path"], Path(meta["suite_path"]).stem):
+                try:
+                    out.append(load_suite(where).baseline or "")
+                    break
+                except (QlabenchError, OSError):
+                    continue
+    return out
+
+
+NOISY = "~"  # missed its noise target (target_rel_noise): the median is less certain than asked
+FEW = "!"  # fewer samples than min_samples: max_time_s (or a lone sample) ended sampling first
+MARK_LEGEND = {NOISY: "missed its noise target", FEW: "fewer than min_samples (max_time_s ended sampling)"}
+
+
+def noise_mark(row) -> str:
+    """'' for an ok row that met its noise target, FEW or NOISY otherwise (see MARK_LEGEND)."""
+    below = key_value(row.get("below_min_samples"))
+    n = key_value(row.get("n_samples"))
+    if below or (below is None and n is not None and n < 2):
+        return FEW
+    met = key_value(row.get("noise_target_met"))
+    return NOISY if met is not None and not met else ""
+
+
+def noise_summary(df: pd.DataFrame) -> str | None:
+    """One line on the ok rows' noise: how many missed the target or min_samples, the median rel_noise."""
+    ok = df[df["status"] == "ok"]
+    if ok.empty:
+        return None
+    marks = ok.apply(noise_mark, axis=1)
+    few, noisy = int((marks == FEW).sum()), int((marks == NOISY).sum())
+    med = ok["rel_noise"].dropna().median() if "rel_noise" in ok else None
+    text = f"{len(ok) - few - noisy} of {len(ok)} ok points met their noise target"
+    if noisy:
+        text += f"; {NOISY} {noisy} missed it"
+    if few:
+        text += f"; {FEW} {few} got fewer than min_samples (max_time_s ended sampling)"
+    if med is not None and not pd.isna(med):
+        text += f"; median rel_noise {med:.3f}"
+    return text
+
+
 def speedup_table(df: pd.DataFrame, baseline: str) -> pd.DataFrame:
-    """One row per workload; columns `<backend>` (median ms or status) and `<backend> x` (speedup)."""
+    """One row per workload; columns `<backend>` (median ms or status), `<backend> x` (speedup) and
+    `<backend> noise` (the row's noise_mark: '', NOISY or FEW)."""
     if df.empty:
         return pd.DataFrame()
     df = df.copy()
@@ -77,6 +142,7 @@ def speedup_table(df: pd.DataFrame, baseline: str) -> pd.DataFrame:
         base_ms = base["median_ms"] if base is not None and base["status"] == "ok" else None
         for b in backends:
             r = by_backend.get(b)
+            rec[f"{b} noise"] = ""
             if r is None:
                 rec[b], rec[f"{b} x"] = None, None
             elif r["status"] != "ok":
@@ -84,6 +150,7 @@ def speedup_table(df: pd.DataFrame, baseline: str) -> pd.DataFrame:
             else:
                 rec[b] = float(r["median_ms"])
                 rec[f"{b} x"] = base_ms / r["median_ms"] if base_ms else None
+                rec[f"{b} noise"] = noise_mark(r)
         out.append(rec)
     return pd.DataFrame(out)
 

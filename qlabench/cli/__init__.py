@@ -5,6 +5,7 @@
     info.py       backends, suites
     plot.py       plot, plot-sm
     report.py     report (the FlashQLA study page)
+    show.py       show (the speedup table of stored results)
     profile.py    profile, kernels, _ncu-child
     compare.py    compare, gate, baseline save, compare-study
     merge.py      merge
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 import sys
 
-from qlabench.cli import compare, info, merge, plot, profile, report, run, selfbench, warmup
+from qlabench.cli import compare, info, merge, plot, profile, report, run, selfbench, show, warmup
 from qlabench.cli.app import app, baseline_app, command, err_console, run_app
 
 app.add_typer(run_app, name="run")
@@ -32,6 +33,7 @@ command(app, "suites", info.suites_cmd)
 command(app, "plot", plot.plot_cmd)
 command(app, "plot-sm", plot.plot_sm_cmd)
 command(app, "report", report.report_cmd)
+command(app, "show", show.show_cmd)
 command(app, "profile", profile.profile_cmd)
 command(app, "kernels", profile.kernels_cmd)
 command(app, "_ncu-child", profile.ncu_child_cmd, hidden=True)

@@ -14,7 +14,8 @@ _threshold = typer.Option(0.05, "--threshold", help="Relative change that matter
 _alpha = typer.Option(0.01, "--alpha", help="Significance level (and 1 - confidence of the CI)")
 _min_samples = typer.Option(5, "--min-samples", help="Fewer samples than this on a side: ambiguous")
 _fail_on = typer.Option("regression,status", "--fail-on",
-                        help="Comma-separated: regression, status, missing, ambiguous ('' never fails)")
+                        help="Comma-separated: regression, status, missing, ambiguous, shift (with "
+                        "--drift-correct; '' never fails)")
 _allow_env = typer.Option(False, "--allow-env-mismatch", help="Compare across GPU models / major versions")
 _format = typer.Option("table", "--format", "-f", help="table, markdown or json")
 _top = typer.Option(20, "--top", help="Rows to show in the markdown summary (table: all non-same rows)")
@@ -32,7 +33,7 @@ def _options(threshold: float, alpha: float, min_samples: int, drift: bool = Fal
     return CompareOptions(threshold=threshold, alpha=alpha, min_samples=min_samples, drift=drift), parse_fail_on
 
 
-def _emit(comparison, fmt: str, top: int, output: Path | None, show_all: bool) -> None:
+def _emit(comparison, fmt: str, top: int, output: Path | None, show_all: bool, command: str) -> None:
     from qlabench.analyze.compare import render
     from qlabench.core.errors import ConfigError
 
@@ -45,9 +46,9 @@ def _emit(comparison, fmt: str, top: int, output: Path | None, show_all: bool) -
             console.print(f"note: {note}", highlight=False)
         console.print(render.rich_table(comparison, show_same=show_all))
         console.print(render.summary_line(comparison), highlight=False)
-        text = render.markdown(comparison, top) if output else None
+        text = render.markdown(comparison, top, command) if output else None
     else:
-        text = render.markdown(comparison, top) if fmt == "markdown" else render.to_json(comparison)
+        text = render.markdown(comparison, top, command) if fmt == "markdown" else render.to_json(comparison)
         console.file.write(text)
     if output:
         output.parent.mkdir(parents=True, exist_ok=True)
@@ -66,7 +67,7 @@ def compare_cmd(
 
     opt, parse = _options(threshold, alpha, min_samples, drift)
     c = compare_paths([base], [head], opt, fail_on=parse(fail_on), allow_env_mismatch=allow_env_mismatch)
-    _emit(c, fmt, top, output, show_all)
+    _emit(c, fmt, top, output, show_all, "qlabench compare")
     raise typer.Exit(c.exit_code)
 
 
@@ -94,11 +95,16 @@ def gate_cmd(
     policy = parse(fail_on)
     dev = resolve_device(device or s.device)
     base = baseline or baseline_path(DEFAULT_ROOT, capture(dev)["device"], s.name)
+    if not base.exists():  # before anything runs: say how to make one
+        from qlabench.core.errors import StoreError
+
+        raise StoreError(f"no baseline at {base}. Make one: `qlabench run sweep --suite {suite}` (on this machine), "
+                         f"then `qlabench baseline save results/{s.name} --suite {suite}`; or pass --baseline FILE")
     quiet = fmt != "table"  # keep stdout clean for markdown / json
     with RichProgress(err_console if quiet else console) as prog:
         res = run_gate(s, [base], out, opt, fail_on=policy, allow_env_mismatch=allow_env_mismatch,
                        confirm=confirm, device=dev, progress=prog)
-    _emit(res.comparison, fmt, top, output, show_all)
+    _emit(res.comparison, fmt, top, output, show_all, "qlabench gate")
     if not quiet:
         console.print("results: " + ", ".join(map(str, res.run_paths)), highlight=False)
     raise typer.Exit(res.comparison.exit_code)
@@ -106,14 +112,29 @@ def gate_cmd(
 
 def baseline_save_cmd(
     results: list[Path] = typer.Argument(..., help="Result files or folders of the run to keep"),
-    suite: str = typer.Option(..., "--suite", "-s", help="Suite whose rows to save"),
+    suite: str = typer.Option(..., "--suite", "-s", help="Suite whose rows to save: a name or suites/NAME.toml "
+                              "path, as `run sweep` and `gate` take"),
     root: Path = typer.Option(Path("results/baselines"), "--root", help="Baselines root"),
 ):
     """Merge a run's rows into results/baselines/<gpu>/<suite>.parquet (newer rows replace older)."""
     from qlabench.store.baselines import save_baseline
 
-    path, n, replaced = save_baseline(results, suite, root)
+    path, n, replaced = save_baseline(results, _suite_name(suite), root)
     console.print(f"{path}: {n} rows ({replaced} replaced)", highlight=False)
+
+
+def _suite_name(suite: str) -> str:
+    """The name rows carry for `--suite`: a path (or a name with a suite file) reads the suite's `name`."""
+    from qlabench.core.errors import QlabenchError
+    from qlabench.core.spec import load_suite
+
+    looks_like_path = suite.endswith(".toml") or "/" in suite
+    try:
+        return load_suite(suite).name
+    except QlabenchError:
+        if looks_like_path:
+            raise
+        return suite  # a suite whose file is gone: its rows still carry the name
 
 
 def compare_study_cmd(

@@ -10,7 +10,7 @@ def backends_cmd():
     from qlabench.backends import REGISTRY
     from qlabench.cli.views import backends_table
 
-    console.print(backends_table(REGISTRY.values()))
+    console.print(backends_table(REGISTRY.values(), width=console.width))
 
 
 def suites_cmd():

@@ -12,21 +12,22 @@ from qlabench.cli.app import console
 def plot_cmd(
     results: list[Path] = typer.Argument(..., help="Result files or folders"),
     out: Path = typer.Option(Path("plots"), "--out", "-o", help="Folder for the PNGs"),
-    baseline: str = typer.Option(None, "--baseline", help="Backend to divide by (default: a naive backend)"),
+    baseline: str = typer.Option(None, "--baseline", help="Backend to divide by (default: the suite's "
+                                "baseline, as `run sweep` and `show` use)"),
     x: str = typer.Option("total_tokens", "--x", help="total_tokens or seqlen"),
     panel: str = typer.Option("heads", "--panel", help="One panel per: heads or tp"),
     all_runs: bool = typer.Option(False, "--all-runs", help="Keep every run's rows (default: newest per point)"),
 ):
     """Write speedup-curve PNGs from result files."""
     from qlabench.analyze.plot import plot_speedups
-    from qlabench.analyze.report import pick_baseline
+    from qlabench.analyze.report import pick_baseline, suite_baselines
     from qlabench.store.files import latest_per_point, read_results
 
     _check_out_folder(out)
     df = read_results(results)
     if not all_runs:
         df = latest_per_point(df)
-    base = pick_baseline(df, baseline)
+    base = pick_baseline(df, baseline, suite_baselines(results))
     for p in plot_speedups(df, out, base, x=x, panel=panel):
         console.print(f"wrote {p}")
 

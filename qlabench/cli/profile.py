@@ -7,6 +7,7 @@ import datetime as dt
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from qlabench.cli.app import console
@@ -61,10 +62,11 @@ def profile_cmd(
     no_kineto: bool = typer.Option(False, "--no-kineto", help="Skip the torch.profiler kernel breakdown"),
 ):
     """Profile one point: per-kernel breakdown with sm_coverage (Kineto) and sm_active_pct (Nsight Compute)."""
-    from qlabench.workflows.profile import point_to_profile, profile_one, write_profile
+    from qlabench.workflows.profile import check_profilable, point_to_profile, profile_one, write_profile
 
     p = point_to_profile(suite, index, backend=backend, mode=mode, heads=heads, seqlens=seqlens, layout=layout,
                          batch=batch, dtype=dtype, head_dim=kv)
+    check_profilable(p, device)
     console.print(f"profiling {p.label()} on {device}")
     prof = profile_one(p, device, kineto=not no_kineto, ncu=not no_ncu)
     if prof.events:
@@ -85,9 +87,16 @@ def profile_cmd(
 
 def kernels_cmd(
     results: list[Path] = typer.Argument(..., help="Result files or folders"),
-    out: Path = typer.Option(..., "--out", "-o", help="Parquet file for the per-kernel table"),
+    out: Path = typer.Option(None, "--out", "-o", help="Also write the per-kernel table (one row per launch) "
+                             "to this parquet file"),
+    top: int = typer.Option(15, "--top", "-n", min=1, help="Kernels to list, by total time"),
 ):
-    """Write the per-kernel table (one row per kernel launch, linked by run_id + point_key) of GPU rows."""
+    """The kernels that take the time in GPU rows: a top-N table by total time (`-o` writes every launch).
+
+    Names longer than 70 characters are cut in the table; `-o`'s parquet keeps them whole.
+    """
+    import pyarrow as pa
+
     from qlabench.core.errors import StoreError
     from qlabench.store.files import read_results
     from qlabench.store.kernels import kernels_from_results, write_kernels
@@ -95,8 +104,22 @@ def kernels_cmd(
     tables = kernels_from_results(read_results(results))
     if not tables:
         raise StoreError("no row in these results carries a kernel breakdown (GPU runs only)")
-    write_kernels(out, tables)
-    console.print(f"wrote {sum(t.num_rows for t in tables)} kernel launches of {len(tables)} rows -> {out}")
+    launches = pa.concat_tables(tables).to_pandas()
+    agg = (launches.groupby("name").agg(total_us=("dur_us", "sum"), launches=("dur_us", "size"),
+                                        mean_us=("dur_us", "mean"), backends=("backend", lambda b: sorted(set(b))))
+           .sort_values("total_us", ascending=False))
+    total = agg["total_us"].sum()
+    t = Table(title=f"top {min(top, len(agg))} of {len(agg)} kernels by total time, {len(tables)} rows")
+    for c in ("kernel", "total us", "share %", "launches", "mean us", "backends"):
+        t.add_column(c, justify="left" if c in ("kernel", "backends") else "right", overflow="fold")
+    for name, r in agg.head(top).iterrows():
+        short = str(name).removeprefix("void ")  # the full names are in -o's table
+        t.add_row(escape(short if len(short) <= 70 else short[:69] + "…"), f"{r.total_us:.1f}", f"{100 * r.total_us / total:.1f}" if total else "-",
+                  str(r.launches), f"{r.mean_us:.1f}", escape(" ".join(r.backends)))
+    console.print(t)
+    if out is not None:
+        write_kernels(out, tables)
+        console.print(f"wrote {len(launches)} kernel launches of {len(tables)} rows -> {out}")
 
 
 def ncu_child_cmd(

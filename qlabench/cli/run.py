@@ -39,6 +39,8 @@ def sweep_cmd(
                                    "limit: 20000, counted before the suite is expanded)"),
     allow_oversized: bool = typer.Option(False, "--allow-oversized", help="Run points whose tensors exceed the "
                                          "device's memory (refused by default, before any worker starts)"),
+    cpu_threads: int = typer.Option(None, "--cpu-threads", min=0, help="torch threads per CPU worker (default: "
+                                    "the suite's run.cpu_threads, 1; 0: torch's default, one per core)"),
     with_ncu: bool = typer.Option(False, "--ncu", help="Also profile every ok GPU point under Nsight Compute "
                                   "(--clock-control none) for sm_active_pct; slow"),
 ):
@@ -57,12 +59,14 @@ def sweep_cmd(
     _check_backend_names(s)  # before --dry-run too: a typo is an error, not a sweep of error rows
     if with_ncu:
         s = dataclasses.replace(s, profile=dataclasses.replace(s.profile, ncu=True))
+    if cpu_threads is not None:
+        s = dataclasses.replace(s, run=dataclasses.replace(s.run, cpu_threads=cpu_threads))
     if shard:
         s = dataclasses.replace(s, points=tuple(shard_points(s.points, parse_shard(shard))))
     make_executor = executor_factory(executor, ray_address=ray_address, gpus=gpus, isolate=not no_isolate,
                                      multi_node=multi_node)
     if dry_run:
-        console.print(points_table(s, limit=_SHOWN_POINTS))
+        console.print(points_table(s, limit=_SHOWN_POINTS, width=console.width))
         if len(s.points) > _SHOWN_POINTS:
             console.print(f"... and {len(s.points) - _SHOWN_POINTS} more")
         console.print(_eta(s))

@@ -100,6 +100,11 @@ class ResultRow:
     iqr_ms: float | None = col("float64", "Interquartile range")
     rel_noise: float | None = col("float64", "Relative spread of the samples (IQR / median)")
     noise_target_met: bool | None = col("bool", "Whether sampling stopped because the noise target was met")
+    stopped_by: str | None = col("string", "What ended sampling: noise_target, max_samples or max_time (null: "
+                                           "before schema 3)")
+    below_min_samples: bool | None = col("bool", "max_time_s ended sampling before min_samples were taken")
+    cpu_threads: int | None = col("int64", "torch intra-op threads of the measuring process (pinned on CPU: the "
+                                           "suite's run.cpu_threads)")
     first_call_s: float | None = col("float64", "Wall time of the first call of this point (includes any JIT)")
     sampling_s: float | None = col("float64", "Wall time spent taking the samples (warm-up and graph capture included)")
     compile_s: float | None = col("float64", "First-call time of the point that opened its compile group")

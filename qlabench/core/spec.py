@@ -60,6 +60,7 @@ class RunSpec:
 
     point_timeout_s: float = 600.0  # a point that opens no new compile group
     compile_timeout_s: float = 1800.0  # the first point of a compile group on a worker: JIT + check + timing
+    cpu_threads: int = 1  # torch intra-op threads of a CPU worker (0: torch's default, one per core)
 
 
 @dataclass(frozen=True)
@@ -178,6 +179,8 @@ def parse_suite(data: dict, path: str = "<suite>", max_points: int | None = MAX_
     for key, problem in [kp for t, o in (("timing", timing), ("check", check), ("run", run), ("profile", profile))
                          for kp in table_problems(t, o)]:
         raise SpecError(path, key, problem)
+    if run.cpu_threads < 0:
+        raise SpecError(path, "run.cpu_threads", f"must be 0 (torch's default) or more, got {run.cpu_threads}")
 
     sweep = data.get("sweep", {})
     if not isinstance(sweep, dict):

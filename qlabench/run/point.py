@@ -32,7 +32,7 @@ from qlabench.core.kernel_event import kernel_fields
 from qlabench.measure.probes.kineto import capture_kernels
 from qlabench.core.result import CHECKED_TENSORS, ResultRow, Status, make_row
 from qlabench.core.spec import Suite
-from qlabench.measure.timing import Summary, make_timer, summarize
+from qlabench.measure.timing import StopRule, Summary, make_timer, summarize
 
 # At full size the recurrence is too slow; the chunked torch form in float32 is the reference there.
 FULL_SIZE_REFERENCE = "naive-chunk"
@@ -109,6 +109,8 @@ class MeasureContext:
         # Before any backend imports its library: some read their cache location at import.
         cache.configure()
         dev = torch.device(self.device)
+        if dev.type == "cpu":
+            pin_cpu_threads(self.suite.run.cpu_threads)
         if dev.type == "cuda":
             self.device_index = dev.index if dev.index is not None else torch.cuda.current_device()
             if self.num_sms is None:
@@ -121,7 +123,19 @@ class MeasureContext:
         return self._peaks or None
 
 
+def pin_cpu_threads(n: int) -> None:
+    """Pin torch's intra-op threads to `n`; 0 leaves torch's default (one per core).
+
+    On a small, shared CPU box torch's default makes threads spin against each other and against other
+    jobs: samples then spread by several times their median (docs/BENCHMARKS.md). Only the intra-op
+    count, which can be set back (run_sweep gives an in-process caller its count back afterwards).
+    """
+    if n > 0:
+        torch.set_num_threads(n)
+
+
 def _row(p: Point, ctx: MeasureContext, status: Status, reason: str | None = None, **fields) -> ResultRow:
+    fields.setdefault("cpu_threads", torch.get_num_threads())
     return make_row(p, run_id=ctx.run_id, suite=ctx.suite.name, env=ctx.env, status=status, reason=reason, **fields)
 
 
@@ -254,6 +268,9 @@ def run_point(p: Point, ctx: MeasureContext) -> ResultRow:
         t_sampling = time.perf_counter()
         m = make_timer(ctx.timer_name, ctx.device, ctx.suite.timing).measure(fn)
         fields["sampling_s"] = time.perf_counter() - t_sampling
+        rule = StopRule.from_spec(ctx.suite.timing)
+        fields["stopped_by"] = rule.stopped_by(len(m.samples_ms), m.noise_target_met)
+        fields["below_min_samples"] = len(m.samples_ms) < rule.min_samples
         lap.restart()
         s = summarize(m.samples_ms)
         fields["tflops"], fields["gbps"] = throughput(p, s.median)

@@ -59,6 +59,41 @@ class RunResult:
     def complete(self) -> bool:
         return self.not_run == 0
 
+    def status_counts(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for r in self.rows:
+            counts[r.status] = counts.get(r.status, 0) + 1
+        return counts
+
+    def __repr__(self) -> str:  # one line: the rows are in .rows (or read_results([res.path]))
+        counts = ", ".join(f"{n} {s}" for s, n in self.status_counts().items()) or "none"
+        extra = "".join(f", {k}={v}" for k, v in (("resumed", self.resumed), ("not_run", self.not_run)) if v)
+        return (f"RunResult(run_id={self.run_id!r}, path={str(self.path) if self.path else None!r}, "
+                f"rows={len(self.rows)} ({counts}), device={self.device!r}, wall_s={self.wall_s:.1f}{extra})")
+
+
+class TextProgress:
+    """Plain progress for library users (`run_sweep(..., progress=True)`): a line per finished point."""
+
+    def __init__(self, file=None):
+        self.file = file
+        self.total = 0
+        self.done = 0
+
+    def start(self, total: int) -> None:
+        self.total += total  # gate and selfbench run several sweeps under one progress
+
+    def point_started(self, point: Point) -> None:
+        pass
+
+    def point_done(self, row: ResultRow) -> None:
+        import sys
+
+        self.done += 1
+        what = f"{row.median_ms:.4g} ms" if row.ok else row.reason
+        print(f"[{self.done}/{self.total}] {row.status} {row.backend} {row.mode} h{row.h_qk}/{row.h_v} "
+              f"{row.total_tokens} tok: {what}", file=self.file or sys.stderr, flush=True)
+
 
 def resolve_device(requested: str | None) -> str:
     """The device a sweep runs on: `requested`, or cuda when available for None / auto; DeviceError if absent."""
@@ -176,7 +211,7 @@ def run_sweep(
     timer: str | None = None,
     check: bool | None = None,
     registry: dict[str, Backend] | None = None,
-    progress: Progress | None = None,
+    progress: Progress | bool | None = None,
     run_id: str | None = None,
     isolate: bool | None = None,
     resume: bool = False,
@@ -187,6 +222,8 @@ def run_sweep(
 ) -> RunResult:
     """Run the points of `suite`, writing rows as they come; returns the run's file and rows.
 
+    progress: an object with the Progress protocol (start, point_started, point_done), or True for a
+        line per finished point on stderr (TextProgress); None: silent.
     isolate: run points in worker subprocesses (default: yes, unless a custom `registry` is given,
         which cannot cross a process boundary; it then runs in this process, without time limits).
     resume: skip points already recorded ok for this suite and environment under `out_root`.
@@ -201,6 +238,11 @@ def run_sweep(
     honoured, e.g. an unknown timer name, or graph / events on a CPU device.
     """
     t0 = time.perf_counter()
+    caller_threads = torch.get_num_threads()  # given back at the end: an in-process sweep pins them
+    if progress is True:
+        progress = TextProgress()
+    elif progress is False:
+        progress = None
     device = resolve_device(device or suite.device)
     if make_executor is not None and (registry is not None or isolate is False):
         raise ConfigError("an executor other than the in-process one needs isolation (no custom registry, no --no-isolate)")
@@ -215,7 +257,8 @@ def run_sweep(
 
     if not allow_oversized:
         check_sizes(suite.points, device)
-    writer = PartWriter(out_root, suite.name, run_id, metadata={"suite_path": suite.path, "run_id": run_id})
+    writer = PartWriter(out_root, suite.name, run_id, metadata={"suite_path": suite.path, "run_id": run_id,
+                                                                "baseline": suite.baseline or ""})
     check_writable(writer)  # before any worker starts: a bad --out fails here (exit 2), not after measuring
     points = order_points(suite.points)
     resumed = 0
@@ -268,6 +311,7 @@ def run_sweep(
             if cp_launcher is not None:
                 cp_launcher.close()
             executor.close()
+            torch.set_num_threads(caller_threads)  # an in-process sweep pinned this process's threads (point.py)
         try:
             path = writer.compact()
         except OSError as e:

@@ -86,11 +86,18 @@ def write_table(path: str | os.PathLike, table: pa.Table) -> Path:
     os.close(fd)
     try:
         pq.write_table(table, tmp)
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; a result file is as readable as any other
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)  # reading the umask means setting it; put it straight back
+    os.umask(mask)
+    return mask
 
 
 def write_rows(path: str | os.PathLike, rows: Iterable[ResultRow], metadata: dict[str, str] | None = None) -> Path:
@@ -190,6 +197,20 @@ def read_results(paths: Iterable[str | os.PathLike]) -> pd.DataFrame:
 
 def _read_all(files: list[Path]) -> pd.DataFrame:
     return pa.concat_tables([read_table(f) for f in files]).to_pandas()
+
+
+def file_metadata(paths: Iterable[str | os.PathLike]) -> list[dict[str, str]]:
+    """The `qlabench.*` metadata of each result file under `paths` (keys without the prefix), e.g. the
+    suite_path, run_id and baseline a sweep wrote."""
+    out = []
+    for f in result_files(paths):
+        try:
+            meta = pq.read_schema(f).metadata or {}
+        except (OSError, pa.ArrowInvalid) as e:
+            raise StoreError(f"{f}: cannot read parquet: {e}") from e
+        out.append({k.decode()[len("qlabench."):]: v.decode(errors="replace") for k, v in meta.items()
+                    if k.startswith(b"qlabench.")})
+    return out
 
 
 def read_rows(path: str | os.PathLike) -> list[ResultRow]:

@@ -14,6 +14,15 @@ Version history (bump SCHEMA_VERSION and add an upgrade step when a column chang
        forward's CP context and cache handed over, as autograd does in training) is mode `bwd_train`.
        The upgrade renames those rows' mode, so old measurements pair with the mode they measured.
        For every other backend `bwd` kept its meaning.
+  3: how a row's sampling ended, and the CPU threads it ran with (issue 16).
+     - New columns stopped_by (noise_target, max_samples or max_time), below_min_samples (max_time_s
+       ended sampling before min_samples) and cpu_threads (torch intra-op threads; CPU workers pin it).
+     - The upgrade fills stopped_by = noise_target where a version-2 row met its noise target; the
+       rest stay null (an older file did not record which cap ended sampling, nor the thread count).
+
+Every file is written with the full current schema. Other tools reading a folder of files of different
+versions see the union of their columns only when asked to (results/README.md shows pyarrow, polars
+and DuckDB); `read_results` upgrades every file on read.
 
 Adding a nullable column does not need a new version: older files simply read it as null.
 """
@@ -26,7 +35,7 @@ import pyarrow.compute as pc
 from qlabench.core.errors import SchemaError
 from qlabench.core.result import row_fields
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 METADATA_KEY = b"qlabench.schema_version"
 
 _KINDS = {
@@ -98,8 +107,17 @@ def _v1_to_v2(table: pa.Table) -> pa.Table:
     return table.set_column(table.column_names.index("mode"), pa.field("mode", pa.string()), new_mode)
 
 
+def _v2_to_v3(table: pa.Table) -> pa.Table:
+    """Version 2 -> 3: a row that met its noise target was stopped by it; other stop reasons are unknown."""
+    if "noise_target_met" not in table.column_names or "stopped_by" in table.column_names:
+        return table
+    met = pc.fill_null(table.column("noise_target_met").cast(pa.bool_()), False)
+    stopped = pc.if_else(met, pa.scalar("noise_target"), pa.scalar(None, pa.string()))
+    return table.append_column(pa.field("stopped_by", pa.string()), stopped)
+
+
 # (version the step upgrades from, step), oldest first: a version-v file runs every step with from >= v.
-_UPGRADES = ((1, _v1_to_v2),)
+_UPGRADES = ((1, _v1_to_v2), (2, _v2_to_v3))
 
 
 # Columns every row must have a value in: the point key columns that are not nullable, and the status.

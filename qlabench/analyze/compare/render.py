@@ -50,9 +50,25 @@ def summary_line(c: Comparison) -> str:
     n_fail = len(c.failures) + (1 if c.shift_fails else 0)
     verdict = f"FAIL ({n_fail} failing)" if n_fail else "PASS"
     line = f"{verdict}: {counts or 'no points'}; {geo}"
+    if not n_fail:
+        line += _why_pass(c)
     if c.options.drift:
         line += "; " + shift_verdict(c.shift, c.options.threshold)[1] + " (points judged relative to it)"
     return line
+
+
+def _why_pass(c: Comparison) -> str:
+    """A PASS beside a large time change says why it passes: no point counted as a failure."""
+    g = c.geomean_ratio
+    if not g or abs(g - 1) <= c.options.threshold:
+        return ""
+    n = c.counts
+    amb = n.get(Verdict.AMBIGUOUS.value, 0)
+    if amb and amb == sum(v for k, v in n.items() if k not in (Verdict.SAME.value, Verdict.NOT_TIMED.value)):
+        return (f" (PASS because all {amb} moved points are ambiguous: too few samples or too much noise "
+                "to call; `--fail-on ambiguous` fails on them)")
+    kinds = ",".join(sorted(f.value for f in c.fail_on)) or "nothing"
+    return f" (PASS: no point counts as a failure under --fail-on {kinds})"
 
 
 def _settings(c: Comparison) -> str:
@@ -82,9 +98,9 @@ def env_lines(c: Comparison) -> list[str]:
             + (f" (blocking: {f.why}; allowed)" if f.blocking else "") for f in c.env]
 
 
-def markdown(c: Comparison, top: int = 20) -> str:
+def markdown(c: Comparison, top: int = 20, command: str = "qlabench gate") -> str:
     icon = ":x:" if c.failures else ":white_check_mark:"
-    out = [f"### {icon} qlabench gate: {summary_line(c)}", "",
+    out = [f"### {icon} {command}: {summary_line(c)}", "",
            f"`{c.head_label}` vs `{c.base_label}`; {_settings(c)}.", ""]
     shown = [p for p in c.worst(None) if p.verdict not in (Verdict.SAME, Verdict.NOT_TIMED)][:top]
     if shown:

@@ -47,3 +47,9 @@ class StopRule:
         if len(samples) >= self.min_samples and elapsed_s >= self.min_time_s and met:
             return True, True
         return False, met
+
+    def stopped_by(self, n_samples: int, noise_target_met: bool) -> str:
+        """What ended a sampling of `n_samples` (as `done` decided): noise_target, max_samples or max_time."""
+        if noise_target_met:
+            return "noise_target"
+        return "max_samples" if n_samples >= self.max_samples else "max_time"

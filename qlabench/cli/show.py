@@ -1,0 +1,52 @@
+"""`qlabench show RESULTS...`: the speedup table `run sweep` prints, from stored result files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from qlabench.cli.app import console
+
+FORMATS = ("table", "markdown", "csv")
+
+
+def show_cmd(
+    results: list[Path] = typer.Argument(..., help="Result files or folders, e.g. results/quick-cpu"),
+    baseline: str = typer.Option(None, "--baseline", help="Backend the speedups are against (default: the "
+                                 "suite's baseline, as `run sweep` and `plot` use)"),
+    fmt: str = typer.Option("table", "--format", "-f", help="table (terminal), markdown or csv"),
+    mode: str = typer.Option(None, "--mode", help="Only rows of this mode (fwd, bwd, bwd_train, fwd_bwd)"),
+    all_runs: bool = typer.Option(False, "--all-runs", help="Keep every run's rows (default: newest per point)"),
+):
+    """Print the speedup table of stored results: median ms per call and speedup against a baseline.
+
+    A `~` after a time: the point missed its noise target; `!`: fewer samples than min_samples.
+    """
+    import sys
+
+    from qlabench.analyze.report import pick_baseline, speedup_table, suite_baselines
+    from qlabench.cli.views import print_marks, speedup_markdown, speedup_rich_table
+    from qlabench.core.errors import ConfigError
+    from qlabench.store.files import latest_per_point, read_results
+
+    if fmt not in FORMATS:
+        raise ConfigError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    df = read_results(results)
+    if not all_runs:
+        df = latest_per_point(df)
+    if mode:
+        df = df[df["mode"] == mode]
+        if df.empty:
+            raise ConfigError(f"no rows of mode {mode!r} in these results")
+    base = pick_baseline(df, baseline, suite_baselines(results))
+    if base not in set(df["backend"]):
+        raise ConfigError(f"baseline {base!r} has no rows here (backends: {', '.join(sorted(set(df['backend'])))})")
+    table = speedup_table(df, base)
+    if fmt == "csv":
+        table.to_csv(sys.stdout, index=False)
+    elif fmt == "markdown":
+        print(speedup_markdown(table, base))
+    else:
+        console.print(speedup_rich_table(table, base))
+        print_marks(console, df)
