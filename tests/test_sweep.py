@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from test_workers import fault_suite
+from test_pool import fault_suite
 from typer.testing import CliRunner
 
 from qlabench.backends import REGISTRY
