@@ -33,6 +33,9 @@ def sweep_cmd(
                              "ones; ray: workers)"),
     cache_dir: Path = typer.Option(None, "--cache-dir", help="Kernel compile caches (TileLang, Triton, Inductor); "
                                    "default $QLABENCH_CACHE_DIR, else ~/.cache/qlabench"),
+    replicates: int = typer.Option(1, "--replicates", min=1, help="Measure every point K times, each in fresh "
+                                   "worker processes, in rounds over the points (rows carry `replicate`); "
+                                   "what the gate's between-run statistics need (docs/GATING.md)"),
     with_ncu: bool = typer.Option(False, "--ncu", help="Also profile every ok GPU point under Nsight Compute "
                                   "(--clock-control none) for sm_active_pct; slow"),
 ):
@@ -61,5 +64,5 @@ def sweep_cmd(
     with RichProgress(console) as prog:
         res = run_sweep(s, out, device=device, timer=timer, check=False if no_check else None, progress=prog,
                         resume=resume, max_time_s=max_time, isolate=False if no_isolate else None,
-                        make_executor=make_executor)
+                        make_executor=make_executor, replicates=replicates)
     print_sweep_summary(console, res, baseline or s.baseline, out)

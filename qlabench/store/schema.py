@@ -14,6 +14,11 @@ Version history (bump SCHEMA_VERSION and add an upgrade step when a column chang
        forward's CP context and cache handed over, as autograd does in training) is mode `bwd_train`.
        The upgrade renames those rows' mode, so old measurements pair with the mode they measured.
        For every other backend `bwd` kept its meaning.
+  3: replicates (the run, not the sample, is the unit of replication; docs/GATING.md).
+     - New column `replicate` (int64): which of a run's K fresh-process replicates of a point a row is.
+       Upgrade step `_v2_to_v3_replicate`: older rows get null, i.e. one replicate per run, which is
+       what they were. (Its own version, so that a reader knows a file may hold several rows per point
+       and run, and must not take "the newest row" as the point's whole measurement.)
 
 Adding a nullable column does not need a new version: older files simply read it as null.
 """
@@ -26,7 +31,7 @@ import pyarrow.compute as pc
 from qlabench.core.errors import SchemaError
 from qlabench.core.result import row_fields
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 METADATA_KEY = b"qlabench.schema_version"
 
 _KINDS = {
@@ -98,5 +103,12 @@ def _v1_to_v2(table: pa.Table) -> pa.Table:
     return table.set_column(table.column_names.index("mode"), pa.field("mode", pa.string()), new_mode)
 
 
+def _v2_to_v3_replicate(table: pa.Table) -> pa.Table:
+    """Version 2 -> 3: the `replicate` column; every older row is the single replicate of its run (null)."""
+    if "replicate" in table.column_names:
+        return table
+    return table.append_column(pa.field("replicate", pa.int64()), pa.nulls(table.num_rows, pa.int64()))
+
+
 # (version the step upgrades from, step), oldest first: a version-v file runs every step with from >= v.
-_UPGRADES = ((1, _v1_to_v2),)
+_UPGRADES = ((1, _v1_to_v2), (2, _v2_to_v3_replicate))
