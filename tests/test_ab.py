@@ -71,10 +71,11 @@ def test_variants_resolve_and_clean_up(lib_repo, tmp_path):
     with variant("v1", lib_repo) as v:
         tree = v.pythonpath[0]
         assert "'1.0'" in open(os.path.join(tree, "sitecustomize.py")).read()
-        old = os.environ.get("PYTHONPATH")
+        old, cwd = os.environ.get("PYTHONPATH"), os.getcwd()
         with worker_pythonpath(v):
             assert os.environ["PYTHONPATH"].split(os.pathsep)[0] == tree
-        assert os.environ.get("PYTHONPATH") == old
+            assert os.listdir(os.getcwd()) == []  # workers start where no checkout can shadow the variant
+        assert os.environ.get("PYTHONPATH") == old and os.getcwd() == cwd
     assert not os.path.exists(tree)  # the worktree is removed
     with pytest.raises(ConfigError, match="neither"):
         with variant("no-such-ref", lib_repo):

@@ -141,3 +141,12 @@ def test_gpu_delay_cycles_scale_with_the_injected_fraction_and_the_call_time():
     assert synthetic.delay_cycles(0.10, 2.0, 1.5e6) == 2 * synthetic.delay_cycles(0.05, 2.0, 1.5e6)
     assert synthetic.delay_cycles(0.05, 4.0, 1.5e6) == 2 * synthetic.delay_cycles(0.05, 2.0, 1.5e6)
     assert synthetic.delay_cycles(0.0, 2.0, 1.5e6) == 0
+
+
+def test_the_gpu_gate_example_never_restores_another_runners_baseline():
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "examples" / "gpu-gate.yml").read_text()
+    assert "restore-keys" not in text  # a prefix key would hand this runner another runner's baseline
+    assert "key: qlabench-baseline-${{ env.SUITE }}-${{ runner.name }}" in text
+    assert "--base-ref" in text and "qlabench ab" in text

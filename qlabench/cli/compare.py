@@ -141,9 +141,11 @@ def compare_study_cmd(
     suite: str = typer.Option("gate-study-cpu", "--suite", "-s", help="Suite of synthetic-backend points"),
     out: Path = typer.Option(Path("results/gate-study"), "--out", help="Where the study's runs go"),
     slowdowns: str = typer.Option("1.03,1.05,1.10", "--slowdowns", help="Injected factors, comma-separated"),
-    confirm: int = typer.Option(1, "--confirm", help="Confirmation re-runs, as in `qlabench gate`"),
+    confirm: int = typer.Option(1, "--confirm", help="Confirmation A/Bs, as in `qlabench gate`"),
+    replicates: int = typer.Option(3, "--replicates", min=1, help="Replicates of the baseline and of every arm"),
     device: str = typer.Option(None, "--device", help="cpu, cuda or cuda:N (default: the suite's)"),
-    threshold: float = _threshold, alpha: float = _alpha, min_samples: int = _min_samples,
+    threshold: float = _threshold, alpha: float = _alpha, min_samples: int = _min_samples, method: str = _method,
+    noise_factor: float = _noise_factor,
 ):
     """A/A false-alarm rate and injected-slowdown detection rate of the gate (docs/GATING.md)."""
     from qlabench.cli.progress import RichProgress
@@ -151,8 +153,9 @@ def compare_study_cmd(
     from qlabench.workflows.gate_study import markdown, parse_slowdowns, run_study
 
     factors = parse_slowdowns(slowdowns)
-    opt, _ = _options(threshold, alpha, min_samples)
+    opt, _ = _options(threshold, alpha, min_samples, method=method, noise_factor=noise_factor)
     # progress on stderr: stdout carries the study's markdown, which may be redirected to a file
     with RichProgress(err_console) as prog:
-        result = run_study(load_suite(suite), out, factors, opt, confirm=confirm, progress=prog, device=device)
+        result = run_study(load_suite(suite), out, factors, opt, confirm=confirm, progress=prog, device=device,
+                           replicates=replicates)
     console.file.write(markdown(result))

@@ -13,8 +13,9 @@ A variant is one of:
   - anything else: a git ref of `repo` (default: the current directory), checked out into a temporary
     worktree that is put on PYTHONPATH (its `subdir`, if given), and removed afterwards.
 A variant's PYTHONPATH reaches the workers only (they are fresh interpreters); the driver is unchanged.
-Note that a worker's `python -c` puts its working directory first on sys.path: a ref of qlabench itself
-is shadowed when run from a qlabench checkout; refs of other libraries are not.
+A worker's `python -c` puts its working directory first on sys.path, so a variant's workers start in an
+empty temporary directory: a checkout of qlabench in the current directory cannot shadow the variant.
+(A ref of qlabench itself then runs its own worker code, which must speak the driver's protocol.)
 """
 
 from __future__ import annotations
@@ -74,7 +75,8 @@ def variant(spec: str, repo: str | os.PathLike = ".", subdir: str = "") -> Itera
         return
     path = Path(spec)
     if path.is_dir():
-        pp = _site_packages(path) if (path / "pyvenv.cfg").exists() else [str(path.resolve())]
+        path = path.resolve()
+        pp = _site_packages(path) if (path / "pyvenv.cfg").exists() else [str(path)]
         yield Variant(spec, tuple(pp))
         return
     repo = Path(repo)
@@ -97,13 +99,19 @@ def variant(spec: str, repo: str | os.PathLike = ".", subdir: str = "") -> Itera
 
 @contextlib.contextmanager
 def worker_pythonpath(v: Variant) -> Iterator[None]:
-    """PYTHONPATH for the workers started inside (they inherit os.environ); restored afterwards."""
-    old = os.environ.get("PYTHONPATH")
+    """PYTHONPATH for the workers started inside (they inherit os.environ and the working directory, an
+    empty one for a variant with a path); both restored afterwards."""
+    old, cwd = os.environ.get("PYTHONPATH"), os.getcwd()
+    empty = tempfile.TemporaryDirectory(prefix="qlabench-ab-cwd-") if v.pythonpath else None
     if v.pythonpath:
         os.environ["PYTHONPATH"] = os.pathsep.join([*v.pythonpath, *([old] if old else [])])
+        os.chdir(empty.name)
     try:
         yield
     finally:
+        os.chdir(cwd)
+        if empty is not None:
+            empty.cleanup()
         if old is None:
             os.environ.pop("PYTHONPATH", None)
         else:
@@ -132,7 +140,7 @@ def run_ab(suite: Suite, a: Variant, b: Variant, out_root: str | os.PathLike, ro
     if run_sweep_kwargs.get("isolate") is False:
         raise ConfigError("an A/B runs every round in fresh worker processes; it cannot run in-process")
     t0 = time.perf_counter()
-    out_root = Path(out_root)
+    out_root = Path(out_root).resolve()  # the variants' workers run in another directory
     paths: dict[str, list[Path]] = {"a": [], "b": []}
     order: list[Path] = []
     for r in range(rounds):
