@@ -137,3 +137,31 @@ def test_options_are_checked():
     for bad in (dict(method="bayes"), dict(noise_factor=0), dict(host_floor=1.5)):
         with pytest.raises(QlabenchError):
             CompareOptions(**bad)
+
+
+def test_bimodal_processes_need_the_suite_wide_noise(make_row, rng):
+    # As measured on the loaded 2-core VM (docs/GATING.md): each worker process runs a point either at
+    # full speed or ~40x slower, about half and half. With 3 + 3 replicates some points land all-fast
+    # on one side and all-slow on the other; their own spread is then small and they look 40x slower.
+    medians = rng.uniform(0.3, 1.0, 300)
+    rows = []  # every row (point, side, replicate) draws its process's mode
+    for run_id in ("b", "h"):
+        for r in range(3):
+            for i, m in enumerate(medians):
+                off = np.exp(rng.normal(0, 0.1)) * (40.0 if rng.random() < 0.5 else 1.0)
+                s = m * off * np.exp(rng.normal(0.0, 0.01, 30))
+                rows.append(make_row(run_id=run_id, seed=i, replicate=r, timestamp=f"2025-01-01T00:0{r}:00+00:00",
+                                     samples_ms=tuple(s), median_ms=float(np.median(s)), n_samples=30).as_dict())
+    df = pd.DataFrame(rows)
+    base, head = df[df.run_id == "b"], df[df.run_id == "h"]
+    c = compare_frames(base, head, RUNS)
+    assert c.counts["slower"] == 0 and c.exit_code == 0 and c.counts["not gateable"] >= 290
+    assert "raised to the suite's median" in c.pairs[0].reason or c.pairs[0].stats.sigma_between > 1.0
+    # Each point on its own spread alone would have cried wolf (about 300 / 32 points split 3/3 one way).
+    alone = [run_verdict(run_stats(p_b, p_h, 0.01), RUNS)[0] for p_b, p_h in _medians(base, head)]
+    assert alone.count(Verdict.SLOWER) + alone.count(Verdict.FASTER) >= 3
+
+
+def _medians(base: pd.DataFrame, head: pd.DataFrame):
+    for seed in sorted(set(base["seed"])):
+        yield (list(base[base.seed == seed]["median_ms"]), list(head[head.seed == seed]["median_ms"]))

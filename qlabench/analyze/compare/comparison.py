@@ -7,6 +7,7 @@ whose `exit_code` the CLI returns.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import statistics
 from collections import Counter
@@ -140,6 +141,7 @@ class Context:
     history: dict[str, list[float]] = field(default_factory=dict)  # point key -> A/A replicate medians
     min_floor: float = 0.0  # raised threshold (a baseline from another host)
     paired: bool = False  # replicates of both sides measured round by round (an interleaved A/B)
+    min_sigma: float = 0.0  # the suite's median run-to-run noise: no point's is taken as smaller
 
 
 def judge(pair: Pair, opt: CompareOptions, scale: float = 1.0, ctx: Context | None = None) -> PairResult:
@@ -169,7 +171,7 @@ def judge(pair: Pair, opt: CompareOptions, scale: float = 1.0, ctx: Context | No
         paired = ctx.paired and [r.get("replicate") for r in bu] == [r.get("replicate") for r in hu]
         s = run_stats([_unit_median(r) for r in bu], [_unit_median(r) / scale for r in hu], opt.alpha,
                       history=[ctx.history[pair.key]] if pair.key in ctx.history else (), paired=paired,
-                      samples=(bs, hs))
+                      min_sigma=ctx.min_sigma, samples=(bs, hs))
         verdict, reason = run_verdict(s, opt, 0.0 if paired else ctx.min_floor)
     if scale != 1.0:
         reason = f"relative to the suite-wide shift {scale - 1:+.1%}: {reason}"
@@ -187,6 +189,24 @@ def history_medians(history: pd.DataFrame | None) -> dict[str, list[float]]:
         if r["status"] == "ok" and (m := _unit_median(r)) is not None:
             out.setdefault(point_key(r[c] for c in POINT_KEY), []).append(m)
     return out
+
+
+MIN_SUITE_POINTS = 5  # fewer points with a run-to-run estimate than this: no suite-wide floor
+
+
+def _suite_sigma(pairs: list[PairResult]) -> float:
+    """The median run-to-run noise over the points that have one (0 when fewer than MIN_SUITE_POINTS).
+
+    Run-to-run noise is mostly a property of the machine and the session, shared by the points of a
+    suite; one point's estimate from 3 + 3 replicates has 4 degrees of freedom and comes out small by
+    chance often enough to matter over hundreds of points. So no point's noise is taken as smaller than
+    the suite's median (partial pooling): on a quiet GPU that median is ~0.2% and changes nothing; on a
+    loaded CPU whose worker processes run in two speed modes 20-40x apart it keeps a point whose six
+    replicates happened to split 3 fast / 3 slow from being called `slower`.
+    """
+    sig = sorted(p.stats.sigma_between for p in pairs
+                 if p.stats is not None and p.stats.method == "runs" and p.stats.sigma_between is not None)
+    return float(statistics.median(sig)) if len(sig) >= MIN_SUITE_POINTS else 0.0
 
 
 def compare_frames(base: pd.DataFrame, head: pd.DataFrame, options: CompareOptions | None = None, *,
@@ -217,6 +237,10 @@ def compare_frames(base: pd.DataFrame, head: pd.DataFrame, options: CompareOptio
     ctx = Context(history=history_medians(history), min_floor=min_floor, paired=paired)
     matched = match_rows(base, head)
     pairs = [judge(p, opt, ctx=ctx) for p in matched]
+    suite_sigma = _suite_sigma(pairs)
+    if suite_sigma:
+        ctx = dataclasses.replace(ctx, min_sigma=suite_sigma)
+        pairs = [judge(m, opt, ctx=ctx) if p.stats is not None else p for m, p in zip(matched, pairs)]
     if opt.drift:
         shift = shift or suite_shift([p.stats.ratio for p in pairs if p.stats is not None], opt.alpha)
         if shift is not None:

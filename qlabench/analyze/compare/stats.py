@@ -48,6 +48,7 @@ class PairStats:
     sigma_between: float | None = None  # SD of one replicate's log median: the run-to-run noise; None: unknown
     df: int = 0  # degrees of freedom of sigma_between
     paired: bool = False  # differences taken round by round (an interleaved A/B)
+    suite_sigma: bool = False  # sigma_between was raised to the suite's median run-to-run noise
 
 
 def bootstrap_ratio_ci(base: np.ndarray, head: np.ndarray, confidence: float,
@@ -109,7 +110,7 @@ def between_run_sigma(groups: Sequence[Sequence[float]]) -> tuple[float | None, 
 
 
 def run_stats(base_units: Sequence[float], head_units: Sequence[float], alpha: float, *,
-              history: Sequence[Sequence[float]] = (), paired: bool = False,
+              history: Sequence[Sequence[float]] = (), paired: bool = False, min_sigma: float = 0.0,
               samples: tuple[Sequence[float], Sequence[float]] | None = None) -> PairStats:
     """Between-run statistics from per-replicate medians (ms) of each side.
 
@@ -118,6 +119,9 @@ def run_stats(base_units: Sequence[float], head_units: Sequence[float], alpha: f
         from other sessions, the between-session part of it).
     paired: the i-th base and i-th head replicate were measured back to back (an interleaved A/B): the
         test is on the per-round differences, so drift between rounds cancels.
+    min_sigma: a lower bound on sigma_between (the suite's median run-to-run noise, comparison.py): with
+        3 + 3 replicates one point's spread has 4 degrees of freedom and can come out small by chance
+        (e.g. when process speeds are bimodal and each side happened to land in one mode).
     samples: the per-call samples of both sides (only their counts are kept, and, when neither side
         has two replicates, the per-sample statistics are returned instead, marked sigma_between=None).
     With one replicate on both sides and no history the run-to-run noise is unknown: the result
@@ -139,7 +143,12 @@ def run_stats(base_units: Sequence[float], head_units: Sequence[float], alpha: f
         paired = False
         sigma, df = between_run_sigma([base_units, head_units, *history])
         se = None if sigma is None else sigma * np.sqrt(1.0 / b.size + 1.0 / h.size)
-    common = dict(method="runs", runs_base=int(b.size), runs_head=int(h.size), df=df, paired=paired)
+    raised = sigma is not None and sigma < min_sigma
+    if raised:
+        sigma = min_sigma
+        se = sigma * (np.sqrt(2.0 / b.size) if paired else np.sqrt(1.0 / b.size + 1.0 / h.size))
+    common = dict(method="runs", runs_base=int(b.size), runs_head=int(h.size), df=df, paired=paired,
+                  suite_sigma=bool(raised))
     if se is None:
         if samples and len(samples[0]) and len(samples[1]):
             s = pair_stats(samples[0], samples[1], alpha)

@@ -113,7 +113,8 @@ def noise_floor(s: PairStats, opt: CompareOptions) -> float | None:
 def run_verdict(s: PairStats, opt: CompareOptions, min_floor: float = 0.0) -> tuple[Verdict, str]:
     """(verdict, why) from between-run statistics (s.method == "runs"); `min_floor` raises the threshold
     (e.g. opt.host_floor for a baseline from another host)."""
-    runs = f"{s.runs_base}+{s.runs_head} runs" + (", paired by round" if s.paired else "")
+    runs = (f"{s.runs_base}+{s.runs_head} runs" + (", paired by round" if s.paired else "")
+            + (", raised to the suite's median" if s.suite_sigma else ""))
     if s.sigma_between is None:
         v, why = timing_verdict(s, opt)
         if v in (Verdict.SLOWER, Verdict.FASTER):
