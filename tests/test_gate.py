@@ -102,6 +102,8 @@ def test_gate_confirms_by_re_measuring_base_and_head_interleaved(suite, tmp_path
     # One torch thread per worker: with several, workers on a loaded 2-core box were 40x apart (docs/GATING.md).
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
     base = run_sweep(suite, tmp_path / "base", replicates=3)
+    # Rounds: every point once, then every point again, each round in a fresh worker process.
+    assert [r.replicate for r in base.rows] == [0, 0, 1, 1, 2, 2] and base.workers_started == 3
     monkeypatch.setenv(SLOWDOWN_ENV, "5.0")
     g = run_gate(suite, [base.path], tmp_path / "head", confirm=1, replicates=3, base_ref=str(base_env))
     slower = [p for p in g.comparison.pairs if p.verdict is Verdict.SLOWER]
