@@ -1,4 +1,8 @@
-"""Drift-aware comparison: a whole run that moved is one finding, not a regression at every point."""
+"""Drift-aware comparison: a whole run that moved is one finding, not a regression at every point.
+
+These are tests of the per-sample method (`method="samples"`), the one drift correction was built for;
+with the between-run method (the default) one run per side is never called slower at all.
+"""
 
 import numpy as np
 import pandas as pd
@@ -34,13 +38,13 @@ def test_a_drifting_aa_run_flags_every_point_without_correction_and_none_with_it
     medians = rng.uniform(1.0, 5.0, 40)
     base = _frame(make_row, medians, rng, run_id="b")
     head = _frame(make_row, medians * 1.15, rng, run_id="h")  # the machine got 15% slower, the code did not
-    plain = compare_frames(base, head, CompareOptions())
+    plain = compare_frames(base, head, CompareOptions(method="samples"))
     assert plain.counts["slower"] >= 35 and plain.exit_code == 1
-    drift = compare_frames(base, head, CompareOptions(drift=True))
+    drift = compare_frames(base, head, CompareOptions(drift=True, method="samples"))
     assert drift.counts["slower"] == 0 and drift.exit_code == 0
     assert drift.shift.ratio == pytest.approx(1.15, rel=0.01)
     # The shift is still a finding: it fails when the policy asks for it.
-    strict = compare_frames(base, head, CompareOptions(drift=True),
+    strict = compare_frames(base, head, CompareOptions(drift=True, method="samples"),
                             fail_on={Failure.REGRESSION, Failure.STATUS, Failure.SHIFT})
     assert strict.shift_fails and strict.exit_code == 1
 
@@ -51,8 +55,8 @@ def test_a_real_regression_stands_out_of_the_drift(make_row, rng):
     factor = np.full(40, 0.85)  # the machine got faster ...
     factor[3] = 0.85 * 1.10  # ... and one point got 10% slower than the rest
     head = _frame(make_row, medians * factor, rng, run_id="h")
-    c = compare_frames(base, head, CompareOptions(drift=True))
+    c = compare_frames(base, head, CompareOptions(drift=True, method="samples"))
     slower = [p for p in c.pairs if p.verdict is Verdict.SLOWER]
     assert len(slower) == 1 and "seed=3" in slower[0].label
     assert "relative to the suite-wide shift" in slower[0].reason and c.exit_code == 1
-    assert compare_frames(base, head, CompareOptions()).counts["slower"] == 0  # hidden by the drift otherwise
+    assert compare_frames(base, head, CompareOptions(method="samples")).counts["slower"] == 0  # hidden by the drift otherwise

@@ -71,7 +71,7 @@ def test_a_slower_point_carries_its_kernel_change_into_markdown_and_json(make_ro
                                   n_samples=30, **tuned).as_dict()])
     head = pd.DataFrame([make_row(run_id="h", samples_ms=tuple(slow), median_ms=float(np.median(slow)),
                                   n_samples=30, **BASE).as_dict()])
-    c = compare_frames(base, head, CompareOptions())
+    c = compare_frames(base, head, CompareOptions(method="samples"))  # one run per side: per-sample method
     (p,) = c.pairs
     assert p.verdict is Verdict.SLOWER
     assert p.kernels == "chunk_gated_delta_rule_fwd_kkt_solve_kernel 23.1->74.1 us (block 32,1,1->128,1,1)"

@@ -21,9 +21,10 @@ ENV = dict(run_id="r", suite="s", timestamp="2024-01-01T00:00:00+00:00", host="h
 
 
 def row(backend="b", seqlen=128, h_v=2, status="ok", median=1.0, n=30, noise=0.01, seed=0, model=None, tp=None,
-        timestamp=None, **env) -> ResultRow:
-    rng = np.random.default_rng(seed + 1000 * seqlen + int(median * 1000))
-    samples = tuple(median * np.exp(rng.normal(0, noise, n))) if status == "ok" else ()
+        timestamp=None, replicate=None, **env) -> ResultRow:
+    rng = np.random.default_rng(seed + 1000 * seqlen + int(median * 1000) + 77 * (replicate or 0))
+    run_offset = np.exp(rng.normal(0, 0.005)) if replicate is not None else 1.0  # run-to-run noise
+    samples = tuple(median * run_offset * np.exp(rng.normal(0, noise, n))) if status == "ok" else ()
     fields = {**ENV, **env}
     if timestamp:
         fields["timestamp"] = timestamp
@@ -32,7 +33,13 @@ def row(backend="b", seqlen=128, h_v=2, status="ok", median=1.0, n=30, noise=0.0
                      dtype="bfloat16", gate="flashqla", seed=seed, initial_state=True, status=status,
                      reason=None if status == "ok" else f"{status} on purpose",
                      timer="graph" if status == "ok" else None, samples_ms=samples,
-                     median_ms=float(np.median(samples)) if samples else None, n_samples=len(samples) or None)
+                     median_ms=float(np.median(samples)) if samples else None, n_samples=len(samples) or None,
+                     replicate=replicate)
+
+
+def reps(k=3, **kw) -> list[ResultRow]:
+    """One point measured in k replicates (run sweep --replicates k): what timing verdicts need."""
+    return [row(replicate=i, **kw) for i in range(k)]
 
 
 @pytest.fixture
@@ -43,14 +50,14 @@ def files(tmp_path):
 
 
 def test_verdict_per_kind_of_change(files):
-    base = files("base", [row(seqlen=64), row(seqlen=128), row(seqlen=256), row(seqlen=512), row(seqlen=1024),
-                          row(seqlen=2048, status="skipped")])
-    head = files("head", [row(seqlen=64), row(seqlen=128, median=1.2), row(seqlen=256, median=0.8),
-                          row(seqlen=512, status="incorrect"), row(seqlen=4096), row(seqlen=2048, status="skipped")])
+    base = files("base", [*reps(seqlen=64), *reps(seqlen=128), *reps(seqlen=256), *reps(seqlen=512), *reps(seqlen=1024),
+                          *reps(seqlen=2048, status="skipped")])
+    head = files("head", [*reps(seqlen=64), *reps(seqlen=128, median=1.2), *reps(seqlen=256, median=0.8),
+                          *reps(seqlen=512, status="incorrect"), *reps(seqlen=4096), *reps(seqlen=2048, status="skipped")])
     c = compare_paths([base], [head])
     by_len = {p.label.split()[3]: p for p in c.pairs}
     assert by_len["1x64"].verdict is Verdict.SAME
-    assert by_len["1x128"].verdict is Verdict.SLOWER and by_len["1x128"].change == pytest.approx(0.2, abs=0.01)
+    assert by_len["1x128"].verdict is Verdict.SLOWER and by_len["1x128"].change == pytest.approx(0.2, abs=0.02)
     assert by_len["1x256"].verdict is Verdict.FASTER
     assert by_len["1x512"].verdict is Verdict.STATUS_CHANGED and by_len["1x512"].failure is Failure.STATUS
     assert by_len["1x1024"].verdict is Verdict.MISSING
@@ -100,8 +107,8 @@ def test_major_version():
 
 
 def test_renderings(files):
-    base = files("base", [row(seqlen=64), row(seqlen=128)])
-    head = files("head", [row(seqlen=64), row(seqlen=128, median=1.5)])
+    base = files("base", [*reps(seqlen=64), *reps(seqlen=128)])
+    head = files("head", [*reps(seqlen=64), *reps(seqlen=128, median=1.5)])
     c = compare_paths([base], [head])
     md = markdown(c)
     first = md.splitlines()[0]
@@ -113,10 +120,10 @@ def test_renderings(files):
 
 
 def test_cli_exit_codes(files, tmp_path):
-    base = files("base", [row(seqlen=64)])
-    same = files("same", [row(seqlen=64, seed=0)])
-    slow = files("slow", [row(seqlen=64, median=1.3)])
-    gpu = files("gpu", [row(seqlen=64, device="NVIDIA A100")])
+    base = files("base", [*reps(seqlen=64)])
+    same = files("same", [*reps(seqlen=64, seed=0)])
+    slow = files("slow", [*reps(seqlen=64, median=1.3)])
+    gpu = files("gpu", [*reps(seqlen=64, device="NVIDIA A100")])
     r = CliRunner()
     assert r.invoke(app, ["compare", str(base), str(same)]).exit_code == 0
     res = r.invoke(app, ["compare", str(base), str(slow), "--format", "markdown", "-o", str(tmp_path / "c.md")])

@@ -34,8 +34,16 @@ def old_rows(make_row):
     ]
 
 
-def test_version_is_three():
-    assert SCHEMA_VERSION == 3
+def test_version_is_four():
+    assert SCHEMA_VERSION == 4
+
+
+def test_v3_file_reads_with_null_replicate(tmp_path, make_row):
+    table = store.rows_to_table([make_row(), make_row(seed=1)]).drop_columns(["replicate"])
+    table = table.replace_schema_metadata({METADATA_KEY: b"3"})
+    pq.write_table(table, tmp_path / "v3.parquet")
+    rows = store.read_rows(tmp_path / "v3.parquet")
+    assert [r.replicate for r in rows] == [None, None]
 
 
 def test_v1_file_upgrades(tmp_path, make_row):

@@ -8,6 +8,7 @@
     show.py       show (the speedup table of stored results)
     profile.py    profile, kernels, _ncu-child
     compare.py    compare, gate, baseline save, compare-study
+    ab.py         ab (two variants, interleaved rounds)
     merge.py      merge
     selfbench.py  selfbench
     warmup.py     warmup, _warm-group
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 import sys
 
-from qlabench.cli import compare, info, merge, plot, profile, report, run, selfbench, show, warmup
+from qlabench.cli import ab, compare, info, merge, plot, profile, report, run, selfbench, show, warmup
 from qlabench.cli.app import app, baseline_app, command, err_console, run_app
 
 app.add_typer(run_app, name="run")
@@ -42,6 +43,7 @@ command(app, "gate", compare.gate_cmd)
 app.add_typer(baseline_app, name="baseline")
 command(baseline_app, "save", compare.baseline_save_cmd)
 command(app, "compare-study", compare.compare_study_cmd)
+command(app, "ab", ab.ab_cmd)
 command(app, "merge", merge.merge_cmd)
 command(app, "selfbench", selfbench.selfbench_cmd)
 

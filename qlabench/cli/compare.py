@@ -27,10 +27,21 @@ _drift = typer.Option(False, "--drift-correct", help="Judge each point relative 
                       "head run (shared machines); the shift itself fails only with --fail-on shift")
 
 
-def _options(threshold: float, alpha: float, min_samples: int, drift: bool = False):
+_method = typer.Option("runs", "--method", help="runs: between-run statistics on per-replicate medians (needs "
+                       "replicates); samples: the old per-call method of one run per side (leaves out run-to-run noise)")
+_noise_factor = typer.Option(3.0, "--noise-factor", help="c: a point's noise floor is c x its run-to-run SD; "
+                             "effective threshold max(threshold, floor)")
+_host_floor = typer.Option(0.10, "--host-floor", help="Floor when the baseline comes from another host")
+_history = typer.Option(None, "--history", help="Stored A/A runs of this runner pool (files or folders, "
+                        "repeatable): they add to each point's run-to-run noise estimate")
+
+
+def _options(threshold: float, alpha: float, min_samples: int, drift: bool = False, method: str = "runs",
+             noise_factor: float = 3.0, host_floor: float = 0.10):
     from qlabench.analyze.compare import CompareOptions, parse_fail_on
 
-    return CompareOptions(threshold=threshold, alpha=alpha, min_samples=min_samples, drift=drift), parse_fail_on
+    return CompareOptions(threshold=threshold, alpha=alpha, min_samples=min_samples, drift=drift, method=method,
+                          noise_factor=noise_factor, host_floor=host_floor), parse_fail_on
 
 
 def _emit(comparison, fmt: str, top: int, output: Path | None, show_all: bool, command: str) -> None:
@@ -60,13 +71,15 @@ def compare_cmd(
     head: Path = typer.Argument(..., help="Result file or folder to judge"),
     threshold: float = _threshold, alpha: float = _alpha, min_samples: int = _min_samples, fail_on: str = _fail_on,
     allow_env_mismatch: bool = _allow_env, fmt: str = _format, top: int = _top, output: Path = _output,
-    show_all: bool = _all, drift: bool = _drift,
+    show_all: bool = _all, drift: bool = _drift, method: str = _method, noise_factor: float = _noise_factor,
+    host_floor: float = _host_floor, history: list[Path] = _history,
 ):
     """Compare HEAD with BASE point by point; exit 1 on a regression (see docs/GATING.md)."""
     from qlabench.analyze.compare import compare_paths
 
-    opt, parse = _options(threshold, alpha, min_samples, drift)
-    c = compare_paths([base], [head], opt, fail_on=parse(fail_on), allow_env_mismatch=allow_env_mismatch)
+    opt, parse = _options(threshold, alpha, min_samples, drift, method, noise_factor, host_floor)
+    c = compare_paths([base], [head], opt, history=history or (), fail_on=parse(fail_on),
+                      allow_env_mismatch=allow_env_mismatch)
     _emit(c, fmt, top, output, show_all, "qlabench compare")
     raise typer.Exit(c.exit_code)
 
@@ -77,10 +90,17 @@ def gate_cmd(
                                   help="Baseline file or folder (default: results/baselines/<gpu>/<suite>.parquet)"),
     out: Path = typer.Option(Path("results"), "--out", help="Results root for the head run"),
     device: str = typer.Option(None, "--device", help="cpu, cuda or cuda:N (default: the suite's)"),
-    confirm: int = typer.Option(1, "--confirm", help="Re-run slower points this many times; keep only reproduced"),
+    confirm: int = typer.Option(1, "--confirm", help="Re-measure slower points this many times in an interleaved "
+                                "A/B of --base-ref and the current code; keep only reproduced"),
+    replicates: int = typer.Option(3, "--replicates", min=1, help="Replicates of the head run (fresh worker "
+                                   "processes each)"),
+    base_ref: str = typer.Option(None, "--base-ref", help="The base code for confirmation: a git ref of --repo, or "
+                                 "a Python environment (site folder or venv); without it nothing is re-measured"),
+    repo: Path = typer.Option(Path("."), "--repo", help="Repository of --base-ref"),
     threshold: float = _threshold, alpha: float = _alpha, min_samples: int = _min_samples, fail_on: str = _fail_on,
     allow_env_mismatch: bool = _allow_env, fmt: str = _format, top: int = _top, output: Path = _output,
-    show_all: bool = _all, drift: bool = _drift,
+    show_all: bool = _all, drift: bool = _drift, method: str = _method, noise_factor: float = _noise_factor,
+    host_floor: float = _host_floor, history: list[Path] = _history,
 ):
     """Run SUITE and compare it with its baseline in one step; exit 1 on a regression."""
     from qlabench.cli.progress import RichProgress
@@ -91,7 +111,7 @@ def gate_cmd(
     from qlabench.workflows.gate import run_gate
 
     s = load_suite(suite)
-    opt, parse = _options(threshold, alpha, min_samples, drift)
+    opt, parse = _options(threshold, alpha, min_samples, drift, method, noise_factor, host_floor)
     policy = parse(fail_on)
     dev = resolve_device(device or s.device)
     base = baseline or baseline_path(DEFAULT_ROOT, capture(dev)["device"], s.name)
@@ -103,7 +123,8 @@ def gate_cmd(
     quiet = fmt != "table"  # keep stdout clean for markdown / json
     with RichProgress(err_console if quiet else console) as prog:
         res = run_gate(s, [base], out, opt, fail_on=policy, allow_env_mismatch=allow_env_mismatch,
-                       confirm=confirm, device=dev, progress=prog)
+                       confirm=confirm, device=dev, progress=prog, replicates=replicates, base_ref=base_ref,
+                       repo=repo, history=history or ())
     _emit(res.comparison, fmt, top, output, show_all, "qlabench gate")
     if not quiet:
         console.print("results: " + ", ".join(map(str, res.run_paths)), highlight=False)
@@ -141,9 +162,11 @@ def compare_study_cmd(
     suite: str = typer.Option("gate-study-cpu", "--suite", "-s", help="Suite of synthetic-backend points"),
     out: Path = typer.Option(Path("results/gate-study"), "--out", help="Where the study's runs go"),
     slowdowns: str = typer.Option("1.03,1.05,1.10", "--slowdowns", help="Injected factors, comma-separated"),
-    confirm: int = typer.Option(1, "--confirm", help="Confirmation re-runs, as in `qlabench gate`"),
+    confirm: int = typer.Option(1, "--confirm", help="Confirmation A/Bs, as in `qlabench gate`"),
+    replicates: int = typer.Option(3, "--replicates", min=1, help="Replicates of the baseline and of every arm"),
     device: str = typer.Option(None, "--device", help="cpu, cuda or cuda:N (default: the suite's)"),
-    threshold: float = _threshold, alpha: float = _alpha, min_samples: int = _min_samples,
+    threshold: float = _threshold, alpha: float = _alpha, min_samples: int = _min_samples, method: str = _method,
+    noise_factor: float = _noise_factor,
 ):
     """A/A false-alarm rate and injected-slowdown detection rate of the gate (docs/GATING.md)."""
     from qlabench.cli.progress import RichProgress
@@ -151,8 +174,9 @@ def compare_study_cmd(
     from qlabench.workflows.gate_study import markdown, parse_slowdowns, run_study
 
     factors = parse_slowdowns(slowdowns)
-    opt, _ = _options(threshold, alpha, min_samples)
+    opt, _ = _options(threshold, alpha, min_samples, method=method, noise_factor=noise_factor)
     # progress on stderr: stdout carries the study's markdown, which may be redirected to a file
     with RichProgress(err_console) as prog:
-        result = run_study(load_suite(suite), out, factors, opt, confirm=confirm, progress=prog, device=device)
+        result = run_study(load_suite(suite), out, factors, opt, confirm=confirm, progress=prog, device=device,
+                           replicates=replicates)
     console.file.write(markdown(result))

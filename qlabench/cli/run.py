@@ -41,6 +41,9 @@ def sweep_cmd(
                                          "device's memory (refused by default, before any worker starts)"),
     cpu_threads: int = typer.Option(None, "--cpu-threads", min=0, help="torch threads per CPU worker (default: "
                                     "the suite's run.cpu_threads, 1; 0: torch's default, one per core)"),
+    replicates: int = typer.Option(1, "--replicates", min=1, help="Measure every point K times, each in fresh "
+                                   "worker processes, in rounds over the points (rows carry `replicate`); "
+                                   "what the gate's between-run statistics need (docs/GATING.md)"),
     with_ncu: bool = typer.Option(False, "--ncu", help="Also profile every ok GPU point under Nsight Compute "
                                   "(--clock-control none) for sm_active_pct; slow"),
 ):
@@ -82,7 +85,7 @@ def sweep_cmd(
         res = run_sweep(s, out, device=device, timer=timer, check=False if no_check else None, progress=prog,
                         allow_oversized=allow_oversized,
                         resume=resume, max_time_s=max_time, isolate=False if no_isolate else None,
-                        make_executor=make_executor)
+                        make_executor=make_executor, replicates=replicates)
     try:
         print_sweep_summary(console, res, baseline or s.baseline, out)
     except BrokenPipeError:  # stdout's reader has gone; the rows are written, so this is no failure

@@ -34,6 +34,8 @@ class ResultRow:
     # -- run ---------------------------------------------------------------------------------
     run_id: str = col("string", "Unique id of the sweep run that produced the row")
     suite: str = col("string", "Suite name")
+    replicate: int | None = col("int64", "Replicate of the point within its run (0..K-1 with `--replicates K`, each in "
+                                         "fresh worker processes, in rounds over the points); null: one replicate")
     timestamp: str = col("string", "UTC ISO-8601 time the row was measured")
     host: str = col("string", "Host name")
     device: str = col("string", "Device name, e.g. 'NVIDIA H200' or the CPU model")

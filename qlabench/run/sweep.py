@@ -9,6 +9,7 @@ skips what an earlier run already recorded ok (resume.py). See docs/ROBUSTNESS.m
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as dt
 import os
 import time
@@ -152,12 +153,15 @@ class _Recorder:
         self.writer = writer
         self.progress = progress
         self.rows: list[ResultRow] = []
+        self.replicate: int | None = None  # stamped on every row while set (runs with replicates)
 
     def started(self, point: Point) -> None:
         if self.progress:
             self.progress.point_started(point)
 
     def done(self, point: Point, row: ResultRow) -> None:
+        if self.replicate is not None:
+            row = dataclasses.replace(row, replicate=self.replicate)
         try:
             self.writer.write([row])
         except OSError as e:  # never a worker fault, never a budget stop: the sweep ends here (exit 1)
@@ -219,6 +223,7 @@ def run_sweep(
     executor: Executor | None = None,
     make_executor: ExecutorFactory | None = None,
     allow_oversized: bool = False,
+    replicates: int = 1,
 ) -> RunResult:
     """Run the points of `suite`, writing rows as they come; returns the run's file and rows.
 
@@ -232,6 +237,10 @@ def run_sweep(
         contract of workers.py.
     make_executor: how to build the isolated executor from the sweep's WorkerJob (default: one worker
         per visible GPU, executors.local_executor; with one GPU or on CPU a single worker).
+    replicates: measure every point this many times, in rounds (all points, then all points again),
+        each round in fresh worker processes, so that drift over the run hits every point alike; rows
+        carry `replicate` = the round (0..K-1). With 1 (the default) `replicate` stays null. The run,
+        not the sample, is what the gate's statistics treat as independent (docs/GATING.md).
 
     Before anything starts or is written, the device, the timer (`timer`, else the suite's) and the
     options are checked once: DeviceError, TimerError or ConfigError (QlabenchErrors) if they cannot be
@@ -251,6 +260,10 @@ def run_sweep(
     timer_name = timer or suite.timing.timer
     resolve_timer(timer_name, device)  # once, here: a bad name or a CUDA timer on CPU fails before any worker starts
     isolate = registry is None if isolate is None else isolate
+    if replicates < 1:
+        raise ConfigError(f"--replicates must be at least 1, got {replicates}")
+    if resume and replicates > 1:
+        raise ConfigError("--resume cannot continue a run with --replicates (its rounds would be incomplete)")
     env = envmod.capture(device)
     run_id = run_id or new_run_id()
     check = suite.check.enabled if check is None else check
@@ -270,47 +283,43 @@ def run_sweep(
             resumed = len(points) - len(todo)
             points = todo
 
-        if executor is None:
+        def new_executor() -> Executor:
+            if executor is not None:
+                return executor
             if isolate:
                 job = WorkerJob(suite=suite, run_id=run_id, timer_name=timer_name, check=check)
-                executor = (make_executor or local_executor)(job, device, env)
-            else:
-                executor = InlineExecutor(MeasureContext(suite=suite, device=device, env=env, run_id=run_id,
-                                                         timer_name=timer_name, registry=registry or REGISTRY,
-                                                         check=check))
+                return (make_executor or local_executor)(job, device, env)
+            return InlineExecutor(MeasureContext(suite=suite, device=device, env=env, run_id=run_id,
+                                                 timer_name=timer_name, registry=registry or REGISTRY, check=check))
+
         recorder = _Recorder(writer, progress)
 
         def out_of_time() -> bool:
             return max_time_s is not None and time.perf_counter() - t0 >= max_time_s
 
         if progress:
-            progress.start(len(points))
-        cp_launcher = None
+            progress.start(len(points) * replicates)
+        workers_started = 0
         interrupted = False
         try:
-            if not any(p.distributed for p in points):
-                executor.run(group_points(points), recorder, out_of_time)
-            else:
-                # Distributed (context-parallel) points: the suite's order is kept, and each run of consecutive
-                # distributed points goes to torchrun launches over the first W GPUs
-                # (qlabench/run/distributed/launch.py), never alongside the single-device workers.
-                from qlabench.run.distributed.launch import CPLauncher
-
-                job = WorkerJob(suite=suite, run_id=run_id, timer_name=timer_name, check=check)
-                cp_launcher = CPLauncher(job, device, env)
-                for distributed, seg in segments(points, suite.points):
-                    if out_of_time():
-                        break
-                    if distributed:
-                        cp_launcher.run(seg, recorder, out_of_time)
-                    else:
-                        executor.run(group_points(seg), recorder, out_of_time)
+            for rnd in range(replicates):
+                if out_of_time():
+                    break
+                recorder.replicate = rnd if replicates > 1 else None
+                ex = new_executor()  # a fresh pool per round: every replicate in fresh worker processes
+                try:
+                    _run_round(points, suite, job_args=(run_id, timer_name, check), device=device, env=env,
+                               executor=ex, recorder=recorder, out_of_time=out_of_time)
+                finally:
+                    if ex is not executor:  # a caller's executor serves every round; it is closed once, below
+                        ex.close()
+                        workers_started += getattr(ex, "workers_started", 0)
         except KeyboardInterrupt:  # Ctrl-C (or SIGTERM, which the CLI turns into one): keep what was measured
             interrupted = True
         finally:
-            if cp_launcher is not None:
-                cp_launcher.close()
-            executor.close()
+            if executor is not None:
+                executor.close()
+                workers_started = getattr(executor, "workers_started", 0)
             torch.set_num_threads(caller_threads)  # an in-process sweep pinned this process's threads (point.py)
         try:
             path = writer.compact()
@@ -318,10 +327,34 @@ def run_sweep(
             raise ResultsWriteError(f"the sweep ended, but compacting the parts into {writer.final_path} "
                                     f"failed: {e.strerror or e}; all {len(recorder.rows)} row(s) are kept as part "
                                     f"files in {writer.dir}, which readers read as they are") from None
+        not_run = len(points) * replicates - len(recorder.rows)
         if interrupted:
             raise SweepInterrupted(f"interrupted: {len(recorder.rows)} row(s) kept in {path or writer.dir}, "
-                                   f"{len(points) - len(recorder.rows)} point(s) not measured; run the same command "
-                                   "with --resume to continue")
+                                   f"{not_run} point(s) not measured; run the same command with --resume to continue")
         return RunResult(run_id, path, recorder.rows, device, time.perf_counter() - t0, resumed=resumed,
-                         not_run=len(points) - len(recorder.rows),
-                         workers_started=getattr(executor, "workers_started", 0))
+                         not_run=not_run, workers_started=workers_started)
+
+
+def _run_round(points: list[Point], suite: Suite, *, job_args: tuple, device: str, env: dict, executor: Executor,
+               recorder: _Recorder, out_of_time) -> None:
+    """Measure every point once with `executor` (distributed points through torchrun launches)."""
+    if not any(p.distributed for p in points):
+        executor.run(group_points(points), recorder, out_of_time)
+        return
+    # Distributed (context-parallel) points: the suite's order is kept, and each run of consecutive
+    # distributed points goes to torchrun launches over the first W GPUs
+    # (qlabench/run/distributed/launch.py), never alongside the single-device workers.
+    from qlabench.run.distributed.launch import CPLauncher
+
+    run_id, timer_name, check = job_args
+    cp_launcher = CPLauncher(WorkerJob(suite=suite, run_id=run_id, timer_name=timer_name, check=check), device, env)
+    try:
+        for distributed, seg in segments(points, suite.points):
+            if out_of_time():
+                break
+            if distributed:
+                cp_launcher.run(seg, recorder, out_of_time)
+            else:
+                executor.run(group_points(seg), recorder, out_of_time)
+    finally:
+        cp_launcher.close()

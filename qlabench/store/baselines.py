@@ -3,7 +3,8 @@
 `<gpu>` is the device name slugified ("NVIDIA H200" -> "nvidia-h200"), so each machine model keeps
 its own baseline and a gate on an H100 runner never finds an H200's times. Saving merges: rows of
 the new run replace the baseline's rows for the same points (backend + every workload axis), and
-points the run did not measure keep their old rows.
+points the run did not measure keep their old rows. A run with `--replicates K` keeps all K rows of
+each point: the gate learns each point's run-to-run noise from them (docs/GATING.md).
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ from qlabench.core.errors import StoreError
 from qlabench.store.keys import workload_keys
 from qlabench.core.result import ResultRow
 from qlabench.store.schema import COLUMNS, arrow_schema
-from qlabench.store.files import latest_per_point, read_results, under_root, write_rows
 from qlabench.core.names import name_problem
+from qlabench.store.files import read_results, under_root, write_rows
+from qlabench.store.replicates import latest_run_per_point
 
 DEFAULT_ROOT = Path("results") / "baselines"
 
@@ -53,10 +55,10 @@ def save_baseline(results: Iterable[str | os.PathLike], suite: str,
         raise StoreError(f"suite {suite!r} rows come from {len(devices)} devices ({', '.join(devices) or 'none'}); "
                          "a baseline holds one device: pass the results of one machine")
     path = baseline_path(root, devices[0], suite)
-    new = latest_per_point(df)
+    new = latest_run_per_point(df)  # every replicate: the gate's noise floor is learned from them
     replaced = 0
     if path.exists():
-        old = latest_per_point(read_results([path]))
+        old = latest_run_per_point(read_results([path]))
         new_keys = set(workload_keys(new, with_backend=True))
         old_keys = workload_keys(old, with_backend=True)
         replaced = int(old_keys.isin(new_keys).sum())

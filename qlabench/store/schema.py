@@ -19,6 +19,11 @@ Version history (bump SCHEMA_VERSION and add an upgrade step when a column chang
        ended sampling before min_samples) and cpu_threads (torch intra-op threads; CPU workers pin it).
      - The upgrade fills stopped_by = noise_target where a version-2 row met its noise target; the
        rest stay null (an older file did not record which cap ended sampling, nor the thread count).
+  4: replicates (the run, not the sample, is the unit of replication; docs/GATING.md).
+     - New column `replicate` (int64): which of a run's K fresh-process replicates of a point a row is.
+       Upgrade step `_v3_to_v4_replicate`: older rows get null, i.e. one replicate per run, which is
+       what they were. (Its own version, so that a reader knows a file may hold several rows per point
+       and run, and must not take "the newest row" as the point's whole measurement.)
 
 Every file is written with the full current schema. Other tools reading a folder of files of different
 versions see the union of their columns only when asked to (results/README.md shows pyarrow, polars
@@ -35,7 +40,7 @@ import pyarrow.compute as pc
 from qlabench.core.errors import SchemaError
 from qlabench.core.result import row_fields
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 METADATA_KEY = b"qlabench.schema_version"
 
 _KINDS = {
@@ -116,8 +121,16 @@ def _v2_to_v3(table: pa.Table) -> pa.Table:
     return table.append_column(pa.field("stopped_by", pa.string()), stopped)
 
 
+def _v3_to_v4_replicate(table: pa.Table) -> pa.Table:
+    """Version 3 -> 4: the `replicate` column; every older row is the single replicate of its run (null)."""
+    if "replicate" in table.column_names:
+        return table
+    return table.append_column(pa.field("replicate", pa.int64()), pa.nulls(table.num_rows, pa.int64()))
+
+
+
 # (version the step upgrades from, step), oldest first: a version-v file runs every step with from >= v.
-_UPGRADES = ((1, _v1_to_v2), (2, _v2_to_v3))
+_UPGRADES = ((1, _v1_to_v2), (2, _v2_to_v3), (3, _v3_to_v4_replicate))
 
 
 # Columns every row must have a value in: the point key columns that are not nullable, and the status.

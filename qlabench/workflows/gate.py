@@ -1,11 +1,14 @@
-"""`qlabench gate`: run a suite, compare it with a baseline, and re-run what looks slower to confirm it.
+"""`qlabench gate`: run a suite, compare it with a baseline, and confirm what looks slower.
 
-A noisy machine (a shared GPU, a throttling CPU, a neighbour's job) can slow one point for the few
-hundred milliseconds it is sampled, and no per-point statistic can tell that from a regression: the
-samples are honestly slower. What tells them apart is repetition. So, as PyTorch's HUD asks for two
-consecutive violations, the gate re-measures every point judged `slower` (`confirm` times, fresh
-samples each time) and keeps it a regression only if every re-run is judged `slower` too; a point
-that does not reproduce becomes `ambiguous`, which is shown but does not fail by default.
+The head run measures every point in `replicates` fresh-process replicates (run sweep --replicates),
+so the comparison's statistics rest on the variation between runs, not within one (docs/GATING.md).
+
+Confirmation re-measures base AND head: a suspect (a point judged `slower`) is re-measured in an
+interleaved A/B (workflows/ab.py) of the base code (`base_ref`: a git ref or a Python environment)
+against the current one, `confirm` times, and stays a regression only if every A/B calls it `slower`
+too; otherwise it becomes `ambiguous`. Re-measuring the head alone against the same stale baseline
+"confirms" whatever made the baseline run fast or slow, so without a `base_ref` nothing is re-measured
+and a note says the verdicts are unconfirmed.
 """
 
 from __future__ import annotations
@@ -25,12 +28,14 @@ from qlabench.store.keys import key_value
 from qlabench.analyze.compare.match import POINT_KEY, normalized_rows, point_key, rows_by_key
 from qlabench.analyze.compare.verdict import DEFAULT_FAIL_ON, CompareOptions, Failure, Verdict
 
+DEFAULT_REPLICATES = 3
+
 
 @dataclass
 class GateResult:
     comparison: Comparison
-    run_paths: list[Path]  # the head run, then any confirmation re-runs
-    confirmed: int = 0  # slower points that reproduced on every re-run
+    run_paths: list[Path]  # the head run, then any confirmation A/B runs
+    confirmed: int = 0  # slower points that reproduced in every confirmation A/B
     dismissed: int = 0  # slower points that did not
 
 
@@ -57,18 +62,23 @@ def _run(suite: Suite, out_root, run_sweep_kwargs: dict) -> Path:
 def _reconcile(first: PairResult, reruns: list[PairResult | None]) -> PairResult:
     changes = ", ".join(f"{r.change:+.1%}" if r is not None and r.change is not None else "n/a" for r in reruns)
     if all(r is not None and r.verdict is Verdict.SLOWER for r in reruns):
-        return dataclasses.replace(first, reason=f"{first.reason}; reproduced on re-run ({changes})")
+        return dataclasses.replace(first, reason=f"{first.reason}; reproduced in an interleaved A/B of base and "
+                                                 f"head ({changes})")
     return dataclasses.replace(first, verdict=Verdict.AMBIGUOUS, failure=Failure.AMBIGUOUS,
-                               reason=f"slower at first ({first.change:+.1%}) but not on re-run ({changes}): "
-                                      "noise, or a regression near the threshold")
+                               reason=f"slower at first ({first.change:+.1%}) but not in an interleaved A/B of "
+                                      f"base and head ({changes}): noise, or a regression near the threshold")
 
 
 def run_gate(suite: Suite, baseline: Iterable[str | os.PathLike], out_root: str | os.PathLike,
              options: CompareOptions | None = None, *, fail_on=DEFAULT_FAIL_ON, allow_env_mismatch: bool = False,
-             confirm: int = 1, **run_sweep_kwargs) -> GateResult:
-    """Run `suite`, compare with the baseline rows of its points, confirm slow points by re-running them.
+             confirm: int = 1, replicates: int = DEFAULT_REPLICATES, base_ref: str | None = None,
+             repo: str | os.PathLike = ".", history: Iterable[str | os.PathLike] = (),
+             **run_sweep_kwargs) -> GateResult:
+    """Run `suite` (`replicates` replicates), compare with the baseline rows of its points, and confirm
+    slow points by an interleaved A/B of `base_ref` against the current code.
 
-    `run_sweep_kwargs` go to runner.run_sweep (device, timer, progress, ...).
+    history: stored A/A runs of the suite on this runner pool (they add to each point's noise floor).
+    `run_sweep_kwargs` go to run_sweep (device, timer, progress, ...).
     """
     if confirm < 0:
         raise QlabenchError(f"--confirm must be >= 0, got {confirm}")
@@ -79,26 +89,35 @@ def run_gate(suite: Suite, baseline: Iterable[str | os.PathLike], out_root: str 
     if base.empty:
         raise QlabenchError(f"baseline {', '.join(map(str, baseline))} has no rows for the points of suite "
                             f"{suite.name!r}")
-    paths = [_run(suite, out_root, run_sweep_kwargs)]
+    history = list(history)
+    paths = [_run(suite, out_root, {**run_sweep_kwargs, "replicates": replicates})]
     kw = dict(fail_on=fail_on, allow_env_mismatch=allow_env_mismatch,
               base_label=", ".join(map(str, baseline)), head_label=str(paths[0]))
     head = read_results(paths)
-    cmp = compare_frames(base, head, options, **kw)
+    cmp = compare_frames(base, head, options, history=read_results(history) if history else None, **kw)
     suspects = {p.key: p for p in cmp.pairs if p.verdict is Verdict.SLOWER}
-    reruns: dict[str, list[PairResult | None]] = {k: [] for k in suspects}
-    rows = rows_by_key(head)
-    for _ in range(confirm if suspects else 0):
-        sub = dataclasses.replace(suite, points=tuple(point_of(rows[k]) for k in suspects))
-        paths.append(_run(sub, out_root, run_sweep_kwargs))
-        again = compare_frames(base, read_results(paths[-1:]), options, shift=cmp.shift, **kw)
-        by_key = {p.key: p for p in again.pairs if p.base_status is not None}
-        for k in suspects:
-            reruns[k].append(by_key.get(k))
     if not confirm or not suspects:
         return GateResult(cmp, paths)
+    if base_ref is None:
+        note = (f"{len(suspects)} slower point(s) not re-measured: confirmation re-measures base and head "
+                "together, which needs the base code (--base-ref REF or a Python environment)")
+        return GateResult(dataclasses.replace(cmp, notes=cmp.notes + (note,)), paths)
+    from qlabench.workflows.ab import CURRENT, run_ab, variant
+
+    rows = rows_by_key(head)
+    sub = dataclasses.replace(suite, points=tuple(point_of(rows[k]) for k in suspects))
+    reruns: dict[str, list[PairResult | None]] = {k: [] for k in suspects}
+    with variant(base_ref, repo) as a, variant(CURRENT) as b:
+        for i in range(confirm):
+            ab = run_ab(sub, a, b, Path(out_root) / f"confirm-{paths[0].stem}-{i}", max(replicates, 2), options,
+                        fail_on=fail_on, **run_sweep_kwargs)
+            paths += ab.run_paths
+            by_key = {p.key: p for p in ab.comparison.pairs if p.base_status is not None}
+            for k in suspects:
+                reruns[k].append(by_key.get(k))
     pairs = [_reconcile(p, reruns[p.key]) if p.key in suspects else p for p in cmp.pairs]
     confirmed = sum(1 for p in pairs if p.key in suspects and p.verdict is Verdict.SLOWER)
-    note = (f"{len(suspects)} slower point(s) re-measured {confirm} time(s): {confirmed} reproduced, "
-            f"{len(suspects) - confirmed} did not (now ambiguous)")
+    note = (f"{len(suspects)} slower point(s) re-measured in {confirm} interleaved A/B(s) of {base_ref} (base) "
+            f"and the current code (head): {confirmed} reproduced, {len(suspects) - confirmed} did not (now ambiguous)")
     cmp = dataclasses.replace(cmp, pairs=pairs, notes=cmp.notes + (note,))
     return GateResult(cmp, paths, confirmed, len(suspects) - confirmed)

@@ -4,9 +4,13 @@
     power  run it again with the synthetic backend slowed by a known factor (QLABENCH_SYNTHETIC_SLOWDOWN):
            the fraction of points judged `slower` is the detection rate at that size.
 
-Every arm is gated against the same baseline run, exactly as `qlabench gate` does it (including the
-confirmation re-run), and both the first-pass and the confirmed figures are reported. Run it with
-`qlabench compare-study` (defaults: suites/gate-study-cpu.toml, +3%, +5%, +10%).
+Every arm is gated against the same baseline run, exactly as `qlabench gate` does it: the baseline and
+every arm measured with `replicates` fresh-process replicates, and each first-pass `slower` confirmed
+by an interleaved A/B of the base code and the head code. The base code of this study is a site
+folder whose sitecustomize.py sets the slowdown back to 1 (made here, in a temporary folder), so the
+A/B re-measures both sides as a real `--base-ref` would. Both the first-pass and the confirmed
+figures are reported, and the points judged `not gateable`. Run it with `qlabench compare-study`
+(defaults: suites/gate-study-cpu.toml, +3%, +5%, +10%).
 """
 
 from __future__ import annotations
@@ -36,8 +40,9 @@ class Arm:
     name: str  # "A/A" or "+5%"
     slowdown: float  # injected factor (1.0 for A/A)
     timed: int  # points with a time on both sides
-    first_pass_slower: int  # judged slower before the confirmation re-run
+    first_pass_slower: int  # judged slower before the confirmation A/B
     regressions: int  # still slower after it: what fails the gate
+    not_gateable: int  # points whose run-to-run noise floor is above the threshold
     counts: dict[str, int]
     geomean_ratio: float | None
     wall_s: float
@@ -57,6 +62,7 @@ class StudyResult:
     points: int
     options: CompareOptions
     confirm: int
+    replicates: int
     arms: list[Arm]
     host: str
     device: str
@@ -64,7 +70,6 @@ class StudyResult:
     wall_s: float
 
 
-@contextmanager
 def parse_slowdowns(text: str) -> list[float]:
     """'1.03,1.05,1.10' -> the injected slowdown factors."""
     try:
@@ -73,6 +78,7 @@ def parse_slowdowns(text: str) -> list[float]:
         raise ConfigError(f"--slowdowns must be numbers like 1.05, got {text!r}") from None
 
 
+@contextmanager
 def slowdown(factor: float):
     old = os.environ.get(SLOWDOWN_ENV)
     os.environ[SLOWDOWN_ENV] = repr(factor)
@@ -88,45 +94,65 @@ def slowdown(factor: float):
 def _arm(name: str, factor: float, c: Comparison, dismissed: int, wall_s: float) -> Arm:
     regressions = sum(1 for p in c.pairs if p.failure is Failure.REGRESSION and p.verdict is Verdict.SLOWER)
     return Arm(name=name, slowdown=factor, timed=len(c.timed), first_pass_slower=regressions + dismissed,
-               regressions=regressions, counts=c.counts, geomean_ratio=c.geomean_ratio, wall_s=wall_s)
+               regressions=regressions, not_gateable=c.counts.get(Verdict.NOT_GATEABLE.value, 0), counts=c.counts,
+               geomean_ratio=c.geomean_ratio, wall_s=wall_s)
+
+
+def base_code_folder(root: Path) -> Path:
+    """The study's `--base-ref`: a site folder whose sitecustomize undoes any injected slowdown."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "sitecustomize.py").write_text(f"import os\nos.environ[{SLOWDOWN_ENV!r}] = '1.0'\n")
+    return root
 
 
 def run_study(suite: Suite, out_root: str | os.PathLike, slowdowns: Sequence[float] = (1.03, 1.05, 1.10),
-              options: CompareOptions | None = None, confirm: int = 1, progress=None,
+              options: CompareOptions | None = None, confirm: int = 1, progress=None, replicates: int = 3,
               **run_sweep_kwargs) -> StudyResult:
     from qlabench.run.sweep import run_sweep
 
     t0 = time.perf_counter()
     out_root = Path(out_root)
+    base_code = base_code_folder(out_root / "base-code")
     with slowdown(1.0):
-        base = run_sweep(suite, out_root / "base", progress=progress, **run_sweep_kwargs)
+        base = run_sweep(suite, out_root / "base", progress=progress, replicates=replicates, **run_sweep_kwargs)
     arms = []
     for name, factor in [("A/A", 1.0)] + [(f"+{f - 1:.0%}", f) for f in slowdowns]:
         t = time.perf_counter()
         with slowdown(factor):
             g = run_gate(suite, [base.path], out_root / name.replace("/", "").replace("%", "pct"), options,
-                         confirm=confirm, progress=progress, **run_sweep_kwargs)
+                         confirm=confirm, progress=progress, replicates=replicates, base_ref=str(base_code),
+                         **run_sweep_kwargs)
         arms.append(_arm(name, factor, g.comparison, g.dismissed, time.perf_counter() - t))
     return StudyResult(suite=suite.name, points=len(suite.points), options=options or CompareOptions(),
-                       confirm=confirm, arms=arms, host=socket.gethostname(), device=base.rows[0].device,
+                       confirm=confirm, replicates=replicates, arms=arms, host=socket.gethostname(),
+                       device=base.rows[0].device,
                        date=dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
                        wall_s=time.perf_counter() - t0)
+
+
+def _load() -> str:
+    try:
+        return f"{os.getloadavg()[0]:.1f}"
+    except OSError:
+        return "?"
 
 
 def markdown(r: StudyResult) -> str:
     o = r.options
     lines = [
         f"Suite `{r.suite}` ({r.points} points) on {r.device} (host {r.host}, {platform.machine()}, "
-        f"{os.cpu_count()} cores), {r.date}; threshold {o.threshold:.0%}, alpha {o.alpha:g}, "
-        f"min samples {o.min_samples}, confirm {r.confirm}; {r.wall_s:.0f} s in all.",
+        f"{os.cpu_count()} cores, load average {_load()}), {r.date}; {o.method} method, {r.replicates} replicates "
+        f"a side, threshold {o.threshold:.0%}, alpha {o.alpha:g}, noise factor {o.noise_factor:g}, "
+        f"confirm {r.confirm}; {r.wall_s:.0f} s in all.",
         "",
         "| arm | injected | timed points | slower, first pass | regressions after confirmation | rate | "
-        "geo-mean change | verdicts |",
-        "|---|---:|---:|---:|---:|---:|---:|---|",
+        "not gateable | geo-mean change | verdicts |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for a in r.arms:
         verdicts = ", ".join(f"{n} {v}" for v, n in a.counts.items() if n)
         geo = f"{a.geomean_ratio - 1:+.1%}" if a.geomean_ratio else "-"
         lines.append(f"| {a.name} | x{a.slowdown:.2f} | {a.timed} | {a.first_pass_slower} "
-                     f"({a.first_pass_rate:.1%}) | {a.regressions} | {a.rate:.1%} | {geo} | {verdicts} |")
+                     f"({a.first_pass_rate:.1%}) | {a.regressions} | {a.rate:.1%} | {a.not_gateable} | {geo} | "
+                     f"{verdicts} |")
     return "\n".join(lines) + "\n"

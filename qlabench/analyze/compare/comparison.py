@@ -7,7 +7,9 @@ whose `exit_code` the CLI returns.
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import statistics
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -20,14 +22,16 @@ from qlabench.store.files import read_results
 from qlabench.analyze.compare.drift import Shift, shift_verdict, suite_shift
 from qlabench.analyze.compare.envguard import EnvField, check_env, env_diff
 from qlabench.analyze.compare.kernels import kernel_change
-from qlabench.analyze.compare.match import Pair, match_rows
-from qlabench.analyze.compare.stats import PairStats, geometric_mean, pair_stats
+from qlabench.analyze.compare.match import POINT_KEY, Pair, match_rows, normalized_rows
+from qlabench.store.keys import point_key
+from qlabench.analyze.compare.stats import PairStats, geometric_mean, pair_stats, run_stats
 from qlabench.analyze.compare.verdict import (
     DEFAULT_FAIL_ON,
     CompareOptions,
     Failure,
     Verdict,
     failure_of,
+    run_verdict,
     status_verdict,
     timing_verdict,
 )
@@ -115,8 +119,35 @@ def point_label(row: dict) -> str:
     return " ".join(str(p) for p in parts)
 
 
-def judge(pair: Pair, opt: CompareOptions, scale: float = 1.0) -> PairResult:
+def _samples(row: dict) -> tuple[float, ...]:
+    return tuple(row.get("samples_ms") or ((row["median_ms"],) if row.get("median_ms") is not None else ()))
+
+
+def _unit_median(row: dict) -> float | None:
+    """One replicate's number: the median of its samples (its stored median when it kept none)."""
+    s = row.get("samples_ms")
+    return float(statistics.median(s)) if s else row.get("median_ms")
+
+
+def _units(reps: tuple[dict, ...], like: dict) -> list[dict]:
+    """The ok replicates comparable with `like` (same timer), by replicate index."""
+    ok = [r for r in reps if r["status"] == "ok" and r.get("timer") == like.get("timer")]
+    return sorted(ok, key=lambda r: (r.get("replicate") is None, r.get("replicate") or 0)) or [like]
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a pair's verdict needs beyond its own rows."""
+
+    history: dict[str, list[float]] = field(default_factory=dict)  # point key -> A/A replicate medians
+    min_floor: float = 0.0  # raised threshold (a baseline from another host)
+    paired: bool = False  # replicates of both sides measured round by round (an interleaved A/B)
+    min_sigma: float = 0.0  # the suite's median run-to-run noise: no point's is taken as smaller
+
+
+def judge(pair: Pair, opt: CompareOptions, scale: float = 1.0, ctx: Context | None = None) -> PairResult:
     """The verdict of one pair; with `scale` != 1 the head samples are divided by it (drift correction)."""
+    ctx = ctx or Context()
     row = pair.any_row
     b, h = pair.base, pair.head
     common = dict(key=pair.key, label=point_label(row), backend=row["backend"], mode=row["mode"],
@@ -130,25 +161,68 @@ def judge(pair: Pair, opt: CompareOptions, scale: float = 1.0) -> PairResult:
         if h["status"] != "ok" and h.get("reason"):
             reason += f": {h['reason']}"
         return PairResult(**common, verdict=verdict, reason=reason, failure=failure)
-    bs = b.get("samples_ms") or ((b["median_ms"],) if b.get("median_ms") is not None else ())
-    hs = h.get("samples_ms") or ((h["median_ms"],) if h.get("median_ms") is not None else ())
-    if scale != 1.0:
-        hs = [x / scale for x in hs]
-    s = pair_stats(bs, hs, opt.alpha)
-    verdict, reason = timing_verdict(s, opt)
+    if opt.method == "samples":
+        bs, hs = _samples(b), [x / scale for x in _samples(h)]
+        s = pair_stats(bs, hs, opt.alpha)
+        verdict, reason = timing_verdict(s, opt)
+    else:
+        bu, hu = _units(pair.base_reps or (b,), b), _units(pair.head_reps or (h,), h)
+        bs = [x for r in bu for x in _samples(r)]
+        hs = [x / scale for r in hu for x in _samples(r)]
+        paired = ctx.paired and [r.get("replicate") for r in bu] == [r.get("replicate") for r in hu]
+        s = run_stats([_unit_median(r) for r in bu], [_unit_median(r) / scale for r in hu], opt.alpha,
+                      history=[ctx.history[pair.key]] if pair.key in ctx.history else (), paired=paired,
+                      min_sigma=ctx.min_sigma, samples=(bs, hs))
+        verdict, reason = run_verdict(s, opt, 0.0 if paired else ctx.min_floor)
     if scale != 1.0:
         reason = f"relative to the suite-wide shift {scale - 1:+.1%}: {reason}"
     return PairResult(**common, verdict=verdict, reason=reason, failure=failure_of(verdict), stats=s,
                       kernels=kernel_change(b, h, scale))
 
 
+def history_medians(history: pd.DataFrame | None) -> dict[str, list[float]]:
+    """Per point, the replicate medians of stored A/A history (every ok row of every run: the spread
+    between them includes the differences between sessions)."""
+    if history is None or history.empty:
+        return {}
+    out: dict[str, list[float]] = {}
+    for r in normalized_rows(history):
+        if r["status"] == "ok" and (m := _unit_median(r)) is not None:
+            out.setdefault(point_key(r[c] for c in POINT_KEY), []).append(m)
+    return out
+
+
+MIN_SUITE_POINTS = 5  # fewer points with a run-to-run estimate than this: no suite-wide floor
+
+
+def _suite_sigma(pairs: list[PairResult]) -> float:
+    """The median run-to-run noise over the points that have one (0 when fewer than MIN_SUITE_POINTS).
+
+    Run-to-run noise is mostly a property of the machine and the session, shared by the points of a
+    suite; one point's estimate from 3 + 3 replicates has 4 degrees of freedom and comes out small by
+    chance often enough to matter over hundreds of points. So no point's noise is taken as smaller than
+    the suite's median (partial pooling): on a quiet GPU that median is ~0.2% and changes nothing; on a
+    loaded CPU whose worker processes run in two speed modes 20-40x apart it keeps a point whose six
+    replicates happened to split 3 fast / 3 slow from being called `slower`.
+    """
+    sig = sorted(p.stats.sigma_between for p in pairs
+                 if p.stats is not None and p.stats.method == "runs" and p.stats.sigma_between is not None)
+    return float(statistics.median(sig)) if len(sig) >= MIN_SUITE_POINTS else 0.0
+
+
 def compare_frames(base: pd.DataFrame, head: pd.DataFrame, options: CompareOptions | None = None, *,
                    fail_on: Iterable[Failure] = DEFAULT_FAIL_ON, allow_env_mismatch: bool = False,
-                   base_label: str = "base", head_label: str = "head", shift: Shift | None = None) -> Comparison:
+                   base_label: str = "base", head_label: str = "head", shift: Shift | None = None,
+                   history: pd.DataFrame | None = None, paired: bool = False) -> Comparison:
     """Judge every point of `head` against `base`. Raises EnvMismatchError (see envguard.py).
 
     With `options.drift`, points are judged relative to the suite-wide shift: `shift` if given (a
     gate's confirmation re-run of a few points reuses the full run's), else estimated from these pairs.
+    history: stored A/A runs of the same points on the same runner pool; they add to each point's
+    run-to-run noise estimate (between-run method only).
+    paired: base and head replicates were measured alternately, round by round (`qlabench ab`).
+    A base from another host than the head is judged with the floor `options.host_floor` (unless
+    paired), and a note says so.
     """
     opt = options or CompareOptions()
     for side, df, label in (("base", base, base_label), ("head", head, head_label)):
@@ -156,22 +230,37 @@ def compare_frames(base: pd.DataFrame, head: pd.DataFrame, options: CompareOptio
             raise StoreError(f"{side} {label}: no rows, nothing to compare")
     diff = env_diff(base, head)
     check_env(diff, allow_env_mismatch)
+    notes: tuple[str, ...] = ()
+    hosts = next((f for f in diff if f.name == "host"), None)
+    min_floor = 0.0
+    if hosts is not None and hosts.base and hosts.head and not paired and opt.method == "runs":
+        min_floor = opt.host_floor
+        notes += (f"baseline from another host ({', '.join(hosts.base)} -> {', '.join(hosts.head)}): not trusted at "
+                  f"face value; timing verdicts use a floor of {min_floor:.0%}. To gate tighter, re-measure both "
+                  "sides interleaved on one machine (`qlabench ab`, or `gate --base-ref`).",)
+    ctx = Context(history=history_medians(history), min_floor=min_floor, paired=paired)
     matched = match_rows(base, head)
     if not any(m.base is not None and m.head is not None for m in matched):
         raise StoreError(f"base {base_label} and head {head_label} have no point in common ({len(base)} and "
                          f"{len(head)} rows): nothing was compared, which is not a pass")
-    pairs = [judge(p, opt) for p in matched]
+    pairs = [judge(p, opt, ctx=ctx) for p in matched]
+    suite_sigma = _suite_sigma(pairs)
+    if suite_sigma:
+        ctx = dataclasses.replace(ctx, min_sigma=suite_sigma)
+        pairs = [judge(m, opt, ctx=ctx) if p.stats is not None else p for m, p in zip(matched, pairs)]
     if opt.drift:
         shift = shift or suite_shift([p.stats.ratio for p in pairs if p.stats is not None], opt.alpha)
         if shift is not None:
-            pairs = [judge(m, opt, shift.ratio) if p.stats is not None else p for m, p in zip(matched, pairs)]
-    return Comparison(pairs=pairs, env=diff, options=opt, fail_on=frozenset(fail_on),
+            pairs = [judge(m, opt, shift.ratio, ctx) if p.stats is not None else p for m, p in zip(matched, pairs)]
+    return Comparison(pairs=pairs, env=diff, options=opt, fail_on=frozenset(fail_on), notes=notes,
                       base_label=base_label, head_label=head_label, shift=shift if opt.drift else None)
 
 
 def compare_paths(base: Iterable[str | os.PathLike], head: Iterable[str | os.PathLike], options=None,
-                  **kwargs) -> Comparison:
-    base, head = list(base), list(head)
+                  history: Iterable[str | os.PathLike] = (), **kwargs) -> Comparison:
+    base, head, history = list(base), list(head), list(history)
+    if history:
+        kwargs["history"] = read_results(history)
     kwargs.setdefault("base_label", ", ".join(map(str, base)))
     kwargs.setdefault("head_label", ", ".join(map(str, head)))
     return compare_frames(read_results(base), read_results(head), options, **kwargs)

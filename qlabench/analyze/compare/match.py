@@ -1,7 +1,8 @@
 """Pairing the rows of two result sets on the full point key (backend and every workload axis).
 
-Each side is first reduced to its newest row per point (`store.latest_per_point`), so a folder of
-re-runs compares its latest measurement. The timer is part of what makes two times comparable but
+Each side is first reduced to its newest run per point (`store.replicates.latest_run_per_point`), so
+a folder of re-runs compares its latest measurement, with every replicate of it: a pair carries the
+newest row of each side (its status, its kernels) and all that run's rows (`base_reps`, `head_reps`). The timer is part of what makes two times comparable but
 not of the pairing key: a failed row has no timer, and ok -> error must still pair as a status change.
 Two ok rows with different timers are reported as missing + new (they measured different things).
 """
@@ -13,7 +14,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from qlabench.store.keys import KEY_COLUMNS, plain_value, point_key
-from qlabench.store.files import latest_per_point
+from qlabench.store.replicates import latest_run_per_point
 
 POINT_KEY = KEY_COLUMNS  # rows pair on the backend and every workload axis
 
@@ -25,6 +26,8 @@ class Pair:
     key: str
     base: dict | None
     head: dict | None
+    base_reps: tuple[dict, ...] = ()  # every row of the side's newest run of the point (its replicates)
+    head_reps: tuple[dict, ...] = ()
 
     @property
     def any_row(self) -> dict:
@@ -36,21 +39,31 @@ def normalized_rows(df: pd.DataFrame) -> list[dict]:
     return [{c: plain_value(v) for c, v in row.items()} for row in df.to_dict("records")]
 
 
+def replicates_by_key(df: pd.DataFrame) -> dict[str, list[dict]]:
+    """Every row of each point's newest run (oldest first, so the last is the newest), by pairing key."""
+    out: dict[str, list[dict]] = {}
+    rows = normalized_rows(latest_run_per_point(df))
+    for r in sorted(rows, key=lambda r: r["timestamp"] or ""):
+        out.setdefault(point_key(r[c] for c in POINT_KEY), []).append(r)
+    return out
+
+
 def rows_by_key(df: pd.DataFrame) -> dict[str, dict]:
     """The newest row of each point, by pairing key."""
-    return {point_key(r[c] for c in POINT_KEY): r for r in normalized_rows(latest_per_point(df))}
+    return {k: reps[-1] for k, reps in replicates_by_key(df).items()}
 
 
 def match_rows(base: pd.DataFrame, head: pd.DataFrame) -> list[Pair]:
     """Pairs in base order, then head-only rows in head order."""
-    b, h = rows_by_key(base), rows_by_key(head)
+    b, h = replicates_by_key(base), replicates_by_key(head)
     pairs: list[Pair] = []
-    for k, brow in b.items():
-        hrow = h.get(k)
+    for k, breps in b.items():
+        brow, hreps = breps[-1], h.get(k, [])
+        hrow = hreps[-1] if hreps else None
         if hrow is not None and brow["status"] == "ok" and hrow["status"] == "ok" and brow["timer"] != hrow["timer"]:
-            pairs.append(Pair(k, brow, None))
-            pairs.append(Pair(k, None, hrow))
+            pairs.append(Pair(k, brow, None, tuple(breps)))
+            pairs.append(Pair(k, None, hrow, (), tuple(hreps)))
         else:
-            pairs.append(Pair(k, brow, hrow))
-    pairs.extend(Pair(k, None, hrow) for k, hrow in h.items() if k not in b)
+            pairs.append(Pair(k, brow, hrow, tuple(breps), tuple(hreps)))
+    pairs.extend(Pair(k, None, hreps[-1], (), tuple(hreps)) for k, hreps in h.items() if k not in b)
     return pairs

@@ -15,7 +15,8 @@ from qlabench.analyze.compare.drift import shift_verdict
 from qlabench.analyze.compare.verdict import Verdict
 
 _STYLE = {Verdict.FASTER: "green", Verdict.SLOWER: "red", Verdict.SAME: "dim", Verdict.AMBIGUOUS: "yellow",
-          Verdict.MISSING: "magenta", Verdict.NEW: "cyan", Verdict.STATUS_CHANGED: "red", Verdict.NOT_TIMED: "dim"}
+          Verdict.MISSING: "magenta", Verdict.NEW: "cyan", Verdict.STATUS_CHANGED: "red", Verdict.NOT_TIMED: "dim",
+          Verdict.NOT_GATEABLE: "yellow"}
 
 
 def _pct(x: float | None) -> str:
@@ -34,12 +35,14 @@ def _ms(p: PairResult, side: str) -> str:
         st = p.base_status if side == "base" else p.head_status
         return st or "-"
     s = p.stats
-    return f"{s.base_median_ms:.4g} (n={s.n_base})" if side == "base" else f"{s.head_median_ms:.4g} (n={s.n_head})"
+    n = (f"{s.runs_base} runs" if side == "base" else f"{s.runs_head} runs") if s.method == "runs" else \
+        (f"n={s.n_base}" if side == "base" else f"n={s.n_head}")
+    return f"{s.base_median_ms:.4g} ({n})" if side == "base" else f"{s.head_median_ms:.4g} ({n})"
 
 
 def _why(p: PairResult) -> str:
     """The verdict's reason, and for a time that moved, where it moved inside the point."""
-    moved = p.verdict in (Verdict.SLOWER, Verdict.FASTER, Verdict.AMBIGUOUS)
+    moved = p.verdict in (Verdict.SLOWER, Verdict.FASTER, Verdict.AMBIGUOUS, Verdict.NOT_GATEABLE)
     return p.reason + (f"; kernels: {p.kernels}" if moved and p.kernels else "")
 
 
@@ -73,7 +76,9 @@ def _why_pass(c: Comparison) -> str:
 
 def _settings(c: Comparison) -> str:
     o = c.options
-    return (f"threshold {o.threshold:.0%}, alpha {o.alpha:g}, min samples {o.min_samples}, "
+    method = (f"between-run statistics, noise floor {o.noise_factor:g} x run-to-run SD" if o.method == "runs"
+              else "per-sample statistics (one run per side; leaves out run-to-run noise)")
+    return (f"{method}; threshold {o.threshold:.0%}, alpha {o.alpha:g}, min samples {o.min_samples}, "
             f"fail on {','.join(sorted(f.value for f in c.fail_on)) or 'nothing'}")
 
 
@@ -133,13 +138,16 @@ def to_json(c: Comparison) -> str:
         if p.stats:
             d.update({"base_median_ms": p.stats.base_median_ms, "head_median_ms": p.stats.head_median_ms,
                       "n_base": p.stats.n_base, "n_head": p.stats.n_head, "ratio": p.stats.ratio,
-                      "ci_low": p.stats.ci_low, "ci_high": p.stats.ci_high, "p_value": p.stats.p_value})
+                      "ci_low": p.stats.ci_low, "ci_high": p.stats.ci_high, "p_value": p.stats.p_value,
+                      "method": p.stats.method, "runs_base": p.stats.runs_base, "runs_head": p.stats.runs_head,
+                      "sigma_between": p.stats.sigma_between, "df": p.stats.df, "paired": p.stats.paired})
         return d
 
     o = c.options
     doc = {
         "base": c.base_label, "head": c.head_label, "passed": c.exit_code == 0, "exit_code": c.exit_code,
         "options": {"threshold": o.threshold, "alpha": o.alpha, "min_samples": o.min_samples, "drift": o.drift,
+                    "method": o.method, "noise_factor": o.noise_factor, "host_floor": o.host_floor,
                     "fail_on": sorted(f.value for f in c.fail_on)},
         "shift": None if c.shift is None else {"ratio": c.shift.ratio, "ci_low": c.shift.ci_low,
                                                "ci_high": c.shift.ci_high, "n": c.shift.n,

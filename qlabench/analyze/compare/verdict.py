@@ -1,14 +1,20 @@
 """Verdicts for one matched pair, and the policy that decides which verdicts fail a gate.
 
-A timing verdict needs two independent pieces of evidence to call a change: the bootstrap interval
-of the ratio of medians must lie entirely beyond the threshold, and the Mann-Whitney U test must
-reject "same distribution" at `alpha`. Anything short of that is `same` (the whole interval lies
-inside the threshold band) or `ambiguous` (it does not). See docs/GATING.md.
+A timing verdict needs two pieces of evidence to call a change: the interval of the ratio must lie
+entirely beyond the threshold, and the test must reject "no change" at `alpha`. Anything short of
+that is `same` (the whole interval lies inside the threshold band) or `ambiguous` (it does not).
+
+With the between-run method (the default, stats.run_stats) the threshold is the point's *effective*
+threshold max(t, c * sigma_between, host floor): a point whose run-to-run noise puts its floor above
+t is `not gateable` at t unless it moved beyond the floor itself, and is never called `slower` by
+noise. With one run per side the run-to-run noise is unknown, and no change is called. See
+docs/GATING.md.
 """
 
 from __future__ import annotations
 
 import enum
+import math
 from dataclasses import dataclass
 
 from qlabench.core.errors import QlabenchError
@@ -24,6 +30,7 @@ class Verdict(str, enum.Enum):
     NEW = "new"  # in head, not in base
     STATUS_CHANGED = "status changed"
     NOT_TIMED = "not timed"  # neither side has a time (both skipped / failed alike): nothing to compare
+    NOT_GATEABLE = "not gateable"  # the point's run-to-run noise floor is above the threshold
 
 
 class Failure(str, enum.Enum):
@@ -34,6 +41,7 @@ class Failure(str, enum.Enum):
     MISSING = "missing"  # a measured point is gone: not in head, or ok -> skipped
     AMBIGUOUS = "ambiguous"
     SHIFT = "shift"  # with drift correction: the whole head run is slower beyond the threshold
+    NOISE = "noise"  # a point not gateable at the threshold (its run-to-run noise is above it)
 
 
 DEFAULT_FAIL_ON = frozenset({Failure.REGRESSION, Failure.STATUS})
@@ -46,6 +54,9 @@ class CompareOptions:
     alpha: float = 0.01  # significance level of the test and of each one-sided CI bound
     min_samples: int = 5  # fewer samples on either side than this: ambiguous (MWU cannot reach alpha=0.01 below 5)
     drift: bool = False  # judge each point relative to the suite-wide shift (drift.py)
+    method: str = "runs"  # "runs": between-run statistics (stats.run_stats); "samples": the old per-call method
+    noise_factor: float = 3.0  # c: the noise floor is c * sigma_between (the run-to-run SD of a log median)
+    host_floor: float = 0.10  # the floor when base and head come from different hosts (and no interleaving)
 
     def __post_init__(self) -> None:
         if not 0 < self.threshold < 1:
@@ -54,6 +65,12 @@ class CompareOptions:
             raise QlabenchError(f"--alpha must be between 0 and 0.5, got {self.alpha}")
         if self.min_samples < 2:
             raise QlabenchError(f"--min-samples must be at least 2, got {self.min_samples}")
+        if self.method not in ("runs", "samples"):
+            raise QlabenchError(f"--method must be runs or samples, got {self.method!r}")
+        if not self.noise_factor > 0:
+            raise QlabenchError(f"--noise-factor must be positive, got {self.noise_factor}")
+        if not 0 <= self.host_floor < 1:
+            raise QlabenchError(f"--host-floor must be between 0 and 1 (a fraction), got {self.host_floor}")
 
 
 def parse_fail_on(text: str) -> frozenset[Failure]:
@@ -88,6 +105,43 @@ def timing_verdict(s: PairStats, opt: CompareOptions) -> tuple[Verdict, str]:
     return Verdict.AMBIGUOUS, f"{ci} straddles ±{opt.threshold:.0%}"
 
 
+def noise_floor(s: PairStats, opt: CompareOptions) -> float | None:
+    """The point's noise floor as a relative change (exp(c * sigma) - 1), None when sigma is unknown."""
+    return None if s.sigma_between is None else math.expm1(opt.noise_factor * s.sigma_between)
+
+
+def run_verdict(s: PairStats, opt: CompareOptions, min_floor: float = 0.0) -> tuple[Verdict, str]:
+    """(verdict, why) from between-run statistics (s.method == "runs"); `min_floor` raises the threshold
+    (e.g. opt.host_floor for a baseline from another host)."""
+    runs = (f"{s.runs_base}+{s.runs_head} runs" + (", paired by round" if s.paired else "")
+            + (", raised to the suite's median" if s.suite_sigma else ""))
+    if s.sigma_between is None:
+        v, why = timing_verdict(s, opt)
+        if v in (Verdict.SLOWER, Verdict.FASTER):
+            return Verdict.AMBIGUOUS, (f"{s.ratio - 1:+.1%} within the runs, but one run per side: the run-to-run "
+                                       "noise is unknown (measure with --replicates K)")
+        return v, why + "; one run per side"
+    floor = noise_floor(s, opt)
+    t_eff = max(opt.threshold, floor, min_floor)
+    up, down = 1.0 + t_eff, 1.0 / (1.0 + t_eff)
+    ci = f"CI [{s.ci_low:.3f}, {s.ci_high:.3f}]"
+    noise = f"run-to-run noise {math.expm1(s.sigma_between):.1%} ({runs})"
+    where = (f"beyond this point's noise floor {t_eff:.1%}" if t_eff > opt.threshold else f"above {up:.3f}")
+    significant = s.p_value < opt.alpha
+    if s.ci_low > up and significant:
+        return Verdict.SLOWER, f"{ci} {where}, p={s.p_value:.2g}; {noise}"
+    if s.ci_high < down and significant:
+        return Verdict.FASTER, f"{ci} below {down:.3f}, p={s.p_value:.2g}; {noise}"
+    if t_eff > opt.threshold:
+        why = noise if floor >= min_floor else f"baseline from another host, floor {min_floor:.0%}; {noise}"
+        return Verdict.NOT_GATEABLE, f"not gateable at {opt.threshold:.0%} here: {why}"
+    if s.ci_low >= down and s.ci_high <= up:
+        return Verdict.SAME, f"{ci} within ±{opt.threshold:.0%}; {noise}"
+    if s.ci_low > up or s.ci_high < down:
+        return Verdict.AMBIGUOUS, f"{ci} beyond the threshold but p={s.p_value:.2g} >= alpha={opt.alpha:g}; {noise}"
+    return Verdict.AMBIGUOUS, f"{ci} straddles ±{opt.threshold:.0%}; {noise}"
+
+
 def status_verdict(base_status: str, head_status: str) -> tuple[Verdict, str, Failure | None]:
     """Verdict for a pair where at least one side is not ok."""
     change = f"{base_status} -> {head_status}"
@@ -102,4 +156,4 @@ def status_verdict(base_status: str, head_status: str) -> tuple[Verdict, str, Fa
 
 def failure_of(verdict: Verdict) -> Failure | None:
     return {Verdict.SLOWER: Failure.REGRESSION, Verdict.MISSING: Failure.MISSING,
-            Verdict.AMBIGUOUS: Failure.AMBIGUOUS}.get(verdict)
+            Verdict.AMBIGUOUS: Failure.AMBIGUOUS, Verdict.NOT_GATEABLE: Failure.NOISE}.get(verdict)

@@ -1,0 +1,43 @@
+"""CLI for `qlabench ab`: two variants measured alternately, A B A B ..., and compared by round."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from qlabench.cli.app import console, err_console
+from qlabench.cli.compare import (_alpha, _emit, _fail_on, _format, _min_samples, _noise_factor, _options, _output,
+                                  _threshold, _top, _all)
+
+
+def ab_cmd(
+    a: str = typer.Argument(..., help="Variant A (base): 'current', a Python environment (site folder or venv), "
+                            "or a git ref of --repo"),
+    b: str = typer.Argument(..., help="Variant B (head), likewise"),
+    suite: str = typer.Option(..., "--suite", "-s", help="Suite name (suites/NAME.toml) or a path"),
+    rounds: int = typer.Option(5, "--rounds", "-k", min=2, help="Rounds of A then B, each in fresh worker processes"),
+    out: Path = typer.Option(Path("results/ab"), "--out", help="Where the rounds' runs go (OUT/a, OUT/b)"),
+    repo: Path = typer.Option(Path("."), "--repo", help="Repository of git-ref variants"),
+    subdir: str = typer.Option("", "--subdir", help="Folder of a git-ref checkout to put on PYTHONPATH"),
+    device: str = typer.Option(None, "--device", help="cpu, cuda or cuda:N (default: the suite's)"),
+    threshold: float = _threshold, alpha: float = _alpha, min_samples: int = _min_samples, fail_on: str = _fail_on,
+    noise_factor: float = _noise_factor, fmt: str = _format, top: int = _top, output: Path = _output,
+    show_all: bool = _all,
+):
+    """Measure A and B alternately in one job and say whether B is slower, how sure, and which kernels moved."""
+    from qlabench.cli.progress import RichProgress
+    from qlabench.core.spec import load_suite
+    from qlabench.workflows.ab import run_ab, variant
+
+    s = load_suite(suite)
+    opt, parse = _options(threshold, alpha, min_samples, noise_factor=noise_factor)
+    policy = parse(fail_on)
+    quiet = fmt != "table"
+    with variant(a, repo, subdir) as va, variant(b, repo, subdir) as vb, \
+            RichProgress(err_console if quiet else console) as prog:
+        res = run_ab(s, va, vb, out, rounds, opt, fail_on=policy, progress=prog, device=device)
+    _emit(res.comparison, fmt, top, output, show_all)
+    if not quiet:
+        console.print(f"rows: A {res.a_path}, B {res.b_path}", highlight=False)
+    raise typer.Exit(res.comparison.exit_code)

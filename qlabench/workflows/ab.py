@@ -1,0 +1,171 @@
+"""`qlabench ab`: measure two variants alternately, A B A B ... for K rounds, in one job on one machine.
+
+This is how `asv continuous` compares two commits, and the trustworthy way to compare across library
+versions, compiles and hosts: both sides share the machine, the hour and the drift, so the between-run
+noise is measured on the spot and the per-round differences cancel what moves slowly. Every round of
+a variant is its own sweep in fresh worker processes (so each compiles afresh); the rows of round r
+carry `replicate = r`, and the comparison is paired by round (stats.run_stats, paired=True).
+
+A variant is one of:
+  - `current` (or `.`): this Python environment, unchanged;
+  - a directory: a Python environment put in front of PYTHONPATH in the workers: a site folder (e.g.
+    `pip install --target DIR flash-qla==0.1.2`) or a venv (its site-packages is used);
+  - anything else: a git ref of `repo` (default: the current directory), checked out into a temporary
+    worktree that is put on PYTHONPATH (its `subdir`, if given), and removed afterwards.
+A variant's PYTHONPATH reaches the workers only (they are fresh interpreters); the driver is unchanged.
+A worker's `python -c` puts its working directory first on sys.path, so a variant's workers start in an
+empty temporary directory: a checkout of qlabench in the current directory cannot shadow the variant.
+(A ref of qlabench itself then runs its own worker code, which must speak the driver's protocol.)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from qlabench.analyze.compare.comparison import Comparison, compare_frames
+from qlabench.analyze.compare.verdict import DEFAULT_FAIL_ON, CompareOptions
+from qlabench.core.errors import ConfigError
+from qlabench.core.spec import Suite
+from qlabench.store.files import read_results
+
+CURRENT = "current"
+
+
+@dataclass(frozen=True)
+class Variant:
+    label: str
+    pythonpath: tuple[str, ...] = ()  # put in front of PYTHONPATH in the workers; () = this environment
+
+
+@dataclass
+class ABResult:
+    comparison: Comparison  # B (head) against A (base), paired by round
+    a: Variant
+    b: Variant
+    rounds: int
+    run_paths: list[Path]  # every sweep, in the order run (A0, B0, A1, B1, ...)
+    a_path: Path | None = None  # A's rows of every round, one file (run_id "ab-a", replicate = round)
+    b_path: Path | None = None
+    wall_s: float = 0.0
+
+
+def _site_packages(venv: Path) -> list[str]:
+    found = sorted(str(p) for p in venv.glob("lib/python*/site-packages")) + \
+        sorted(str(p) for p in venv.glob("Lib/site-packages"))
+    if not found:
+        raise ConfigError(f"{venv}: a venv (pyvenv.cfg) without lib/python*/site-packages")
+    return found
+
+
+@contextlib.contextmanager
+def variant(spec: str, repo: str | os.PathLike = ".", subdir: str = "") -> Iterator[Variant]:
+    """Resolve a variant spec (see the module doc); a git ref's worktree lives while the context does."""
+    if spec in (CURRENT, "."):
+        yield Variant(CURRENT)
+        return
+    path = Path(spec)
+    if path.is_dir():
+        path = path.resolve()
+        pp = _site_packages(path) if (path / "pyvenv.cfg").exists() else [str(path)]
+        yield Variant(spec, tuple(pp))
+        return
+    repo = Path(repo)
+    check = subprocess.run(["git", "-C", str(repo), "rev-parse", "--verify", "--quiet", f"{spec}^{{commit}}"],
+                           capture_output=True, text=True)
+    if check.returncode != 0:
+        raise ConfigError(f"variant {spec!r} is neither 'current', a directory, nor a git ref of {repo}")
+    tmp = Path(tempfile.mkdtemp(prefix="qlabench-ab-"))
+    tree = tmp / "tree"
+    add = subprocess.run(["git", "-C", str(repo), "worktree", "add", "--detach", str(tree), check.stdout.strip()],
+                         capture_output=True, text=True)
+    if add.returncode != 0:
+        raise ConfigError(f"git worktree add {spec}: {add.stderr.strip()}")
+    try:
+        yield Variant(spec, (str(tree / subdir) if subdir else str(tree),))
+    finally:
+        subprocess.run(["git", "-C", str(repo), "worktree", "remove", "--force", str(tree)], capture_output=True)
+        subprocess.run(["git", "-C", str(repo), "worktree", "prune"], capture_output=True)
+
+
+@contextlib.contextmanager
+def worker_pythonpath(v: Variant) -> Iterator[None]:
+    """PYTHONPATH for the workers started inside (they inherit os.environ and the working directory, an
+    empty one for a variant with a path); both restored afterwards."""
+    old, cwd = os.environ.get("PYTHONPATH"), os.getcwd()
+    empty = tempfile.TemporaryDirectory(prefix="qlabench-ab-cwd-") if v.pythonpath else None
+    if v.pythonpath:
+        os.environ["PYTHONPATH"] = os.pathsep.join([*v.pythonpath, *([old] if old else [])])
+        os.chdir(empty.name)
+    try:
+        yield
+    finally:
+        os.chdir(cwd)
+        if empty is not None:
+            empty.cleanup()
+        if old is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = old
+
+
+def _stamp(paths: list[Path], label: str) -> pd.DataFrame:
+    """One variant's rounds as one run: run_id `ab-<label>`, replicate = round."""
+    frames = []
+    for r, p in enumerate(paths):
+        df = read_results([p])
+        frames.append(df.assign(run_id=f"ab-{label}", replicate=r))
+    return pd.concat(frames, ignore_index=True)
+
+
+def run_ab(suite: Suite, a: Variant, b: Variant, out_root: str | os.PathLike, rounds: int = 5,
+           options: CompareOptions | None = None, *, fail_on=DEFAULT_FAIL_ON, progress=None,
+           **run_sweep_kwargs) -> ABResult:
+    """Measure `suite` with A, then B, `rounds` times, each in fresh workers; compare B with A by round."""
+    from qlabench.run.sweep import run_sweep
+    from qlabench.store.files import write_rows
+    from qlabench.core.result import ResultRow
+
+    if rounds < 2:
+        raise ConfigError(f"--rounds must be at least 2 (the run-to-run noise needs two), got {rounds}")
+    if run_sweep_kwargs.get("isolate") is False:
+        raise ConfigError("an A/B runs every round in fresh worker processes; it cannot run in-process")
+    t0 = time.perf_counter()
+    out_root = Path(out_root).resolve()  # the variants' workers run in another directory
+    paths: dict[str, list[Path]] = {"a": [], "b": []}
+    order: list[Path] = []
+    for r in range(rounds):
+        for side, v in (("a", a), ("b", b)):
+            with worker_pythonpath(v):
+                res = run_sweep(suite, out_root / side, progress=progress, **run_sweep_kwargs)
+            if res.path is None:
+                raise ConfigError(f"A/B round {r}, variant {v.label!r}: the run measured no points")
+            paths[side].append(Path(res.path))
+            order.append(Path(res.path))
+    fa, fb = _stamp(paths["a"], "a"), _stamp(paths["b"], "b")
+    a_path, b_path = out_root / "a.parquet", out_root / "b.parquet"
+    for df, p in ((fa, a_path), (fb, b_path)):
+        write_rows(p, [ResultRow(**r) for r in _records(df)], metadata={"ab_rounds": str(rounds)})
+    c = compare_frames(fa, fb, options, fail_on=fail_on, allow_env_mismatch=True, paired=True,
+                       base_label=f"A = {a.label}", head_label=f"B = {b.label}")
+    note = (f"A/B: {rounds} rounds A B A B ..., each variant's round in fresh worker processes; "
+            "verdicts paired by round")
+    c = dataclasses.replace(c, notes=c.notes + (note,))
+    return ABResult(c, a, b, rounds, order, a_path, b_path, time.perf_counter() - t0)
+
+
+def _records(df: pd.DataFrame) -> list[dict]:
+    import pyarrow as pa
+
+    from qlabench.store.schema import COLUMNS, arrow_schema
+
+    return pa.Table.from_pandas(df[list(COLUMNS)], schema=arrow_schema(), preserve_index=False).to_pylist()

@@ -1,0 +1,100 @@
+"""`qlabench ab`: two variants measured alternately in fresh workers, compared by round (CPU, tiny suite)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+
+import pytest
+from typer.testing import CliRunner
+
+from qlabench.backends.synthetic import SLOWDOWN_ENV
+from qlabench.cli import app
+from qlabench.core.errors import ConfigError
+from qlabench.store.files import read_results
+from qlabench.workflows.ab import CURRENT, variant, worker_pythonpath
+
+SUITE_TOML = """name = "ab-tiny"
+device = "cpu"
+[sweep]
+backends = ["synthetic"]
+modes = ["fwd"]
+seqlen = [64, 128]
+heads = [{ h_qk = 1, h_v = 1 }]
+K = 32
+V = 32
+dtype = "float32"
+[timing]
+timer = "wall"
+warmup = 2
+min_samples = 25
+max_samples = 25
+max_time_s = 5.0
+[check]
+oracle_max_tokens = 64
+"""
+
+
+def git(repo, *args):
+    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
+
+
+@pytest.fixture
+def lib_repo(tmp_path):
+    """A tiny 'library' repository: v1 leaves the synthetic backend alone, v2 makes it 3x slower."""
+    repo = tmp_path / "lib"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    git(repo, "config", "user.email", "t@t")
+    git(repo, "config", "user.name", "t")
+    for tag, factor in (("v1", "1.0"), ("v2", "3.0")):
+        (repo / "sitecustomize.py").write_text(f"import os\nos.environ[{SLOWDOWN_ENV!r}] = {factor!r}\n")
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", tag)
+        git(repo, "tag", tag)
+    return repo
+
+
+def test_variants_resolve_and_clean_up(lib_repo, tmp_path):
+    with variant(CURRENT) as v:
+        assert v.pythonpath == ()
+    site = tmp_path / "site"
+    site.mkdir()
+    with variant(str(site)) as v:
+        assert v.pythonpath == (str(site.resolve()),)
+    venv = tmp_path / "venv"
+    (venv / "lib" / "python3.11" / "site-packages").mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text("home = /usr\n")
+    with variant(str(venv)) as v:
+        assert v.pythonpath == (str(venv / "lib" / "python3.11" / "site-packages"),)
+    with variant("v1", lib_repo) as v:
+        tree = v.pythonpath[0]
+        assert "'1.0'" in open(os.path.join(tree, "sitecustomize.py")).read()
+        old, cwd = os.environ.get("PYTHONPATH"), os.getcwd()
+        with worker_pythonpath(v):
+            assert os.environ["PYTHONPATH"].split(os.pathsep)[0] == tree
+            assert os.listdir(os.getcwd()) == []  # workers start where no checkout can shadow the variant
+        assert os.environ.get("PYTHONPATH") == old and os.getcwd() == cwd
+    assert not os.path.exists(tree)  # the worktree is removed
+    with pytest.raises(ConfigError, match="neither"):
+        with variant("no-such-ref", lib_repo):
+            pass
+
+
+def test_ab_of_two_git_refs_finds_the_slower_one(lib_repo, tmp_path, monkeypatch):
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")  # one torch thread per worker (docs/GATING.md)
+    suite = tmp_path / "ab-tiny.toml"
+    suite.write_text(SUITE_TOML)
+    out = tmp_path / "out"
+    r = CliRunner().invoke(app, ["ab", "v1", "v2", "--suite", str(suite), "--repo", str(lib_repo), "--rounds", "4",
+                                 "--out", str(out), "--format", "json"])
+    doc = json.loads(r.output[r.output.index("{\n"):])  # progress lines (stderr) come first
+    verdicts = [p["verdict"] for p in doc["pairs"]]
+    # B (v2) is 3x slower on both points; a busy neighbour may blur one of them, not both.
+    assert verdicts.count("slower") >= 1 and "faster" not in verdicts and "same" not in verdicts, doc["pairs"]
+    assert r.exit_code == 1 and doc["base"] == "A = v1" and doc["head"] == "B = v2"
+    assert all(p["paired"] and p["runs_base"] == 4 for p in doc["pairs"] if p["verdict"] == "slower")
+    a = read_results([out / "a.parquet"])
+    assert sorted(a["replicate"]) == [0, 0, 1, 1, 2, 2, 3, 3] and set(a["run_id"]) == {"ab-a"}
+    assert len(list((out / "a" / "ab-tiny").glob("*.parquet"))) == 4  # one sweep per round and variant
