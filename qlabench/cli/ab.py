@@ -37,7 +37,7 @@ def ab_cmd(
     with variant(a, repo, subdir) as va, variant(b, repo, subdir) as vb, \
             RichProgress(err_console if quiet else console) as prog:
         res = run_ab(s, va, vb, out, rounds, opt, fail_on=policy, progress=prog, device=device)
-    _emit(res.comparison, fmt, top, output, show_all)
+    _emit(res.comparison, fmt, top, output, show_all, "qlabench ab")
     if not quiet:
         console.print(f"rows: A {res.a_path}, B {res.b_path}", highlight=False)
     raise typer.Exit(res.comparison.exit_code)
