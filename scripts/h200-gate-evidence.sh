@@ -1,30 +1,30 @@
 #!/usr/bin/env bash
-# Issue 13's H200 evidence for the between-run gate (docs/GATING.md), in one script. NOT YET RUN: the
-# session that wrote it had no GPU time left. Run on one H200 host, from a qlabench checkout, with the
-# current GPU stack importable (pip install -e '.[gpu]', or the offline bundle on PYTHONPATH):
+# GPU evidence for the between-run gate (docs/GATING.md), in one script. Not yet run on a GPU. Run on one
+# H200 host, from a qlabench checkout, with the current GPU stack importable (pip install -e '.[gpu]', or
+# the offline bundle of scripts/offline-host.sh on PYTHONPATH):
 #
 #   bash scripts/h200-gate-evidence.sh OUT OLD_SITE
 #
 # OUT       where everything goes (made if missing); commit OUT/*.md and the parquet files it names.
 # OLD_SITE  the published stack as a site folder (flash-qla 0.1.2, tilelang 0.1.9, fla-core 0.5.1):
-#             bash ../shared/gpu/make-extra-bundles.sh published /tmp/old && mkdir -p /tmp/old/site &&
-#             tar xJf /tmp/old/old-site.tar.xz -C /tmp/old/site      (then OLD_SITE=/tmp/old/site/...)
+#             pip install --no-deps --target /tmp/old-site flash-qla==0.1.2 tilelang==0.1.9 \
+#               apache-tvm-ffi==0.1.9 fla-core==0.5.1                (then OLD_SITE=/tmp/old-site)
 #
 # 1. A/A across separate processes AND a fresh compile cache (kernels recompiled, FLA re-autotuned):
-#    144 points (h200-smoke-fwd 30 + h200-ab-published 114), 3 replicates a side, each side with its own
+#    144 points (h200-smoke-fwd 30 + flashqla-study-stack 114), 3 replicates a side, each side with its own
 #    empty cache directory. Goal: 0 `slower`.
 # 2. Power: the synthetic backend slowed by +5% and +10% (compare-study, 3 replicates, confirmation by
 #    interleaved A/B). Goal: +5% on >= 95% of points, +10% on all.
 # 3. Same-job A/B of two library stacks, 5 rounds A B A B ..., published (A) against current (B), on the
-#    published table's forward points at TP8 and TP2. A probe found flash-qla 0.1.3 21-40% slower than
-#    0.1.2 there (0.393 vs 0.324 ms at 2/8 1x32768; 1.248 vs 0.893 ms at 8/32).
+#    published table's forward points at TP8 and TP2. The study found flash-qla 0.1.3 up to 1.7x slower
+#    than 0.1.2 there (0.395 vs 0.326 ms at 2/8 1x32768; 1.255 vs 0.910 ms at 8/32; docs/FLASHQLA-STUDY.md).
 set -euo pipefail
 out=${1:?usage: h200-gate-evidence.sh OUT OLD_SITE}
 old=${2:?usage: h200-gate-evidence.sh OUT OLD_SITE}
 mkdir -p "$out"
 log() { echo "== $(date -u +%FT%TZ) $*" | tee -a "$out/commands.txt"; }
 
-for s in h200-smoke-fwd h200-ab-published; do
+for s in h200-smoke-fwd flashqla-study-stack; do
   for side in a b; do
     log "qlabench run sweep --suite $s --replicates 3 --cache-dir $out/cache-$side --out $out/aa-$side"
     qlabench run sweep --suite "$s" --replicates 3 --cache-dir "$out/cache-$side" --out "$out/aa-$side"
@@ -37,7 +37,7 @@ log "qlabench compare-study --suite gate-study-h200 --slowdowns 1.05,1.10 --repl
 qlabench compare-study --suite gate-study-h200 --slowdowns 1.05,1.10 --replicates 3 --out "$out/study" \
   > "$out/study.md"
 
-log "qlabench ab $old current --suite h200-ab-published --rounds 5 --out $out/ab"
-qlabench ab "$old" current --suite h200-ab-published --rounds 5 --out "$out/ab" --format markdown \
+log "qlabench ab $old current --suite flashqla-study-stack --rounds 5 --out $out/ab"
+qlabench ab "$old" current --suite flashqla-study-stack --rounds 5 --out "$out/ab" --format markdown \
   --top 80 --output "$out/ab.md" || true
 log "done"
