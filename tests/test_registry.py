@@ -220,3 +220,19 @@ def test_naive_chunk_runs_on_cuda(tmp_path):
     res = run_sweep(s, tmp_path, registry=registry(NaiveChunk()))
     assert res.device == "cuda"
     assert all(r.status == "ok" for r in res.rows), [r.reason for r in res.rows]
+
+
+def test_runnable_backend_names_why_a_point_cannot_run():
+    from qlabench.backends import runnable_backend
+    from qlabench.core.errors import BackendError
+    from qlabench.core.point import Point
+
+    def pt(backend):
+        return Point(backend=backend, mode="fwd", layout="dense", batch=1, seqlens=(8,), h_qk=1, h_v=1, K=16, V=16,
+                     dtype="float32")
+
+    assert runnable_backend(pt("naive-chunk"), "cpu").name == "naive-chunk"
+    with pytest.raises(BackendError, match="unknown backend 'nope'"):
+        runnable_backend(pt("nope"), "cpu")
+    with pytest.raises(BackendError, match="is unavailable|cannot run this point on cpu"):  # FLA: not installed, or CUDA only
+        runnable_backend(pt("fla"), "cpu")

@@ -4,6 +4,14 @@ The registry itself is registry.py; its names are re-exported here so `qlabench.
 names it for worker processes.
 """
 
-from qlabench.backends.registry import ORACLE, REGISTRY, Backend, Outputs, cp_backend_names, get_backend
+from qlabench.backends.registry import (
+    ORACLE,
+    REGISTRY,
+    Backend,
+    Outputs,
+    cp_backend_names,
+    get_backend,
+    runnable_backend,
+)
 
-__all__ = ["Backend", "Outputs", "REGISTRY", "ORACLE", "cp_backend_names", "get_backend"]
+__all__ = ["Backend", "Outputs", "REGISTRY", "ORACLE", "cp_backend_names", "get_backend", "runnable_backend"]

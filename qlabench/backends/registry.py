@@ -46,9 +46,23 @@ def get_backend(name: str) -> Backend:
         raise BackendError(f"unknown backend {name!r}; known: {', '.join(REGISTRY)}") from None
 
 
+def runnable_backend(point, device: str) -> Backend:
+    """The point's backend, or BackendError with the backend's own reason when it cannot run the point
+    on `device` (not registered, not installed, or not for this point): for the commands that run one
+    point directly (profile, the ncu child) instead of turning the reason into a `skipped` row."""
+    backend = get_backend(point.backend)
+    ok, why = backend.available()
+    if not ok:
+        raise BackendError(f"backend {point.backend!r} is unavailable: {why}")
+    ok, why = backend.supports(point, device)
+    if not ok:
+        raise BackendError(f"backend {point.backend!r} cannot run this point on {device}: {why}")
+    return backend
+
+
 def cp_backend_names() -> list[str]:
     """The backends that run distributed (context-parallel) points, in registry order."""
     return [name for name, b in REGISTRY.items() if b.cp_modes]
 
 
-__all__ = ["Backend", "Outputs", "REGISTRY", "ORACLE", "cp_backend_names", "get_backend"]
+__all__ = ["Backend", "Outputs", "REGISTRY", "ORACLE", "cp_backend_names", "get_backend", "runnable_backend"]

@@ -6,7 +6,7 @@ needs a backend, so it sits in the run layer.
 
 from __future__ import annotations
 
-from qlabench.core.errors import BackendError, QlabenchError
+from qlabench.core.errors import QlabenchError
 from qlabench.core.point import Point
 
 
@@ -14,18 +14,12 @@ def run_child(point: Point, device: str = "cuda") -> None:
     """The child's work: prepare the point, warm up once, then profile exactly one call."""
     import torch
 
-    from qlabench.backends import get_backend
+    from qlabench.backends import runnable_backend
     from qlabench.measure.inputs import make_inputs
 
     if torch.device(device).type != "cuda" or not torch.cuda.is_available():
         raise QlabenchError(f"the ncu child needs a CUDA device, got {device!r}")
-    backend = get_backend(point.backend)
-    ok, why = backend.available()
-    if not ok:
-        raise BackendError(f"backend {point.backend!r} unavailable: {why}")
-    ok, why = backend.supports(point, device)
-    if not ok:
-        raise BackendError(f"backend {point.backend!r} cannot run this point: {why}")
+    backend = runnable_backend(point, device)
     fn = backend.prepare(point.mode, make_inputs(point, device))
     fn()  # compile / autotune outside the profiled region
     torch.cuda.synchronize()

@@ -119,18 +119,9 @@ def kineto_events(point: Point, device: str) -> tuple[list[KernelEvent], int | N
 def check_profilable(point: Point, device: str) -> None:
     """BackendError (exit 2) when the point's backend cannot run here, with the backend's own reason: a
     profile of a backend that is not installed, or not for this device, would be an empty kernel list."""
-    from qlabench.backends import REGISTRY
-    from qlabench.core.errors import BackendError
+    from qlabench.backends import runnable_backend
 
-    backend = REGISTRY.get(point.backend)
-    if backend is None:
-        raise BackendError(f"unknown backend {point.backend!r} (see `qlabench backends`)")
-    ok, why = backend.available()
-    if not ok:
-        raise BackendError(f"backend {point.backend!r} is unavailable: {why}")
-    ok, why = backend.supports(point, device)
-    if not ok:
-        raise BackendError(f"backend {point.backend!r} cannot run this point on {device}: {why}")
+    runnable_backend(point, device)
 
 
 def profile_one(point: Point, device: str = "cuda", kineto: bool = True, ncu: bool = True) -> PointProfile:
