@@ -14,13 +14,15 @@ import pytest
 
 from qlabench.store.files import read_results
 
+# 60 points: enough that the signal always lands mid-sweep, even on an idle machine (with 8, an idle
+# box finished the sweep before the signal arrived).
 SLOW = """
 name = "slow"
 device = "cpu"
 [sweep]
 backends = ["fault"]
 modes = ["fwd"]
-seqlen = [8, 10, 12, 14, 16, 18, 20, 22]
+seqlen = [8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30, 32, 34, 36, 38, 40, 42, 44, 46, 48, 50, 52, 54, 56, 58, 60, 62, 64, 66, 68, 70, 72, 74, 76, 78, 80, 82, 84, 86, 88, 90, 92, 94, 96, 98, 100, 102, 104, 106, 108, 110, 112, 114, 116, 118, 120, 122, 124, 126]
 heads = [{ h_qk = 1, h_v = 1 }]
 K = 8
 V = 26
