@@ -21,12 +21,9 @@ def plot_cmd(
     """Write speedup-curve PNGs from result files."""
     from qlabench.analyze.plot import plot_speedups
     from qlabench.analyze.report import pick_baseline, suite_baselines
-    from qlabench.store.files import latest_per_point, read_results
 
     _check_out_folder(out)
-    df = read_results(results)
-    if not all_runs:
-        df = latest_per_point(df)
+    df = _rows(results, all_runs)
     base = pick_baseline(df, baseline, suite_baselines(results))
     for p in plot_speedups(df, out, base, x=x, panel=panel):
         console.print(f"wrote {p}")
@@ -40,14 +37,19 @@ def plot_sm_cmd(
 ):
     """Write SM-utilisation PNGs: sm_coverage and sm_active_pct per backend, against heads or TP."""
     from qlabench.analyze.plot_sm import plot_sm
-    from qlabench.store.files import latest_per_point, read_results
 
     _check_out_folder(out)
-    df = read_results(results)
-    if not all_runs:
-        df = latest_per_point(df)
+    df = _rows(results, all_runs)
     for p in plot_sm(df, out, x=x):
         console.print(f"wrote {p}")
+
+
+def _rows(results: list[Path], all_runs: bool):
+    """The rows a plot draws: every run's with --all-runs, else the newest per point."""
+    from qlabench.store.files import latest_per_point, read_results
+
+    df = read_results(results)
+    return df if all_runs else latest_per_point(df)
 
 
 def _check_out_folder(out: Path) -> None:
