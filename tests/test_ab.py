@@ -92,9 +92,53 @@ def test_ab_of_two_git_refs_finds_the_slower_one(lib_repo, tmp_path, monkeypatch
     doc = json.loads(r.output[r.output.index("{\n"):])  # progress lines (stderr) come first
     verdicts = [p["verdict"] for p in doc["pairs"]]
     # B (v2) is 3x slower on both points; a busy neighbour may blur one of them, not both.
-    assert verdicts.count("slower") >= 1 and "faster" not in verdicts and "same" not in verdicts, doc["pairs"]
+    assert verdicts.count("slower") >= 1 and "faster" not in verdicts and "same" not in verdicts, [(p["verdict"], p["reason"]) for p in doc["pairs"]]
     assert r.exit_code == 1 and doc["base"] == "A = v1" and doc["head"] == "B = v2"
     assert all(p["paired"] and p["runs_base"] == 4 for p in doc["pairs"] if p["verdict"] == "slower")
     a = read_results([out / "a.parquet"])
     assert sorted(a["replicate"]) == [0, 0, 1, 1, 2, 2, 3, 3] and set(a["run_id"]) == {"ab-a"}
     assert len(list((out / "a" / "ab-tiny").glob("*.parquet"))) == 4  # one sweep per round and variant
+
+
+def test_each_variant_with_a_path_has_its_own_kernel_caches(tmp_path, monkeypatch):
+    from qlabench.measure import caches
+
+    monkeypatch.setenv(caches.ENV_VAR, str(tmp_path / "cache"))
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "cache" / "triton"))
+    before = {k: os.environ.get(k) for k in ("TRITON_CACHE_DIR", "TILELANG_CACHE_DIR", "FLASHINFER_WORKSPACE_BASE")}
+    seen = {}
+    for name in ("old", "new"):
+        site = tmp_path / name / "site"
+        site.mkdir(parents=True)
+        with variant(str(site)) as v, worker_pythonpath(v):
+            seen[name] = os.environ["TRITON_CACHE_DIR"]
+            assert os.environ["TILELANG_CACHE_DIR"].startswith(str(tmp_path / "cache" / "variants" / v.cache_name))
+            assert v.cache_name.startswith("site-")
+    assert seen["old"] != seen["new"] and all("variants" in p for p in seen.values())
+    with variant(CURRENT) as v, worker_pythonpath(v):
+        assert os.environ["TRITON_CACHE_DIR"] == str(tmp_path / "cache" / "triton")  # current keeps its caches
+    assert {k: os.environ.get(k) for k in before} == before
+
+
+def test_ab_warms_both_variants_first(lib_repo, tmp_path, monkeypatch):
+    from qlabench.core.spec import load_suite
+    from qlabench.workflows import ab
+
+    suite = tmp_path / "ab-tiny.toml"
+    suite.write_text(SUITE_TOML)
+    calls = []
+
+    def fake_warm(s, v, jobs, device):
+        calls.append((v.label, jobs))
+        return (1, 0, 0.1)
+
+    import qlabench.run.sweep as sweep_mod
+
+    def first_sweep(*a, **k):  # stop at the first round: only what came before it matters here
+        raise RuntimeError(f"round 0 started after {calls}")
+
+    monkeypatch.setattr(ab, "warm_variant", fake_warm)
+    monkeypatch.setattr(sweep_mod, "run_sweep", first_sweep)
+    with variant("v1", lib_repo) as va, variant("v2", lib_repo) as vb:
+        with pytest.raises(RuntimeError, match=r"round 0 started after \[\('v1', 3\), \('v2', 3\)\]"):
+            ab.run_ab(load_suite(str(suite)), va, vb, tmp_path / "out", rounds=2, warmup_jobs=3)

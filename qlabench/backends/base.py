@@ -22,6 +22,7 @@ A backend that can also run distributed (inter-card context-parallel) points lis
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import torch
@@ -32,6 +33,16 @@ from qlabench.core.point import Point
 from qlabench.measure.inputs import GDNInputs
 
 Outputs = dict[str, torch.Tensor]
+
+
+@dataclass(frozen=True)
+class JitBuild:
+    """A library build that a backend's first call would otherwise do inside a timed point's first call
+    (FlashInfer's module): `qlabench warmup` runs it ahead. `run(on_step)` builds, reporting
+    on_step(done, total, what), and returns its wall seconds."""
+
+    label: str
+    run: Callable[[Callable[[int, int, str], None] | None], float]
 GRAD_NAMES = ("dq", "dk", "dv", "dg", "dbeta", "dh0")
 
 
@@ -86,6 +97,15 @@ class Backend:
 
     def check_point(self, point: Point, device: str) -> tuple[bool, str]:
         return True, ""
+
+    def first_use_note(self) -> str:
+        """What the first call costs on a new host, when that is more than a per-point compile (shown by
+        `qlabench backends`)."""
+        return ""
+
+    def jit_build(self, points: list[Point]) -> JitBuild | None:
+        """A build to run ahead of these points in warm-up, if the backend has one (most compile per call)."""
+        return None
 
     def provenance_error(self, kernel_names: list[str]) -> str | None:
         """Why the kernels a call launched are not this backend's (None when they are)."""

@@ -17,21 +17,25 @@ FlashQLA's own benchmark calls it with log-space g and an untransposed h0: the p
 column timed the right kernel on wrong inputs (75% non-finite outputs). Called as here, o and the
 final state match the fp32 recurrence to ~4e-3.
 
-Its SM90 kernels are JIT-built on first use (`gdn_prefill_sm90`, 64 variants, minutes each; see the
-shared README for building only the needed one), named
-`cutlass::device_kernel<flat::kernel::FlatKernelTmaWarpSpecializedDeltaRule<...>>`, which the
-provenance check requires.
+Its SM90 kernels are JIT-built on first use, under qlabench's cache folder. FlashInfer's stock module
+has 64 variants (11-12 minutes on 16 cores); qlabench builds only the variants it can call (8, or the
+ones named in QLABENCH_FLASHINFER_VARIANTS; flashinfer_build.py), and `qlabench warmup` builds them
+ahead with progress. The kernel is `cutlass::device_kernel<flat::kernel::FlatKernelTmaWarpSpecializedDeltaRule<...>>`,
+which the provenance check requires.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+import os
 from functools import lru_cache
 
 import torch
 
+from qlabench.backends import flashinfer_build as fib
 from qlabench.backends._gpu import needs_cuda, package_missing
-from qlabench.backends.base import Backend, Outputs
+from qlabench.backends.base import Backend, JitBuild, Outputs
+from qlabench.core.errors import ConfigError
 from qlabench.core.point import Point
 from qlabench.measure import caches as cache
 from qlabench.measure.inputs import GDNInputs
@@ -49,7 +53,13 @@ def _import() -> tuple[Callable | None, str]:
     if why:
         return None, why
     try:
+        variants = fib.selected()
+    except ConfigError as e:
+        return None, str(e)
+    try:
         from flashinfer.gdn_prefill import chunk_gated_delta_rule
+
+        fib.install(variants)
     except Exception as e:  # a broken install, or a missing optional dependency (tvm-ffi)
         return None, f"import flashinfer.gdn_prefill failed: {type(e).__name__}: {e}"
     return chunk_gated_delta_rule, ""
@@ -73,7 +83,35 @@ class FlashInfer(Backend):
             return False, f"FlashInfer's GDN prefill has one head size for q, k and v (got K={point.K}, V={point.V})"
         if point.K != 128:
             return False, f"FlashInfer's GDN prefill kernels are built for head size 128 (got {point.K})"
+        try:
+            variants = fib.selected()
+        except ConfigError as e:
+            return False, str(e)
+        need = fib.variant_of(point)
+        if variants is not None and need not in variants:
+            return False, (f"FlashInfer kernel variant {need.tag} is not built here ({fib.VARIANTS_ENV}="
+                           f"{os.environ.get(fib.VARIANTS_ENV, '')}; add it, or unset it for qlabench's 8)")
         return True, ""
+
+    def first_use_note(self) -> str:
+        try:
+            variants = fib.selected()
+        except ConfigError as e:
+            return str(e)
+        n = 64 if variants is None else len(variants)
+        which = {None: "FlashInfer's full set", fib.QLABENCH_VARIANTS: "all qlabench can call"}.get(variants, "as chosen")
+        return (f"first use builds {n} of FlashInfer's 64 kernel variants ({which}; {fib.VARIANTS_ENV}), one nvcc "
+                "job of ~3 min each, in parallel; all 64 take 11-12 min on 16 cores. `qlabench warmup` builds "
+                "them ahead; one variant (e.g. bf16-gva-h0) is the shortest build")
+
+    def jit_build(self, points: list[Point]) -> JitBuild | None:
+        """FlashInfer's module, built ahead by `qlabench warmup` (else the first point's call builds it)."""
+        if not points or not self.available()[0]:
+            return None
+        variants = fib.selected()
+        n = 64 if variants is None else len(variants)
+        return JitBuild(label=f"flashinfer {fib.module_name(variants)} ({n} of 64 kernel variants)",
+                        run=lambda on_step: fib.build(variants, on_step).wall_s)
 
     def _prefill(self) -> Callable:
         fn, why = _import()

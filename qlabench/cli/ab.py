@@ -21,6 +21,9 @@ def ab_cmd(
     repo: Path = typer.Option(Path("."), "--repo", help="Repository of git-ref variants"),
     subdir: str = typer.Option("", "--subdir", help="Folder of a git-ref checkout to put on PYTHONPATH"),
     device: str = typer.Option(None, "--device", help="cpu, cuda or cuda:N (default: the suite's)"),
+    warmup: bool = typer.Option(True, "--warmup/--no-warmup", help="Compile both variants' kernels first, "
+                                "compile groups in parallel (untimed; each variant has its own kernel caches)"),
+    jobs: int = typer.Option(4, "--jobs", "-j", min=1, help="Compile groups warmed at once (processes)"),
     threshold: float = _threshold, alpha: float = _alpha, min_samples: int = _min_samples, fail_on: str = _fail_on,
     noise_factor: float = _noise_factor, fmt: str = _format, top: int = _top, output: Path = _output,
     show_all: bool = _all,
@@ -36,7 +39,14 @@ def ab_cmd(
     quiet = fmt != "table"
     with variant(a, repo, subdir) as va, variant(b, repo, subdir) as vb, \
             RichProgress(err_console if quiet else console) as prog:
-        res = run_ab(s, va, vb, out, rounds, opt, fail_on=policy, progress=prog, device=device)
+        def warmed(label, w):
+            groups, failed, wall = w
+            prog.console.print(f"warm-up {label}: {groups} compile groups in {wall:.0f} s"
+                               + (f", [red]{failed} failed[/red] (their points will say why)" if failed else ""),
+                               highlight=False)
+
+        res = run_ab(s, va, vb, out, rounds, opt, fail_on=policy, progress=prog, device=device,
+                     warmup_jobs=jobs if warmup else 0, on_warm=warmed)
     _emit(res.comparison, fmt, top, output, show_all, "qlabench ab")
     if not quiet:
         console.print(f"rows: A {res.a_path}, B {res.b_path}", highlight=False)

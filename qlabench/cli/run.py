@@ -27,6 +27,8 @@ def sweep_cmd(
                                  "cluster, one GPU per worker (docs/SCALE-OUT.md)"),
     ray_address: str = typer.Option(None, "--ray-address", help="Ray cluster to join (default: RAY_ADDRESS, "
                                     "else a local Ray instance)"),
+    backends: str = typer.Option(None, "--backends", help="Run only these of the suite's backends (comma list)"),
+    modes: str = typer.Option(None, "--modes", help="Run only these of the suite's modes (comma list, e.g. fwd)"),
     shard: str = typer.Option(None, "--shard", help="Run only share I/N (0-based) of the points, e.g. "
                               "$SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT; combine with `qlabench merge`"),
     multi_node: bool = typer.Option(False, "--multi-node", help="Allow --ray-address (or RAY_ADDRESS) on another "
@@ -64,6 +66,11 @@ def sweep_cmd(
         s = dataclasses.replace(s, profile=dataclasses.replace(s.profile, ncu=True))
     if cpu_threads is not None:
         s = dataclasses.replace(s, run=dataclasses.replace(s.run, cpu_threads=cpu_threads))
+    if backends or modes:
+        from qlabench.core.select import parse_names, selected_indices
+
+        keep = selected_indices(s.points, parse_names(backends), parse_names(modes), where=str(s.path))
+        s = dataclasses.replace(s, points=tuple(s.points[i] for i in keep))
     if shard:
         s = dataclasses.replace(s, points=tuple(shard_points(s.points, parse_shard(shard))))
     make_executor = executor_factory(executor, ray_address=ray_address, gpus=gpus, isolate=not no_isolate,

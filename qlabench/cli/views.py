@@ -149,6 +149,8 @@ def backends_table(backends: Iterable, width: int | None = None):
     for b in backends:
         ok, why = b.available()
         note = why if not ok else b.description
+        if b.first_use_note():
+            note += "; " + b.first_use_note()
         if b.testing:
             note = "(test backend) " + note
         cells = [b.name, "[green]yes[/green]" if ok else "[red]no[/red]", " ".join(sorted(b.modes)),

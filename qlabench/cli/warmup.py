@@ -15,10 +15,15 @@ def warmup_cmd(
     suite: str = typer.Option("quick-cpu", "--suite", "-s", help="Suite name or path"),
     jobs: int = typer.Option(4, "--jobs", "-j", help="Compile groups warmed at once (processes)"),
     device: str = typer.Option(None, "--device", help="cpu, cuda or cuda:N"),
+    backends: str = typer.Option(None, "--backends", help="Warm only these of the suite's backends (comma list)"),
+    modes: str = typer.Option(None, "--modes", help="Warm only these of the suite's modes (comma list)"),
     cache_dir: Path = typer.Option(None, "--cache-dir", help="Kernel compile caches (default $QLABENCH_CACHE_DIR, "
                                    "else ~/.cache/qlabench)"),
 ):
-    """Run every point once, untimed, so JIT compiles land in the kernel cache before the sweep."""
+    """Run every point once, untimed, so JIT compiles land in the kernel cache before the sweep.
+
+    A library that builds a whole module on first use (FlashInfer's GDN prefill: minutes of nvcc) is
+    built first, with its own progress bar, beside the other compile groups."""
     from qlabench.measure.caches import use_cache_dir
 
     use_cache_dir(cache_dir)
@@ -27,9 +32,31 @@ def warmup_cmd(
 
     path = str(resolve_suite_path(suite))
     s = load_suite(path)
-    groups = head_groups(s.points)
+    only = None
+    if backends or modes:
+        from qlabench.core.select import parse_names, selected_indices
+
+        only = set(selected_indices(s.points, parse_names(backends), parse_names(modes), where=path))
+    groups = head_groups(s.points, only)
     with Progress(console=console) as prog:
         task = prog.add_task(f"warming {len(groups)} compile groups", total=len(groups))
+        build_tasks: dict[str, int] = {}
+        build_failed = []
+
+        def build_step(label, k, n, what):
+            # a library build (FlashInfer's module): one bar, advanced per ninja step
+            if label not in build_tasks:
+                build_tasks[label] = prog.add_task(f"building {escape(label)}", total=n)
+            prog.update(build_tasks[label], completed=k, total=n)
+
+        def build_done(b):
+            style = "green" if b.ok else "red"
+            prog.console.print(f"[{style}]{escape(b.label)}[/{style}]: "
+                               + (f"built in {b.wall_s:.1f}s" if b.ok else f"build failed after {b.wall_s:.1f}s"))
+            if not b.ok:
+                build_failed.append(b)
+                for ln in b.error.splitlines()[-8:]:
+                    prog.console.print("  " + escape(ln))
 
         def done(r):
             style = "green" if r.returncode == 0 else "red"
@@ -40,8 +67,8 @@ def warmup_cmd(
                 prog.console.print("  " + escape(ln))
             prog.advance(task)
 
-        results = warm_suite(path, s, jobs, device, on_done=done)
-    if any(r.returncode for r in results):
+        results = warm_suite(path, s, jobs, device, only=only, on_done=done, on_build_step=build_step, on_build_done=build_done)
+    if build_failed or any(r.returncode for r in results):
         raise typer.Exit(1)
 
 

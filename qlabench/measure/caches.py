@@ -1,4 +1,4 @@
-"""Where compiled kernels are cached: TileLang, Triton and Inductor all pointed at one qlabench folder.
+"""Where compiled kernels are cached: TileLang, Triton, Inductor and FlashInfer all pointed at one qlabench folder.
 
 FlashQLA's TileLang JIT costs 30-100 s per new head configuration and FLA's Triton compile+autotune
 30-40 s; pointing every library at one persistent folder lets a second sweep (a new process) reuse them.
@@ -17,7 +17,16 @@ _VARS = {
     "TILELANG_CACHE_DIR": "tilelang",
     "TRITON_CACHE_DIR": "triton",
     "TORCHINDUCTOR_CACHE_DIR": "inductor",
+    "FLASHINFER_WORKSPACE_BASE": "flashinfer",  # its JIT modules land in <this>/.cache/flashinfer/<version>/<arch>
 }
+
+
+CACHE_VARS = tuple(_VARS)
+
+
+def cache_root() -> Path:
+    """The cache root this process uses: $QLABENCH_CACHE_DIR, else the default."""
+    return Path(os.environ.get(ENV_VAR) or DEFAULT_CACHE_DIR)
 
 
 def configure(cache_dir: str | os.PathLike | None = None, override: bool = False) -> dict[str, str]:
@@ -25,7 +34,7 @@ def configure(cache_dir: str | os.PathLike | None = None, override: bool = False
 
     With override=False a cache variable the user already set is left alone.
     """
-    root = Path(cache_dir or os.environ.get(ENV_VAR) or DEFAULT_CACHE_DIR)
+    root = Path(cache_dir) if cache_dir else cache_root()
     chosen = {}
     for var, sub in _VARS.items():
         if override or var not in os.environ:

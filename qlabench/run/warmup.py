@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -28,7 +29,55 @@ class GroupResult:
     log_tail: str
 
 
-def head_groups(points: tuple[Point, ...]) -> list[list[int]]:
+@dataclass(frozen=True)
+class BuildResult:
+    backend: str
+    label: str
+    ok: bool
+    wall_s: float
+    error: str = ""
+
+
+StepCallback = Callable[[str, int, int, str], None]  # (build label, done, total, what)
+
+
+def jit_builds(suite: Suite, only: set[int] | None = None) -> dict[str, object]:
+    """backend name -> its JitBuild, for the backends of this suite's single-device points that have one."""
+    from qlabench.backends import REGISTRY
+
+    by_backend: dict[str, list[Point]] = {}
+    for i, p in enumerate(suite.points):
+        if not p.distributed and (only is None or i in only):
+            by_backend.setdefault(p.backend, []).append(p)
+    out = {}
+    for name, pts in by_backend.items():
+        b = REGISTRY.get(name)
+        build = b.jit_build(pts) if b is not None else None
+        if build is not None:
+            out[name] = build
+    return out
+
+
+class _BuildThread(threading.Thread):
+    """Runs one JitBuild next to the compile groups (it is a subprocess tree: the GIL is not in its way)."""
+
+    def __init__(self, backend: str, build, on_step: StepCallback | None):
+        super().__init__(daemon=True, name=f"build-{backend}")
+        self.backend, self.build, self.on_step = backend, build, on_step
+        self.result: BuildResult | None = None
+
+    def run(self) -> None:
+        t0 = time.perf_counter()
+        step = (lambda k, n, what: self.on_step(self.build.label, k, n, what)) if self.on_step else None
+        try:
+            wall = self.build.run(step)
+            self.result = BuildResult(self.backend, self.build.label, True, wall)
+        except Exception as e:  # reported, and that backend's groups are not run on a failed build
+            self.result = BuildResult(self.backend, self.build.label, False, time.perf_counter() - t0,
+                                      f"{type(e).__name__}: {e}")
+
+
+def head_groups(points: tuple[Point, ...], only: set[int] | None = None) -> list[list[int]]:
     """Point indices grouped by backend, mode, head configuration, dims and dtype.
 
     Finer than a compile group on purpose: a backend's forward and backward kernels compile
@@ -39,6 +88,8 @@ def head_groups(points: tuple[Point, ...]) -> list[list[int]]:
     """
     groups: dict[tuple, list[int]] = {}
     for i, p in enumerate(points):
+        if only is not None and i not in only:
+            continue
         groups.setdefault((p.backend, p.mode, p.h_qk, p.h_v, p.K, p.V, p.dtype), []).append(i)
     return sorted(groups.values(), key=lambda idx: points[idx[0]].mode == "fwd")
 
@@ -72,17 +123,50 @@ def warm_points(suite: Suite, indices: list[int], device: str) -> list[tuple[int
     return out
 
 
-def warm_suite(suite_path: str, suite: Suite, jobs: int, device: str | None,
-               on_done: Callable[[GroupResult], None] | None = None) -> list[GroupResult]:
-    """Warm all compile groups of a suite with up to `jobs` processes at once."""
-    groups = head_groups(suite.points)
+def warm_suite(suite_path: str, suite: Suite, jobs: int, device: str | None, only: set[int] | None = None,
+               on_done: Callable[[GroupResult], None] | None = None,
+               on_build_step: StepCallback | None = None,
+               on_build_done: Callable[[BuildResult], None] | None = None) -> list[GroupResult]:
+    """Warm all compile groups of a suite (or of the points `only` names) with up to `jobs` processes at once.
+
+    A backend with a JitBuild (FlashInfer) builds first, in a thread beside the other groups; its own
+    groups start when the build is done, and are reported failed without running if it failed."""
+    groups = head_groups(suite.points, only)
+    builds = {name: _BuildThread(name, b, on_build_step) for name, b in jit_builds(suite, only).items()}
+    for t in builds.values():
+        t.start()
+    reported: set[str] = set()
     pending = list(enumerate(groups))
     running: list[tuple[int, list[int], subprocess.Popen, float]] = []
     results: list[GroupResult] = []
     env = dict(os.environ, PYTHONUNBUFFERED="1")
-    while pending or running:
-        while pending and len(running) < max(1, jobs):
-            gi, idx = pending.pop(0)
+
+    def waiting(idx: list[int]) -> bool:
+        t = builds.get(suite.points[idx[0]].backend)
+        return t is not None and t.is_alive()
+
+    def report_builds() -> None:
+        for name, t in builds.items():
+            if not t.is_alive() and name not in reported:
+                reported.add(name)
+                if on_build_done and t.result:
+                    on_build_done(t.result)
+
+    while pending or running or any(t.is_alive() for t in builds.values()):
+        report_builds()
+        for gi, idx in [g for g in pending if not waiting(g[1])]:
+            t = builds.get(suite.points[idx[0]].backend)
+            if t is not None and t.result is not None and not t.result.ok:
+                pending.remove((gi, idx))
+                res = GroupResult(gi, _label(suite.points[idx[0]]), len(idx), 1, 0.0,
+                                  f"not run: error: {t.result.label} failed: {t.result.error}")
+                results.append(res)
+                if on_done:
+                    on_done(res)
+        ready = [g for g in pending if not waiting(g[1])]
+        while ready and len(running) < max(1, jobs):
+            gi, idx = ready.pop(0)
+            pending.remove((gi, idx))
             cmd = [sys.executable, "-m", "qlabench", "_warm-group", "--suite", suite_path,
                    "--indices", ",".join(map(str, idx))]
             if device:
@@ -96,10 +180,14 @@ def warm_suite(suite_path: str, suite: Suite, jobs: int, device: str | None,
                 continue
             running.remove(item)
             log = proc.stdout.read() if proc.stdout else ""
-            p = suite.points[idx[0]]
-            res = GroupResult(gi, f"{p.backend} {p.mode} h{p.h_qk}/{p.h_v} K{p.K} V{p.V} {p.dtype}", len(idx), proc.returncode,
+            res = GroupResult(gi, _label(suite.points[idx[0]]), len(idx), proc.returncode,
                               time.perf_counter() - t0, log[-2000:])
             results.append(res)
             if on_done:
                 on_done(res)
+    report_builds()
     return sorted(results, key=lambda r: r.index)
+
+
+def _label(p: Point) -> str:
+    return f"{p.backend} {p.mode} h{p.h_qk}/{p.h_v} K{p.K} V{p.V} {p.dtype}"

@@ -13,6 +13,10 @@ A variant is one of:
   - anything else: a git ref of `repo` (default: the current directory), checked out into a temporary
     worktree that is put on PYTHONPATH (its `subdir`, if given), and removed afterwards.
 A variant's PYTHONPATH reaches the workers only (they are fresh interpreters); the driver is unchanged.
+A variant with a path also gets its own kernel caches (a `variants/<name>` folder under the cache root):
+two TileLang or Triton versions must not read each other's compiled kernels. Before round 0 each
+variant's compile groups are warmed in parallel (`warmup_jobs`), so round 0 is not one long serial
+compile; warm-up is untimed, and every round still runs in fresh worker processes.
 A worker's `python -c` puts its working directory first on sys.path, so a variant's workers start in an
 empty temporary directory: a checkout of qlabench in the current directory cannot shadow the variant.
 (A ref of qlabench itself then runs its own worker code, which must speak the driver's protocol.)
@@ -22,7 +26,9 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import hashlib
 import os
+import re
 import subprocess
 import tempfile
 import time
@@ -46,6 +52,14 @@ class Variant:
     label: str
     pythonpath: tuple[str, ...] = ()  # put in front of PYTHONPATH in the workers; () = this environment
 
+    @property
+    def cache_name(self) -> str | None:
+        """Its kernel-cache folder name (None: `current`, which keeps the caches it has)."""
+        if not self.pythonpath:
+            return None
+        slug = re.sub(r"[^A-Za-z0-9._-]+", "-", Path(self.label).name or self.label).strip("-")[:40] or "variant"
+        return f"{slug}-{hashlib.sha1(os.pathsep.join(self.pythonpath).encode()).hexdigest()[:8]}"
+
 
 @dataclass
 class ABResult:
@@ -57,6 +71,7 @@ class ABResult:
     a_path: Path | None = None  # A's rows of every round, one file (run_id "ab-a", replicate = round)
     b_path: Path | None = None
     wall_s: float = 0.0
+    warmup: dict[str, tuple[int, int, float]] = dataclasses.field(default_factory=dict)  # label: (groups, failed, s)
 
 
 def _site_packages(venv: Path) -> list[str]:
@@ -99,12 +114,17 @@ def variant(spec: str, repo: str | os.PathLike = ".", subdir: str = "") -> Itera
 
 @contextlib.contextmanager
 def worker_pythonpath(v: Variant) -> Iterator[None]:
-    """PYTHONPATH for the workers started inside (they inherit os.environ and the working directory, an
-    empty one for a variant with a path); both restored afterwards."""
-    old, cwd = os.environ.get("PYTHONPATH"), os.getcwd()
+    """PYTHONPATH and kernel caches for the workers started inside (they inherit os.environ and the working
+    directory, an empty one for a variant with a path); all restored afterwards."""
+    from qlabench.measure import caches
+
+    keys = ("PYTHONPATH", caches.ENV_VAR, *caches.CACHE_VARS)
+    saved, cwd = {k: os.environ.get(k) for k in keys}, os.getcwd()
     empty = tempfile.TemporaryDirectory(prefix="qlabench-ab-cwd-") if v.pythonpath else None
     if v.pythonpath:
+        old = saved["PYTHONPATH"]
         os.environ["PYTHONPATH"] = os.pathsep.join([*v.pythonpath, *([old] if old else [])])
+        caches.use_cache_dir(caches.cache_root() / "variants" / v.cache_name)
         os.chdir(empty.name)
     try:
         yield
@@ -112,10 +132,22 @@ def worker_pythonpath(v: Variant) -> Iterator[None]:
         os.chdir(cwd)
         if empty is not None:
             empty.cleanup()
-        if old is None:
-            os.environ.pop("PYTHONPATH", None)
-        else:
-            os.environ["PYTHONPATH"] = old
+        for k, val in saved.items():
+            if val is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = val
+
+
+def warm_variant(suite: Suite, v: Variant, jobs: int, device: str | None) -> tuple[int, int, float]:
+    """Warm a variant's compile groups in parallel processes with its PYTHONPATH and caches:
+    (groups, failed groups, wall seconds)."""
+    from qlabench.run.warmup import warm_suite
+
+    t0 = time.perf_counter()
+    with worker_pythonpath(v):
+        res = warm_suite(str(Path(suite.path).resolve()), suite, jobs, device)
+    return len(res), sum(1 for r in res if r.returncode), time.perf_counter() - t0
 
 
 def _stamp(paths: list[Path], label: str) -> pd.DataFrame:
@@ -129,8 +161,10 @@ def _stamp(paths: list[Path], label: str) -> pd.DataFrame:
 
 def run_ab(suite: Suite, a: Variant, b: Variant, out_root: str | os.PathLike, rounds: int = 5,
            options: CompareOptions | None = None, *, fail_on=DEFAULT_FAIL_ON, progress=None,
-           **run_sweep_kwargs) -> ABResult:
-    """Measure `suite` with A, then B, `rounds` times, each in fresh workers; compare B with A by round."""
+           warmup_jobs: int = 0, on_warm=None, **run_sweep_kwargs) -> ABResult:
+    """Measure `suite` with A, then B, `rounds` times, each in fresh workers; compare B with A by round.
+
+    With warmup_jobs > 0 both variants' kernels are compiled first (`on_warm(label, (groups, failed, s))`)."""
     from qlabench.run.sweep import run_sweep
     from qlabench.store.files import write_rows
     from qlabench.core.result import ResultRow
@@ -141,6 +175,12 @@ def run_ab(suite: Suite, a: Variant, b: Variant, out_root: str | os.PathLike, ro
         raise ConfigError("an A/B runs every round in fresh worker processes; it cannot run in-process")
     t0 = time.perf_counter()
     out_root = Path(out_root).resolve()  # the variants' workers run in another directory
+    warmed = {}
+    if warmup_jobs > 0:
+        for v in (a, b):
+            warmed[v.label] = warm_variant(suite, v, warmup_jobs, run_sweep_kwargs.get("device"))
+            if on_warm:
+                on_warm(v.label, warmed[v.label])
     paths: dict[str, list[Path]] = {"a": [], "b": []}
     order: list[Path] = []
     for r in range(rounds):
@@ -160,7 +200,7 @@ def run_ab(suite: Suite, a: Variant, b: Variant, out_root: str | os.PathLike, ro
     note = (f"A/B: {rounds} rounds A B A B ..., each variant's round in fresh worker processes; "
             "verdicts paired by round")
     c = dataclasses.replace(c, notes=c.notes + (note,))
-    return ABResult(c, a, b, rounds, order, a_path, b_path, time.perf_counter() - t0)
+    return ABResult(c, a, b, rounds, order, a_path, b_path, time.perf_counter() - t0, warmed)
 
 
 def _records(df: pd.DataFrame) -> list[dict]:

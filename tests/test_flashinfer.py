@@ -1,0 +1,107 @@
+"""The FlashInfer backend's conventions, and why a harness must check them: on CPU, through run_point.
+
+FlashQLA's own benchmark called FlashInfer with FlashQLA's conventions: log-space g where FlashInfer
+takes the linear decay alpha, and an initial state in FlashQLA's [N, HV, K, V] layout where FlashInfer's
+is [N, HV, V, K]. On the H200 that gave 75% non-finite outputs in the same time. Here a stand-in with
+FlashInfer's documented semantics (no checks of its own: like the kernel, it computes whatever it is
+handed) replaces the library, and the same row pipeline that times the real one must time qlabench's
+conversion and refuse FlashQLA's: `incorrect`, with no timing.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from qlabench.backends import REGISTRY
+from qlabench.backends import flashinfer as fi_mod
+from qlabench.backends.reference import recurrent_gated_delta_rule
+from qlabench.core.spec import parse_suite
+from qlabench.measure import env as envmod
+from qlabench.run.point import MeasureContext, run_point
+
+
+def flashinfer_semantics(q, k, v, g=None, beta=None, scale=None, initial_state=None, output_final_state=False,
+                         cu_seqlens=None, **kw):
+    """What FlashInfer's GDN prefill computes: decay = g (linear alpha), state [N, HV, V, K], token-major."""
+    h0 = None if initial_state is None else initial_state.transpose(-1, -2)  # to the reference's [.., K, V]
+    o, ht = recurrent_gated_delta_rule(q[None].float(), k[None].float(), v[None].float(), g.log()[None],
+                                       beta[None], scale=scale, initial_state=h0, cu_seqlens=cu_seqlens)
+    state = ht.transpose(-1, -2).contiguous()
+    o = o[0].to(q.dtype)
+    return (o, state) if output_final_state else o
+
+
+QLABENCH_ARGS = fi_mod.flashinfer_args
+
+
+def flashqla_script_args(inp):
+    """The arguments as FlashQLA's benchmark passes them: qlabench's, but g log-space and h0 untransposed."""
+    a = QLABENCH_ARGS(inp)
+    B, T, HV = inp.g.shape
+    a["g"] = inp.g.float().reshape(B * T, HV).contiguous()
+    a["initial_state"] = None if inp.h0 is None else inp.h0.float().contiguous()
+    return a
+
+
+def _run(monkeypatch, layout: str, seqlens: list[int]):
+    monkeypatch.setattr(fi_mod, "_import", lambda: (flashinfer_semantics, ""))
+    b = REGISTRY["flashinfer"]
+    monkeypatch.setattr(type(b), "devices", frozenset({"cpu", "cuda"}))  # the stand-in runs anywhere
+    sweep = {"backends": ["flashinfer"], "heads": [{"h_qk": 1, "h_v": 2}], "K": 128, "V": 128,
+             "dtype": "bfloat16", "gate": "flashqla", "initial_state": True}
+    sweep.update({"varlen": [seqlens]} if layout == "varlen" else {"batch": [len(seqlens)], "seqlen": [seqlens[0]]})
+    s = parse_suite({"name": "fi", "device": "cpu", "sweep": sweep,
+                     "timing": {"timer": "wall", "warmup": 0, "min_samples": 2, "max_samples": 2}}, "fi.toml")
+    ctx = MeasureContext(suite=s, device="cpu", env=envmod.capture("cpu"), run_id="r", timer_name="wall",
+                         registry=REGISTRY, check=True)
+    return run_point(s.points[0], ctx)
+
+
+@pytest.mark.parametrize("layout,seqlens", [("varlen", [24, 40]), ("dense", [32, 32])])
+def test_flashinfer_called_its_way_is_checked_and_timed(monkeypatch, layout, seqlens):
+    row = _run(monkeypatch, layout, seqlens)
+    assert row.status == "ok", row.reason
+    assert row.median_ms is not None and row.err_o < 0.02
+
+
+@pytest.mark.parametrize("layout,seqlens", [("varlen", [24, 40]), ("dense", [32, 32])])
+def test_flashinfer_called_as_flashqla_benchmark_does_is_incorrect_not_timed(monkeypatch, layout, seqlens):
+    monkeypatch.setattr(fi_mod, "flashinfer_args", flashqla_script_args)
+    row = _run(monkeypatch, layout, seqlens)
+    assert row.status == "incorrect" and row.median_ms is None
+    assert "o" in row.reason
+
+
+def test_either_convention_error_alone_is_caught(monkeypatch):
+    """Log-space g alone (its heads at g = 0 give log(0)), and the untransposed state alone."""
+    real = QLABENCH_ARGS
+
+    def log_g(inp):
+        a = real(inp)
+        a["g"] = inp.g.float().reshape(a["g"].shape).contiguous()
+        return a
+
+    def untransposed(inp):
+        a = real(inp)
+        a["initial_state"] = inp.h0.float().contiguous()
+        return a
+
+    for wrong in (log_g, untransposed):
+        monkeypatch.setattr(fi_mod, "flashinfer_args", wrong)
+        row = _run(monkeypatch, "varlen", [24, 40])
+        assert row.status == "incorrect" and row.median_ms is None, (wrong.__name__, row.reason)
+
+
+def test_the_stand_in_is_the_oracle_under_flashinfers_conventions():
+    """Guard for the tests above: the stand-in, handed alpha and a [V, K] state, is the reference itself."""
+    torch.manual_seed(0)
+    T, H, D = 16, 2, 4
+    q, k, v = torch.randn(T, H, D), torch.nn.functional.normalize(torch.randn(T, H, D), dim=-1), torch.randn(T, H, D)
+    g, beta = -torch.rand(T, H), torch.rand(T, H)
+    h0 = torch.randn(1, H, D, D)
+    cu = torch.tensor([0, T])
+    o, ht = flashinfer_semantics(q, k, v, g.exp(), beta, 0.5, h0.transpose(-1, -2).contiguous(), True, cu)
+    ro, rht = recurrent_gated_delta_rule(q[None], k[None], v[None], g[None], beta[None], scale=0.5,
+                                         initial_state=h0, cu_seqlens=cu)
+    assert torch.allclose(o, ro[0], atol=1e-5) and torch.allclose(ht.transpose(-1, -2), rht, atol=1e-5)
