@@ -48,3 +48,14 @@ def test_outside_any_repository_only_the_variable_counts(tmp_path, monkeypatch):
     assert git_sha_of(tmp_path) is None
     monkeypatch.setenv("QLABENCH_GIT_SHA", "abc123")
     assert git_sha_of(tmp_path) == "abc123"
+
+
+def test_rows_record_flashinfers_version_and_old_fingerprints_stay():
+    from qlabench.measure import env as envmod
+
+    e = envmod.capture("cpu")
+    assert "flashinfer_version" in e  # None here (not installed); its version on a host that has it
+    without = dict(e, flashinfer_version=None)
+    assert envmod.fingerprint(without) == envmod.fingerprint({k: v for k, v in without.items()
+                                                              if k != "flashinfer_version"})
+    assert envmod.fingerprint(dict(e, flashinfer_version="0.6.13")) != envmod.fingerprint(without)

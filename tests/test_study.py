@@ -236,7 +236,7 @@ def test_the_page_and_its_pngs_are_written(study, tmp_path):
                     "## The same points on two library stacks"):
         assert heading in text
     names = {p.name for p in files.figures}
-    assert names == {"speedup_fwd.png", "speedup_bwd.png", "speedup_fwd_bwd.png", "published_vs_ours.png",
+    assert names == {"speedup_fwd.png", "speedup_bwd.png", "speedup_fwd_bwd.png", "published_vs_ours.png", "heads_coverage.png",
                      "gate_gate_zero_frac.png", "gate_gate_scale.png", "cp_regret.png"}
     for p in files.figures:
         assert p.read_bytes()[:8] == PNG_MAGIC and f"]({p.name})" in text

@@ -50,6 +50,8 @@ class ResultRow:
     tilelang_version: str | None = col("string", "tilelang version, if installed")
     fla_version: str | None = col("string", "fla-core version, if installed")
     flash_qla_version: str | None = col("string", "flash-qla version, if installed")
+    flashinfer_version: str | None = col("string", "flashinfer-python version, if installed (null in rows "
+                                                   "written before the column existed)")
     cuda_version: str | None = col("string", "CUDA runtime version torch was built with")
     driver_version: str | None = col("string", "NVIDIA driver version (NVML)")
     # -- point -------------------------------------------------------------------------------
@@ -176,7 +178,7 @@ class ResultRow:
 # Environment keys (qlabench.measure.env.capture) copied into every row.
 ENV_FIELDS = ("host", "device", "device_index", "env_fingerprint", "qlabench_version", "git_sha", "python_version",
               "torch_version", "triton_version", "tilelang_version", "fla_version", "flash_qla_version",
-              "cuda_version", "driver_version")
+              "flashinfer_version", "cuda_version", "driver_version")
 
 
 def make_row(point, *, run_id: str, suite: str, env: dict, status: Status, reason: str | None = None,

@@ -23,6 +23,7 @@ _DISTS = {
     "tilelang_version": "tilelang",
     "fla_version": "fla-core",
     "flash_qla_version": "flash-qla",
+    "flashinfer_version": "flashinfer-python",
 }
 # Fields whose change can move timings; their hash is the env fingerprint used by resume and compare.
 FINGERPRINT_FIELDS = ("device", "torch_version", "triton_version", "tilelang_version", "fla_version",
@@ -123,6 +124,12 @@ def physical_index(idx: int) -> int:
     return idx
 
 
+# Counted only where installed, so that the fingerprints of environments without it stay what they were.
+OPTIONAL_FINGERPRINT_FIELDS = ("flashinfer_version",)
+
+
 def fingerprint(env: dict) -> str:
-    blob = json.dumps({k: env.get(k) for k in FINGERPRINT_FIELDS}, sort_keys=True)
+    fields = {k: env.get(k) for k in FINGERPRINT_FIELDS}
+    fields.update({k: env[k] for k in OPTIONAL_FINGERPRINT_FIELDS if env.get(k) is not None})
+    blob = json.dumps(fields, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]

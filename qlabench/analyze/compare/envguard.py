@@ -18,7 +18,7 @@ from qlabench.core.errors import QlabenchError
 from qlabench.store.keys import plain_value
 
 VERSIONED = ("torch_version", "triton_version", "tilelang_version", "fla_version", "flash_qla_version",
-             "cuda_version")
+             "flashinfer_version", "cuda_version")
 # Shown in the diff, never blocking: they say where and from what code the rows came.
 INFORMATIONAL = ("driver_version", "python_version", "qlabench_version", "git_sha", "host", "env_fingerprint")
 

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from qlabench.analyze.study.heads import head_scaling
 from qlabench.analyze.study.prepare import PROFILE_GATE_DEFAULTS, fraction_label
 from qlabench.analyze.study.study import Study
 
@@ -214,5 +215,40 @@ def regret_figure(study: Study) -> list[tuple[str, Figure]]:
     return [("cp_regret", fig)]
 
 
+def heads_figure(study: Study) -> list[tuple[str, Figure]]:
+    """Time and SM coverage against head config, one sequence (solid: the longest, dashed: the shortest
+    length measured): FlashInfer's flat time next to its coverage, which only heads raise."""
+    h = head_scaling(study.primary_rows)
+    if h.empty or h["backend"].nunique() < 2:
+        return []
+    configs = sorted({(r.h_v, r.h_qk) for r in h.itertuples()})
+    pos = {c: i for i, c in enumerate(configs)}
+    lengths = sorted(h["total_tokens"].unique())
+    shown = [lengths[-1]] + ([lengths[0]] if len(lengths) > 1 else [])
+    fig, (ax_t, ax_c) = _grid(2, 2, 5.6, 4.2)
+    for (backend, T), sub in h[h["total_tokens"].isin(shown)].groupby(["backend", "total_tokens"], sort=True):
+        sub = sub.sort_values(["h_v", "h_qk"])
+        x = [pos[(r.h_v, r.h_qk)] for r in sub.itertuples()]
+        style = dict(color=BACKEND_COLORS.get(backend, "C7"), marker=BACKEND_MARKERS.get(backend, "o"), ms=4,
+                     ls="-" if T == shown[0] else "--")
+        ax_t.plot(x, sub["median_ms"], label=f"{backend} 1x{T}", **style)
+        ax_c.plot(x, sub["sm_coverage"].astype(float), label=f"{backend} 1x{T}", **style)
+    for ax in (ax_t, ax_c):
+        ax.set_xticks(range(len(configs)), [f"h{q}/{v}" for v, q in configs], rotation=45, ha="right", fontsize=7)
+        ax.set_xlabel("heads (q,k / v)", fontsize=8)
+        ax.grid(True, alpha=0.3)
+    ax_t.set_yscale("log")
+    ax_t.set_ylabel("median ms (log)")
+    ax_t.set_title("time per call", fontsize=9)
+    ax_c.set_ylabel("sm_coverage (share of SMs given blocks)")
+    ax_c.set_ylim(0, 1.05)
+    ax_c.set_title("SM coverage", fontsize=9)
+    ax_c.legend(fontsize=6, ncol=2)
+    fig.suptitle("forward, one sequence: time and SM coverage against head count", fontsize=10)
+    fig.tight_layout()
+    return [("heads_coverage", fig)]
+
+
 def all_figures(study: Study) -> list[tuple[str, Figure]]:
-    return speedup_figures(study) + published_figure(study) + gate_figures(study) + regret_figure(study)
+    return (speedup_figures(study) + published_figure(study) + heads_figure(study) + gate_figures(study)
+            + regret_figure(study))

@@ -12,6 +12,7 @@ from pathlib import Path
 import pandas as pd
 
 from qlabench.analyze.study.figures import all_figures
+from qlabench.analyze.study.heads import head_scaling
 from qlabench.analyze.study.published import BACKEND_COLUMNS, PUBLISHED_STACK
 from qlabench.analyze.study.prepare import package_name
 from qlabench.analyze.study.study import Study
@@ -135,6 +136,8 @@ def render(study: Study, figures: dict[str, str]) -> str:
                 _collapsible("forward: ours, published, ratio per backend", md_table(fwd, _ratio_formats(fwd)),
                              len(fwd))]
 
+    out += _heads_section(study, figures)
+
     out += ["## Backward", "",
             "Published method: the backward kernels alone (FlashQLA's forward run first); the published split of "
             "the total into sequences is random, so rows match on (heads, total tokens, sequences).", ""]
@@ -189,6 +192,33 @@ def render(study: Study, figures: dict[str, str]) -> str:
             "- FlashQLA's speed depends on the gate values through its CP warm-up; every row records its gate "
             "profile, and the gate section above shows how much.", ""]
     return "\n".join(out)
+
+
+def _heads_section(study: Study, figures: dict[str, str]) -> list[str]:
+    """Time against head count on single sequences, with each backend's SM coverage and main kernel."""
+    h = head_scaling(study.primary_rows)
+    if h.empty:
+        return []
+    out = ["## Time, SM coverage and head count", "",
+           "One sequence per call, forward, the published method. `sm_coverage` is the time-weighted share of "
+           "the GPU's SMs that the call's kernels gave a block; `main kernel` is the one it spent longest in, "
+           "with its block count and share of the kernel time.", ""]
+    fi = h[h["backend"] == "flashinfer"]
+    if not fi.empty:
+        T = int(fi["total_tokens"].max())
+        f = fi[fi["total_tokens"] == T]
+        lo, hi = f.loc[f["h_v"].idxmin()], f.loc[f["h_v"].idxmax()]
+        out += [f"FlashInfer at 1x{T}: {lo['median_ms']:.3f} ms at {lo['heads']} and {hi['median_ms']:.3f} ms at "
+                f"{hi['heads']} ({hi['h_v'] // lo['h_v']}x the value heads). Its main kernel launches "
+                f"{lo['main_blocks']} to {hi['main_blocks']} blocks, one per value head, so it covers "
+                f"{lo['sm_coverage']:.0%} to {hi['sm_coverage']:.0%} of the SMs: more heads fill idle SMs instead "
+                "of adding time.", ""]
+    if "heads_coverage" in figures:
+        out += [f"![time and SM coverage against heads]({figures['heads_coverage']})", ""]
+    table = md_table(h, {"median_ms": ".3f", "sm_coverage": ".2f", "main_share": ".0%"},
+                     ["total_tokens", "backend", "heads", "median_ms", "sm_coverage", "main_kernel", "main_blocks",
+                      "main_share"])
+    return out + [_collapsible("per backend, length and head config", table, len(h))]
 
 
 @dataclass(frozen=True)

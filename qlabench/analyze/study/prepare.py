@@ -64,6 +64,8 @@ def stack_label(row) -> str:
     backend with no library of its own)."""
     parts = [f"{package_name(c)} {_text(row.get(c))}" for c in version_columns(library_of(row["backend"]))
              if _text(row.get(c))]
+    if not parts and library_of(row["backend"]) in LIBRARY_VERSIONS:  # rows older than their version column
+        return f"{package_name(version_columns(library_of(row['backend']))[0])} (version not recorded)"
     if not parts:
         return f"torch {_text(row.get('torch_version')) or '?'}"
     return " + ".join(parts)

@@ -1,0 +1,2 @@
+import os
+os.environ['QLABENCH_SYNTHETIC_SLOWDOWN'] = '1.0'
