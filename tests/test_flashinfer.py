@@ -105,3 +105,14 @@ def test_the_stand_in_is_the_oracle_under_flashinfers_conventions():
     ro, rht = recurrent_gated_delta_rule(q[None], k[None], v[None], g[None], beta[None], scale=0.5,
                                          initial_state=h0, cu_seqlens=cu)
     assert torch.allclose(o, ro[0], atol=1e-5) and torch.allclose(ht.transpose(-1, -2), rht, atol=1e-5)
+
+
+def test_its_provenance_is_the_cutlass_kernel_and_nothing_of_flashqla_or_fla():
+    b = REGISTRY["flashinfer"]
+    cutlass = "void cutlass::device_kernel<flat::kernel::FlatKernelTmaWarpSpecializedDeltaRule<float> >(int)"
+    cast = "void at::native::unrolled_elementwise_kernel<at::native::direct_copy_kernel_cuda>(int)"
+    assert b.provenance_error([cast, cutlass]) is None
+    for other in ("tilelang_fused_chunk_gdr_fwd_kernel_kernel", "chunk_gated_delta_rule_fwd_kernel_h_blockdim64",
+                  "chunk_fwd_kernel_o", "recompute_w_u_fwd_kernel"):
+        assert "provenance mismatch" in b.provenance_error([cutlass, other]), other
+    assert "launched no" in b.provenance_error([cast])

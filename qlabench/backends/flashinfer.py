@@ -73,6 +73,10 @@ class FlashInfer(Backend):
     devices = frozenset({"cuda"})
     # Demangled CUDA names of C++ kernels usually carry their return type ("void cutlass::...").
     expect_kernels = (KERNEL, "void " + KERNEL)
+    # Nothing of the other two libraries may run inside its call: FlashQLA's TileLang kernels, FLA's
+    # Triton GDN kernels (names as its rows record them).
+    forbid_kernels = ("tilelang_", "chunk_gated_delta_rule", "chunk_local_cumsum", "recompute_w_u",
+                      "chunk_fwd_kernel_o", "chunk_scaled_dot_kkt")
 
     def available(self) -> tuple[bool, str]:
         fn, why = _import()
