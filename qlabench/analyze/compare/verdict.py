@@ -87,22 +87,32 @@ def parse_fail_on(text: str) -> frozenset[Failure]:
     return frozenset(kinds)
 
 
-def timing_verdict(s: PairStats, opt: CompareOptions) -> tuple[Verdict, str]:
-    """(verdict, why) for two ok rows with samples."""
-    up, down = 1.0 + opt.threshold, 1.0 / (1.0 + opt.threshold)
+def _ladder(s: PairStats, opt: CompareOptions, t: float, *, note: str = "", above: str = "",
+            not_gateable: str = "") -> tuple[Verdict, str]:
+    """The one decision ladder: a change needs the interval beyond 1 +- t AND p < alpha; then, unless the
+    point is `not_gateable` (its floor above the threshold), same or ambiguous. `note` ends every reason;
+    `above` replaces "above <bound>" in a slower one."""
+    up, down = 1.0 + t, 1.0 / (1.0 + t)
     ci = f"CI [{s.ci_low:.3f}, {s.ci_high:.3f}]"
-    if min(s.n_base, s.n_head) < opt.min_samples:
-        return Verdict.AMBIGUOUS, f"too few samples ({s.n_base} base, {s.n_head} head; need {opt.min_samples})"
     significant = s.p_value < opt.alpha
     if s.ci_low > up and significant:
-        return Verdict.SLOWER, f"{ci} above {up:.3f}, p={s.p_value:.2g}"
+        return Verdict.SLOWER, f"{ci} {above or f'above {up:.3f}'}, p={s.p_value:.2g}{note}"
     if s.ci_high < down and significant:
-        return Verdict.FASTER, f"{ci} below {down:.3f}, p={s.p_value:.2g}"
+        return Verdict.FASTER, f"{ci} below {down:.3f}, p={s.p_value:.2g}{note}"
+    if not_gateable:
+        return Verdict.NOT_GATEABLE, not_gateable
     if s.ci_low >= down and s.ci_high <= up:
-        return Verdict.SAME, f"{ci} within ±{opt.threshold:.0%}"
+        return Verdict.SAME, f"{ci} within ±{opt.threshold:.0%}{note}"
     if s.ci_low > up or s.ci_high < down:
-        return Verdict.AMBIGUOUS, f"{ci} beyond the threshold but p={s.p_value:.2g} >= alpha={opt.alpha:g}"
-    return Verdict.AMBIGUOUS, f"{ci} straddles ±{opt.threshold:.0%}"
+        return Verdict.AMBIGUOUS, f"{ci} beyond the threshold but p={s.p_value:.2g} >= alpha={opt.alpha:g}{note}"
+    return Verdict.AMBIGUOUS, f"{ci} straddles ±{opt.threshold:.0%}{note}"
+
+
+def timing_verdict(s: PairStats, opt: CompareOptions) -> tuple[Verdict, str]:
+    """(verdict, why) for two ok rows with samples (the per-sample method, or one run per side)."""
+    if min(s.n_base, s.n_head) < opt.min_samples:
+        return Verdict.AMBIGUOUS, f"too few samples ({s.n_base} base, {s.n_head} head; need {opt.min_samples})"
+    return _ladder(s, opt, opt.threshold)
 
 
 def noise_floor(s: PairStats, opt: CompareOptions) -> float | None:
@@ -123,23 +133,13 @@ def run_verdict(s: PairStats, opt: CompareOptions, min_floor: float = 0.0) -> tu
         return v, why + "; one run per side"
     floor = noise_floor(s, opt)
     t_eff = max(opt.threshold, floor, min_floor)
-    up, down = 1.0 + t_eff, 1.0 / (1.0 + t_eff)
-    ci = f"CI [{s.ci_low:.3f}, {s.ci_high:.3f}]"
     noise = f"run-to-run noise {math.expm1(s.sigma_between):.1%} ({runs})"
-    where = (f"beyond this point's noise floor {t_eff:.1%}" if t_eff > opt.threshold else f"above {up:.3f}")
-    significant = s.p_value < opt.alpha
-    if s.ci_low > up and significant:
-        return Verdict.SLOWER, f"{ci} {where}, p={s.p_value:.2g}; {noise}"
-    if s.ci_high < down and significant:
-        return Verdict.FASTER, f"{ci} below {down:.3f}, p={s.p_value:.2g}; {noise}"
+    not_gateable = ""
     if t_eff > opt.threshold:
         why = noise if floor >= min_floor else f"baseline from another host, floor {min_floor:.0%}; {noise}"
-        return Verdict.NOT_GATEABLE, f"not gateable at {opt.threshold:.0%} here: {why}"
-    if s.ci_low >= down and s.ci_high <= up:
-        return Verdict.SAME, f"{ci} within ±{opt.threshold:.0%}; {noise}"
-    if s.ci_low > up or s.ci_high < down:
-        return Verdict.AMBIGUOUS, f"{ci} beyond the threshold but p={s.p_value:.2g} >= alpha={opt.alpha:g}; {noise}"
-    return Verdict.AMBIGUOUS, f"{ci} straddles ±{opt.threshold:.0%}; {noise}"
+        not_gateable = f"not gateable at {opt.threshold:.0%} here: {why}"
+    return _ladder(s, opt, t_eff, note=f"; {noise}", not_gateable=not_gateable,
+                   above=f"beyond this point's noise floor {t_eff:.1%}" if t_eff > opt.threshold else "")
 
 
 def status_verdict(base_status: str, head_status: str) -> tuple[Verdict, str, Failure | None]:
