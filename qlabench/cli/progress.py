@@ -1,7 +1,7 @@
 """A rich progress bar for sweeps (the runner's Progress protocol).
 
 On a terminal the bar shows the point in flight and only non-ok rows get a line. Where output goes to
-a file or a pipe (CI, a device call's log) rich draws the bar once, at the end, so a run killed midway
+a file or a pipe (CI, a batch job's log) rich draws the bar once, at the end, so a run killed midway
 would leave nothing: there every finished point gets its own line, ok ones with their median, and the
 bar's one line at the end is short ('32/32 points, 0:00:21 elapsed'): no point label or remaining
 time that an 80-column log would cut to '0:00:…'.
