@@ -26,8 +26,8 @@ which the provenance check requires.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 import os
+from collections.abc import Callable
 from functools import lru_cache
 
 import torch
@@ -102,10 +102,10 @@ class FlashInfer(Backend):
             variants = fib.selected()
         except ConfigError as e:
             return str(e)
-        n = 64 if variants is None else len(variants)
+        n = fib.variant_count(variants)
         which = {None: "FlashInfer's full set", fib.QLABENCH_VARIANTS: "all qlabench can call"}.get(variants, "as chosen")
         return (f"first use builds {n} of FlashInfer's 64 kernel variants ({which}; {fib.VARIANTS_ENV}), one nvcc "
-                "job of ~3 min each, in parallel; all 64 take 11-12 min on 16 cores. `qlabench warmup` builds "
+                "job of ~2-3 min each, in parallel; all 64 take 11-12 min on 16 cores. `qlabench warmup` builds "
                 "them ahead; one variant (e.g. bf16-gva-h0) is the shortest build")
 
     def jit_build(self, points: list[Point]) -> JitBuild | None:
@@ -113,8 +113,8 @@ class FlashInfer(Backend):
         if not points or not self.available()[0]:
             return None
         variants = fib.selected()
-        n = 64 if variants is None else len(variants)
-        return JitBuild(label=f"flashinfer {fib.module_name(variants)} ({n} of 64 kernel variants)",
+        return JitBuild(label=f"flashinfer {fib.module_name(variants)} ({fib.variant_count(variants)} of 64 kernel "
+                              "variants)",
                         run=lambda on_step: fib.build(variants, on_step).wall_s)
 
     def _prefill(self) -> Callable:

@@ -154,16 +154,18 @@ def warm_suite(suite_path: str, suite: Suite, jobs: int, device: str | None, onl
 
     while pending or running or any(t.is_alive() for t in builds.values()):
         report_builds()
+        ready = []
         for gi, idx in [g for g in pending if not waiting(g[1])]:
             t = builds.get(suite.points[idx[0]].backend)
-            if t is not None and t.result is not None and not t.result.ok:
-                pending.remove((gi, idx))
-                res = GroupResult(gi, _label(suite.points[idx[0]]), len(idx), 1, 0.0,
-                                  f"not run: error: {t.result.label} failed: {t.result.error}")
-                results.append(res)
-                if on_done:
-                    on_done(res)
-        ready = [g for g in pending if not waiting(g[1])]
+            if t is None or t.result is None or t.result.ok:
+                ready.append((gi, idx))
+                continue
+            pending.remove((gi, idx))  # its build failed: reported, not run
+            res = GroupResult(gi, _label(suite.points[idx[0]]), len(idx), 1, 0.0,
+                              f"not run: error: {t.result.label} failed: {t.result.error}")
+            results.append(res)
+            if on_done:
+                on_done(res)
         while ready and len(running) < max(1, jobs):
             gi, idx = ready.pop(0)
             pending.remove((gi, idx))
