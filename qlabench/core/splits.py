@@ -16,7 +16,7 @@ layer. It is an exact port, not a look-alike:
   "for small n, preserve old behavior"). The first k positions are final after k steps, so the
   prefix [:n - 1] needs only n - 1 draws.
 
-tests/test_splits.py checks it against torch.randperm for the published splits and many random
+tests/core/test_splits.py checks it against torch.randperm for the published splits and many random
 (T, n, seed), and pins the published layouts as literals.
 """
 

@@ -132,3 +132,25 @@ def test_cli_exit_codes(files, tmp_path):
     assert res.exit_code == 2 and "NVIDIA A100" in res.output
     assert r.invoke(app, ["compare", str(base), str(tmp_path / "nope")]).exit_code == 2
     assert r.invoke(app, ["compare", str(base), str(slow), "--fail-on", "status"]).exit_code == 0
+
+
+def _rows_file(path, make_row, ms, samples):
+    from qlabench.store.files import write_rows
+
+    return write_rows(path, [make_row(backend="naive-chunk", median_ms=ms, samples_ms=samples,
+                                      n_samples=len(samples))])
+
+
+def test_compare_names_itself_and_a_pass_says_why(tmp_path, make_row):
+    base = _rows_file(tmp_path / "base.parquet", make_row, 1.0, (1.0, 1.0))
+    head = _rows_file(tmp_path / "head.parquet", make_row, 1.8, (1.8, 1.8))  # +80%, but 2 samples: ambiguous
+    r = CliRunner().invoke(app, ["compare", str(base), str(head), "--format", "markdown"])
+    assert r.exit_code == 0, r.output
+    assert "qlabench compare: PASS" in r.stdout and "qlabench gate" not in r.stdout
+    assert "PASS because all 1 moved points are ambiguous" in r.stdout
+
+
+def test_fail_on_help_lists_shift():
+    r = CliRunner().invoke(app, ["compare", "--help"], env={"COLUMNS": "200"})
+    assert "shift" in r.stdout.split("--fail-on", 1)[1].split("--", 1)[0]
+

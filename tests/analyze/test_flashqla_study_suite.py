@@ -51,7 +51,7 @@ def test_the_csv_ships_in_the_package_unchanged():
 
 
 def test_pyproject_ships_the_data():
-    text = (Path(__file__).resolve().parents[1] / "pyproject.toml").read_text()
+    text = (Path(__file__).resolve().parents[2] / "pyproject.toml").read_text()
     assert '"qlabench.analyze.data" = ["*.csv", "*.md"]' in text
 
 
@@ -81,7 +81,7 @@ def test_backward_points_are_the_published_rows_in_both_variants(suite):
     assert set(got) == want and set(got.values()) == {4}  # 2 backends x 2 variants
     assert Counter((p.backend, p.mode) for p in bwd) == {(b, m): 32 for b in BWD_BACKENDS
                                                          for m in ("bwd", "bwd_train")}
-    for p in bwd:  # the published random split (seed 42); tests/test_splits.py checks it against torch
+    for p in bwd:  # the published random split (seed 42); tests/core/test_splits.py checks it against torch
         assert p.seqlens == random_split(p.total_tokens, p.num_seqs, 42)
 
 

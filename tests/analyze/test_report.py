@@ -135,3 +135,41 @@ def test_plot_rejects_bad_options(results, tmp_path):
     with pytest.raises(QlabenchError, match="panel"):
         plot_speedups(results, tmp_path, "naive-recurrent", panel="gpu")
     assert not any(tmp_path.iterdir())
+
+
+def test_speedup_table_marks_noisy_and_short_points(make_row):
+    import pandas as pd
+
+    from qlabench.analyze.report import FEW, NOISY, noise_summary, speedup_table
+    from qlabench.cli.views import speedup_markdown
+
+    df = pd.DataFrame([r.as_dict() for r in [
+        make_row(backend="naive-recurrent", median_ms=10.0, noise_target_met=True, rel_noise=0.01),
+        make_row(backend="naive-chunk", median_ms=1.0, noise_target_met=False, rel_noise=0.4),
+        make_row(backend="naive-recurrent", median_ms=20.0, seqlens=(128,), total_tokens=128, n_samples=1,
+                 samples_ms=(20.0,), noise_target_met=False, below_min_samples=True, stopped_by="max_time"),
+        make_row(backend="naive-chunk", median_ms=2.0, seqlens=(128,), total_tokens=128, noise_target_met=True),
+    ]])
+    t = speedup_table(df, "naive-recurrent")
+    assert t["naive-chunk noise"].tolist() == [NOISY, ""]
+    assert t["naive-recurrent noise"].tolist() == ["", FEW]
+    md = speedup_markdown(t, "naive-recurrent")
+    assert "| 1.000 (10.00x) ~ |" in md and "20.000 (1.00x) !" in md
+    line = noise_summary(df)
+    assert line.startswith("2 of 4 ok points met their noise target") and "~ 1 missed it" in line
+    assert "! 1 got fewer than min_samples" in line
+
+
+def test_an_older_file_finds_its_suite_baseline_by_the_suite_name(tmp_path, make_row):
+    from qlabench.analyze.report import pick_baseline, suite_baselines
+    from qlabench.store.files import write_rows
+
+    rows = [make_row(backend="naive-recurrent", median_ms=2.0), make_row(backend="naive-chunk", median_ms=1.0)]
+    write_rows(tmp_path / "old.parquet", rows, metadata={"suite_path": "/elsewhere/suites/quick-cpu.toml"})
+    assert suite_baselines([tmp_path]) == ["naive-recurrent"]  # suites/quick-cpu.toml's baseline
+    import pandas as pd
+
+    df = pd.DataFrame([r.as_dict() for r in rows])
+    assert pick_baseline(df, None, suite_baselines([tmp_path])) == "naive-recurrent"
+    assert pick_baseline(df) == "naive-chunk"  # no suite known: the naive fallback, as before
+

@@ -23,7 +23,7 @@ from qlabench.cli import app
 from qlabench.core.errors import QlabenchError
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def frame(pairs) -> pd.DataFrame:

@@ -63,7 +63,7 @@ def test_the_bar_survives_several_sweeps_in_one_context():
 
 
 def test_log_output_ends_in_a_short_count_and_elapsed_line():
-    # issue 16: at 80 columns the bar's last line used to end in '0:08:... 0:00:...'
+    # at 80 columns the bar's last line once ended in '0:08:... 0:00:...'
     buf = io.StringIO()
     with RichProgress(Console(file=buf, width=80)) as prog:
         prog.start(1)

@@ -434,7 +434,7 @@ def test_run_table(tmp_path):
 
 # -- suites/README.md stays true ----------------------------------------------------------------------
 
-README = Path(__file__).resolve().parent.parent / "suites" / "README.md"
+README = Path(__file__).resolve().parents[2] / "suites" / "README.md"
 
 
 def test_readme_example_is_a_valid_suite():
@@ -467,3 +467,13 @@ def test_profile_table_is_parsed_and_validated():
     with pytest.raises(SpecError) as e:
         parse_suite({**base, "profile": {"nsight": True}}, "s.toml")
     assert e.value.key == "profile.nsight"
+
+
+def test_cpu_threads_suite_key_is_validated():
+    base = {"sweep": {"backends": ["naive-chunk"], "seqlen": [16], "K": 16, "V": 16, "heads": [{"h_qk": 1, "h_v": 1}]}}
+    assert parse_suite({**base, "run": {"cpu_threads": 0}}).run.cpu_threads == 0
+    with pytest.raises(SpecError, match="run.cpu_threads"):
+        parse_suite({**base, "run": {"cpu_threads": -1}})
+    with pytest.raises(SpecError, match="run.cpu_threads"):
+        parse_suite({**base, "run": {"cpu_threads": "one"}})
+

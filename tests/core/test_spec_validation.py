@@ -1,4 +1,4 @@
-"""Issue 17, items 5 and 8: bad suites fail at parse time with exit 2 (never an OverflowError, a
+"""Suite validation: bad suites fail at parse time with exit 2 (never an OverflowError, a
 traceback, or a silent no-op)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from qlabench.cli import app
 from qlabench.core.errors import SpecError
 from qlabench.core.spec import load_suite, parse_suite
 
-TINY = Path(__file__).parent / "data" / "tiny-cpu.toml"
+TINY = Path(__file__).resolve().parents[1] / "data" / "tiny-cpu.toml"
 BASE = {
     "name": "v", "device": "cpu",
     "sweep": {"backends": ["naive-recurrent"], "modes": ["fwd"], "seqlen": [8, 16],

@@ -152,3 +152,33 @@ def test_a_bad_timer_is_one_message_before_any_point_runs(tmp_path, data_dir, ar
     assert "Traceback" not in result.output
     assert result.stdout == ""  # not even an empty progress bar
     assert not out.exists()  # no rows, not even error rows
+
+
+def test_cli_device_cpu_with_a_graph_timer_suite_is_refused_up_front(tmp_path, data_dir):
+    text = (data_dir / "tiny-cpu.toml").read_text().replace('timer = "wall"', 'timer = "graph"')
+    suite = tmp_path / "graph-suite.toml"
+    suite.write_text(text.replace('device = "cpu"', 'device = "auto"'))
+    r = CliRunner().invoke(app, ["run", "sweep", "--suite", str(suite), "--out", str(tmp_path / "r"),
+                                 "--device", "cpu"])
+    assert r.exit_code == 2 and "timer 'graph' needs a CUDA device" in r.stderr
+    assert r.stdout == "" and not (tmp_path / "r").exists()
+
+
+def test_profile_of_an_unavailable_backend_exits_2_with_its_reason(tmp_path):
+    r = CliRunner().invoke(app, ["profile", "--backend", "flash_qla", "--device", "cpu", "--out", str(tmp_path)])
+    assert r.exit_code == 2
+    assert "backend 'flash_qla' is unavailable: flash-qla is not installed" in " ".join(r.stderr.split())
+    assert not any(tmp_path.iterdir())
+
+
+def test_kernels_prints_a_top_table_and_writes_parquet_only_with_out(tmp_path):
+    from pathlib import Path
+
+    h200 = Path(__file__).resolve().parents[2] / "results" / "h200-ncu"
+    r = CliRunner().invoke(app, ["kernels", str(h200), "--top", "3"], env={"COLUMNS": "160"})
+    assert r.exit_code == 0, r.output
+    assert "top 3 of" in r.stdout and "total us" in r.stdout and "wrote" not in r.stdout
+    out = tmp_path / "k.parquet"
+    r = CliRunner().invoke(app, ["kernels", str(h200), "-o", str(out)])
+    assert r.exit_code == 0 and out.is_file() and "kernel launches" in r.stdout
+

@@ -1,4 +1,4 @@
-"""Issue 17, item 3: exit codes as docs/GATING.md promises. 0 pass, 1 a failure under --fail-on, 2 bad
+"""Exit codes of `qlabench compare`, as docs/GATING.md promises: 0 pass, 1 a failure under --fail-on, 2 bad
 input; a malformed file is a clean exit 2 (never a traceback with exit 1, which CI reads as a regression)."""
 
 from __future__ import annotations

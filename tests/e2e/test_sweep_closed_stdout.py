@@ -1,4 +1,4 @@
-"""Issue 17, item 7: a closed stdout (`qlabench run sweep ... | head -1`) cannot stop a measurement."""
+"""A closed stdout (`qlabench run sweep ... | head -1`) cannot stop a measurement."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 from qlabench.store.files import read_results
 
-TINY = Path(__file__).parent / "data" / "tiny-cpu.toml"
+TINY = Path(__file__).resolve().parents[1] / "data" / "tiny-cpu.toml"
 
 
 def test_a_sweep_piped_into_head_finishes_and_keeps_every_row(tmp_path):

@@ -1,4 +1,4 @@
-"""Issue 17, item 10: Ctrl-C and SIGTERM keep and compact the rows so far and say how to resume; no
+"""Ctrl-C and SIGTERM keep and compact the rows so far and say how to resume; no
 temp folder of a sweep outlives it (kill -9: the next sweep removes it)."""
 
 from __future__ import annotations

@@ -117,3 +117,11 @@ def test_wall_timer_respects_min_time():
     rule = StopRule(min_samples=2, max_samples=1000, min_time_s=0.5, max_time_s=10.0, target_rel_noise=0.005)
     m = WallTimer(rule, warmup=1, clock=clock).measure(clock.fn)
     assert m.noise_target_met and len(m.samples_ms) == 50  # 50 x 10 ms reaches min_time_s
+
+
+def test_stop_rule_names_what_ended_sampling():
+    rule = StopRule(min_samples=5, max_samples=10, max_time_s=1.0, target_rel_noise=0.1)
+    assert rule.stopped_by(7, True) == "noise_target"
+    assert rule.stopped_by(10, False) == "max_samples"
+    assert rule.stopped_by(1, False) == "max_time"
+

@@ -14,7 +14,7 @@ from qlabench.core.spec import load_suite, parse_suite
 
 from pathlib import Path
 
-DATA = Path(__file__).resolve().parent / "data"
+DATA = Path(__file__).resolve().parents[1] / "data"
 
 
 def _p(**kw):

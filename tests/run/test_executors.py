@@ -15,7 +15,7 @@ from qlabench.run.sweep import run_sweep
 from qlabench.core.spec import load_suite
 from qlabench.run.pool import Slot, WorkerPool
 
-TINY = Path(__file__).parent / "data" / "tiny-cpu.toml"
+TINY = Path(__file__).resolve().parents[1] / "data" / "tiny-cpu.toml"
 
 
 @pytest.fixture

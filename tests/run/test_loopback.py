@@ -1,4 +1,4 @@
-"""Issue 17, item 4: a single-node run listens on loopback only (no unauthenticated *:PORT)."""
+"""A single-node run listens on loopback only (no unauthenticated *:PORT)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from netwatch import descendants, is_loopback, listening
 
 from qlabench.core.spec import load_suite
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).resolve().parents[1] / "data"
 
 
 def test_netwatch_sees_a_wildcard_listener():

@@ -9,7 +9,7 @@ from qlabench.run.sweep import run_sweep
 from qlabench.core.spec import parse_suite
 from qlabench.store.files import read_results
 
-TIMEOUT_S = 4.0
+from fault_suites import TIMEOUT_S, fault_suite
 
 # V -> (status, text the reason must contain); V=16 is a normal point.
 EXPECTED = {
@@ -25,18 +25,6 @@ EXPECTED = {
     25: ("skipped", "unsupported"),
     26: ("ok", None),
 }
-
-
-def fault_suite(vs, seqlens=(8,), name="faults", **run) -> dict:
-    return {
-        "name": name, "device": "cpu",
-        "sweep": {"backends": ["fault"], "modes": ["fwd"], "seqlen": list(seqlens), "heads": [{"h_qk": 1, "h_v": 1}],
-                  "K": 8, "V": list(vs), "dtype": "float32"},
-        "timing": {"timer": "wall", "warmup": 0, "min_samples": 2, "max_samples": 2, "max_time_s": 0.1,
-                   "target_rel_noise": 0.5},
-        "check": {"oracle_max_tokens": 32},
-        "run": run or {"point_timeout_s": TIMEOUT_S, "compile_timeout_s": TIMEOUT_S},
-    }
 
 
 @pytest.fixture(scope="module")

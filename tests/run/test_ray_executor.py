@@ -19,7 +19,7 @@ from qlabench.store.files import read_rows
 ray = pytest.importorskip("ray")
 from qlabench.run.executors.ray_executor import RayExecutor
 
-TINY = Path(__file__).parent / "data" / "tiny-cpu.toml"
+TINY = Path(__file__).resolve().parents[1] / "data" / "tiny-cpu.toml"
 FAKE_GPUS = 2
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from test_pool import fault_suite
+from fault_suites import fault_suite
 from typer.testing import CliRunner
 
 from qlabench.backends import REGISTRY

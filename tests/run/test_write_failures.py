@@ -1,4 +1,4 @@
-"""Issue 17, items 1 and 2: a failed write stops the sweep (exit 1) and loses nothing silently; suite
+"""Write failures and output paths: a failed write stops the sweep (exit 1) and loses nothing silently; suite
 names are safe slugs and no output lands outside the folder it was given."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from qlabench.store import files
 from qlabench.store.baselines import baseline_path, save_baseline
 from qlabench.store.files import read_results
 
-TINY = Path(__file__).parent / "data" / "tiny-cpu.toml"
+TINY = Path(__file__).resolve().parents[1] / "data" / "tiny-cpu.toml"
 SUITE = {
     "name": "wf", "device": "cpu",
     "sweep": {"backends": ["naive-recurrent"], "modes": ["fwd"], "seqlen": [8, 12, 16, 20],

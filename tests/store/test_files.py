@@ -6,16 +6,8 @@ import os
 import subprocess
 import sys
 
-from qlabench.core.result import ResultRow
+from part_rows import row as _row
 from qlabench.store.files import PartWriter, read_results, read_rows, result_files, run_path, write_rows
-
-
-def _row(run_id: str, seq: int, status: str = "ok") -> ResultRow:
-    extra = {"median_ms": 1.0 + seq} if status == "ok" else {"reason": "boom"}
-    return ResultRow(run_id=run_id, suite="s", timestamp=f"2026-01-01T00:00:{seq:02d}+00:00", host="h", device="cpu",
-                     device_index=None, env_fingerprint="f", backend="b", mode="fwd", layout="dense", batch=1,
-                     seqlens=(seq + 1,), num_seqs=1, total_tokens=seq + 1, h_qk=1, h_v=1, K=8, V=8, dtype="float32",
-                     gate="flashqla", seed=0, initial_state=True, status=status, **extra)
 
 
 def test_parts_are_readable_before_compaction_and_compact_into_one_file(tmp_path):
@@ -89,3 +81,21 @@ def test_two_sweeps_into_one_folder_lose_no_rows(tmp_path):
     assert df["run_id"].nunique() == 2
     assert df.groupby("run_id").size().tolist() == [6, 6]
     assert len(result_files([out])) == 2
+
+
+def test_result_files_respect_the_umask(tmp_path, make_row):
+    import os
+    import stat
+
+    from qlabench.store.files import write_rows
+
+    old = os.umask(0o022)
+    try:
+        p = write_rows(tmp_path / "a.parquet", [make_row()])
+        assert stat.S_IMODE(p.stat().st_mode) == 0o644
+        os.umask(0o077)
+        q = write_rows(tmp_path / "b.parquet", [make_row()])
+        assert stat.S_IMODE(q.stat().st_mode) == 0o600
+    finally:
+        os.umask(old)
+

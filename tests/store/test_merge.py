@@ -16,7 +16,7 @@ from qlabench.core.spec import load_suite
 from qlabench.store.files import read_rows, write_rows
 from qlabench.run.pool import WorkerJob, failure_row
 
-SUITE_PATH = str(Path(__file__).parent / "data" / "tiny-cpu.toml")
+SUITE_PATH = str(Path(__file__).resolve().parents[1] / "data" / "tiny-cpu.toml")
 ENV = {k: None for k in ("device_index", "git_sha", "python_version", "torch_version", "triton_version",
                          "tilelang_version", "fla_version", "flash_qla_version", "cuda_version", "driver_version")}
 ENV.update(host="node-a", device="cpu", env_fingerprint="fp", qlabench_version="0")

@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from test_store_incremental import _row
+from part_rows import row as _row
 
 from qlabench.backends import REGISTRY
 from qlabench.store.keys import workload_keys

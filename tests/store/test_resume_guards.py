@@ -1,4 +1,4 @@
-"""Issue 17, item 9: --resume and merge guards (checked rows, a lock, no silent overwrite, plot -o FILE)."""
+"""--resume and merge guards (checked rows, a lock, no silent overwrite, plot -o FILE)."""
 
 from __future__ import annotations
 

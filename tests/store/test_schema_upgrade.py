@@ -9,6 +9,7 @@ import pyarrow.parquet as pq
 from qlabench.analyze.compare.match import match_rows
 from qlabench.core.point import Point
 from qlabench.store import files as store
+from qlabench.store.files import read_results
 from qlabench.store.keys import key_of, point_key
 from qlabench.store.resume import done_keys, remaining
 from qlabench.store.schema import METADATA_KEY, SCHEMA_VERSION, V1_TRAIN_BWD_BACKENDS
@@ -123,3 +124,50 @@ def test_compacting_parts_of_mixed_versions(tmp_path, make_row):
     assert [r.mode for r in store.read_rows(final)] == ["bwd_train", "bwd_train"]
     assert isinstance(pd.DataFrame(table.to_pylist()), pd.DataFrame)
     assert pa.types.is_float64(table.schema.field("gate_scale").type)
+
+
+def _mixed_folder(path, make_row):
+    from qlabench.store import files as store
+    from qlabench.store.schema import METADATA_KEY, SCHEMA_VERSION
+
+    path.mkdir()
+    current = store.write_rows(path / "v3.parquet", [make_row(backend="naive-chunk", cpu_threads=1,
+                                                              stopped_by="noise_target")])
+    v2 = store.rows_to_table([make_row(backend="naive-recurrent", noise_target_met=True)])
+    v2 = v2.drop_columns(["stopped_by", "below_min_samples", "cpu_threads"]).replace_schema_metadata(
+        {METADATA_KEY: b"2"})
+    pq.write_table(v2, path / "v2.parquet")
+    v1 = store.rows_to_table([make_row(backend="fla", mode="bwd")]).drop_columns(
+        ["stopped_by", "below_min_samples", "cpu_threads", "gate_zero_frac", "gate_scale"])
+    pq.write_table(v1.replace_schema_metadata({METADATA_KEY: b"1"}), path / "v1.parquet")
+    assert SCHEMA_VERSION == 4 and len(pq.read_schema(current).names) > len(v2.column_names) > len(v1.column_names)
+    return path
+
+
+def test_mixed_version_folder_reads_whole_in_pyarrow_polars_duckdb(tmp_path, make_row):
+    import duckdb
+    import polars as pl
+    import pyarrow.dataset as ds
+
+    from qlabench.store.schema import COLUMNS, arrow_schema
+
+    folder = _mixed_folder(tmp_path / "mixed", make_row)
+    table = ds.dataset(folder, format="parquet", schema=arrow_schema()).to_table()
+    assert table.num_rows == 3 and table.column_names == list(COLUMNS)
+    assert sorted(table.column("cpu_threads").to_pylist(), key=str) == [1, None, None]
+
+    schema = pl.from_arrow(arrow_schema().empty_table()).schema  # the union: the current schema
+    df = pl.read_parquet(f"{folder}/*.parquet", schema=schema, missing_columns="insert")
+    assert df.height == 3 and set(COLUMNS) <= set(df.columns)
+    assert df["cpu_threads"].null_count() == 2 and df["gate_scale"].null_count() == 3
+
+    rel = duckdb.sql(f"SELECT * FROM read_parquet('{folder}/*.parquet', union_by_name = true)")
+    assert len(rel.fetchall()) == 3 and set(COLUMNS) <= set(rel.columns)
+
+    # qlabench itself upgrades on read: current columns, and version 1's library `bwd` is `bwd_train`
+    res = read_results([folder])
+    assert list(res.columns) == list(COLUMNS)
+    res = res.set_index("backend")
+    assert res.loc["fla", "mode"] == "bwd_train"
+    assert res.loc["naive-recurrent", "stopped_by"] == "noise_target"
+

@@ -87,7 +87,7 @@ def test_gate_passes_a_run_against_itself_and_catches_a_tripling(suite, tmp_path
     verdicts = [p.verdict for p in slow.comparison.pairs]
     # Both points are ten times slower: `slower`, or, where this (loaded) machine's run-to-run noise puts
     # the floor above even that, `not gateable`; never same, faster or ambiguous. (Detection with a
-    # known noise level: tests/test_compare_runs.py; in fresh workers: the confirmation test below.)
+    # known noise level: tests/analyze/test_compare_runs.py; in fresh workers: the confirmation test below.)
     assert set(verdicts) <= {Verdict.SLOWER, Verdict.NOT_GATEABLE}
     assert slow.comparison.exit_code == (1 if Verdict.SLOWER in verdicts else 0)
     if Verdict.SLOWER in verdicts:  # without the base code nothing is re-measured (the head alone proves nothing)
@@ -149,7 +149,16 @@ def test_gpu_delay_cycles_scale_with_the_injected_fraction_and_the_call_time():
 def test_the_gpu_gate_example_never_restores_another_runners_baseline():
     from pathlib import Path
 
-    text = (Path(__file__).resolve().parents[1] / "docs" / "examples" / "gpu-gate.yml").read_text()
+    text = (Path(__file__).resolve().parents[2] / "docs" / "examples" / "gpu-gate.yml").read_text()
     assert "restore-keys" not in text  # a prefix key would hand this runner another runner's baseline
     assert "key: qlabench-baseline-${{ env.SUITE }}-${{ runner.name }}" in text
     assert "--base-ref" in text and "qlabench ab" in text
+
+
+def test_gate_without_a_baseline_says_how_to_make_one(tmp_path, data_dir, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(app, ["gate", "--suite", str(data_dir / "tiny-cpu.toml")])
+    assert r.exit_code == 2
+    assert "no baseline at results/baselines/" in r.stderr and "qlabench baseline save results/tiny-cpu" in r.stderr
+    assert not (tmp_path / "results").exists()  # nothing ran
+

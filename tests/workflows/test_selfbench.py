@@ -128,7 +128,7 @@ def test_agreement_is_skipped_with_a_reason_on_cpu():
         sb.run_agreement(load_suite("cpu-precision"), "cpu")
 
 
-def test_the_precision_suites_load_with_the_points_the_issue_names():
+def test_the_precision_suites_hold_the_backends_heads_and_lengths_of_the_precision_study():
     h200 = load_suite("h200-precision")
     assert {p.backend for p in h200.points} == {"flash_qla", "fla"}
     assert {(p.h_qk, p.h_v) for p in h200.points} == {(2, 8), (16, 64)}
