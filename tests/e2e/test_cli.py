@@ -27,7 +27,7 @@ def flat(text: str) -> str:
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory, request):
     """Run the tiny fixture suite once for the module; returns (results root, CLI result)."""
-    suite = request.path.parent / "data" / "tiny-cpu.toml"
+    suite = request.path.parents[1] / "data" / "tiny-cpu.toml"
     out = tmp_path_factory.mktemp("results")
     result = invoke("run", "sweep", "--suite", suite, "--out", out)
     return out, result
