@@ -7,6 +7,7 @@ an arrow against the layers fails here even when it is only taken at run time.
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -16,9 +17,13 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "qlabench"
 
 # Bottom to top. A module may import its own layer and the layers below it, except where ALLOWED
-# narrows that: analysis reads stored results only, so it must not reach measurement, backends or runs.
+# narrows that: the instruments and the backends stand on the data model alone (storing results is
+# the run's business), and analysis reads stored results only, so it must not reach measurement,
+# backends or runs. docs/ARCHITECTURE.md draws the same graph.
 LAYERS = ("core", "store", "measure", "backends", "run", "analyze", "workflows", "cli")
 ALLOWED = {layer: set(LAYERS[: i + 1]) for i, layer in enumerate(LAYERS)}
+ALLOWED["measure"] = {"core", "measure"}
+ALLOWED["backends"] = {"core", "measure", "backends"}
 ALLOWED["analyze"] = {"core", "store", "analyze"}
 
 MAX_MODULE_LINES = 400
@@ -119,6 +124,17 @@ def test_analysis_may_not_reach_backends():
     assert len(arrows_against_layers(g)) == 1
 
 
+def test_instruments_and_backends_may_not_reach_the_store():
+    g = {"qlabench.measure.oracle_cache": {"qlabench.store.keys", "qlabench.core.point"},
+         "qlabench.backends.fla": {"qlabench.store.files", "qlabench.measure.inputs"},
+         "qlabench.store.keys": set(), "qlabench.store.files": set(), "qlabench.core.point": set(),
+         "qlabench.measure.inputs": set()}
+    assert arrows_against_layers(g) == [
+        "qlabench.measure.oracle_cache -> qlabench.store.keys (measure may not import store)",
+        "qlabench.backends.fla -> qlabench.store.files (backends may not import store)",
+    ]
+
+
 def test_a_circle_is_reported():
     g = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert circles(g) == [["a", "b", "c"]]
@@ -145,6 +161,17 @@ def test_every_module_sits_in_a_layer():
 
 def test_no_arrow_runs_against_the_layers():
     assert arrows_against_layers(import_graph(PACKAGE)) == []
+
+
+def test_the_architecture_table_states_the_allowed_imports():
+    text = (PACKAGE.parent / "docs" / "ARCHITECTURE.md").read_text()
+    stated = {}
+    for layer, may in re.findall(r"^\| `(\w+)/` \| ([^|]+?) \|", text, re.M):
+        below = LAYERS[: LAYERS.index(layer)]
+        words = {"nothing of qlabench": (), "all of the above": below, "everything": below,
+                 "everything but cli": [x for x in LAYERS if x not in ("cli", layer)]}
+        stated[layer] = set(words[may] if may in words else may.split(", "))
+    assert stated == {layer: ALLOWED[layer] - {layer} for layer in LAYERS}
 
 
 def test_no_import_circles():

@@ -43,7 +43,6 @@ class JitBuild:
 
     label: str
     run: Callable[[Callable[[int, int, str], None] | None], float]
-GRAD_NAMES = ("dq", "dk", "dv", "dg", "dbeta", "dh0")
 
 
 def backward_outputs(o, ht, dq, dk, dv, dg, dbeta, dh0=None) -> Outputs:

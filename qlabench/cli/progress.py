@@ -1,4 +1,4 @@
-"""A rich progress bar for sweeps (the runner's Progress protocol).
+"""A rich progress bar for sweeps (run/sweep.py's Progress protocol).
 
 On a terminal the bar shows the point in flight and only non-ok rows get a line. Where output goes to
 a file or a pipe (CI, a batch job's log) rich draws the bar once, at the end, so a run killed midway

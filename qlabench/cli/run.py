@@ -7,10 +7,11 @@ from pathlib import Path
 import typer
 
 from qlabench.cli.app import console
+from qlabench.core.spec import DEFAULT_SUITE
 
 
 def sweep_cmd(
-    suite: str = typer.Option("quick-cpu", "--suite", "-s", help="Suite name (suites/NAME.toml) or a path"),
+    suite: str = typer.Option(DEFAULT_SUITE, "--suite", "-s", help="Suite name (suites/NAME.toml) or a path"),
     out: Path = typer.Option(Path("results"), "--out", "-o", help="Results root: writes OUT/<suite>/<run_id>.parquet"),
     device: str = typer.Option(None, "--device", help="cpu, cuda or cuda:N (default: the suite's, else auto)"),
     timer: str = typer.Option(None, "--timer", help="wall, events or graph (default: the suite's)"),

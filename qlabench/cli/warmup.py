@@ -9,10 +9,11 @@ from rich.markup import escape
 from rich.progress import Progress
 
 from qlabench.cli.app import console
+from qlabench.core.spec import DEFAULT_SUITE
 
 
 def warmup_cmd(
-    suite: str = typer.Option("quick-cpu", "--suite", "-s", help="Suite name or path"),
+    suite: str = typer.Option(DEFAULT_SUITE, "--suite", "-s", help="Suite name or path"),
     jobs: int = typer.Option(4, "--jobs", "-j", help="Compile groups warmed at once (processes)"),
     device: str = typer.Option(None, "--device", help="cpu, cuda or cuda:N"),
     backends: str = typer.Option(None, "--backends", help="Warm only these of the suite's backends (comma list)"),

@@ -19,7 +19,6 @@ from qlabench.core.errors import PointError
 # handed over, nothing else); bwd_train: the backward alone as autograd runs it in a training step
 # (the forward's CP context and cache handed over too). See qlabench/backends/base.py.
 MODES = ("fwd", "bwd", "fwd_bwd", "bwd_train")
-BWD_ONLY_MODES = ("bwd", "bwd_train")  # modes that time a backward without its forward
 DTYPES = ("float64", "float32", "bfloat16", "float16")
 GATES = ("flashqla", "fla", "strong")
 # The `flashqla` gate profile (FlashQLA's benchmark): g = logsigmoid(randn) / GATE_SCALE, then

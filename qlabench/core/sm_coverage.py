@@ -90,9 +90,3 @@ def sm_coverage(events: Iterable[KernelEvent], num_sms: int) -> float | None:
 def sm_coverage_waves(events: Iterable[KernelEvent], num_sms: int) -> float | None:
     """The wave-aware refinement: as sm_coverage with each kernel's `wave_efficiency` as its weight."""
     return _time_weighted(events, num_sms, wave_efficiency)
-
-
-def low_coverage_kernels(events: Sequence[KernelEvent], num_sms: int, below: float = 1.0) -> list[dict]:
-    """Breakdown rows of launches that leave SMs idle (coverage < `below`), longest first."""
-    rows = [r for r in kernel_breakdown(events, num_sms) if r["coverage"] is not None and r["coverage"] < below]
-    return sorted(rows, key=lambda r: -r["dur_us"])

@@ -124,9 +124,6 @@ def _type_name(t: tuple[type, ...]) -> str:
             dict: "a table"}[t[0]]
 
 
-
-
-
 def resolve_suite_path(name_or_path: str, suites_dir: Path | None = None) -> Path:
     """`NAME` -> suites/NAME.toml; anything that looks like a path is taken as one."""
     p = Path(name_or_path)

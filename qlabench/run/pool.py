@@ -2,7 +2,7 @@
 
 A sweep hands an executor its points grouped by compile group and a `RowSink`; the executor calls
 `sink.started(point)` and then exactly one `sink.done(point, row)` per point it starts, whatever
-happens to the point. Writing, progress and resume stay in runner.py.
+happens to the point. Writing, progress and resume stay in sweep.py.
 
 `WorkerPool` runs one worker subprocess per `Slot` (a device plus environment, e.g. one per GPU),
 each a fresh interpreter (no fork: no CUDA state is inherited; no multiprocessing 'spawn': the

@@ -1,7 +1,7 @@
 """Running a sweep: order the points, hand them to an executor, report progress, write the results.
 
-The runner is UI-free: progress is reported through an optional `Progress` object the CLI supplies.
-Points run in worker subprocesses by default (workers.py: isolation and time limits); each row is
+A sweep is UI-free: progress is reported through an optional `Progress` object the CLI supplies.
+Points run in worker subprocesses by default (pool.py: isolation and time limits); each row is
 written as it arrives (store.PartWriter), so a killed sweep keeps what it measured, and `resume=True`
 skips what an earlier run already recorded ok (resume.py). See docs/ROBUSTNESS.md.
 """
@@ -234,7 +234,7 @@ def run_sweep(
     resume: skip points already recorded ok for this suite and environment under `out_root`.
     max_time_s: start no new point after this many seconds; a later `resume=True` run continues.
     executor: run points with this executor instead (e.g. several GPUs); it must honour the RowSink
-        contract of workers.py.
+        contract of pool.py.
     make_executor: how to build the isolated executor from the sweep's WorkerJob (default: one worker
         per visible GPU, executors.local_executor; with one GPU or on CPU a single worker).
     replicates: measure every point this many times, in rounds (all points, then all points again),

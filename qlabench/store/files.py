@@ -156,7 +156,7 @@ def result_files(paths: Iterable[str | os.PathLike]) -> list[Path]:
         if p.is_dir():
             out.extend(sorted(f for f in p.rglob("*.parquet")
                               if not f.name.startswith(".") and not _shadowed_part(f)
-                              and not f.name.endswith(".kernels.parquet")))  # kernels_store.py's tables
+                              and not f.name.endswith(".kernels.parquet")))  # store/kernels.py's tables
         elif p.is_file():
             out.append(p)
         else:

@@ -27,7 +27,7 @@ from qlabench.core.errors import QlabenchError, StoreError
 from qlabench.core.point import Point
 from qlabench.core.result import ResultRow, Status
 from qlabench.core.spec import Suite
-from qlabench.store.files import read_table, result_files, write_rows
+from qlabench.store.files import read_rows, result_files, write_rows
 
 _POINT_FIELDS = tuple(f.name for f in fields(Point))
 
@@ -73,7 +73,7 @@ def _read_rows(paths: Iterable[str | os.PathLike]) -> tuple[list[Path], list[Res
     files = result_files(paths)
     rows = []
     for f in files:
-        rows.extend(ResultRow(**d) for d in read_table(f).to_pylist())
+        rows.extend(read_rows(f))
     return files, rows
 
 

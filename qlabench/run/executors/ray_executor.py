@@ -5,7 +5,7 @@ Each Ray actor holds one GPU (`num_gpus=1`; Ray sets its CUDA_VISIBLE_DEVICES, s
 run in the usual worker subprocess (workers.WorkerPool with one slot), not in the actor itself: a
 segfault, abort or hang costs its row and a fresh worker exactly as in a local sweep, and the actor,
 which holds the GPU reservation, survives it. The driver sends one point per actor call, so every
-row comes back as soon as it is measured and is written by the runner's sink (the same atomic part
+row comes back as soon as it is measured and is written by the sweep's sink (the same atomic part
 files as a local sweep); a Ray failure never reaches the store.
 
 A lost actor (its process or its node died) costs only the point it had in flight: that point gets
@@ -13,7 +13,7 @@ an `error` row (`ray worker lost: ...`), which `--resume` measures again since i
 of the actor's compile group moves to a fresh actor, which Ray places wherever the resource is free.
 Ray's own retries are off (max_restarts=0, max_task_retries=0) so that no point is measured twice.
 
-The driver needs no GPU of its own for scheduling, but the runner resolves the device and captures
+The driver needs no GPU of its own for scheduling, but the sweep resolves the device and captures
 the environment fingerprint (for --resume) in the driver process: run the driver on a node with the
 cluster's GPU model (e.g. the head node). qlabench must be installed, at the same version, on every
 node. Requires `pip install 'qlabench[ray]'`.

@@ -83,7 +83,3 @@ def partition(points: Sequence[Point], count: int) -> list[list[Point]]:
 def shard_points(points: Sequence[Point], shard: Shard) -> list[Point]:
     """The points of share `shard.index` of `shard.count` (see the module doc for the rule)."""
     return partition(points, shard.count)[shard.index]
-
-
-def shard_cost(points: Sequence[Point]) -> float:
-    return sum(point_cost(p) for p in points)

@@ -73,7 +73,7 @@ def run_repeats(
     Runs are interleaved (r0 of every timer, then r1, ...) so slow drift of the machine (clocks,
     temperature) touches every timer alike. A run whose run.json exists is reused unless `fresh`;
     a run left incomplete is redone from scratch. No new run starts after `max_time_s`.
-    on_run(info, reused) is called per run; progress_factory(label) gives a runner Progress.
+    on_run(info, reused) is called per run; progress_factory(label) gives a sweep Progress.
     """
     from qlabench.run.executors.local import local_executor
     from qlabench.run.sweep import run_sweep
