@@ -10,8 +10,9 @@ from typer.testing import CliRunner
 
 from qlabench.cli import app
 from qlabench.core.errors import QlabenchError
+from qlabench.core.point import Point
 from qlabench.run.executors.shard import partition
-from qlabench.store.merge import merge_results, row_point, write_merged
+from qlabench.store.merge import merge_results, write_merged
 from qlabench.core.spec import load_suite
 from qlabench.store.files import read_rows, write_rows
 from qlabench.run.pool import WorkerJob, failure_row
@@ -51,7 +52,7 @@ def test_complete_shards_merge_to_one_row_per_point(tmp_path, suite):
     write_shards(tmp_path, suite)
     report = merge_results([tmp_path], suite)
     assert report.ok, report.problems()
-    assert sorted(map(repr, (row_point(r) for r in report.rows))) == sorted(map(repr, suite.points))
+    assert sorted(map(repr, (Point.from_row(r) for r in report.rows))) == sorted(map(repr, suite.points))
     path = write_merged(report, tmp_path / "merged.parquet")
     rows = read_rows(path)
     assert len(rows) == len(suite.points)
