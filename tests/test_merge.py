@@ -78,6 +78,31 @@ def test_a_point_measured_twice_is_a_duplicate(tmp_path, suite):
     assert set(report.duplicated) == set(again) and set(report.duplicated.values()) == {2}
 
 
+def write_replicated_shards(root, suite, run_ids=("run0", "run1"), replicates=3):
+    """Two shards of a `--replicates` run: every point has one ok row per replicate, all of one run."""
+    for i, (share, run_id) in enumerate(zip(partition(suite.points, 2), run_ids)):
+        rows = [dataclasses.replace(r, replicate=k) for k in range(replicates) for r in rows_for(suite, share, run_id)]
+        write_rows(root / f"shard{i}" / suite.name / f"{run_id}.parquet", rows)
+
+
+def test_replicates_of_one_run_are_not_duplicates(tmp_path, suite):
+    write_replicated_shards(tmp_path, suite)
+    report = merge_results([tmp_path], suite)
+    assert report.ok, report.problems()
+    assert report.points == len(suite.points) and len(report.rows) == 3 * len(suite.points)
+    into = tmp_path / "merged.parquet"
+    res = CliRunner().invoke(app, ["merge", str(tmp_path), "--into", str(into), "--suite", SUITE_PATH])
+    assert res.exit_code == 0, res.output
+    assert sorted(r.replicate for r in read_rows(into)) == sorted(list(range(3)) * len(suite.points))
+
+
+def test_a_replicated_run_measured_twice_is_a_duplicate(tmp_path, suite):
+    write_replicated_shards(tmp_path / "a", suite)
+    write_replicated_shards(tmp_path / "b", suite, run_ids=("run2", "run3"))
+    report = merge_results([tmp_path], suite)
+    assert not report.ok and set(report.duplicated) == set(suite.points)
+
+
 def test_error_then_ok_after_resume_is_not_a_duplicate(tmp_path, suite):
     pts = suite.points
     write_rows(tmp_path / suite.name / "first.parquet", rows_for(suite, pts[:4], "first", status="error", second=1))
