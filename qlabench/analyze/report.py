@@ -9,28 +9,23 @@ from pathlib import Path
 
 import pandas as pd
 
+from qlabench.core import identity
 from qlabench.store.keys import key_series, key_value, workload_keys
-from qlabench.core.point import CP_AXES, WORKLOAD_AXES, gate_label
+
+# A stored row's labels: core/identity.py's, from the row's values read back through pandas.
 
 
 def heads_label(row) -> str:
-    base = f"h{row['h_qk']}/{row['h_v']}"
-    model, tp = key_value(row.get("model")), key_value(row.get("tp"))
-    if model:
-        return f"{model} TP{int(tp or 1)} ({base})"
-    return base
+    return identity.heads_label(row["h_qk"], row["h_v"], key_value(row.get("model")), key_value(row.get("tp")))
 
 
 def layout_label(row) -> str:
-    lens = list(row["seqlens"])
-    if row["layout"] == "dense":
-        return f"{row['batch']}x{lens[0]}"
-    return "+".join(map(str, lens))
+    return identity.layout_label(row["layout"], row["batch"], row["seqlens"])
 
 
 def gate_label_of(row) -> str:
     """The gate profile with its parameters where they differ from the default: 'flashqla(zero=0.5,/64)'."""
-    return gate_label(row["gate"], key_value(row.get("gate_zero_frac")), key_value(row.get("gate_scale")))
+    return identity.gate_label(row["gate"], key_value(row.get("gate_zero_frac")), key_value(row.get("gate_scale")))
 
 
 def file_safe(label: str) -> str:
@@ -40,8 +35,7 @@ def file_safe(label: str) -> str:
 
 def backend_label(row) -> str:
     """The backend, with its context-parallel setting for a distributed row: 'flash_qla [cp2 inter]'."""
-    ws, mode = key_value(row.get("cp_world_size")), key_value(row.get("cp_mode"))
-    return f"{row['backend']} [cp{ws} {mode}]" if ws else str(row["backend"])
+    return identity.backend_label(row["backend"], key_value(row.get("cp_world_size")), key_value(row.get("cp_mode")))
 
 
 def pick_baseline(df: pd.DataFrame, preferred: str | None = None, suite_baselines=()) -> str | None:
@@ -128,7 +122,7 @@ def speedup_table(df: pd.DataFrame, baseline: str) -> pd.DataFrame:
     if "cp_world_size" in df.columns and df["cp_world_size"].notna().any():
         # A distributed row is its own column next to the single-device backends of the same problem.
         df["backend"] = df.apply(backend_label, axis=1)
-        df["_wk"] = key_series(df, [a for a in WORKLOAD_AXES if a not in CP_AXES])
+        df["_wk"] = key_series(df, [a for a in identity.workload_axes() if a not in identity.CP_AXES])
     else:
         df["_wk"] = workload_keys(df)
     backends = list(dict.fromkeys(df["backend"]))

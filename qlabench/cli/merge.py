@@ -29,7 +29,9 @@ def merge_cmd(
         raise StoreError(f"--into {into} is a folder; give the merged parquet file's path")
     report = merge_results(results, load_suite(suite) if suite else None)
     counts = ", ".join(f"{v} {k}" for k, v in sorted(report.status_counts.items()))
-    console.print(f"{report.rows_read} rows in {len(report.files)} file(s) -> {len(report.rows)} points ({counts})")
+    console.print(f"{report.rows_read} rows in {len(report.files)} file(s) -> {report.points} points"
+                  + (f", {len(report.rows)} rows with their replicates" if len(report.rows) != report.points else "")
+                  + f" ({counts})")
     if report.fingerprints > 1:
         console.print(f"[yellow]note:[/yellow] {report.fingerprints} environment fingerprints (GPU model or "
                       "library versions differ between shards)")

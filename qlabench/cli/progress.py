@@ -18,6 +18,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from qlabench.analyze.report import backend_label
+from qlabench.core.identity import heads_label
 
 _STYLE = {"ok": "green", "incorrect": "red", "error": "red", "skipped": "yellow"}
 
@@ -75,7 +76,7 @@ class RichProgress:
             # escaped: reasons hold brackets ("qlabench[gpu]"), and so do CP labels ("[cp2 inter]")
             backend = backend_label({k: getattr(row, k, None) for k in ("backend", "cp_world_size", "cp_mode")})
             self._bar.console.print(f"[{style}]{row.status}[/{style}] {escape(backend)} {row.mode} "
-                                    f"h{row.h_qk}/{row.h_v} {row.total_tokens} tok: {escape(what)}",
+                                    f"{heads_label(row.h_qk, row.h_v)} {row.total_tokens} tok: {escape(what)}",
                                     highlight=False)
         self._bar.advance(self._task)
 

@@ -11,9 +11,12 @@ qlabench/run/distributed/, not a single-device worker.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 
+from qlabench.core import identity
 from qlabench.core.errors import PointError
+from qlabench.core.identity import GATE_PARAMS, gate_label
 
 # bwd: the backward kernels alone, as FlashQLA's published table times them (the forward's outputs
 # handed over, nothing else); bwd_train: the backward alone as autograd runs it in a training step
@@ -26,17 +29,9 @@ GATES = ("flashqla", "fla", "strong")
 # `gate_scale` override these; None means these defaults.
 FLASHQLA_GATE_ZERO_FRAC = 0.25
 FLASHQLA_GATE_SCALE = 16.0
-GATE_PARAMS = ("gate_zero_frac", "gate_scale")
 LAYOUTS = ("dense", "varlen")
 # Inter-card context parallel modes: FlashQLA inter / inter+intra ("dual"), FLA's own CP ("fla-cp").
 CP_MODES = ("inter", "dual", "fla-cp")
-CP_AXES = ("cp_world_size", "cp_mode")
-
-# Axes that identify a workload (everything but the backend). Order is the display order.
-WORKLOAD_AXES = (
-    "mode", "model", "tp", "layout", "batch", "seqlens", "h_qk", "h_v", "K", "V",
-    "dtype", "gate", "gate_zero_frac", "gate_scale", "seed", "initial_state", "cp_world_size", "cp_mode",
-)
 
 
 def gva_error(h_qk: int, h_v: int) -> str | None:
@@ -50,6 +45,8 @@ def gva_error(h_qk: int, h_v: int) -> str | None:
 
 @dataclass(frozen=True)
 class Point:
+    """One point; its fields are the identity's axes (core/identity.py), which say how it is keyed."""
+
     backend: str
     mode: str
     layout: str
@@ -137,7 +134,7 @@ class Point:
 
     @property
     def cp_label(self) -> str:
-        return f"cp{self.cp_world_size} {self.cp_mode}" if self.distributed else ""
+        return identity.cp_label(self.cp_world_size, self.cp_mode)
 
     def cp_problem(self) -> str | None:
         """Why this distributed point cannot run at all (whatever the backend), or None.
@@ -166,38 +163,38 @@ class Point:
 
     @property
     def heads_label(self) -> str:
-        base = f"h{self.h_qk}/{self.h_v}"
-        if self.model:
-            return f"{self.model} TP{self.tp or 1} ({base})"
-        return base
+        return identity.heads_label(self.h_qk, self.h_v, self.model, self.tp)
 
     @property
     def layout_label(self) -> str:
-        if self.layout == "dense":
-            return f"{self.batch}x{self.seqlens[0]}"
-        return "+".join(str(s) for s in self.seqlens)
+        return identity.layout_label(self.layout, self.batch, self.seqlens)
 
     @property
     def compile_group(self) -> tuple:
-        """Points sharing this key reuse the same compiled kernels (JIT is per head config)."""
-        base = (self.backend, self.h_qk, self.h_v, self.K, self.V, self.dtype)
-        return base + ((self.cp_world_size, self.cp_mode),) if self.distributed else base
+        """Points sharing this key reuse the same compiled kernels (JIT is per head config); backend first."""
+        return identity.values(self, identity.kernel_axes())
 
     def workload_key(self) -> tuple:
-        return tuple(getattr(self, a) for a in WORKLOAD_AXES)
+        return identity.values(self, identity.workload_axes())
 
     def key(self) -> tuple:
-        return (self.backend,) + self.workload_key()
+        return identity.values(self, identity.key_axes())
+
+    @classmethod
+    def from_row(cls, row, clean=lambda v: v) -> Point:
+        """The point a result row measured: a ResultRow or a mapping of its columns; `clean` normalises
+        each value (store/keys.key_value for values read through pandas)."""
+        get = row.get if isinstance(row, Mapping) else (lambda a: getattr(row, a))
+        return cls(**{a: clean(get(a)) for a in identity.key_axes()})
 
     def with_(self, **changes) -> Point:
         d = asdict(self)
         d.update(changes)
-        return Point(**d)
+        return type(self)(**d)
 
     def label(self) -> str:
-        cp = f" [{self.cp_label}]" if self.distributed else ""
-        return (f"{self.backend}{cp} {self.mode} {self.heads_label} {self.layout_label} {self.dtype} "
-                f"gate={self.gate_label}")
+        backend = identity.backend_label(self.backend, self.cp_world_size, self.cp_mode)
+        return f"{backend} {self.mode} {self.heads_label} {self.layout_label} {self.dtype} gate={self.gate_label}"
 
 
 def _gate_param_problems(p: Point) -> list[str]:
@@ -215,16 +212,6 @@ def _gate_param_problems(p: Point) -> list[str]:
         elif name == "gate_scale" and not v > 0:
             out.append(f"gate_scale must be positive, got {v}")
     return out
-
-
-def gate_label(gate: str, gate_zero_frac: float | None = None, gate_scale: float | None = None) -> str:
-    """`flashqla`, or `flashqla(zero=0.5,/64)` when a parameter differs from the profile's default."""
-    parts = []
-    if gate_zero_frac is not None:
-        parts.append(f"zero={float(gate_zero_frac):g}")
-    if gate_scale is not None:
-        parts.append(f"/{float(gate_scale):g}")
-    return f"{gate}({','.join(parts)})" if parts else gate
 
 
 def flashqla_zero_heads(h_v: int, zero_frac: float | None = None) -> int:

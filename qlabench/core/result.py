@@ -11,6 +11,7 @@ import enum
 import math
 from dataclasses import dataclass, field, fields
 
+from qlabench.core import identity
 from qlabench.core.errors import RowError
 
 
@@ -190,11 +191,7 @@ def make_row(point, *, run_id: str, suite: str, env: dict, status: Status, reaso
     return ResultRow(
         run_id=run_id, suite=suite, timestamp=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         **{k: env.get(k) for k in ENV_FIELDS},
-        backend=p.backend, mode=p.mode, model=p.model, tp=p.tp, layout=p.layout, batch=p.batch, seqlens=p.seqlens,
-        num_seqs=p.num_seqs, total_tokens=p.total_tokens, h_qk=p.h_qk, h_v=p.h_v, K=p.K, V=p.V, dtype=p.dtype,
-        gate=p.gate, gate_zero_frac=getattr(p, "gate_zero_frac", None), gate_scale=getattr(p, "gate_scale", None),
-        seed=p.seed, initial_state=p.initial_state,
-        cp_world_size=getattr(p, "cp_world_size", None), cp_mode=getattr(p, "cp_mode", None),
+        **identity.columns(p), num_seqs=p.num_seqs, total_tokens=p.total_tokens,
         status=Status(status).value, reason=reason, **fields,
     )
 

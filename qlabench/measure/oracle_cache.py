@@ -19,6 +19,7 @@ from collections.abc import Callable
 
 import torch
 
+from qlabench.core import identity
 from qlabench.core.point import Point
 
 DEFAULT_BUDGET_BYTES = 512 * 2**20
@@ -26,9 +27,9 @@ GRADIENT_KEY = "dq"  # present in every backward's outputs (backends/base.py: ba
 
 
 def oracle_key(p: Point, seqlens: tuple[int, ...], compute_dtype: str) -> tuple:
-    """What the reduced check's inputs are made from (inputs.make_inputs): nothing else may differ."""
-    return (p.layout, tuple(seqlens), p.h_qk, p.h_v, p.K, p.V, compute_dtype, p.gate, p.gate_zero_frac, p.gate_scale,
-            p.seed, p.initial_state)
+    """What the reduced check's inputs are made from (inputs.make_inputs): the identity's input axes
+    (core/identity.py), with the check's reduced lengths and compute dtype in place of the point's."""
+    return identity.values(p, identity.input_axes(), seqlens=tuple(seqlens), dtype=compute_dtype)
 
 
 def _nbytes(outputs: dict) -> int:

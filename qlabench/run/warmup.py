@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from qlabench.core import identity
 from qlabench.core.point import Point
 from qlabench.core.spec import Suite
 
@@ -78,7 +79,7 @@ class _BuildThread(threading.Thread):
 
 
 def head_groups(points: tuple[Point, ...], only: set[int] | None = None) -> list[list[int]]:
-    """Point indices grouped by backend, mode, head configuration, dims and dtype.
+    """Point indices grouped by compile group (backend, head configuration, dims, dtype) and mode.
 
     Finer than a compile group on purpose: a backend's forward and backward kernels compile
     independently, so warming them in separate processes uses more cores.
@@ -86,11 +87,14 @@ def head_groups(points: tuple[Point, ...], only: set[int] | None = None) -> list
     groups 140-280 s against 75-190 s for a forward group), and starting the longest jobs first keeps
     the last wave of a parallel warm-up short.
     """
+    # The compile group's axes and the mode; a distributed point rides with the single-device points
+    # of its heads (warm_points skips it: it compiles in its own CP run), so no process is spent on it.
+    axes = ("mode",) + tuple(a for a in identity.kernel_axes() if a not in identity.CP_AXES)
     groups: dict[tuple, list[int]] = {}
     for i, p in enumerate(points):
         if only is not None and i not in only:
             continue
-        groups.setdefault((p.backend, p.mode, p.h_qk, p.h_v, p.K, p.V, p.dtype), []).append(i)
+        groups.setdefault(identity.values(p, axes), []).append(i)
     return sorted(groups.values(), key=lambda idx: points[idx[0]].mode == "fwd")
 
 
@@ -192,4 +196,4 @@ def warm_suite(suite_path: str, suite: Suite, jobs: int, device: str | None, onl
 
 
 def _label(p: Point) -> str:
-    return f"{p.backend} {p.mode} h{p.h_qk}/{p.h_v} K{p.K} V{p.V} {p.dtype}"
+    return f"{p.backend} {p.mode} {identity.heads_label(p.h_qk, p.h_v)} K{p.K} V{p.V} {p.dtype}"

@@ -154,8 +154,9 @@ def result_files(paths: Iterable[str | os.PathLike]) -> list[Path]:
     out: list[Path] = []
     for p in map(Path, paths):
         if p.is_dir():
+            # is_file: a folder may end in .parquet too (a suite named `t.parquet` is one under --out)
             out.extend(sorted(f for f in p.rglob("*.parquet")
-                              if not f.name.startswith(".") and not _shadowed_part(f)
+                              if f.is_file() and not f.name.startswith(".") and not _shadowed_part(f)
                               and not f.name.endswith(".kernels.parquet")))  # store/kernels.py's tables
         elif p.is_file():
             out.append(p)

@@ -13,10 +13,10 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 import pandas as pd
 
-from qlabench.core.point import WORKLOAD_AXES
+from qlabench.core.identity import key_axes, workload_axes
 
-# A row's identity: the backend and every workload axis.
-KEY_COLUMNS = ("backend",) + tuple(WORKLOAD_AXES)
+# A row's identity: the backend and every workload axis (core/identity.py defines them).
+KEY_COLUMNS = key_axes()
 
 
 def plain_value(v):
@@ -79,4 +79,4 @@ def key_series(df: pd.DataFrame, columns) -> pd.Series:
 
 
 def workload_keys(df: pd.DataFrame, with_backend: bool = False) -> pd.Series:
-    return key_series(df, KEY_COLUMNS if with_backend else WORKLOAD_AXES)
+    return key_series(df, KEY_COLUMNS if with_backend else workload_axes())

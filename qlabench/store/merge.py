@@ -1,13 +1,13 @@
 """Merging the outputs of a sharded (or otherwise split) sweep into one result file, with checks.
 
 The shards of `qlabench run sweep --shard I/N` each write their own run(s). `merge_results` reads them
-all and keeps one row per point (backend + workload key):
+all and keeps one row per point (its identity, core/identity.py) and replicate:
   - the point's `ok` row, if it has one: a shard that was resumed holds an earlier error row and a
     later ok row of the same point, which is normal and not a duplicate;
   - otherwise its newest row (so a point that is skipped or incorrect everywhere keeps its reason).
 It reports, and `MergeReport.ok` is false for:
-  - duplicated: a point with more than one `ok` row (two shards measured it: overlapping shard
-    specs, or a shard run twice without --resume);
+  - duplicated: a point with more than one `ok` row of one replicate (two shards measured it:
+    overlapping shard specs, or a shard run twice without --resume);
   - missing: a point of the suite with no row at all (only when the suite is given);
   - unexpected: a row of a point, or of a suite, that the given suite does not have;
   - mixed suites: rows of more than one suite name.
@@ -20,7 +20,7 @@ from __future__ import annotations
 import collections
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from qlabench.core.errors import QlabenchError, StoreError
@@ -29,23 +29,19 @@ from qlabench.core.result import ResultRow, Status
 from qlabench.core.spec import Suite
 from qlabench.store.files import read_rows, result_files, write_rows
 
-_POINT_FIELDS = tuple(f.name for f in fields(Point))
-
-
-def row_point(row: ResultRow) -> Point:
-    return Point(**{name: getattr(row, name) for name in _POINT_FIELDS})
 
 
 @dataclass
 class MergeReport:
     files: list[Path]
-    rows: list[ResultRow]  # one per point, in the order the points were first seen
+    rows: list[ResultRow]  # one per point and replicate, in the order they were first seen
     suite: str | None  # the suite checked against, if any
     missing: list[Point] = field(default_factory=list)
-    duplicated: dict[Point, int] = field(default_factory=dict)  # point -> number of ok rows
+    duplicated: dict[Point, int] = field(default_factory=dict)  # point -> ok rows of its most repeated replicate
     unexpected: list[Point] = field(default_factory=list)
     suites_seen: list[str] = field(default_factory=list)
     rows_read: int = 0
+    points: int = 0  # distinct points among `rows` (fewer than rows when a run has replicates)
     fingerprints: int = 0  # distinct env fingerprints: more than one means different GPUs or versions
 
     @property
@@ -78,21 +74,24 @@ def _read_rows(paths: Iterable[str | os.PathLike]) -> tuple[list[Path], list[Res
 
 
 def merge_results(paths: Iterable[str | os.PathLike], suite: Suite | None = None) -> MergeReport:
-    """Read result files/folders and merge them to one row per point; see the module doc."""
+    """Read result files/folders and merge them to one row per point and replicate; see the module doc."""
     files, rows = _read_rows(paths)
     if not rows:  # nothing to merge is an input error (exit 2), not an empty merged file
         raise StoreError(f"no rows in {', '.join(map(str, files))}: nothing to merge")
-    by_point: dict[Point, list[ResultRow]] = {}
+    # A point's replicates (`run sweep --replicates K`) are K rows of one run, one per replicate: each
+    # replicate is merged on its own, and only two ok rows of one replicate are a duplicate.
+    by_replicate: dict[tuple[Point, int | None], list[ResultRow]] = {}
     for r in rows:
-        by_point.setdefault(row_point(r), []).append(r)
+        by_replicate.setdefault((Point.from_row(r), r.replicate), []).append(r)
     merged, duplicated = [], {}
-    for p, rs in by_point.items():
+    for (p, _), rs in by_replicate.items():
         oks = [r for r in rs if r.status == Status.OK.value]
         if len(oks) > 1:
-            duplicated[p] = len(oks)
+            duplicated[p] = max(duplicated.get(p, 0), len(oks))
         merged.append(oks[0] if oks else max(rs, key=lambda r: r.timestamp))
+    by_point = dict.fromkeys(p for p, _ in by_replicate)
     report = MergeReport(files=files, rows=merged, suite=suite.name if suite else None, duplicated=duplicated,
-                         suites_seen=sorted({r.suite for r in rows}), rows_read=len(rows),
+                         suites_seen=sorted({r.suite for r in rows}), rows_read=len(rows), points=len(by_point),
                          fingerprints=len({r.env_fingerprint for r in rows}))
     if suite is not None:
         wanted = set(suite.points)

@@ -38,6 +38,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from qlabench.core.errors import SchemaError
+from qlabench.core.identity import required_axes
 from qlabench.core.result import row_fields
 
 SCHEMA_VERSION = 4
@@ -134,8 +135,7 @@ _UPGRADES = ((1, _v1_to_v2), (2, _v2_to_v3), (3, _v3_to_v4_replicate))
 
 
 # Columns every row must have a value in: the point key columns that are not nullable, and the status.
-REQUIRED = ("backend", "mode", "layout", "batch", "seqlens", "h_qk", "h_v", "K", "V", "dtype", "gate", "seed",
-            "initial_state", "status")
+REQUIRED = required_axes() + ("status",)
 
 
 def check_rows(table: pa.Table, source: str) -> pa.Table:

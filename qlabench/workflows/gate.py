@@ -24,8 +24,8 @@ from qlabench.core.point import Point
 from qlabench.core.spec import Suite
 from qlabench.store.files import read_results
 from qlabench.analyze.compare.comparison import Comparison, PairResult, compare_frames
-from qlabench.store.keys import key_value
-from qlabench.analyze.compare.match import POINT_KEY, normalized_rows, point_key, rows_by_key
+from qlabench.analyze.compare.match import normalized_rows, row_key, rows_by_key
+from qlabench.store.keys import key_value, point_key
 from qlabench.analyze.compare.verdict import DEFAULT_FAIL_ON, CompareOptions, Failure, Verdict
 
 DEFAULT_REPLICATES = 3
@@ -41,10 +41,6 @@ class GateResult:
 
 def suite_point_keys(suite: Suite) -> set[str]:
     return {point_key(p.key()) for p in suite.points}
-
-
-def point_of(row: dict) -> Point:
-    return Point(**{f.name: key_value(row[f.name]) for f in dataclasses.fields(Point)})
 
 
 def _run(suite: Suite, out_root, run_sweep_kwargs: dict) -> Path:
@@ -85,7 +81,7 @@ def run_gate(suite: Suite, baseline: Iterable[str | os.PathLike], out_root: str 
     baseline = list(baseline)
     base = read_results(baseline)
     keys = suite_point_keys(suite)
-    base = base[[point_key(r[c] for c in POINT_KEY) in keys for r in normalized_rows(base)]]
+    base = base[[row_key(r) in keys for r in normalized_rows(base)]]
     if base.empty:
         raise QlabenchError(f"baseline {', '.join(map(str, baseline))} has no rows for the points of suite "
                             f"{suite.name!r}")
@@ -105,7 +101,7 @@ def run_gate(suite: Suite, baseline: Iterable[str | os.PathLike], out_root: str 
     from qlabench.workflows.ab import CURRENT, run_ab, variant
 
     rows = rows_by_key(head)
-    sub = dataclasses.replace(suite, points=tuple(point_of(rows[k]) for k in suspects))
+    sub = dataclasses.replace(suite, points=tuple(Point.from_row(rows[k], key_value) for k in suspects))
     reruns: dict[str, list[PairResult | None]] = {k: [] for k in suspects}
     with variant(base_ref, repo) as a, variant(CURRENT) as b:
         for i in range(confirm):

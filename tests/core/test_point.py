@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from qlabench.core.point import WORKLOAD_AXES, Point
+from qlabench.core.identity import workload_axes
+from qlabench.core.point import Point
 
 
 def dense(**kw) -> Point:
@@ -62,7 +63,7 @@ def test_workload_key_leaves_out_the_backend():
     a, b = dense(backend="naive-chunk"), dense(backend="naive-recurrent")
     assert a.workload_key() == b.workload_key()
     assert a.key() != b.key()
-    assert len(a.workload_key()) == len(WORKLOAD_AXES)
+    assert len(a.workload_key()) == len(workload_axes())
     assert dense(seed=1).workload_key() != a.workload_key()
 
 

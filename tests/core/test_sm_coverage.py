@@ -118,9 +118,9 @@ def _results_frame(points) -> pd.DataFrame:
     """A results DataFrame as read_results returns it (arrow -> pandas: nullable ints become floats)."""
     from dataclasses import asdict
 
-    from qlabench.core.point import WORKLOAD_AXES
+    from qlabench.core.identity import key_axes
 
-    recs = [{k: asdict(p)[k] for k in ("backend",) + WORKLOAD_AXES} for p in points]
+    recs = [{k: asdict(p)[k] for k in key_axes()} for p in points]
     schema = pa.schema([("backend", pa.string()), ("mode", pa.string()), ("model", pa.string()),
                         ("tp", pa.int64()), ("layout", pa.string()), ("batch", pa.int64()),
                         ("seqlens", pa.list_(pa.int64())), ("h_qk", pa.int64()), ("h_v", pa.int64()),

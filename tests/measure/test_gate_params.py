@@ -13,7 +13,8 @@ import pytest
 import torch
 
 from qlabench.core.errors import SpecError
-from qlabench.core.point import (FLASHQLA_GATE_SCALE, FLASHQLA_GATE_ZERO_FRAC, WORKLOAD_AXES, Point,
+from qlabench.core.identity import workload_axes
+from qlabench.core.point import (FLASHQLA_GATE_SCALE, FLASHQLA_GATE_ZERO_FRAC, Point,
                                  flashqla_zero_heads, gate_label)
 from qlabench.core.spec import parse_suite
 from qlabench.measure.inputs import make_inputs
@@ -36,8 +37,9 @@ def zero_heads(g: torch.Tensor) -> set[int]:
 
 
 def test_axes_are_workload_axes_next_to_gate():
-    i = WORKLOAD_AXES.index("gate")
-    assert WORKLOAD_AXES[i + 1:i + 3] == ("gate_zero_frac", "gate_scale")
+    axes = workload_axes()
+    i = axes.index("gate")
+    assert axes[i + 1:i + 3] == ("gate_zero_frac", "gate_scale")
 
 
 def test_defaults_are_null_and_a_default_value_is_stored_as_null():

@@ -10,8 +10,9 @@ from typer.testing import CliRunner
 
 from qlabench.cli import app
 from qlabench.core.errors import QlabenchError
+from qlabench.core.point import Point
 from qlabench.run.executors.shard import partition
-from qlabench.store.merge import merge_results, row_point, write_merged
+from qlabench.store.merge import merge_results, write_merged
 from qlabench.core.spec import load_suite
 from qlabench.store.files import read_rows, write_rows
 from qlabench.run.pool import WorkerJob, failure_row
@@ -51,7 +52,7 @@ def test_complete_shards_merge_to_one_row_per_point(tmp_path, suite):
     write_shards(tmp_path, suite)
     report = merge_results([tmp_path], suite)
     assert report.ok, report.problems()
-    assert sorted(map(repr, (row_point(r) for r in report.rows))) == sorted(map(repr, suite.points))
+    assert sorted(map(repr, (Point.from_row(r) for r in report.rows))) == sorted(map(repr, suite.points))
     path = write_merged(report, tmp_path / "merged.parquet")
     rows = read_rows(path)
     assert len(rows) == len(suite.points)
@@ -75,6 +76,31 @@ def test_a_point_measured_twice_is_a_duplicate(tmp_path, suite):
     report = merge_results([tmp_path], suite)
     assert not report.ok
     assert set(report.duplicated) == set(again) and set(report.duplicated.values()) == {2}
+
+
+def write_replicated_shards(root, suite, run_ids=("run0", "run1"), replicates=3):
+    """Two shards of a `--replicates` run: every point has one ok row per replicate, all of one run."""
+    for i, (share, run_id) in enumerate(zip(partition(suite.points, 2), run_ids)):
+        rows = [dataclasses.replace(r, replicate=k) for k in range(replicates) for r in rows_for(suite, share, run_id)]
+        write_rows(root / f"shard{i}" / suite.name / f"{run_id}.parquet", rows)
+
+
+def test_replicates_of_one_run_are_not_duplicates(tmp_path, suite):
+    write_replicated_shards(tmp_path, suite)
+    report = merge_results([tmp_path], suite)
+    assert report.ok, report.problems()
+    assert report.points == len(suite.points) and len(report.rows) == 3 * len(suite.points)
+    into = tmp_path / "merged.parquet"
+    res = CliRunner().invoke(app, ["merge", str(tmp_path), "--into", str(into), "--suite", SUITE_PATH])
+    assert res.exit_code == 0, res.output
+    assert sorted(r.replicate for r in read_rows(into)) == sorted(list(range(3)) * len(suite.points))
+
+
+def test_a_replicated_run_measured_twice_is_a_duplicate(tmp_path, suite):
+    write_replicated_shards(tmp_path / "a", suite)
+    write_replicated_shards(tmp_path / "b", suite, run_ids=("run2", "run3"))
+    report = merge_results([tmp_path], suite)
+    assert not report.ok and set(report.duplicated) == set(suite.points)
 
 
 def test_error_then_ok_after_resume_is_not_a_duplicate(tmp_path, suite):

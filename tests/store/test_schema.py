@@ -138,6 +138,18 @@ def test_read_results_walks_folders_and_skips_hidden_files(tmp_path, make_row):
     assert sorted(df["status"]) == ["error", "ok", "ok", "skipped"]
 
 
+def test_a_suite_folder_named_like_a_parquet_file_is_read_as_a_folder(tmp_path, make_row):
+    from typer.testing import CliRunner
+
+    from qlabench.cli import app
+
+    store.write_rows(store.run_path(tmp_path, "t.parquet", "r1"), rows(make_row))
+    assert store.result_files([tmp_path]) == [store.run_path(tmp_path, "t.parquet", "r1")]
+    assert len(store.read_results([tmp_path])) == len(rows(make_row))
+    res = CliRunner().invoke(app, ["show", str(tmp_path), "--format", "csv"])
+    assert res.exit_code == 0, res.output
+
+
 def test_read_results_errors(tmp_path):
     with pytest.raises(StoreError, match="no such file"):
         store.read_results([tmp_path / "absent"])

@@ -22,8 +22,7 @@ from qlabench.store.files import read_results
 from qlabench.analyze.compare.drift import Shift, shift_verdict, suite_shift
 from qlabench.analyze.compare.envguard import EnvField, check_env, env_diff
 from qlabench.analyze.compare.kernels import kernel_change
-from qlabench.analyze.compare.match import POINT_KEY, Pair, match_rows, normalized_rows
-from qlabench.store.keys import point_key
+from qlabench.analyze.compare.match import Pair, match_rows, normalized_rows, row_key
 from qlabench.analyze.compare.stats import PairStats, geometric_mean, pair_stats, run_stats
 from qlabench.analyze.compare.verdict import (
     DEFAULT_FAIL_ON,
@@ -188,7 +187,7 @@ def history_medians(history: pd.DataFrame | None) -> dict[str, list[float]]:
     out: dict[str, list[float]] = {}
     for r in normalized_rows(history):
         if r["status"] == "ok" and (m := _unit_median(r)) is not None:
-            out.setdefault(point_key(r[c] for c in POINT_KEY), []).append(m)
+            out.setdefault(row_key(r), []).append(m)
     return out
 
 

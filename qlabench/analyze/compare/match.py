@@ -1,4 +1,4 @@
-"""Pairing the rows of two result sets on the full point key (backend and every workload axis).
+"""Pairing the rows of two result sets on the full point key (the identity's axes, core/identity.py).
 
 Each side is first reduced to its newest run per point (`store.replicates.latest_run_per_point`), so
 a folder of re-runs compares its latest measurement, with every replicate of it: a pair carries the
@@ -15,8 +15,6 @@ import pandas as pd
 
 from qlabench.store.keys import KEY_COLUMNS, plain_value, point_key
 from qlabench.store.replicates import latest_run_per_point
-
-POINT_KEY = KEY_COLUMNS  # rows pair on the backend and every workload axis
 
 
 @dataclass(frozen=True)
@@ -39,12 +37,17 @@ def normalized_rows(df: pd.DataFrame) -> list[dict]:
     return [{c: plain_value(v) for c, v in row.items()} for row in df.to_dict("records")]
 
 
+def row_key(row: dict) -> str:
+    """The pairing key of a normalized row: its point's key string (backend and every workload axis)."""
+    return point_key(row.get(c) for c in KEY_COLUMNS)
+
+
 def replicates_by_key(df: pd.DataFrame) -> dict[str, list[dict]]:
     """Every row of each point's newest run (oldest first, so the last is the newest), by pairing key."""
     out: dict[str, list[dict]] = {}
     rows = normalized_rows(latest_run_per_point(df))
     for r in sorted(rows, key=lambda r: r["timestamp"] or ""):
-        out.setdefault(point_key(r[c] for c in POINT_KEY), []).append(r)
+        out.setdefault(row_key(r), []).append(r)
     return out
 
 

@@ -12,6 +12,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from qlabench.analyze.study.heads import head_scaling
+from qlabench.core.identity import heads_label
 from qlabench.analyze.study.prepare import PROFILE_GATE_DEFAULTS, fraction_label
 from qlabench.analyze.study.study import Study
 
@@ -234,7 +235,7 @@ def heads_figure(study: Study) -> list[tuple[str, Figure]]:
         ax_t.plot(x, sub["median_ms"], label=f"{backend} 1x{T}", **style)
         ax_c.plot(x, sub["sm_coverage"].astype(float), label=f"{backend} 1x{T}", **style)
     for ax in (ax_t, ax_c):
-        ax.set_xticks(range(len(configs)), [f"h{q}/{v}" for v, q in configs], rotation=45, ha="right", fontsize=7)
+        ax.set_xticks(range(len(configs)), [heads_label(q, v) for v, q in configs], rotation=45, ha="right", fontsize=7)
         ax.set_xlabel("heads (q,k / v)", fontsize=8)
         ax.grid(True, alpha=0.3)
     ax_t.set_yscale("log")

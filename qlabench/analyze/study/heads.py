@@ -14,6 +14,7 @@ import math
 
 import pandas as pd
 
+from qlabench.core.identity import heads_label
 from qlabench.analyze.study.published import BACKEND_COLUMNS, PUBLISHED_METHOD, method_differences
 
 COLUMNS = ["backend", "total_tokens", "heads", "h_qk", "h_v", "median_ms", "sm_coverage", "main_kernel",
@@ -61,7 +62,7 @@ def head_scaling(rows: pd.DataFrame) -> pd.DataFrame:
             continue
         name, blocks, share = main_kernel(r)
         recs.append({"backend": r["backend"], "total_tokens": int(r["total_tokens"]),
-                     "heads": f"h{r['h_qk']}/{r['h_v']}", "h_qk": int(r["h_qk"]), "h_v": int(r["h_v"]),
+                     "heads": heads_label(r["h_qk"], r["h_v"]), "h_qk": int(r["h_qk"]), "h_v": int(r["h_v"]),
                      "median_ms": float(r["median_ms"]), "sm_coverage": r.get("sm_coverage"),
                      "main_kernel": name, "main_blocks": blocks, "main_share": share, "_t": r["timestamp"]})
     if not recs:

@@ -15,13 +15,11 @@ import pandas as pd
 
 from qlabench.analyze.compare.kernels import short_name
 from qlabench.analyze.report import heads_label, layout_label
-from qlabench.core.point import WORKLOAD_AXES
+from qlabench.core.identity import GATE_PARAMS, workload_axes
 from qlabench.store.keys import key_series, plain_value
 
 # Gate axes the study varies (nullable columns; a file written before them reads them as null).
-GATE_AXES = ("gate_zero_frac", "gate_scale")
-# A point's identity in the study: every workload axis and the gate values (null read as the default).
-STUDY_AXES = tuple(WORKLOAD_AXES) + tuple(a for a in GATE_AXES if a not in WORKLOAD_AXES)
+GATE_AXES = GATE_PARAMS
 
 # What a null gate axis means, per gate profile (only the flashqla profile zeroes heads and scales g).
 PROFILE_GATE_DEFAULTS = {"flashqla": {"gate_zero_frac": 0.25, "gate_scale": 1 / 16}}
@@ -174,9 +172,10 @@ def prepare(df: pd.DataFrame) -> pd.DataFrame:
     dom = [dominant_kernel(r) for r in recs]
     d["dominant_kernel"] = [n for n, _ in dom]
     d["dominant_share"] = [s for _, s in dom]
-    # The point without its backend, gate axes as run (null -> the profile default).
+    # The point without its backend (core/identity.py's workload axes), gate axes as run (null -> the
+    # profile default).
     eff = d.assign(**{a: d[f"{a}_eff"] for a in GATE_AXES})
-    d["study_key"] = key_series(eff, STUDY_AXES)
+    d["study_key"] = key_series(eff, workload_axes())
     d["point_key"] = d["backend"].astype(str) + " " + d["study_key"]
     return d
 

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from qlabench.core.errors import QlabenchError
+from qlabench.core.identity import heads_label, heads_pair
 from qlabench.analyze.study.prepare import PROFILE_GATE_DEFAULTS, fraction_label, sequences_short
 
 PUBLISHED_FILE = "flashqla_h200_published.csv"
@@ -58,7 +59,7 @@ def load_published(path: str | os.PathLike | None = None) -> pd.DataFrame:
     pub["seqlens"] = pub["seqlens"].fillna("").astype(str).str.strip()
     pub["pub_id"] = np.arange(len(pub))
     pub["by_totals"] = pub["seqlens"] == ""
-    pub["heads"] = [f"h{q}/{v}" for q, v in zip(pub["h_qk"], pub["h_v"])]
+    pub["heads"] = [heads_label(q, v) for q, v in zip(pub["h_qk"], pub["h_v"])]
     pub["sequences"] = [published_sequences(r) for r in pub.to_dict("records")]
     pub["match_key"] = [match_key(r["mode"], r["h_qk"], r["h_v"], r["seqlens"], r["total_tokens"], r["num_seqs"],
                                   r["by_totals"]) for r in pub.to_dict("records")]
@@ -74,8 +75,8 @@ def published_sequences(r) -> str:
 
 def match_key(mode, h_qk, h_v, seqkey, total_tokens, num_seqs, by_totals: bool) -> str:
     if by_totals:
-        return f"{mode}|{int(h_qk)}/{int(h_v)}|T{int(total_tokens)}|N{int(num_seqs)}"
-    return f"{mode}|{int(h_qk)}/{int(h_v)}|{seqkey}"
+        return f"{mode}|{heads_pair(int(h_qk), int(h_v))}|T{int(total_tokens)}|N{int(num_seqs)}"
+    return f"{mode}|{heads_pair(int(h_qk), int(h_v))}|{seqkey}"
 
 
 def method_differences(row) -> tuple[str, ...]:

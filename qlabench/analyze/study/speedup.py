@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from qlabench.core.identity import heads_label
 from qlabench.analyze.study.published import BACKEND_COLUMNS, PUBLISHED_METHOD, match_key, method_differences
 
 BASELINES = ("fla", "flashinfer")
@@ -58,7 +59,7 @@ def speedup_curves(rows: pd.DataFrame, pub: pd.DataFrame) -> pd.DataFrame:
                                                                                           keep="last")
         for key, grp in ours.groupby("match_key", sort=False):
             first = grp.iloc[0]
-            points[key] = {"mode": first["mode"], "heads": f"h{first['h_qk']}/{first['h_v']}",
+            points[key] = {"mode": first["mode"], "heads": heads_label(first["h_qk"], first["h_v"]),
                            "h_qk": int(first["h_qk"]), "h_v": int(first["h_v"]), "model_config": None,
                            "x_label": x_label(first["seqkey"], int(first["total_tokens"]), int(first["num_seqs"]),
                                                bool(first["by_totals"])),
