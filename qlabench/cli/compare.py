@@ -50,6 +50,8 @@ def _emit(comparison, fmt: str, top: int, output: Path | None, show_all: bool, c
 
     if fmt not in FORMATS:
         raise ConfigError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    if top < 1:
+        raise ConfigError(f"--top must be at least 1, got {top}")
     if fmt == "table":
         for line in render.env_lines(comparison):
             console.print(f"[yellow]env differs:[/yellow] {line}", highlight=False)

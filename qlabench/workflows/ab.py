@@ -45,6 +45,8 @@ from qlabench.core.spec import Suite
 from qlabench.store.files import read_results
 
 CURRENT = "current"
+MAX_ROUNDS = 100  # each round is two sweeps in fresh workers
+MAX_WARMUP_JOBS = 256  # compile processes at once
 
 
 @dataclass(frozen=True)
@@ -169,8 +171,10 @@ def run_ab(suite: Suite, a: Variant, b: Variant, out_root: str | os.PathLike, ro
     from qlabench.store.files import write_rows
     from qlabench.core.result import ResultRow
 
-    if rounds < 2:
-        raise ConfigError(f"--rounds must be at least 2 (the run-to-run noise needs two), got {rounds}")
+    if not 2 <= rounds <= MAX_ROUNDS:
+        raise ConfigError(f"--rounds must be between 2 (the run-to-run noise needs two) and {MAX_ROUNDS}, got {rounds}")
+    if not 0 <= warmup_jobs <= MAX_WARMUP_JOBS:
+        raise ConfigError(f"--jobs must be between 1 and {MAX_WARMUP_JOBS}, got {warmup_jobs}")
     if run_sweep_kwargs.get("isolate") is False:
         raise ConfigError("an A/B runs every round in fresh worker processes; it cannot run in-process")
     t0 = time.perf_counter()
