@@ -29,8 +29,8 @@ import dataclasses
 import hashlib
 import os
 import re
+import shutil
 import subprocess
-import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -42,7 +42,9 @@ from qlabench.analyze.compare.comparison import Comparison, compare_frames
 from qlabench.analyze.compare.verdict import DEFAULT_FAIL_ON, CompareOptions
 from qlabench.core.errors import ConfigError
 from qlabench.core.spec import Suite
+from qlabench.run.tempdirs import private_temp_dir
 from qlabench.store.files import read_results
+from qlabench.workflows.ab_isolation import CWD_PREFIX, TEMP_PREFIX, isolate_tree
 
 CURRENT = "current"
 MAX_ROUNDS = 100  # each round is two sweeps in fresh workers
@@ -53,6 +55,7 @@ MAX_WARMUP_JOBS = 256  # compile processes at once
 class Variant:
     label: str
     pythonpath: tuple[str, ...] = ()  # put in front of PYTHONPATH in the workers; () = this environment
+    env: tuple[tuple[str, str], ...] = ()  # more variables for its workers (a qlabench ref: isolation, sha)
 
     @property
     def cache_name(self) -> str | None:
@@ -101,16 +104,25 @@ def variant(spec: str, repo: str | os.PathLike = ".", subdir: str = "") -> Itera
                            capture_output=True, text=True)
     if check.returncode != 0:
         raise ConfigError(f"variant {spec!r} is neither 'current', a directory, nor a git ref of {repo}")
-    tmp = Path(tempfile.mkdtemp(prefix="qlabench-ab-"))
+    commit = check.stdout.strip()
+    # Named with our pid: the folders (and worktrees) of an `ab` killed with -9 are removed here, and git
+    # forgets their worktrees once the folders are gone.
+    tmp = Path(private_temp_dir(TEMP_PREFIX))
+    subprocess.run(["git", "-C", str(repo), "worktree", "prune"], capture_output=True)
     tree = tmp / "tree"
-    add = subprocess.run(["git", "-C", str(repo), "worktree", "add", "--detach", str(tree), check.stdout.strip()],
-                         capture_output=True, text=True)
-    if add.returncode != 0:
-        raise ConfigError(f"git worktree add {spec}: {add.stderr.strip()}")
     try:
-        yield Variant(spec, (str(tree / subdir) if subdir else str(tree),))
+        add = subprocess.run(["git", "-C", str(repo), "worktree", "add", "--detach", str(tree), commit],
+                             capture_output=True, text=True)
+        if add.returncode != 0:
+            raise ConfigError(f"git worktree add {spec}: {add.stderr.strip()}")
+        root = tree / subdir if subdir else tree
+        v = Variant(spec, (str(root),))
+        if (root / "qlabench" / "__init__.py").is_file():  # a ref of qlabench itself: only its own tree
+            v = Variant(spec, *isolate_tree(spec, root, commit, tmp / "isolate"))
+        yield v
     finally:
         subprocess.run(["git", "-C", str(repo), "worktree", "remove", "--force", str(tree)], capture_output=True)
+        shutil.rmtree(tmp, ignore_errors=True)
         subprocess.run(["git", "-C", str(repo), "worktree", "prune"], capture_output=True)
 
 
@@ -120,20 +132,20 @@ def worker_pythonpath(v: Variant) -> Iterator[None]:
     directory, an empty one for a variant with a path); all restored afterwards."""
     from qlabench.measure import caches
 
-    keys = ("PYTHONPATH", caches.ENV_VAR, *caches.CACHE_VARS)
+    keys = ("PYTHONPATH", caches.ENV_VAR, *caches.CACHE_VARS, *(k for k, _ in v.env))
     saved, cwd = {k: os.environ.get(k) for k in keys}, os.getcwd()
-    empty = tempfile.TemporaryDirectory(prefix="qlabench-ab-cwd-") if v.pythonpath else None
+    empty = private_temp_dir(CWD_PREFIX) if v.pythonpath else None
     if v.pythonpath:
-        old = saved["PYTHONPATH"]
-        os.environ["PYTHONPATH"] = os.pathsep.join([*v.pythonpath, *([old] if old else [])])
+        os.environ.update(dict(v.env))
+        os.environ["PYTHONPATH"] = os.pathsep.join([*v.pythonpath, *([saved["PYTHONPATH"]] if saved["PYTHONPATH"] else [])])
         caches.use_cache_dir(caches.cache_root() / "variants" / v.cache_name)
-        os.chdir(empty.name)
+        os.chdir(empty)
     try:
         yield
     finally:
         os.chdir(cwd)
         if empty is not None:
-            empty.cleanup()
+            shutil.rmtree(empty, ignore_errors=True)
         for k, val in saved.items():
             if val is None:
                 os.environ.pop(k, None)
