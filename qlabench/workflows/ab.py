@@ -19,7 +19,10 @@ variant's compile groups are warmed in parallel (`warmup_jobs`), so round 0 is n
 compile; warm-up is untimed, and every round still runs in fresh worker processes.
 A worker's `python -c` puts its working directory first on sys.path, so a variant's workers start in an
 empty temporary directory: a checkout of qlabench in the current directory cannot shadow the variant.
-(A ref of qlabench itself then runs its own worker code, which must speak the driver's protocol.)
+A ref of qlabench itself imports qlabench from its own tree only, and records its own commit
+(ab_isolation.py); it runs its own worker code, which must speak the driver's protocol.
+Temporary folders are named with the pid (`qlabench-ab-<pid>-*`): those of an `ab` killed with -9, and
+their git worktrees, are removed by the next git-ref variant.
 """
 
 from __future__ import annotations
@@ -137,7 +140,8 @@ def worker_pythonpath(v: Variant) -> Iterator[None]:
     empty = private_temp_dir(CWD_PREFIX) if v.pythonpath else None
     if v.pythonpath:
         os.environ.update(dict(v.env))
-        os.environ["PYTHONPATH"] = os.pathsep.join([*v.pythonpath, *([saved["PYTHONPATH"]] if saved["PYTHONPATH"] else [])])
+        old = saved["PYTHONPATH"]
+        os.environ["PYTHONPATH"] = os.pathsep.join([*v.pythonpath, *([old] if old else [])])
         caches.use_cache_dir(caches.cache_root() / "variants" / v.cache_name)
         os.chdir(empty)
     try:
