@@ -5,8 +5,10 @@ qlabench (`pip install -e .`) puts a finder on `sys.meta_path` that answers for 
 whatever the path says, so a module the old checkout lacks was filled in from today's checkout, and
 the rows then carried today's git sha. So the variant's PYTHONPATH starts with a folder holding a
 `sitecustomize.py` (run by `site` after every `.pth` file): it drops every meta-path finder that would
-find `qlabench` outside the variant's tree and every other path entry holding a `qlabench` package,
-then runs the next `sitecustomize` on the path (the tree's or the environment's) as if it were first.
+find `qlabench` outside the variant's tree, then runs the next `sitecustomize` on the path (the tree's
+or the environment's) as if it were first. Path entries need no filter: PYTHONPATH comes before
+site-packages and any `.pth` entry, so `qlabench` is found in the tree first, and its submodules come
+from its own `__path__` (dropping site-packages for holding an installed qlabench would drop torch).
 The workers get the ref's commit as $QLABENCH_GIT_SHA (measure/env.py records it when the checkout
 itself cannot say), and before any round the variant must import `qlabench.run.pool`, the workers'
 entry point, from its own tree, else a ConfigError says why.
@@ -50,8 +52,6 @@ def _isolate():
             continue
         if spec is not None and not (spec.origin and _inside(spec.origin, root)):
             sys.meta_path.remove(finder)
-    sys.path[:] = [p for p in sys.path if os.path.realpath(p or ".") == root
-                   or not os.path.isdir(os.path.join(p or ".", "qlabench"))]
     sys.path[:] = [p for p in sys.path if os.path.realpath(p or ".") != here]
     nxt = importlib.machinery.PathFinder.find_spec("sitecustomize", sys.path)
     if nxt is not None and nxt.loader is not None:  # the next one runs as it would have without us
