@@ -5,6 +5,7 @@ Only ok rows are plotted; a backend with no ok row at a point leaves a gap rathe
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import matplotlib
@@ -16,8 +17,21 @@ import pandas as pd  # noqa: E402
 from qlabench.core.errors import QlabenchError  # noqa: E402
 from qlabench.store.keys import workload_keys  # noqa: E402
 from qlabench.analyze.report import file_safe, gate_label_of, heads_label, layout_label  # noqa: E402
+from qlabench.core.names import MAX_NAME_LEN  # noqa: E402
+from qlabench.store.files import under_root  # noqa: E402
 
 X_AXES = ("total_tokens", "seqlen")
+
+
+def png_path(out_dir: Path, *parts: object) -> Path:
+    """`out_dir/<parts joined by _>.png`, every part made file-safe: a mode or dtype read from a row can
+    hold `../` or `/`, and no row may place a file outside `out_dir` (store.files.under_root checks the
+    safe-name rule and where the path resolves). A name over the limit keeps its start and a hash."""
+    stem = "_".join(file_safe(p) for p in parts)
+    if len(stem) + 4 > MAX_NAME_LEN:
+        digest = hashlib.sha1(stem.encode()).hexdigest()[:10]
+        stem = f"{stem[:MAX_NAME_LEN - 4 - 11]}-{digest}"
+    return under_root(out_dir, stem + ".png")
 
 
 def speedup_frame(df: pd.DataFrame, baseline: str) -> pd.DataFrame:
@@ -94,7 +108,7 @@ def plot_speedups(df: pd.DataFrame, out_dir: str | Path, baseline: str, x: str =
         fig.suptitle(f"{mode} · {dtype} · gate profile {gate}  (speedup = {baseline} time / backend time; "
                      "higher is faster)", fontsize=10)
         fig.tight_layout()
-        path = out_dir / f"speedup_{mode}_{dtype}_gate-{file_safe(gate)}.png"
+        path = png_path(out_dir, "speedup", mode, dtype, f"gate-{gate}")
         fig.savefig(path, dpi=110)
         plt.close(fig)
         written.append(path)

@@ -18,7 +18,8 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from qlabench.core.errors import QlabenchError  # noqa: E402
-from qlabench.analyze.report import file_safe, gate_label_of, heads_label, layout_label  # noqa: E402
+from qlabench.analyze.plot import png_path  # noqa: E402
+from qlabench.analyze.report import gate_label_of, heads_label, layout_label  # noqa: E402
 
 SM_X_AXES = ("heads", "tp")
 METRICS = (("sm_coverage_pct", "sm_coverage (% of SMs given a block)"),
@@ -87,7 +88,7 @@ def plot_sm(df: pd.DataFrame, out_dir: str | Path, x: str = "heads") -> list[Pat
                      fontsize=10)
         fig.tight_layout()
         safe = "".join(c if c.isalnum() or c in "-_x" else "_" for c in str(seqs))[:60]
-        path = out_dir / f"sm_{mode}_{dtype}_{file_safe(gate)}_{safe}_{x}.png"
+        path = png_path(out_dir, "sm", mode, dtype, gate, safe, x)
         fig.savefig(path, dpi=120)
         plt.close(fig)
         written.append(path)

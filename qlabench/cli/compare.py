@@ -50,6 +50,8 @@ def _emit(comparison, fmt: str, top: int, output: Path | None, show_all: bool, c
 
     if fmt not in FORMATS:
         raise ConfigError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    if top < 1:
+        raise ConfigError(f"--top must be at least 1, got {top}")
     if fmt == "table":
         for line in render.env_lines(comparison):
             console.print(f"[yellow]env differs:[/yellow] {line}", highlight=False)
@@ -136,11 +138,13 @@ def baseline_save_cmd(
     suite: str = typer.Option(..., "--suite", "-s", help="Suite whose rows to save: a name or suites/NAME.toml "
                               "path, as `run sweep` and `gate` take"),
     root: Path = typer.Option(Path("results/baselines"), "--root", help="Baselines root"),
+    force: bool = typer.Option(False, "--force", help="Replace a point's ok baseline rows even by rows none of "
+                               "which is ok (refused without it)"),
 ):
     """Merge a run's rows into results/baselines/<gpu>/<suite>.parquet (newer rows replace older)."""
     from qlabench.store.baselines import save_baseline
 
-    path, n, replaced = save_baseline(results, _suite_name(suite), root)
+    path, n, replaced = save_baseline(results, _suite_name(suite), root, force=force)
     console.print(f"{path}: {n} rows ({replaced} replaced)", highlight=False)
 
 

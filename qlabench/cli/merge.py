@@ -49,7 +49,7 @@ def merge_cmd(
         err_console.print(f"nothing written to {into}")
         raise typer.Exit(1)
     try:
-        path = write_merged(report, into)
+        path = write_merged(report, into, force=force)
     except OSError as e:
         raise StoreError(f"cannot write {into}: {e.strerror or e}") from None
     console.print(f"wrote {path}")

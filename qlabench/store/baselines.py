@@ -5,6 +5,11 @@ its own baseline and a gate on an H100 runner never finds an H200's times. Savin
 the new run replace the baseline's rows for the same points (backend + every workload axis), and
 points the run did not measure keep their old rows. A run with `--replicates K` keeps all K rows of
 each point: the gate learns each point's run-to-run noise from them (docs/GATING.md).
+
+A point whose baseline has an ok row is never replaced by rows none of which is ok (a run whose rows
+are all `error`) unless `force`: the gate would then have nothing to time it against, and a broken
+run would quietly become the reference. The read-modify-write holds the file's lock (store/locks.py),
+so two saves at once both land.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from qlabench.core.result import ResultRow
 from qlabench.store.schema import COLUMNS, arrow_schema
 from qlabench.core.names import name_problem
 from qlabench.store.files import read_results, under_root, write_rows
+from qlabench.store.locks import locked
 from qlabench.store.replicates import latest_run_per_point
 
 DEFAULT_ROOT = Path("results") / "baselines"
@@ -41,9 +47,11 @@ def baseline_path(root: str | os.PathLike, device: str, suite: str) -> Path:
     return under_root(root, slugify(device), f"{suite}.parquet")
 
 
-def save_baseline(results: Iterable[str | os.PathLike], suite: str,
-                  root: str | os.PathLike = DEFAULT_ROOT) -> tuple[Path, int, int]:
-    """Merge the rows of `suite` in `results` into its baseline file; (path, rows written, rows replaced)."""
+def save_baseline(results: Iterable[str | os.PathLike], suite: str, root: str | os.PathLike = DEFAULT_ROOT,
+                  force: bool = False) -> tuple[Path, int, int]:
+    """Merge the rows of `suite` in `results` into its baseline file; (path, rows written, rows replaced).
+
+    StoreError, writing nothing, when a point with an ok baseline row would keep no ok row (unless `force`)."""
     results = list(results)
     baseline_path(root, "any", suite)  # a suite name that would leave `root` is refused before reading
     df = read_results(results)
@@ -56,16 +64,36 @@ def save_baseline(results: Iterable[str | os.PathLike], suite: str,
                          "a baseline holds one device: pass the results of one machine")
     path = baseline_path(root, devices[0], suite)
     new = latest_run_per_point(df)  # every replicate: the gate's noise floor is learned from them
-    replaced = 0
-    if path.exists():
-        old = latest_run_per_point(read_results([path]))
-        new_keys = set(workload_keys(new, with_backend=True))
-        old_keys = workload_keys(old, with_backend=True)
-        replaced = int(old_keys.isin(new_keys).sum())
-        new = pd.concat([old[~old_keys.isin(new_keys)], new], ignore_index=True)
-    rows = [ResultRow(**r) for r in _records(new)]
-    write_rows(path, rows, metadata={"baseline_of": suite})
+    with locked(path):
+        replaced = 0
+        if path.exists():
+            old = latest_run_per_point(read_results([path]))
+            new_keys = set(workload_keys(new, with_backend=True))
+            old_keys = workload_keys(old, with_backend=True)
+            if not force:
+                _refuse_losing_ok_rows(old, old_keys, new, path)
+            replaced = int(old_keys.isin(new_keys).sum())
+            new = pd.concat([old[~old_keys.isin(new_keys)], new], ignore_index=True)
+        rows = [ResultRow(**r) for r in _records(new)]
+        write_rows(path, rows, metadata={"baseline_of": suite})
     return path, len(rows), replaced
+
+
+def _refuse_losing_ok_rows(old: pd.DataFrame, old_keys: pd.Series, new: pd.DataFrame, path: Path) -> None:
+    """StoreError when a point that is ok in the baseline has no ok row among the new ones."""
+    new_keys = workload_keys(new, with_backend=True)
+    ok_old = set(old_keys[(old["status"] == "ok").to_numpy()])
+    ok_new = set(new_keys[(new["status"] == "ok").to_numpy()])
+    lost = [i for i, k in enumerate(new_keys) if k in ok_old and k not in ok_new]
+    if not lost:
+        return
+    n = len(set(new_keys.iloc[lost]))
+    r = new.iloc[lost[0]]
+    example = f"{r['backend']} {r['mode']} seqlens={list(r['seqlens'])}: {r['status']}" + \
+        (f" ({r['reason']})" if isinstance(r.get("reason"), str) and r.get("reason") else "")
+    raise StoreError(f"{path}: {n} point(s) with an ok baseline row would be replaced by rows none of which is ok "
+                     f"(e.g. {example}); nothing was written. Save a run that measured them, or pass --force "
+                     "to replace them anyway")
 
 
 def _records(df) -> list[dict]:

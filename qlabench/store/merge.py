@@ -28,6 +28,7 @@ from qlabench.core.point import Point
 from qlabench.core.result import ResultRow, Status
 from qlabench.core.spec import Suite
 from qlabench.store.files import read_rows, result_files, write_rows
+from qlabench.store.locks import locked
 
 
 
@@ -101,11 +102,17 @@ def merge_results(paths: Iterable[str | os.PathLike], suite: Suite | None = None
     return report
 
 
-def write_merged(report: MergeReport, into: str | os.PathLike) -> Path:
-    """Write the merged rows to `into` atomically; refuses a report with problems."""
+def write_merged(report: MergeReport, into: str | os.PathLike, force: bool = False) -> Path:
+    """Write the merged rows to `into` atomically; refuses a report with problems, and an existing `into`
+    unless `force`. The check and the write hold `into`'s lock: of two merges into one new file, the
+    second is refused instead of silently replacing the first's rows."""
     if not report.ok:
         raise QlabenchError("not writing a merge with problems: " + "; ".join(report.problems()))
     meta = {"merged_from": ",".join(str(f) for f in report.files)}
     if report.suite:
         meta["suite"] = report.suite
-    return write_rows(into, report.rows, meta)
+    with locked(into):
+        if not force and Path(into).exists():
+            raise StoreError(f"--into {into} exists (written while this merge ran?); pass --force to overwrite it, "
+                             "or choose another file")
+        return write_rows(into, report.rows, meta)

@@ -19,7 +19,10 @@ variant's compile groups are warmed in parallel (`warmup_jobs`), so round 0 is n
 compile; warm-up is untimed, and every round still runs in fresh worker processes.
 A worker's `python -c` puts its working directory first on sys.path, so a variant's workers start in an
 empty temporary directory: a checkout of qlabench in the current directory cannot shadow the variant.
-(A ref of qlabench itself then runs its own worker code, which must speak the driver's protocol.)
+A ref of qlabench itself imports qlabench from its own tree only, and records its own commit
+(ab_isolation.py); it runs its own worker code, which must speak the driver's protocol.
+Temporary folders are named with the pid (`qlabench-ab-<pid>-*`): those of an `ab` killed with -9, and
+their git worktrees, are removed by the next git-ref variant.
 """
 
 from __future__ import annotations
@@ -29,8 +32,8 @@ import dataclasses
 import hashlib
 import os
 import re
+import shutil
 import subprocess
-import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -42,15 +45,20 @@ from qlabench.analyze.compare.comparison import Comparison, compare_frames
 from qlabench.analyze.compare.verdict import DEFAULT_FAIL_ON, CompareOptions
 from qlabench.core.errors import ConfigError
 from qlabench.core.spec import Suite
+from qlabench.run.tempdirs import private_temp_dir
 from qlabench.store.files import read_results
+from qlabench.workflows.ab_isolation import CWD_PREFIX, TEMP_PREFIX, isolate_tree
 
 CURRENT = "current"
+MAX_ROUNDS = 100  # each round is two sweeps in fresh workers
+MAX_WARMUP_JOBS = 256  # compile processes at once
 
 
 @dataclass(frozen=True)
 class Variant:
     label: str
     pythonpath: tuple[str, ...] = ()  # put in front of PYTHONPATH in the workers; () = this environment
+    env: tuple[tuple[str, str], ...] = ()  # more variables for its workers (a qlabench ref: isolation, sha)
 
     @property
     def cache_name(self) -> str | None:
@@ -99,16 +107,25 @@ def variant(spec: str, repo: str | os.PathLike = ".", subdir: str = "") -> Itera
                            capture_output=True, text=True)
     if check.returncode != 0:
         raise ConfigError(f"variant {spec!r} is neither 'current', a directory, nor a git ref of {repo}")
-    tmp = Path(tempfile.mkdtemp(prefix="qlabench-ab-"))
+    commit = check.stdout.strip()
+    # Named with our pid: the folders (and worktrees) of an `ab` killed with -9 are removed here, and git
+    # forgets their worktrees once the folders are gone.
+    tmp = Path(private_temp_dir(TEMP_PREFIX))
+    subprocess.run(["git", "-C", str(repo), "worktree", "prune"], capture_output=True)
     tree = tmp / "tree"
-    add = subprocess.run(["git", "-C", str(repo), "worktree", "add", "--detach", str(tree), check.stdout.strip()],
-                         capture_output=True, text=True)
-    if add.returncode != 0:
-        raise ConfigError(f"git worktree add {spec}: {add.stderr.strip()}")
     try:
-        yield Variant(spec, (str(tree / subdir) if subdir else str(tree),))
+        add = subprocess.run(["git", "-C", str(repo), "worktree", "add", "--detach", str(tree), commit],
+                             capture_output=True, text=True)
+        if add.returncode != 0:
+            raise ConfigError(f"git worktree add {spec}: {add.stderr.strip()}")
+        root = tree / subdir if subdir else tree
+        v = Variant(spec, (str(root),))
+        if (root / "qlabench" / "__init__.py").is_file():  # a ref of qlabench itself: only its own tree
+            v = Variant(spec, *isolate_tree(spec, root, commit, tmp / "isolate"))
+        yield v
     finally:
         subprocess.run(["git", "-C", str(repo), "worktree", "remove", "--force", str(tree)], capture_output=True)
+        shutil.rmtree(tmp, ignore_errors=True)
         subprocess.run(["git", "-C", str(repo), "worktree", "prune"], capture_output=True)
 
 
@@ -118,20 +135,21 @@ def worker_pythonpath(v: Variant) -> Iterator[None]:
     directory, an empty one for a variant with a path); all restored afterwards."""
     from qlabench.measure import caches
 
-    keys = ("PYTHONPATH", caches.ENV_VAR, *caches.CACHE_VARS)
+    keys = ("PYTHONPATH", caches.ENV_VAR, *caches.CACHE_VARS, *(k for k, _ in v.env))
     saved, cwd = {k: os.environ.get(k) for k in keys}, os.getcwd()
-    empty = tempfile.TemporaryDirectory(prefix="qlabench-ab-cwd-") if v.pythonpath else None
+    empty = private_temp_dir(CWD_PREFIX) if v.pythonpath else None
     if v.pythonpath:
+        os.environ.update(dict(v.env))
         old = saved["PYTHONPATH"]
         os.environ["PYTHONPATH"] = os.pathsep.join([*v.pythonpath, *([old] if old else [])])
         caches.use_cache_dir(caches.cache_root() / "variants" / v.cache_name)
-        os.chdir(empty.name)
+        os.chdir(empty)
     try:
         yield
     finally:
         os.chdir(cwd)
         if empty is not None:
-            empty.cleanup()
+            shutil.rmtree(empty, ignore_errors=True)
         for k, val in saved.items():
             if val is None:
                 os.environ.pop(k, None)
@@ -169,8 +187,10 @@ def run_ab(suite: Suite, a: Variant, b: Variant, out_root: str | os.PathLike, ro
     from qlabench.store.files import write_rows
     from qlabench.core.result import ResultRow
 
-    if rounds < 2:
-        raise ConfigError(f"--rounds must be at least 2 (the run-to-run noise needs two), got {rounds}")
+    if not 2 <= rounds <= MAX_ROUNDS:
+        raise ConfigError(f"--rounds must be between 2 (the run-to-run noise needs two) and {MAX_ROUNDS}, got {rounds}")
+    if not 0 <= warmup_jobs <= MAX_WARMUP_JOBS:
+        raise ConfigError(f"--jobs must be between 1 and {MAX_WARMUP_JOBS}, got {warmup_jobs}")
     if run_sweep_kwargs.get("isolate") is False:
         raise ConfigError("an A/B runs every round in fresh worker processes; it cannot run in-process")
     t0 = time.perf_counter()

@@ -29,6 +29,8 @@ from qlabench.store.keys import key_value, point_key
 from qlabench.analyze.compare.verdict import DEFAULT_FAIL_ON, CompareOptions, Failure, Verdict
 
 DEFAULT_REPLICATES = 3
+MAX_CONFIRM = 20  # confirmation A/Bs: each re-measures base and head `replicates` rounds
+MAX_REPLICATES = 100  # a gate's head run: beyond this the gate is a study, not a CI step
 
 
 @dataclass
@@ -76,8 +78,10 @@ def run_gate(suite: Suite, baseline: Iterable[str | os.PathLike], out_root: str 
     history: stored A/A runs of the suite on this runner pool (they add to each point's noise floor).
     `run_sweep_kwargs` go to run_sweep (device, timer, progress, ...).
     """
-    if confirm < 0:
-        raise QlabenchError(f"--confirm must be >= 0, got {confirm}")
+    if not 0 <= confirm <= MAX_CONFIRM:
+        raise QlabenchError(f"--confirm must be between 0 and {MAX_CONFIRM}, got {confirm}")
+    if not 1 <= replicates <= MAX_REPLICATES:
+        raise QlabenchError(f"--replicates must be between 1 and {MAX_REPLICATES}, got {replicates}")
     baseline = list(baseline)
     base = read_results(baseline)
     keys = suite_point_keys(suite)

@@ -73,9 +73,12 @@ class StudyResult:
 def parse_slowdowns(text: str) -> list[float]:
     """'1.03,1.05,1.10' -> the injected slowdown factors."""
     try:
-        return [float(x) for x in text.split(",") if x.strip()]
+        factors = [float(x) for x in text.split(",") if x.strip()]
     except ValueError:
         raise ConfigError(f"--slowdowns must be numbers like 1.05, got {text!r}") from None
+    if bad := [f for f in factors if not 1 <= f <= 100]:  # inf or nan would spin forever
+        raise ConfigError(f"--slowdowns must be factors between 1 and 100, got {bad[0]}")
+    return factors
 
 
 @contextmanager

@@ -144,3 +144,93 @@ def test_ab_warms_both_variants_first(lib_repo, tmp_path, monkeypatch):
     with variant("v1", lib_repo) as va, variant("v2", lib_repo) as vb:
         with pytest.raises(RuntimeError, match=r"round 0 started after \[\('v1', 3\), \('v2', 3\)\]"):
             ab.run_ab(load_suite(str(suite)), va, vb, tmp_path / "out", rounds=2, warmup_jobs=3)
+
+
+@pytest.fixture
+def qlabench_repo(tmp_path):
+    """A repository holding this qlabench under pkg/ at three refs: whole ("full"), without
+    qlabench/workflows ("no-workflows"), and without qlabench/run ("no-run", where no worker can start)."""
+    import shutil
+    from pathlib import Path
+
+    import qlabench
+
+    src = Path(qlabench.__file__).resolve().parents[1]
+    repo = tmp_path / "qrepo"
+    (repo / "pkg").mkdir(parents=True)
+    archive = subprocess.run(["git", "-C", str(src), "archive", "HEAD", "qlabench"], check=True, capture_output=True)
+    subprocess.run(["tar", "-x", "-C", str(repo / "pkg")], input=archive.stdout, check=True)
+    git(repo, "init", "-q")
+    git(repo, "config", "user.email", "t@t")
+    git(repo, "config", "user.name", "t")
+    for tag, drop in (("full", None), ("no-workflows", "workflows"), ("no-run", "run")):
+        if drop:
+            shutil.rmtree(repo / "pkg" / "qlabench" / drop)
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", tag)
+        git(repo, "tag", tag)
+    return repo
+
+
+_PROBE = ("import importlib.util, qlabench; from qlabench.measure.env import git_sha; "
+          "print(qlabench.__file__); print(git_sha()); print(importlib.util.find_spec('qlabench.workflows'))")
+
+
+def test_a_ref_of_qlabench_imports_only_its_own_tree_and_records_its_own_sha(qlabench_repo, monkeypatch):
+    import sys
+
+    monkeypatch.setenv("QLABENCH_GIT_SHA", "the-drivers-sha")  # as scripts/h200.sh sets it for today's copy
+    sha = subprocess.run(["git", "-C", str(qlabench_repo), "rev-parse", "no-workflows"], capture_output=True,
+                         text=True, check=True).stdout.strip()
+    with variant("no-workflows", qlabench_repo, "pkg") as v, worker_pythonpath(v):
+        root = v.pythonpath[-1]
+        out = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True, check=True).stdout
+    file, recorded, workflows = out.strip().splitlines()
+    assert file.startswith(os.path.realpath(root) + os.sep) or file.startswith(root + os.sep)
+    assert recorded == sha
+    # the current checkout's editable install must not fill in a package the ref does not have
+    assert workflows == "None"
+
+
+def test_a_ref_where_qlabench_does_not_import_is_a_clear_error(qlabench_repo):
+    with pytest.raises(ConfigError, match=r"'no-run' \(\w+\): qlabench does not import from its own tree: "
+                                          r"ModuleNotFoundError: No module named 'qlabench.run'"):
+        with variant("no-run", qlabench_repo, "pkg"):
+            pass
+
+
+def _worktrees(repo) -> list[str]:
+    out = subprocess.run(["git", "-C", str(repo), "worktree", "list", "--porcelain"], capture_output=True,
+                         text=True, check=True).stdout
+    return [line.split(" ", 1)[1] for line in out.splitlines() if line.startswith("worktree ")]
+
+
+def test_a_killed_ab_leaves_nothing_after_the_next_one_and_a_finished_ab_leaves_nothing(lib_repo):
+    import signal
+    import sys
+    from pathlib import Path
+
+    code = (f"import os, signal\nfrom qlabench.workflows.ab import variant\n"
+            f"with variant('v1', {str(lib_repo)!r}) as v:\n    print(v.pythonpath[0], flush=True)\n"
+            f"    os.kill(os.getpid(), signal.SIGKILL)\n")
+    killed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert killed.returncode == -signal.SIGKILL
+    stale = Path(killed.stdout.strip())
+    assert stale.exists() and len(_worktrees(lib_repo)) == 2  # what kill -9 leaves
+    with variant("v1", lib_repo) as v:
+        tree = Path(v.pythonpath[0])
+        assert not stale.parent.exists() and len(_worktrees(lib_repo)) == 2  # the stale one gone, ours there
+    assert _worktrees(lib_repo) == [str(lib_repo.resolve())]
+    assert not tree.parent.exists()  # the variant's temp folder too, not only its worktree
+
+
+@pytest.mark.parametrize("kw", [{"rounds": 10**6}, {"rounds": 1}, {"warmup_jobs": 10**6}, {"warmup_jobs": -1}])
+def test_ab_bounds_its_numeric_options(tmp_path, kw):
+    from qlabench.core.spec import load_suite
+    from qlabench.workflows.ab import Variant, run_ab
+
+    suite = tmp_path / "ab-tiny.toml"
+    suite.write_text(SUITE_TOML)
+    kw = {"rounds": 2, **kw}
+    with pytest.raises(ConfigError, match="must be between"):
+        run_ab(load_suite(str(suite)), Variant(CURRENT), Variant(CURRENT), tmp_path / "out", **kw)

@@ -8,6 +8,7 @@ whose `exit_code` the CLI returns.
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import statistics
 from collections import Counter
@@ -98,7 +99,11 @@ class Comparison:
 
     @property
     def exit_code(self) -> int:
-        return 1 if self.failures or self.shift_fails else 0
+        """1 on a failure; else 2 when no point was timed on both sides (nothing compared is not a pass,
+        e.g. against a baseline whose rows are all `error`); else 0."""
+        if self.failures or self.shift_fails:
+            return 1
+        return 0 if self.timed else 2
 
     def worst(self, n: int | None = None) -> list[PairResult]:
         """Failures first, then status changes, then the largest slowdowns; `n` rows at most."""
@@ -126,6 +131,27 @@ def _unit_median(row: dict) -> float | None:
     """One replicate's number: the median of its samples (its stored median when it kept none)."""
     s = row.get("samples_ms")
     return float(statistics.median(s)) if s else row.get("median_ms")
+
+
+def time_problem(row: dict) -> str | None:
+    """Why an ok row's time cannot be used (a NaN, null or non-positive sample or median), or None."""
+    samples = row.get("samples_ms")
+    if samples:
+        bad = [x for x in samples if x is None or not math.isfinite(x) or x <= 0]
+        return f"samples_ms holds {bad[0]!r}" if bad else None
+    m = row.get("median_ms")
+    if m is None:
+        return "no samples_ms and median_ms is null"
+    return None if math.isfinite(m) and m > 0 else f"median_ms is {m!r}"
+
+
+def _check_times(rows, side: str) -> None:
+    """A StoreError (exit 2) naming the first ok row of `side` whose time is not a usable number: a damaged
+    or hand-edited file must be reported, never crash the comparison (exit 1 reads as a regression)."""
+    for r in rows:
+        if r["status"] == "ok" and (problem := time_problem(r)):
+            raise StoreError(f"{side} row of {point_label(r)} (run {r.get('run_id')}, replicate "
+                             f"{r.get('replicate')}): {problem}; an ok row needs a time, so nothing was compared")
 
 
 def _units(reps: tuple[dict, ...], like: dict) -> list[dict]:
@@ -160,6 +186,8 @@ def judge(pair: Pair, opt: CompareOptions, scale: float = 1.0, ctx: Context | No
         if h["status"] != "ok" and h.get("reason"):
             reason += f": {h['reason']}"
         return PairResult(**common, verdict=verdict, reason=reason, failure=failure)
+    _check_times(pair.base_reps or (b,), "base")
+    _check_times(pair.head_reps or (h,), "head")
     if opt.method == "samples":
         bs, hs = _samples(b), [x / scale for x in _samples(h)]
         s = pair_stats(bs, hs, opt.alpha)
@@ -185,12 +213,16 @@ def history_medians(history: pd.DataFrame | None) -> dict[str, list[float]]:
     if history is None or history.empty:
         return {}
     out: dict[str, list[float]] = {}
-    for r in normalized_rows(history):
+    rows = normalized_rows(history)
+    _check_times(rows, "history")
+    for r in rows:
         if r["status"] == "ok" and (m := _unit_median(r)) is not None:
             out.setdefault(row_key(r), []).append(m)
     return out
 
 
+NO_TIMED_NOTE = ("no point has an ok time on both sides: nothing was compared, which is not a pass (exit 2); "
+                 "is the baseline (or the head) a run whose rows all failed?")
 MIN_SUITE_POINTS = 5  # fewer points with a run-to-run estimate than this: no suite-wide floor
 
 
@@ -251,6 +283,8 @@ def compare_frames(base: pd.DataFrame, head: pd.DataFrame, options: CompareOptio
         shift = shift or suite_shift([p.stats.ratio for p in pairs if p.stats is not None], opt.alpha)
         if shift is not None:
             pairs = [judge(m, opt, shift.ratio, ctx) if p.stats is not None else p for m, p in zip(matched, pairs)]
+    if not any(p.stats is not None for p in pairs):
+        notes += (NO_TIMED_NOTE,)
     return Comparison(pairs=pairs, env=diff, options=opt, fail_on=frozenset(fail_on), notes=notes,
                       base_label=base_label, head_label=head_label, shift=shift if opt.drift else None)
 

@@ -51,9 +51,9 @@ def summary_line(c: Comparison) -> str:
     g = c.geomean_ratio
     geo = f"geometric-mean time change {_pct(g - 1 if g else None)} over {len(c.timed)} timed points"
     n_fail = len(c.failures) + (1 if c.shift_fails else 0)
-    verdict = f"FAIL ({n_fail} failing)" if n_fail else "PASS"
+    verdict = f"FAIL ({n_fail} failing)" if n_fail else "PASS" if c.exit_code == 0 else "NOT A PASS (exit 2)"
     line = f"{verdict}: {counts or 'no points'}; {geo}"
-    if not n_fail:
+    if not n_fail and c.exit_code == 0:
         line += _why_pass(c)
     if c.options.drift:
         line += "; " + shift_verdict(c.shift, c.options.threshold)[1] + " (points judged relative to it)"

@@ -45,6 +45,8 @@ class Failure(str, enum.Enum):
 
 
 DEFAULT_FAIL_ON = frozenset({Failure.REGRESSION, Failure.STATUS})
+MAX_NOISE_FACTOR = 10.0  # a floor of 10 SDs already hides any change the data could show
+MAX_MIN_SAMPLES = 1_000_000  # no run keeps more samples than this (timing.max_samples is far below)
 FAILED_STATUSES = ("incorrect", "error")
 
 
@@ -59,16 +61,19 @@ class CompareOptions:
     host_floor: float = 0.10  # the floor when base and head come from different hosts (and no interleaving)
 
     def __post_init__(self) -> None:
+        # Every bound is finite: `--noise-factor inf` made every floor infinite (a 10x slowdown passed as
+        # "not gateable") and 1e300 overflowed exp(); NaN fails every comparison below, so it is refused too.
         if not 0 < self.threshold < 1:
             raise QlabenchError(f"--threshold must be between 0 and 1 (a fraction, 0.05 = 5%), got {self.threshold}")
         if not 0 < self.alpha < 0.5:
             raise QlabenchError(f"--alpha must be between 0 and 0.5, got {self.alpha}")
-        if self.min_samples < 2:
-            raise QlabenchError(f"--min-samples must be at least 2, got {self.min_samples}")
+        if not 2 <= self.min_samples <= MAX_MIN_SAMPLES:
+            raise QlabenchError(f"--min-samples must be between 2 and {MAX_MIN_SAMPLES}, got {self.min_samples}")
         if self.method not in ("runs", "samples"):
             raise QlabenchError(f"--method must be runs or samples, got {self.method!r}")
-        if not self.noise_factor > 0:
-            raise QlabenchError(f"--noise-factor must be positive, got {self.noise_factor}")
+        if not 0 < self.noise_factor <= MAX_NOISE_FACTOR:
+            raise QlabenchError(f"--noise-factor must be in (0, {MAX_NOISE_FACTOR:g}] (a multiple of the run-to-run "
+                                f"SD; 3 is the default), got {self.noise_factor}")
         if not 0 <= self.host_floor < 1:
             raise QlabenchError(f"--host-floor must be between 0 and 1 (a fraction), got {self.host_floor}")
 
