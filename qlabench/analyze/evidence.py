@@ -22,10 +22,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
 
 from qlabench.analyze.compare.kernels import short_name
-from qlabench.core.errors import QlabenchError
-from qlabench.store.files import latest_per_point, read_results
+from qlabench.core.errors import QlabenchError, SchemaError
+from qlabench.store.files import latest_per_point, read_table, result_files
 from qlabench.store.keys import key_series, plain_value
 
 PROBLEM_AXES = ("backend", "mode", "h_qk", "h_v", "K", "V", "dtype", "gate", "gate_zero_frac", "gate_scale",
@@ -37,6 +38,7 @@ DISAGREE = 0.05
 RECORDED = ("layout", "timer", "device", "flash_qla_version", "tilelang_version", "fla_version", "triton_version",
             "flashinfer_version", "torch_version")
 PROJECT_MARKS = ("pyproject.toml", ".git")
+NOT_RESULTS = "not a qlabench results file"  # store/schema.py's reason for a parquet without its metadata
 
 
 @dataclass(frozen=True)
@@ -63,11 +65,19 @@ class NewerEvidence:
 @dataclass(frozen=True)
 class EvidenceCheck:
     newer: tuple[NewerEvidence, ...] = ()
-    unreadable: tuple[str, ...] = ()  # sibling folders that could not be read, with the reason
+    unreadable: tuple[str, ...] = ()  # result files under the sibling folders that could not be read, and why
 
     @property
     def lines(self) -> list[str]:
-        return [n.line for n in self.newer] + [f"(not searched for newer evidence: {u})" for u in self.unreadable]
+        """A line per folder whose newer rows disagree, one for those that agree, one for files not read."""
+        out = [n.line for n in self.newer if n.n_disagree]
+        agree = [n for n in self.newer if not n.n_disagree]
+        if agree:
+            out.append(f"newer evidence within {DISAGREE:.0%} of these points in " +
+                       ", ".join(f"{n.folder} ({n.n_points})" for n in agree))
+        if self.unreadable:
+            out.append(f"(not searched for newer evidence: {len(self.unreadable)} file(s), e.g. {self.unreadable[0]})")
+        return out
 
 
 def evidence_root(paths: Iterable[str | os.PathLike]) -> Path | None:
@@ -122,12 +132,18 @@ def newer_evidence(shown: pd.DataFrame, paths: Iterable[str | os.PathLike]) -> E
         return EvidenceCheck()
     newer, unreadable = [], []
     for folder in sibling_folders(root, paths):
-        try:
-            other = latest_per_point(read_results([folder]))
-        except QlabenchError as e:
-            unreadable.append(f"{_rel(folder)}: {e}")
+        tables = []
+        for f in result_files([folder]):
+            try:
+                tables.append(read_table(f))
+            except SchemaError as e:
+                if NOT_RESULTS not in str(e):  # a parquet that is no results file (a derived table) is no evidence
+                    unreadable.append(str(e))
+            except QlabenchError as e:
+                unreadable.append(str(e))
+        if not tables:
             continue
-        found = compare_folder(ok, other, _rel(folder))
+        found = compare_folder(ok, latest_per_point(pa.concat_tables(tables).to_pandas()), _rel(folder))
         if found is not None:
             newer.append(found)
     return EvidenceCheck(tuple(newer), tuple(unreadable))
