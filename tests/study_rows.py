@@ -70,11 +70,11 @@ def published_ms(mode: str, h_qk: int, h_v: int, column: str, seqlens=None, tota
 
 def row(backend, mode, seqlens, h_qk, h_v, ms=None, *, stack=STACK_013, kernels=(), status="ok", reason=None,
         layout="varlen", timestamp="2026-12-01T10:00:00+00:00", run_id="study-013", sm_coverage=0.9,
-        gate_zero_frac=None, gate_scale=None, **extra):
+        gate_zero_frac=None, gate_scale=None, device_index=0, **extra):
     seqlens = tuple(seqlens)
     batch = 1 if layout == "varlen" else len(seqlens)
     r = ResultRow(
-        run_id=run_id, suite="h200-study", timestamp=timestamp, host="h200", device="NVIDIA H200", device_index=0,
+        run_id=run_id, suite="h200-study", timestamp=timestamp, host="h200", device="NVIDIA H200", device_index=device_index,
         **stack, backend=backend, mode=mode, layout=layout, batch=batch, seqlens=seqlens, num_seqs=len(seqlens),
         total_tokens=sum(seqlens), h_qk=h_qk, h_v=h_v, K=128, V=128, dtype="bfloat16", gate="flashqla", seed=0,
         initial_state=True, status=status, reason=reason, timer="graph",
