@@ -110,16 +110,16 @@ def sibling_folders(root: Path, paths: Iterable[str | os.PathLike]) -> list[Path
     return out
 
 
+def token_lengths(row) -> tuple[int, ...]:
+    """The sequence lengths a row computed, whatever its layout: dense 2x16384 and varlen 16384+16384 alike."""
+    lens = tuple(int(s) for s in plain_value(row["seqlens"]) or ())
+    return lens * int(row["batch"]) if row["layout"] == "dense" else lens
+
+
 def problem_keys(df: pd.DataFrame) -> pd.Series:
     """The problem each row measured (PROBLEM_AXES): the point without its layout, seed or model label."""
-    lengths = [tuple(int(s) for s in plain_value(r["seqlens"]) or ()) * (int(r["batch"]) if r["layout"] == "dense"
-                                                                        else 1)
-               for r in df[["seqlens", "batch", "layout"]].to_dict("records")]
-    d = df.assign(lengths=pd.Series(lengths, index=df.index, dtype=object))
-    for a in PROBLEM_AXES:
-        if a not in d.columns:
-            d[a] = None
-    return key_series(d, PROBLEM_AXES)
+    lengths = [token_lengths(r) for r in df[["seqlens", "batch", "layout"]].to_dict("records")]
+    return key_series(df.assign(lengths=pd.Series(lengths, index=df.index, dtype=object)), PROBLEM_AXES)
 
 
 def newer_evidence(shown: pd.DataFrame, paths: Iterable[str | os.PathLike]) -> EvidenceCheck:

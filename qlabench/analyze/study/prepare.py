@@ -24,7 +24,7 @@ GATE_AXES = ("gate_zero_frac", "gate_scale")
 STUDY_AXES = tuple(WORKLOAD_AXES) + tuple(a for a in GATE_AXES if a not in WORKLOAD_AXES)
 
 # What a null gate axis means, per gate profile: core's defaults, in core's meaning (only the flashqla
-# profile zeroes heads and divides g: g = logsigmoid(randn) / gate_scale, so 16 is the published 1/16).
+# profile zeroes heads and divides g: g = logsigmoid(randn) / gate_scale; the published g/16 is 16).
 PROFILE_GATE_DEFAULTS = {"flashqla": {"gate_zero_frac": FLASHQLA_GATE_ZERO_FRAC, "gate_scale": FLASHQLA_GATE_SCALE}}
 
 # FlashQLA's intra-card CP warms each split up from chunks it counts at run time: its
