@@ -15,7 +15,8 @@ Scenarios (flash-qla 0.1.3 / fla 0.6.0 stack unless said):
   flashinfer incorrect.
 - bwd h2/4 8192 on 1 and 2 sequences; bwd h2/4 32768/1 not measured.
 - fwd_bwd h2/8 1x8192 (no published counterpart).
-- gate sweep at h2/8 32768 (gate_zero_frac 0 and 0.5, gate_scale 1/4 and 1), older than everything else.
+- gate sweep at h2/8 32768 (gate_zero_frac 0 and 0.5; gate_scale 4 and 64 around the default 16, core's
+  meaning: g = logsigmoid(randn) / gate_scale), older than everything else.
 """
 
 from __future__ import annotations
@@ -69,11 +70,11 @@ def published_ms(mode: str, h_qk: int, h_v: int, column: str, seqlens=None, tota
 
 def row(backend, mode, seqlens, h_qk, h_v, ms=None, *, stack=STACK_013, kernels=(), status="ok", reason=None,
         layout="varlen", timestamp="2026-12-01T10:00:00+00:00", run_id="study-013", sm_coverage=0.9,
-        gate_zero_frac=None, gate_scale=None, **extra):
+        gate_zero_frac=None, gate_scale=None, device_index=0, **extra):
     seqlens = tuple(seqlens)
     batch = 1 if layout == "varlen" else len(seqlens)
     r = ResultRow(
-        run_id=run_id, suite="h200-study", timestamp=timestamp, host="h200", device="NVIDIA H200", device_index=0,
+        run_id=run_id, suite="h200-study", timestamp=timestamp, host="h200", device="NVIDIA H200", device_index=device_index,
         **stack, backend=backend, mode=mode, layout=layout, batch=batch, seqlens=seqlens, num_seqs=len(seqlens),
         total_tokens=sum(seqlens), h_qk=h_qk, h_v=h_v, K=128, V=128, dtype="bfloat16", gate="flashqla", seed=0,
         initial_state=True, status=status, reason=reason, timer="graph",
@@ -156,7 +157,7 @@ def scenario():
                 row("flash_qla-forcecp", "fwd", (32768,), 2, 8, fq * f_auto, kernels=FQ_CP, gate_zero_frac=frac,
                     **old),
                 row("fla", "fwd", (32768,), 2, 8, fla, kernels=FLA, gate_zero_frac=frac, **old)]
-    for scale, f_auto in ((0.25, 1.1), (1.0, 1.0)):
+    for scale, f_auto in ((4.0, 1.1), (64.0, 1.0)):
         out += [row("flash_qla", "fwd", (32768,), 2, 8, fq * f_auto, kernels=FQ_CP, gate_scale=scale, **old),
                 row("flash_qla-nocp", "fwd", (32768,), 2, 8, fq * 3.0, kernels=FQ_NOCP, gate_scale=scale, **old),
                 row("fla", "fwd", (32768,), 2, 8, fla, kernels=FLA, gate_scale=scale, **old)]

@@ -18,10 +18,15 @@ def show_cmd(
     fmt: str = typer.Option("table", "--format", "-f", help="table (terminal), markdown or csv"),
     mode: str = typer.Option(None, "--mode", help="Only rows of this mode (fwd, bwd, bwd_train, fwd_bwd)"),
     all_runs: bool = typer.Option(False, "--all-runs", help="Keep every run's rows (default: newest per point)"),
+    other_evidence: bool = typer.Option(True, "--other-evidence/--no-other-evidence",
+                                        help="Say where a results folder beside these holds newer rows of the same "
+                                        "points, and why they differ (not with --format csv)"),
 ):
     """Print the speedup table of stored results: median ms per call and speedup against a baseline.
 
     A `~` after a time: the point missed its noise target; `!`: fewer samples than min_samples.
+    Under the table: newer evidence for these points in sibling folders (e.g. results/h200-study beside
+    results/h200), where it disagrees, with what the rows recorded differently.
     """
     import sys
 
@@ -45,8 +50,14 @@ def show_cmd(
     table = speedup_table(df, base)
     if fmt == "csv":
         table.to_csv(sys.stdout, index=False)
-    elif fmt == "markdown":
+        return
+    if fmt == "markdown":
         print(speedup_markdown(table, base))
     else:
         console.print(speedup_rich_table(table, base))
         print_marks(console, df)
+    if other_evidence:
+        from qlabench.analyze.evidence import newer_evidence
+
+        for line in newer_evidence(df, results).lines:
+            print(line)

@@ -21,6 +21,7 @@ from qlabench.analyze.study.explain import explain_value
 from qlabench.analyze.study.published import published_path
 from qlabench.cli import app
 from qlabench.core.errors import QlabenchError
+from qlabench.core.point import FLASHQLA_GATE_SCALE
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 ROOT = Path(__file__).resolve().parents[2]
@@ -110,18 +111,19 @@ def test_within_ten_percent_counts(study):
     assert s.per_backend == {"flash_qla": (4, 203), "fla": (5, 203), "flashinfer": (4, 171)}
     assert s.n_rows == 203 and s.n_rows_within == 1  # only the bwd h2/4 8192/1 row meets every column
     assert s.line.startswith("1 of 203 rows within 10% of the published value")
-    assert "explained by" in s.line and s.n_outside == 577 - 13
+    assert s.n_outside == 577 - 13 and (s.n_verified, s.n_unverified) == (3, 3)
+    assert "3 with a cause a recorded comparison supports, 3 unverified" in s.line
     wider = build_study(study_rows.study_frame(), tolerance=0.25).summary
     assert wider.per_backend["flash_qla"] == (6, 203)  # the two 1.23x values join
 
 
 def test_explanations_name_the_version_and_whether_intra_cp_launched(study):
     e = value(study, 0, "flash_qla")  # 0.1.2 re-run within 10%, CP on
-    assert e["explanation"] == ("slower: flash-qla 0.1.3 (published 0.1.2; 0.1.2 re-run within 10%) · "
-                                "intra-CP on")
+    assert e["explanation"] == "slower: flash-qla 0.1.3 (published 0.1.2; 0.1.2 re-run within 10%)"
     assert "intra-CP warm-up kernel launched" in e["factors"] and "nocp 0.960 ms" in e["factors"]
+    assert "not shown to matter: intra-CP on" in e["factors"]  # CP on in both versions: a condition
     e = value(study, 7, "flash_qla")  # no re-run on 0.1.2
-    assert e["explanation"] == "slower: flash-qla 0.1.3 (published 0.1.2) · intra-CP on"
+    assert e["explanation"] == "slower: unverified: flash-qla 0.1.3 (published 0.1.2; no 0.1.2 run) · intra-CP on"
     assert "dominant kernel tilelang_fused_chunk_gdr_fwd_kernel_kernel (72%)" in e["factors"]
     assert value(study, 57, "fla")["explanation"] == "slower: fla 0.6.0 (published 0.5.1; 0.5.1 re-run within 10%)"
 
@@ -133,9 +135,9 @@ def test_an_explanation_says_when_intra_cp_did_not_launch():
              row("flash_qla-forcecp", "fwd", (32768,), 16, 64, fq * 1.02, kernels=FQ_CP)]
     s = build_study(frame(pairs))
     e = value(s, 57, "flash_qla")
-    assert e["explanation"] == ("slower: flash-qla 0.1.3 (published 0.1.2) · intra-CP off · forcecp within 10% · "
-                                "low SM coverage")
+    assert e["explanation"] == "slower: forcecp within 10%"
     assert "no intra-CP warm-up kernel" in e["factors"] and "SM coverage 30%" in e["factors"]
+    assert "intra-CP off; low SM coverage" in e["factors"]
     # Kernels not recorded: CP is unknown, and the label does not guess.
     s = build_study(frame([row("flash_qla", "fwd", (32768,), 16, 64, fq * 1.3)]))
     e = value(s, 57, "flash_qla")
@@ -148,7 +150,7 @@ def test_a_version_that_does_not_explain_the_gap_is_not_named():
          "gate_label": "flashqla", "timer": "graph"}
     other = {"lib_version": "0.1.2", "stack": "flash-qla 0.1.2", "ours_ms": 1.25, "ratio": 1.25}
     e = explain_value(v, 0.10, others=[other])
-    assert e.label == "slower: intra-CP on"
+    assert e.label == "slower: unverified: intra-CP on"
     assert any("not the version alone" in f for f in e.factors)
     e = explain_value({**v, "timer": "events"}, 0.10)
     assert "timer events (published: CUDA graph)" in e.label
@@ -187,7 +189,7 @@ def test_regret_is_auto_over_the_better_fixed_choice(study):
     h16 = r[r["heads"] == "h16/64"].iloc[0]
     assert h16["regret"] == pytest.approx(1.0) and h16["auto_cp"] is False and h16["best"] == "nocp"
     # Points without all three variants ok (the gate-scale sweep has no forcecp) are left out.
-    assert set(r["gate_scale_eff"]) == {1 / 16}
+    assert set(r["gate_scale_eff"]) == {FLASHQLA_GATE_SCALE}
     assert (r["regret"] >= 1.0 - 1e-12).all()
 
 
@@ -204,7 +206,7 @@ def test_gate_sweeps(study):
     assert set(z.loc[z["backend"] == "flash_qla", "value"]) == {0.0, 0.25, 0.5}
     assert set(z["backend"]) == {"flash_qla", "flash_qla-nocp", "flash_qla-forcecp", "fla"}
     s = study.gate_scale
-    assert set(s.loc[s["backend"] == "flash_qla", "value"]) == {1 / 16, 0.25, 1.0}
+    assert set(s.loc[s["backend"] == "flash_qla", "value"]) == {4.0, FLASHQLA_GATE_SCALE, 64.0}
 
 
 def test_two_stacks_are_compared_point_by_point(study):

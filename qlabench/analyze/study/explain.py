@@ -1,12 +1,16 @@
 """Why our value differs from the published one, derived from what each row recorded.
 
 For every published value: `explanation`, a short label that groups values (e.g. "slower: flash-qla 0.1.3
-(published 0.1.2) · intra-CP on"), and `factors`, the facts behind it. The facts come from the row
-itself and its neighbours in the results: the library version against the published stack, and whether
-another stack measured the same point closer; for FlashQLA whether its intra-card CP warm-up kernel
-launched and what the nocp / forcecp variants took on the same point; SM coverage and the dominant
-kernel; the gate profile, layout and timer against the published method; clock drops; and for a row
-that is not ok, its status and reason.
+(published 0.1.2; 0.1.2 re-run within 10%)"), `factors`, the facts behind it, and `verified`.
+
+A label names a cause only when a recorded comparison supports it:
+- the library version, when a run on the published version of the same point is within the tolerance;
+- FlashQLA's intra-card CP decision, when the published version's run of the point decided otherwise, or
+  when a fixed choice (nocp / forcecp) on our stack meets the published value;
+- a clock drop, when the time scaled back to the clock before the drop is within the tolerance.
+Everything else a row recorded (the version with no run on the published one, the CP state, SM coverage,
+layout, timer, a small clock drop) is a condition, not a cause: with no supported cause the label says
+"unverified: ..." and lists them; beside a supported cause they go into the facts.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from qlabench.analyze.study.published import PUBLISHED_STACK, PUBLISHED_TIMER
 
 WITHIN = "within"
 NOT_MEASURED = "not measured"
+UNVERIFIED = "unverified"
 LOW_SM_COVERAGE = 0.5  # below this time-weighted share of SMs given blocks, the launch leaves the GPU idle
 
 
@@ -32,10 +37,19 @@ def _num(v) -> float | None:
     return None if v is None or pd.isna(v) else float(v)
 
 
+def _flag(v) -> bool | None:
+    return None if v is None or pd.isna(v) else bool(v)
+
+
+def _on(cp: bool) -> str:
+    return "on" if cp else "off"
+
+
 @dataclass(frozen=True)
 class Explanation:
     label: str  # groups values: the same causes give the same label
     factors: tuple[str, ...]  # the facts, most telling first
+    verified: bool | None = None  # outside the tolerance: whether a recorded comparison supports the label
 
 
 def explain_value(v: dict, tolerance: float, variants: dict[str, float] | None = None,
@@ -55,62 +69,82 @@ def explain_value(v: dict, tolerance: float, variants: dict[str, float] | None =
     ratio = _num(v.get("ratio"))
     facts = [f"{_num(v['ours_ms']):.3f} ms vs published {v['published_ms']:.3f} ms ({ratio:.2f}x)",
              f"on {v['stack']}"]
-    tags: list[str] = []
-    tags += list(v.get("method_diffs") or ())
+    causes: list[str] = []  # supported by a recorded comparison
+    conditions: list[str] = list(v.get("method_diffs") or ())  # recorded, but not shown to matter
 
     # Library version against the published stack, confirmed or refuted by another stack's run.
     lib = str(v["library"])
     main_col = version_columns(lib)[0]
     pub_v, ours_v = PUBLISHED_STACK.get(main_col), v.get("lib_version")
     pkg = package_name(main_col)
-    at_pub = [o for o in others if o.get("lib_version") == pub_v]
+    at_pub = [o for o in others if o.get("lib_version") == pub_v] if pub_v and ours_v != pub_v else []
     for o in others:
         facts.append(f"{o['stack']}: {o['ours_ms']:.3f} ms ({o['ratio']:.2f}x published)")
     if not ours_v:
         facts.append(f"{pkg} version not recorded")
     elif pub_v and ours_v != pub_v:
         if any(within(o["ratio"], tolerance) for o in at_pub):
-            tags.append(f"{pkg} {ours_v} (published {pub_v}; {pub_v} re-run within {tolerance:.0%})")
+            causes.append(f"{pkg} {ours_v} (published {pub_v}; {pub_v} re-run within {tolerance:.0%})")
         elif at_pub:
             facts.append(f"not the version alone: {pkg} {pub_v} is also {at_pub[0]['ratio']:.2f}x published")
         else:
-            tags.append(f"{pkg} {ours_v} (published {pub_v})")
+            conditions.append(f"{pkg} {ours_v} (published {pub_v}; no {pub_v} run)")
 
     if lib == FLASH_QLA:
-        cp = v.get("cp_launched")
-        if cp is None or pd.isna(cp):
-            facts.append("kernels not recorded: intra-CP unknown")
-        else:
-            tags.append("intra-CP on" if cp else "intra-CP off")
-            facts.append("intra-CP warm-up kernel launched" if cp else "no intra-CP warm-up kernel")
-        for name, ms in sorted(variants.items()):
-            r = ms / v["published_ms"]
-            facts.append(f"{name} {ms:.3f} ms ({r:.2f}x published)")
-        matching = [name for name, ms in sorted(variants.items()) if within(ms / v["published_ms"], tolerance)]
-        if matching:
-            tags.append(f"{' / '.join(matching)} within {tolerance:.0%}")
+        _explain_cp(v, tolerance, variants, at_pub, pub_v, facts, causes, conditions)
 
     timer = v.get("timer")
     if timer and not pd.isna(timer) and timer != PUBLISHED_TIMER:
-        tags.append(f"timer {timer} (published: CUDA graph)")
+        conditions.append(f"timer {timer} (published: CUDA graph)")
     cov = _num(v.get("sm_coverage"))
     if cov is not None:
         facts.append(f"SM coverage {cov:.0%}")
         if cov < LOW_SM_COVERAGE:
-            tags.append("low SM coverage")
+            conditions.append("low SM coverage")
     dom, share = v.get("dominant_kernel"), _num(v.get("dominant_share"))
     if dom and not pd.isna(dom):
         facts.append(f"dominant kernel {dom} ({share:.0%})")
     facts.append(f"gate {v['gate_label']}")
-    drop = v.get("clock_drop")
-    if drop is not None and not pd.isna(drop) and bool(drop):
-        tags.append("clocks dropped")
+    if _flag(v.get("clock_drop")):
         facts.append(f"clocks dropped: {v.get('clock_drop_reason') or '?'}")
+        before, after = _num(v.get("sm_clock_mhz_before")), _num(v.get("sm_clock_mhz_after"))
+        # A lower clock stretches the time by before/after at most: it explains the gap only when the
+        # time at the clock before the drop would be within the tolerance.
+        if ratio > 1 and before and after and after < before and within(ratio * after / before, tolerance):
+            causes.append("clocks dropped by the size of the gap")
+        else:
+            conditions.append("clocks dropped")
 
     if within(ratio, tolerance):
         return Explanation(f"{WITHIN} {tolerance:.0%}", tuple(facts))
     direction = "slower" if ratio > 1 else "faster"
-    return Explanation(f"{direction}: " + (" · ".join(tags) if tags else "unexplained"), tuple(facts))
+    if causes:
+        if conditions:
+            facts.append("also recorded, not shown to matter: " + "; ".join(conditions))
+        return Explanation(f"{direction}: " + " · ".join(causes), tuple(facts), verified=True)
+    return Explanation(f"{direction}: {UNVERIFIED}: " + (" · ".join(conditions) or "no recorded cause"),
+                       tuple(facts), verified=False)
+
+
+def _explain_cp(v: dict, tolerance: float, variants: dict[str, float], at_pub: list[dict], pub_v: str | None,
+                facts: list[str], causes: list[str], conditions: list[str]) -> None:
+    """FlashQLA's intra-card CP: a cause where the published version decided otherwise on the same point,
+    or where a fixed choice on our stack meets the published value; else the state is a condition."""
+    cp = _flag(v.get("cp_launched"))
+    if cp is None:
+        facts.append("kernels not recorded: intra-CP unknown")
+    else:
+        facts.append("intra-CP warm-up kernel launched" if cp else "no intra-CP warm-up kernel")
+        theirs = {_flag(o.get("cp_launched")) for o in at_pub} - {None}
+        if theirs and cp not in theirs:
+            causes.append(f"intra-CP {_on(cp)} ({_on(not cp)} in {pub_v})")
+        else:
+            conditions.append(f"intra-CP {_on(cp)}")
+    for name, ms in sorted(variants.items()):
+        facts.append(f"{name} {ms:.3f} ms ({ms / v['published_ms']:.2f}x published)")
+    matching = [name for name, ms in sorted(variants.items()) if within(ms / v["published_ms"], tolerance)]
+    if matching:
+        causes.append(f"{' / '.join(matching)} within {tolerance:.0%}")
 
 
 def _reason_class(reason: str) -> str:
@@ -122,7 +156,8 @@ def _reason_class(reason: str) -> str:
 
 def explain_all(comparison: pd.DataFrame, all_stacks: pd.DataFrame, rows: pd.DataFrame,
                 tolerance: float) -> pd.DataFrame:
-    """`comparison` with `explanation` and `factors` (facts joined by '; ') for every published value."""
+    """`comparison` with `explanation`, `factors` (facts joined by '; ') and `verified` (None within the
+    tolerance or for a row that is not ok) for every published value."""
     ok = rows[rows["status"] == "ok"]
     variant_ms: dict[tuple, dict[str, float]] = {}
     for r in ok[ok["backend"].isin(list(FLASH_QLA_VARIANTS))].to_dict("records"):
@@ -133,7 +168,7 @@ def explain_all(comparison: pd.DataFrame, all_stacks: pd.DataFrame, rows: pd.Dat
     by_value: dict[tuple, list[dict]] = {}
     for r in ok_alts.to_dict("records"):
         by_value.setdefault((r["pub_id"], r["backend"]), []).append(r)
-    labels, factors = [], []
+    labels, factors, verified = [], [], []
     for v in comparison.to_dict("records"):
         stack = v.get("stack")
         variants = variant_ms.get((v.get("study_key"), stack), {}) if v["backend"] == FLASH_QLA else {}
@@ -141,4 +176,6 @@ def explain_all(comparison: pd.DataFrame, all_stacks: pd.DataFrame, rows: pd.Dat
         e = explain_value(v, tolerance, variants, others)
         labels.append(e.label)
         factors.append("; ".join(e.factors))
-    return comparison.assign(explanation=labels, factors=factors)
+        verified.append(e.verified)
+    return comparison.assign(explanation=labels, factors=factors,
+                             verified=pd.Series(verified, dtype=object, index=comparison.index))

@@ -13,7 +13,7 @@ from matplotlib.figure import Figure
 
 from qlabench.analyze.study.heads import head_scaling
 from qlabench.core.identity import heads_label
-from qlabench.analyze.study.prepare import PROFILE_GATE_DEFAULTS, fraction_label
+from qlabench.analyze.study.prepare import PROFILE_GATE_DEFAULTS
 from qlabench.analyze.study.study import Study
 
 BACKEND_COLORS = {"flash_qla": "C0", "flash_qla-nocp": "C1", "flash_qla-forcecp": "C2", "fla": "C3",
@@ -170,8 +170,8 @@ def gate_figures(study: Study) -> list[tuple[str, Figure]]:
             ax.axvline(default, color="grey", lw=0.8, ls=":")
             if axis == "gate_scale":
                 ax.set_xscale("log", base=2)
-            ax.set_xlabel(f"{axis} (dotted: published {fraction_label(default) if axis == 'gate_scale' else default})",
-                          fontsize=8)
+            # gate_scale divides g (g = logsigmoid(randn) / gate_scale): larger is a weaker decay.
+            ax.set_xlabel(f"{axis} (dotted: published {default:g})", fontsize=8)
             ax.set_ylabel("ms")
             ax.set_title(f"{mode} · {heads} · {seqs}", fontsize=9)
             ax.grid(True, alpha=0.3)

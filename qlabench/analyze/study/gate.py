@@ -2,7 +2,8 @@
 
 FlashQLA's intra-card CP warms each split up from a number of chunks it computes from g at run time;
 heads with g = 0 (no decay) need long warm-ups. The published method zeroes 25% of the value heads at
-gate scale 1/16. These frames hold one axis swept while the other stays at the published default.
+gate_scale 16 (g = logsigmoid(randn) / 16). These frames hold one axis swept while the other stays at the
+published default.
 """
 
 from __future__ import annotations

@@ -16,13 +16,15 @@ import pandas as pd
 from qlabench.analyze.compare.kernels import short_name
 from qlabench.analyze.report import heads_label, layout_label
 from qlabench.core.identity import GATE_PARAMS, workload_axes
+from qlabench.core.point import FLASHQLA_GATE_SCALE, FLASHQLA_GATE_ZERO_FRAC
 from qlabench.store.keys import key_series, plain_value
 
 # Gate axes the study varies (nullable columns; a file written before them reads them as null).
 GATE_AXES = GATE_PARAMS
 
-# What a null gate axis means, per gate profile (only the flashqla profile zeroes heads and scales g).
-PROFILE_GATE_DEFAULTS = {"flashqla": {"gate_zero_frac": 0.25, "gate_scale": 1 / 16}}
+# What a null gate axis means, per gate profile: core's defaults, in core's meaning (only the flashqla
+# profile zeroes heads and divides g: g = logsigmoid(randn) / gate_scale; the published g/16 is 16).
+PROFILE_GATE_DEFAULTS = {"flashqla": {"gate_zero_frac": FLASHQLA_GATE_ZERO_FRAC, "gate_scale": FLASHQLA_GATE_SCALE}}
 
 # FlashQLA's intra-card CP warms each split up from chunks it counts at run time: its
 # `tilelang_get_warmup_chunks_kernel` (forward) / `..._bidi_kernel` (backward) launch only when CP is on.
@@ -126,15 +128,8 @@ def gate_label(row) -> str:
     if frac is not None and not pd.isna(frac):
         parts.append(f"{frac:.0%} zero-gate heads")
     if scale is not None and not pd.isna(scale):
-        parts.append(f"scale {fraction_label(scale)}")
+        parts.append(f"g/{scale:g}")
     return ", ".join(parts)
-
-
-def fraction_label(x: float) -> str:
-    """1/16 for 0.0625, else the number."""
-    if x and 0 < x < 1 and abs(1 / x - round(1 / x)) < 1e-9:
-        return f"1/{round(1 / x)}"
-    return f"{x:g}"
 
 
 def sequences_short(seqlens) -> str:

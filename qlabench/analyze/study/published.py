@@ -19,7 +19,7 @@ import pandas as pd
 
 from qlabench.core.errors import QlabenchError
 from qlabench.core.identity import heads_label, heads_pair
-from qlabench.analyze.study.prepare import PROFILE_GATE_DEFAULTS, fraction_label, sequences_short
+from qlabench.analyze.study.prepare import PROFILE_GATE_DEFAULTS, sequences_short
 
 PUBLISHED_FILE = "flashqla_h200_published.csv"
 # Published column of each backend's time.
@@ -92,7 +92,7 @@ def method_differences(row) -> tuple[str, ...]:
         if frac is not None and not pd.isna(frac) and abs(frac - defaults["gate_zero_frac"]) > 1e-9:
             out.append(f"{frac:.0%} zero-gate heads (published: {defaults['gate_zero_frac']:.0%})")
         if scale is not None and not pd.isna(scale) and abs(scale - defaults["gate_scale"]) > 1e-12:
-            out.append(f"gate scale {fraction_label(scale)} (published: {fraction_label(defaults['gate_scale'])})")
+            out.append(f"g/{scale:g} (published: g/{defaults['gate_scale']:g})")
     if not bool(row["initial_state"]):
         out.append("no initial state (published: random h0)")
     return tuple(out)

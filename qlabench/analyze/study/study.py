@@ -31,7 +31,8 @@ DEFAULT_TOLERANCE = 0.10
 # Our row's columns carried into the comparison (the published side keeps its own labels).
 OUR_COLUMNS = ["status", "reason", "ours_ms", "ratio", "stack", "library", "lib_version", "our_sequences", "layout",
                "timer", "gate_label", "method_diffs", "cp_launched", "sm_coverage", "dominant_kernel",
-               "dominant_share", "rel_noise", "clock_drop", "clock_drop_reason", "run_id", "study_key"]
+               "dominant_share", "rel_noise", "clock_drop", "clock_drop_reason", "sm_clock_mhz_before", "sm_clock_mhz_after",
+               "run_id", "study_key"]
 _PUB_COLUMNS = ["pub_id", "backend", "mode", "model_config", "heads", "sequences", "h_qk", "h_v", "num_seqs",
                 "total_tokens", "by_totals", "published_ms"]
 
@@ -43,6 +44,8 @@ class Summary:
     per_backend: dict[str, tuple[int, int]]  # backend -> (values within, published values)
     explained: tuple[tuple[str, int], ...]  # explanation -> values outside the tolerance, most first
     tolerance: float
+    n_verified: int = 0  # values outside whose label names a cause a recorded comparison supports
+    n_unverified: int = 0  # values outside with no such cause ("unverified: ...")
 
     @property
     def n_outside(self) -> int:
@@ -55,9 +58,12 @@ class Summary:
                 f"(every column; {per})")
         if not self.explained:
             return head
+        rest = self.n_outside - self.n_verified - self.n_unverified
+        counts = (f"{self.n_verified} with a cause a recorded comparison supports, {self.n_unverified} unverified, "
+                  f"{rest} not measured or not ok")
         top = "; ".join(f"{label} ({n})" for label, n in self.explained[:6])
         more = f"; {len(self.explained) - 6} more" if len(self.explained) > 6 else ""
-        return f"{head}; the other {self.n_outside} values explained by: {top}{more}"
+        return f"{head}; the other {self.n_outside} values: {counts}; by explanation: {top}{more}"
 
 
 @dataclass(frozen=True)
@@ -95,13 +101,14 @@ def build_study(results: pd.DataFrame, published: pd.DataFrame | None = None,
                 tolerance: float = DEFAULT_TOLERANCE, sources: Iterable[str] = ()) -> Study:
     """Every table of the study from result rows (a read_results DataFrame) and the published table."""
     pub = load_published() if published is None else published
-    rows = newest_per_point(prepare(results))
+    prepared = prepare(results)
+    rows = newest_per_point(prepared)
     primary = primary_stacks(rows) if not rows.empty else {}
     comparison, comparison_all = compare_published(rows, pub, primary, tolerance)
     primary_rows = rows[is_primary(rows, primary)] if not rows.empty else rows
     return Study(
         rows=rows, published=pub, primary=primary, comparison=comparison, comparison_all=comparison_all,
-        speedups=speedup_curves(primary_rows, pub), regret=regret_table(rows),
+        speedups=speedup_curves(primary_rows, pub), regret=regret_table(prepared),
         gate_zero_frac=gate_sweep(primary_rows, "gate_zero_frac"), gate_scale=gate_sweep(primary_rows, "gate_scale"),
         versions=versions_table(rows), stacks=stack_comparison(rows, comparison_all, tolerance),
         summary=summarise(comparison, len(pub), tolerance), tolerance=tolerance, sources=tuple(map(str, sources)))
@@ -159,9 +166,12 @@ def summarise(comparison: pd.DataFrame, n_rows: int, tolerance: float) -> Summar
         if len(sub):
             per[b] = (int(sub["within"].sum()), len(sub))
     n_within = int(comparison.groupby("pub_id")["within"].all().sum()) if len(comparison) else 0
-    outside = comparison.loc[~comparison["within"].astype(bool), "explanation"]
-    explained = tuple((str(k), int(v)) for k, v in outside.value_counts(sort=True).items())
-    return Summary(n_rows=n_rows, n_rows_within=n_within, per_backend=per, explained=explained, tolerance=tolerance)
+    outside = comparison[~comparison["within"].astype(bool)]
+    explained = tuple((str(k), int(v)) for k, v in outside["explanation"].value_counts(sort=True).items())
+    verified = outside["verified"] if "verified" in outside else pd.Series(dtype=object)
+    return Summary(n_rows=n_rows, n_rows_within=n_within, per_backend=per, explained=explained, tolerance=tolerance,
+                   n_verified=int((verified == True).sum()),  # noqa: E712 (None: not ok or not measured)
+                   n_unverified=int((verified == False).sum()))  # noqa: E712
 
 
 def explanation_groups(comparison: pd.DataFrame) -> pd.DataFrame:

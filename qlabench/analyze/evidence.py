@@ -1,0 +1,213 @@
+"""Newer evidence elsewhere: where a results folder beside the ones shown holds a later measurement of the
+same problem that disagrees, and what the two rows recorded differently.
+
+Committed results live in several folders (`results/h200`, `results/h200-study`, ...), and the same
+problem can be answered in two of them: FLA at 2/8 on one 32768-token sequence reads 1.127 ms in the smoke
+run and 0.927 ms in the study. A reader of the older folder is told that newer evidence exists, where,
+and why the numbers differ, as far as the rows recorded it (layout, library versions, timer, device,
+and the kernel whose time moved most).
+
+The same problem: backend, mode, heads, head dims, dtype, gate values, initial state, CP and the token
+lengths, whatever the layout (one dense sequence of 32768 tokens and the same sequence packed as varlen
+compute the same thing). The folders searched are the siblings under the evidence root: the highest
+folder above the ones shown that has a README.md, below the project's own root (`results/` here).
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+
+from qlabench.analyze.compare.kernels import short_name
+from qlabench.core.errors import QlabenchError, SchemaError
+from qlabench.store.files import latest_per_point, read_table, result_files
+from qlabench.store.keys import key_series, plain_value
+
+PROBLEM_AXES = ("backend", "mode", "h_qk", "h_v", "K", "V", "dtype", "gate", "gate_zero_frac", "gate_scale",
+                "initial_state", "cp_world_size", "cp_mode", "lengths")
+# Two medians of one problem disagree beyond this relative difference: between two runs on the H200 the
+# same point moves by up to 3.4% (docs/FLASHQLA-STUDY.md), so 5% is more than run-to-run drift.
+DISAGREE = 0.05
+# What a row records that can make the same problem take another time.
+RECORDED = ("layout", "timer", "device", "flash_qla_version", "tilelang_version", "fla_version", "triton_version",
+            "flashinfer_version", "torch_version")
+PROJECT_MARKS = ("pyproject.toml", ".git")
+NOT_RESULTS = "not a qlabench results file"  # store/schema.py's reason for a parquet without its metadata
+
+
+@dataclass(frozen=True)
+class NewerEvidence:
+    folder: str  # the folder holding the newer rows
+    newest: str  # its newest timestamp among the matched rows
+    n_points: int  # points shown (ok) that the folder measured again, later
+    n_disagree: int  # of those, points whose medians differ by more than DISAGREE
+    ratio_range: tuple[float, float] | None  # newer / shown over the disagreeing points
+    differences: tuple[tuple[str, int], ...]  # what the disagreeing pairs recorded differently, most common first
+
+    @property
+    def line(self) -> str:
+        head = (f"newer evidence: {self.n_points} of these points were measured again in {self.folder} "
+                f"(up to {self.newest[:10]})")
+        if not self.n_disagree:
+            return f"{head}; all within {DISAGREE:.0%}"
+        lo, hi = self.ratio_range
+        why = "; ".join(f"{d} ({n})" for d, n in self.differences[:4]) or "nothing recorded differs"
+        return (f"{head}; {self.n_disagree} differ by more than {DISAGREE:.0%} (there / here {lo:.2f}-{hi:.2f}): "
+                f"{why}")
+
+
+@dataclass(frozen=True)
+class EvidenceCheck:
+    newer: tuple[NewerEvidence, ...] = ()
+    unreadable: tuple[str, ...] = ()  # result files under the sibling folders that could not be read, and why
+
+    @property
+    def lines(self) -> list[str]:
+        """A line per folder whose newer rows disagree, one for those that agree, one for files not read."""
+        out = [n.line for n in self.newer if n.n_disagree]
+        agree = [n for n in self.newer if not n.n_disagree]
+        if agree:
+            out.append(f"newer evidence within {DISAGREE:.0%} of these points in " +
+                       ", ".join(f"{n.folder} ({n.n_points})" for n in agree))
+        if self.unreadable:
+            out.append(f"(not searched for newer evidence: {len(self.unreadable)} file(s), e.g. {self.unreadable[0]})")
+        return out
+
+
+def evidence_root(paths: Iterable[str | os.PathLike]) -> Path | None:
+    """The highest folder above the shown paths that has a README.md, below a project root; None if none."""
+    roots = set()
+    for p in map(Path, paths):
+        p = p.resolve()
+        best = None
+        for a in (p if p.is_dir() else p.parent).parents:
+            if any((a / m).exists() for m in PROJECT_MARKS):
+                break
+            if (a / "README.md").is_file():
+                best = a
+        if best is not None:
+            roots.add(best)
+    return roots.pop() if len(roots) == 1 else None
+
+
+def sibling_folders(root: Path, paths: Iterable[str | os.PathLike]) -> list[Path]:
+    """The folders directly under `root` holding results, apart from those the shown paths are in or hold."""
+    shown = [Path(p).resolve() for p in paths]
+    out = []
+    for d in sorted(root.iterdir()):
+        if not d.is_dir() or d.name.startswith("."):
+            continue
+        if any(s == d or d in s.parents or s in d.parents for s in shown):
+            continue
+        if next(d.rglob("*.parquet"), None) is not None:
+            out.append(d)
+    return out
+
+
+def token_lengths(row) -> tuple[int, ...]:
+    """The sequence lengths a row computed, whatever its layout: dense 2x16384 and varlen 16384+16384 alike."""
+    lens = tuple(int(s) for s in plain_value(row["seqlens"]) or ())
+    return lens * int(row["batch"]) if row["layout"] == "dense" else lens
+
+
+def problem_keys(df: pd.DataFrame) -> pd.Series:
+    """The problem each row measured (PROBLEM_AXES): the point without its layout, seed or model label."""
+    lengths = [token_lengths(r) for r in df[["seqlens", "batch", "layout"]].to_dict("records")]
+    return key_series(df.assign(lengths=pd.Series(lengths, index=df.index, dtype=object)), PROBLEM_AXES)
+
+
+def newer_evidence(shown: pd.DataFrame, paths: Iterable[str | os.PathLike]) -> EvidenceCheck:
+    """For the rows a command shows (read from `paths`), the sibling folders holding newer rows of the
+    same problems, and how far and why those differ."""
+    paths = list(paths)
+    root = evidence_root(paths)
+    ok = shown[shown["status"] == "ok"]
+    if root is None or ok.empty:
+        return EvidenceCheck()
+    newer, unreadable = [], []
+    for folder in sibling_folders(root, paths):
+        tables = []
+        for f in result_files([folder]):
+            try:
+                tables.append(read_table(f))
+            except SchemaError as e:
+                if NOT_RESULTS not in str(e):  # a parquet that is no results file (a derived table) is no evidence
+                    unreadable.append(str(e))
+            except QlabenchError as e:
+                unreadable.append(str(e))
+        if not tables:
+            continue
+        found = compare_folder(ok, latest_per_point(pa.concat_tables(tables).to_pandas()), _rel(folder))
+        if found is not None:
+            newer.append(found)
+    return EvidenceCheck(tuple(newer), tuple(unreadable))
+
+
+def compare_folder(shown: pd.DataFrame, other: pd.DataFrame, folder: str) -> NewerEvidence | None:
+    """Pair each shown ok row with the newest ok row of the same problem in `other` measured after it."""
+    other = other[other["status"] == "ok"]
+    if other.empty:
+        return None
+    other = other.assign(_p=problem_keys(other)).sort_values("timestamp", kind="stable")
+    newest = other.drop_duplicates("_p", keep="last").set_index("_p")
+    pairs = []
+    for (key, mine) in zip(problem_keys(shown), shown.to_dict("records")):
+        if key in newest.index and str(newest.at[key, "timestamp"]) > str(mine["timestamp"]):
+            pairs.append((mine, newest.loc[key].to_dict()))
+    if not pairs:
+        return None
+    ratios, why = [], Counter()
+    for mine, theirs in pairs:
+        ratio = float(theirs["median_ms"]) / float(mine["median_ms"])
+        if abs(ratio - 1) > DISAGREE:
+            ratios.append(ratio)
+            why.update(recorded_differences(mine, theirs))
+    return NewerEvidence(folder=folder, newest=max(str(t["timestamp"]) for _, t in pairs), n_points=len(pairs),
+                         n_disagree=len(ratios), ratio_range=(min(ratios), max(ratios)) if ratios else None,
+                         differences=tuple(why.most_common()))
+
+
+def recorded_differences(mine: dict, theirs: dict) -> list[str]:
+    """What two rows of one problem recorded differently, e.g. 'layout dense here, varlen there', and the
+    kernel whose time moved most."""
+    out = []
+    for c in RECORDED:
+        a, b = plain_value(mine.get(c)), plain_value(theirs.get(c))
+        if a is not None and b is not None and a != b:
+            out.append(f"{c} {a} here, {b} there")
+    moved = most_moved_kernel(mine, theirs)
+    if moved:
+        out.append(f"the kernel that moved most: {moved}")
+    return out
+
+
+def _kernel_us(row: dict) -> dict[str, float]:
+    names, durs = plain_value(row.get("kernels")) or (), plain_value(row.get("kernel_dur_us")) or ()
+    out: dict[str, float] = {}
+    if len(names) != len(durs):
+        return out
+    for n, d in zip(names, durs):
+        if d is not None and d == d:
+            out[short_name(n)] = out.get(short_name(n), 0.0) + float(d)
+    return out
+
+
+def most_moved_kernel(mine: dict, theirs: dict) -> str | None:
+    a, b = _kernel_us(mine), _kernel_us(theirs)
+    common = set(a) & set(b)
+    if not common:
+        return None
+    return max(common, key=lambda n: abs(b[n] - a[n]))
+
+
+def _rel(folder: Path) -> str:
+    try:
+        return str(folder.relative_to(Path.cwd()))
+    except ValueError:
+        return str(folder)

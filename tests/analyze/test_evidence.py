@@ -1,0 +1,69 @@
+"""Newer evidence elsewhere: a folder beside the shown one that measured the same problem later is named,
+with how far it disagrees and what the rows recorded differently; `qlabench show` prints it."""
+
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+from qlabench.analyze.evidence import DISAGREE, newer_evidence
+from qlabench.cli import app
+from qlabench.store.files import read_results, write_rows
+
+OLD, NEW = "2026-11-29T18:00:00+00:00", "2026-11-30T16:00:00+00:00"
+KKT, STATE = "chunk_gated_delta_rule_fwd_kkt_solve_kernel", "chunk_gated_delta_rule_fwd_kernel_h_blockdim64"
+
+
+@pytest.fixture
+def tree(tmp_path, make_row):
+    """results/README.md, results/smoke (older, dense) and results/study (newer, the same lengths packed)."""
+    root = tmp_path / "results"
+    root.mkdir()
+    (root / "README.md").write_text("committed results\n")
+    common = dict(backend="fla", h_qk=2, h_v=8, seqlens=(4096,), total_tokens=4096, timer="graph",
+                  kernels=(KKT, STATE))
+    ms_old, ms_new = 1.127, 0.927
+    assert abs(ms_new / ms_old - 1) > DISAGREE
+    old = [make_row(run_id="smoke", timestamp=OLD, layout="dense", median_ms=ms_old, samples_ms=(ms_old,) * 3,
+                    kernel_dur_us=(293.0, 599.0), **common),
+           make_row(run_id="smoke", timestamp=OLD, layout="dense", h_qk=4, h_v=16, median_ms=2.0,
+                    samples_ms=(2.0,) * 3, backend="fla", seqlens=(4096,), total_tokens=4096, timer="graph")]
+    new = [make_row(run_id="study", timestamp=NEW, layout="varlen", median_ms=ms_new, samples_ms=(ms_new,) * 3,
+                    kernel_dur_us=(89.0, 594.0), **common),
+           make_row(run_id="study", timestamp=NEW, layout="varlen", h_qk=4, h_v=16, median_ms=2.01,
+                    samples_ms=(2.01,) * 3, backend="fla", seqlens=(4096,), total_tokens=4096, timer="graph")]
+    write_rows(root / "smoke" / "smoke.parquet", old)
+    write_rows(root / "study" / "study.parquet", new)
+    return root
+
+
+def test_a_newer_disagreeing_folder_is_named_with_what_differs(tree):
+    shown = read_results([tree / "smoke"])
+    check = newer_evidence(shown, [tree / "smoke"])
+    (found,) = check.newer
+    assert found.folder.endswith("study") and found.n_points == 2 and found.n_disagree == 1
+    why = dict(found.differences)
+    assert why["layout dense here, varlen there"] == 1
+    assert why[f"the kernel that moved most: {KKT}"] == 1
+    assert found.ratio_range == pytest.approx((0.927 / 1.127,) * 2)
+    assert "newer evidence: 2 of these points were measured again in" in check.lines[0]
+
+
+def test_the_newer_folder_is_not_marked_by_the_older_one(tree):
+    shown = read_results([tree / "study"])
+    assert newer_evidence(shown, [tree / "study"]).newer == ()
+
+
+def test_folders_outside_an_evidence_root_are_not_searched(tree):
+    (tree / "README.md").unlink()
+    shown = read_results([tree / "smoke"])
+    assert newer_evidence(shown, [tree / "smoke"]).newer == ()
+
+
+def test_show_marks_the_older_evidence(tree):
+    result = CliRunner().invoke(app, ["show", str(tree / "smoke"), "--format", "markdown"])
+    assert result.exit_code == 0, result.output
+    assert "newer evidence: 2 of these points were measured again in" in result.output
+    assert "layout dense here, varlen there" in result.output
+    quiet = CliRunner().invoke(app, ["show", str(tree / "smoke"), "--no-other-evidence"])
+    assert quiet.exit_code == 0 and "newer evidence" not in quiet.output
