@@ -30,6 +30,7 @@ from qlabench.core.flops import peak_fractions, throughput
 from qlabench.measure.probes.peaks import measure_peaks
 from qlabench.core.kernel_event import kernel_fields
 from qlabench.measure.probes.kineto import capture_kernels
+from qlabench.measure.probes.autotune import autotune_choices
 from qlabench.core.result import CHECKED_TENSORS, ResultRow, Status, make_row
 from qlabench.core.spec import Suite
 from qlabench.measure.timing import StopRule, Summary, make_timer, summarize
@@ -258,7 +259,7 @@ def run_point(p: Point, ctx: MeasureContext) -> ResultRow:
         compile_s = check_call_s + first_call_s if group not in ctx.groups_seen else None
         ctx.groups_seen.add(group)
         if on_cuda:
-            fields.update(kernel_columns(fn, ctx.num_sms))
+            fields.update(kernel_columns(fn, ctx.num_sms), autotune=autotune_choices(fn))
             bad = backend.provenance_error(list(fields["kernels"]))
             lap("kernel_capture")
             if bad:
