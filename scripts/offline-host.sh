@@ -349,6 +349,7 @@ from pathlib import Path
 
 res, suite, out = sys.argv[1], sys.argv[2], Path(sys.argv[3])
 from qlabench.store.files import read_results, write_table
+from qlabench.store.schema import arrow_schema
 import pyarrow as pa
 
 folder = Path(res) / suite
@@ -358,7 +359,8 @@ except Exception as e:
     print(f"no results readable in {folder}: {e}")
     sys.exit(0)
 df = df.sort_values("timestamp", kind="stable")
-write_table(out / f"{suite}.parquet", pa.Table.from_pandas(df.reset_index(drop=True), preserve_index=False))
+write_table(out / f"{suite}.parquet", pa.Table.from_pandas(df.reset_index(drop=True), schema=arrow_schema(),
+                                                          preserve_index=False))  # typed, versioned: readable
 
 def f(x, nd=3):
     try:

@@ -113,6 +113,9 @@ class ResultRow:
     first_call_s: float | None = col("float64", "Wall time of the first call of this point (includes any JIT)")
     sampling_s: float | None = col("float64", "Wall time spent taking the samples (warm-up and graph capture included)")
     compile_s: float | None = col("float64", "First-call time of the point that opened its compile group")
+    phases_s: dict | None = col("map<string,float64>", "Wall seconds of each phase of the point (check, inputs, "
+                                "first_call, kernel_capture, state_and_peaks, ...; sampling is `sampling_s`); "
+                                "null: not recorded")
     # -- context parallelism (distributed points; see docs/CONTEXT-PARALLEL.md) -----------------
     cp_rank_ms: tuple = col("list<float64>", "CP: each rank's own median per-iteration time (fwd, or fwd+bwd)",
                             default=())
@@ -125,6 +128,9 @@ class ResultRow:
     kernel_grid: tuple = col("list<string>", "Grid 'x,y,z' of each kernel in `kernels`", default=())
     kernel_block: tuple = col("list<string>", "Block 'x,y,z' of each kernel in `kernels`", default=())
     kernel_blocks_per_sm: tuple = col("list<float64>", "Kineto 'blocks per SM' of each kernel", default=())
+    autotune: tuple = col("list<autotune>", "The config each Triton autotuned kernel ran with in one call: kernel, "
+                          "num_warps, num_stages, num_ctas and the config's kwargs (block sizes), as text "
+                          "(measure/probes/autotune.py; empty: no autotuned kernel ran, or not recorded)", default=())
     num_sms: int | None = col("int64", "SM count of the device")
     sm_coverage: float | None = col("float64", "Time-weighted fraction of SMs given blocks, see docs/METRICS.md")
     sm_coverage_waves: float | None = col("float64", "Wave-aware sm_coverage (tail waves count), see docs/METRICS.md")
@@ -160,6 +166,9 @@ class ResultRow:
         for name in ("kernels", "kernel_dur_us", "kernel_grid", "kernel_block", "kernel_blocks_per_sm",
                      "throttle_reasons_after", "cp_rank_ms", "cp_rank_fwd_ms", "cp_rank_bwd_ms"):
             object.__setattr__(self, name, tuple(getattr(self, name) or ()))
+        object.__setattr__(self, "autotune", tuple(autotune_choice(c) for c in self.autotune or ()))
+        if self.phases_s is not None:
+            object.__setattr__(self, "phases_s", {str(k): float(v) for k, v in _pairs(self.phases_s)})
         if status is Status.OK:
             if self.median_ms is None or not math.isfinite(self.median_ms):
                 raise RowError("an ok row needs a finite median_ms")
@@ -174,6 +183,22 @@ class ResultRow:
 
     def as_dict(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+def _pairs(mapping) -> list:
+    """A map column's value as (key, value) pairs: a dict as written, a list of pairs as arrow reads it back."""
+    return list(mapping.items()) if isinstance(mapping, dict) else [tuple(kv) for kv in mapping]
+
+
+AUTOTUNE_FIELDS = ("kernel", "num_warps", "num_stages", "num_ctas", "kwargs")
+
+
+def autotune_choice(c) -> dict:
+    """One entry of the `autotune` column, normalised: ints for the launch fields, text for the kwargs."""
+    c = dict(c)
+    ints = {k: (None if c.get(k) is None else int(c[k])) for k in ("num_warps", "num_stages", "num_ctas")}
+    kwargs = {str(k): str(v) for k, v in _pairs(c.get("kwargs") or {})}
+    return {"kernel": str(c["kernel"]), **ints, "kwargs": kwargs}
 
 
 # Environment keys (qlabench.measure.env.capture) copied into every row.

@@ -30,6 +30,7 @@ from qlabench.core.flops import peak_fractions, throughput
 from qlabench.measure.probes.peaks import measure_peaks
 from qlabench.core.kernel_event import kernel_fields
 from qlabench.measure.probes.kineto import capture_kernels
+from qlabench.measure.probes.autotune import autotune_choices
 from qlabench.core.result import CHECKED_TENSORS, ResultRow, Status, make_row
 from qlabench.core.spec import Suite
 from qlabench.measure.timing import StopRule, Summary, make_timer, summarize
@@ -231,7 +232,7 @@ def run_point(p: Point, ctx: MeasureContext) -> ResultRow:
     on_cuda = torch.device(ctx.device).type == "cuda"
     fields: dict = {}
     check_call_s = 0.0
-    # Wall seconds of each phase of this point, kept in extra_json["phases_s"]: what a point costs
+    # Wall seconds of each phase of this point, kept in the phases_s column: what a point costs
     # beyond its sampling (selfbench cost) and where to cut it.
     phases: dict[str, float] = {}
     lap = _Lap(phases)
@@ -258,7 +259,7 @@ def run_point(p: Point, ctx: MeasureContext) -> ResultRow:
         compile_s = check_call_s + first_call_s if group not in ctx.groups_seen else None
         ctx.groups_seen.add(group)
         if on_cuda:
-            fields.update(kernel_columns(fn, ctx.num_sms))
+            fields.update(kernel_columns(fn, ctx.num_sms), autotune=autotune_choices(fn))
             bad = backend.provenance_error(list(fields["kernels"]))
             lap("kernel_capture")
             if bad:
@@ -289,7 +290,7 @@ def run_point(p: Point, ctx: MeasureContext) -> ResultRow:
             fields["sm_active_pct"] = prof.sm_active_pct if prof else None
             details["ncu"] = prof.as_dict() if prof else {"skipped": why}
             lap("ncu")
-        details["phases_s"] = {k: round(v, 4) for k, v in phases.items()}
+        fields["phases_s"] = {k: round(v, 4) for k, v in phases.items()}
         return _row(
             p, ctx, Status.OK, None, **fields, timer=m.timer, samples_ms=m.samples_ms, **summary_columns(s),
             noise_target_met=m.noise_target_met, first_call_s=first_call_s, compile_s=compile_s,

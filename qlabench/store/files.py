@@ -24,6 +24,7 @@ import pyarrow.parquet as pq
 from qlabench.core.errors import StoreError
 from qlabench.core.names import name_problem
 from qlabench.core.result import ResultRow
+from qlabench.core.spec import SUITES_DIR
 from qlabench.store.schema import arrow_schema, check_rows, upgrade
 
 
@@ -72,8 +73,33 @@ def check_writable(writer: "PartWriter") -> None:
 PART_PREFIX = "part-"
 
 
+# The repository qlabench runs from (its suites/ folder's parent): a recorded path inside it stays relative.
+REPO_ROOT = SUITES_DIR.parent
+# Metadata values that name files: recorded by `portable_path`, never as this machine's absolute path.
+PATH_KEYS = ("suite_path", "merged_from")
+
+
+def portable_path(path: str | os.PathLike) -> str:
+    """How a file is named in a result file's metadata: relative to the repository when it lies inside it,
+    else by its file name alone. A result file is evidence shared with others; an absolute path would
+    record the machine it was written on (its user, its worktree) and point nowhere on the reader's."""
+    p = Path(path)
+    try:
+        return p.resolve().relative_to(REPO_ROOT).as_posix()
+    except (ValueError, OSError):
+        # a run's part file is named by its run's folder too: part-00000.parquet alone names nothing
+        return f"{p.parent.name}/{p.name}" if p.name.startswith(PART_PREFIX) else p.name
+
+
+def _portable(metadata: dict[str, str] | None) -> dict[str, str] | None:
+    if not metadata:
+        return metadata
+    return {k: (",".join(portable_path(x) for x in v.split(",") if x) if k in PATH_KEYS and v else v)
+            for k, v in metadata.items()}
+
+
 def rows_to_table(rows: Iterable[ResultRow], metadata: dict[str, str] | None = None) -> pa.Table:
-    schema = arrow_schema(metadata)
+    schema = arrow_schema(_portable(metadata))
     dicts = [r.as_dict() for r in rows]
     return pa.Table.from_pylist(dicts, schema=schema)
 
@@ -116,7 +142,7 @@ class PartWriter:
     def __init__(self, out_root: str | os.PathLike, suite: str, run_id: str, metadata: dict[str, str] | None = None):
         self.dir = parts_dir(out_root, suite, run_id)
         self.final_path = run_path(out_root, suite, run_id)
-        self.metadata = metadata
+        self.metadata = _portable(metadata)
         self.n_parts = 0
 
     def write(self, rows: Iterable[ResultRow]) -> Path:
@@ -149,6 +175,26 @@ def _shadowed_part(f: Path) -> bool:
     return f.name.startswith(PART_PREFIX) and f.parent.with_name(f.parent.name + ".parquet").is_file()
 
 
+# Metadata key naming a parquet table that is not a results file (a derived table written beside the
+# runs, e.g. selfbench's medians): a folder walk passes over it, as over `.kernels.parquet` files.
+TABLE_KEY = b"qlabench.table"
+
+
+def _other_table(f: Path) -> bool:
+    try:
+        meta = pq.read_schema(f).metadata or {}
+    except (OSError, pa.ArrowInvalid):
+        return False  # unreadable: read_table says why
+    return meta.get(TABLE_KEY, b"results") != b"results"
+
+
+def write_frame(path: str | os.PathLike, df: pd.DataFrame, table: str) -> Path:
+    """Write a derived DataFrame (not result rows) atomically, marked as `table` so that result readers
+    walking its folder pass over it."""
+    t = pa.Table.from_pandas(df, preserve_index=False)
+    return write_table(path, t.replace_schema_metadata({**(t.schema.metadata or {}), TABLE_KEY: table.encode()}))
+
+
 def result_files(paths: Iterable[str | os.PathLike]) -> list[Path]:
     """Expand files and folders (searched recursively) into the parquet files they hold."""
     out: list[Path] = []
@@ -157,7 +203,8 @@ def result_files(paths: Iterable[str | os.PathLike]) -> list[Path]:
             # is_file: a folder may end in .parquet too (a suite named `t.parquet` is one under --out)
             out.extend(sorted(f for f in p.rglob("*.parquet")
                               if f.is_file() and not f.name.startswith(".") and not _shadowed_part(f)
-                              and not f.name.endswith(".kernels.parquet")))  # store/kernels.py's tables
+                              and not f.name.endswith(".kernels.parquet")  # store/kernels.py's tables
+                              and not _other_table(f)))
         elif p.is_file():
             out.append(p)
         else:

@@ -24,6 +24,13 @@ Version history (bump SCHEMA_VERSION and add an upgrade step when a column chang
        Upgrade step `_v3_to_v4_replicate`: older rows get null, i.e. one replicate per run, which is
        what they were. (Its own version, so that a reader knows a file may hold several rows per point
        and run, and must not take "the newest row" as the point's whole measurement.)
+  5: typed columns for what used to travel as JSON text, and each Triton kernel's autotune choice.
+     - New column `phases_s` (map<string, float64>): each phase's wall seconds, which version 4 kept
+       as `extra_json["phases_s"]`. Upgrade step `_v4_to_v5_phases` moves them out of `extra_json` into
+       the column (rows without them read null), so a reader finds them in one place whatever the version.
+     - New column `autotune` (list of struct kernel, num_warps, num_stages, num_ctas, kwargs
+       map<string, string>): the config each autotuned Triton kernel ran with in one call. Older rows
+       read it empty: the choice was not recorded.
 
 Every file is written with the full current schema. Other tools reading a folder of files of different
 versions see the union of their columns only when asked to (results/README.md shows pyarrow, polars
@@ -34,6 +41,8 @@ Adding a nullable column does not need a new version: older files simply read it
 
 from __future__ import annotations
 
+import json
+
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -41,7 +50,7 @@ from qlabench.core.errors import SchemaError
 from qlabench.core.identity import required_axes
 from qlabench.core.result import row_fields
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 METADATA_KEY = b"qlabench.schema_version"
 
 _KINDS = {
@@ -52,6 +61,10 @@ _KINDS = {
     "list<int64>": pa.list_(pa.int64()),
     "list<float64>": pa.list_(pa.float64()),
     "list<string>": pa.list_(pa.string()),
+    "map<string,float64>": pa.map_(pa.string(), pa.float64()),
+    "list<autotune>": pa.list_(pa.struct([("kernel", pa.string()), ("num_warps", pa.int64()),
+                                          ("num_stages", pa.int64()), ("num_ctas", pa.int64()),
+                                          ("kwargs", pa.map_(pa.string(), pa.string()))])),
 }
 
 
@@ -129,9 +142,24 @@ def _v3_to_v4_replicate(table: pa.Table) -> pa.Table:
     return table.append_column(pa.field("replicate", pa.int64()), pa.nulls(table.num_rows, pa.int64()))
 
 
+def _v4_to_v5_phases(table: pa.Table) -> pa.Table:
+    """Version 4 -> 5: `extra_json["phases_s"]` becomes the typed `phases_s` column (and leaves extra_json)."""
+    if "extra_json" not in table.column_names or "phases_s" in table.column_names:
+        return table
+    phases, extras = [], []
+    for text in table.column("extra_json").cast(pa.string()).to_pylist():
+        extra = json.loads(text) if text else None
+        found = extra.pop("phases_s", None) if isinstance(extra, dict) else None
+        phases.append(found)
+        extras.append(text if found is None else json.dumps(extra, sort_keys=True))
+    table = table.set_column(table.column_names.index("extra_json"), pa.field("extra_json", pa.string()),
+                             pa.array(extras, pa.string()))
+    return table.append_column(pa.field("phases_s", _KINDS["map<string,float64>"]),
+                               pa.array(phases, _KINDS["map<string,float64>"]))
+
 
 # (version the step upgrades from, step), oldest first: a version-v file runs every step with from >= v.
-_UPGRADES = ((1, _v1_to_v2), (2, _v2_to_v3), (3, _v3_to_v4_replicate))
+_UPGRADES = ((1, _v1_to_v2), (2, _v2_to_v3), (3, _v3_to_v4_replicate), (4, _v4_to_v5_phases))
 
 
 # Columns every row must have a value in: the point key columns that are not nullable, and the status.

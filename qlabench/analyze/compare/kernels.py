@@ -4,7 +4,9 @@ A time change says *that* a point moved; the kernels say *where*. Each row keeps
 launched (`kernels`, `kernel_dur_us`, `kernel_grid`, `kernel_block`), so two rows of the same point
 can be lined up kernel by kernel: the kernel whose duration moved most, a kernel whose launch shape
 changed (an autotuner picking another `num_warps` shows as a new block size), and kernels that
-appear on one side only (a different dispatch path). Pure Python: no torch.
+appear on one side only (a different dispatch path). Where rows record each Triton kernel's autotune
+choice (`autotune`), a changed choice is named first: "fla kernel chunk_fwd_kernel_o: config
+num_warps 4->8". Pure Python: no torch.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import math
 import re
 from collections import Counter
 from dataclasses import dataclass
+
+from qlabench.core.result import autotune_choice
 
 # A kernel's share of the point's total kernel time below which its change is not worth naming.
 MIN_SHARE = 0.05
@@ -88,13 +92,53 @@ def _shape(b: Kernel, h: Kernel) -> str:
 
 
 def kernel_change(base: dict, head: dict, head_scale: float = 1.0) -> str | None:
-    """One line on how the kernel breakdown differs between two rows of a point, or None.
+    """One line on how the kernels differ between two rows of a point (autotune choices, then the
+    breakdown), or None when neither differs. `head_scale`: the suite-wide shift the head's times are
+    judged against (drift correction); the head's kernel durations are divided by it, like its samples."""
+    notes = [n for n in (autotune_change(base, head), _breakdown_change(base, head, head_scale)) if n]
+    return "; ".join(notes) or None
 
-    None when either side has no breakdown (CPU rows, old files) or when no kernel moved by at
-    least MIN_SHARE of the base's total kernel time, none changed its launch shape and none was
-    added or dropped. `head_scale`: the suite-wide shift the head's times are judged against (drift
-    correction); the head's kernel durations are divided by it, like its samples.
-    """
+
+def _choices(row: dict) -> dict[str, list[dict]]:
+    """A row's autotune choices by kernel name (a kernel met with two shapes in one call has two)."""
+    out: dict[str, list[dict]] = {}
+    for c in _seq(row, "autotune"):
+        c = autotune_choice(c)
+        out.setdefault(c["kernel"], []).append(c)
+    return out
+
+
+def _config_diff(b: dict, h: dict) -> str:
+    parts = [f"{k} {b[k]}->{h[k]}" for k in ("num_warps", "num_stages", "num_ctas") if b[k] != h[k]]
+    for k in sorted(set(b["kwargs"]) | set(h["kwargs"])):
+        if b["kwargs"].get(k) != h["kwargs"].get(k):
+            parts.append(f"{k} {b['kwargs'].get(k, '-')}->{h['kwargs'].get(k, '-')}")
+    return ", ".join(parts)
+
+
+def autotune_change(base: dict, head: dict) -> str | None:
+    """Which autotuned kernel ran with another config in the head, or None. A side that did not record
+    its choices (older rows, no Triton) changes nothing."""
+    bc, hc = _choices(base), _choices(head)
+    if not bc or not hc:
+        return None
+    backend = head.get("backend") or base.get("backend") or "?"
+    moved = []
+    for name in bc:
+        if name not in hc or bc[name] == hc[name]:
+            continue
+        if len(bc[name]) == len(hc[name]) == 1:
+            diff = _config_diff(bc[name][0], hc[name][0])
+        else:
+            diff = f"{len(bc[name])} configs -> {len(hc[name])}, not the same"
+        moved.append(f"{backend} kernel {name}: config {diff}")
+    return _first(moved, "; ") if moved else None
+
+
+def _breakdown_change(base: dict, head: dict, head_scale: float = 1.0) -> str | None:
+    """How the per-kernel breakdown differs, or None: when either side has no breakdown (CPU rows, old
+    files) or when no kernel moved by at least MIN_SHARE of the base's total kernel time, none changed
+    its launch shape and none was added or dropped."""
     bk, hk = kernels_of(base), kernels_of(head, head_scale)
     if not bk or not hk:
         return None

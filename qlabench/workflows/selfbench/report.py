@@ -9,6 +9,7 @@ from collections.abc import Callable
 import pandas as pd
 
 from qlabench.core.spec import Suite
+from qlabench.store.files import portable_path
 from qlabench.workflows.selfbench.agreement import AGREEMENT_TOL
 from qlabench.workflows.selfbench.common import (
     FLASHQLA_REP_MS,
@@ -73,7 +74,7 @@ def _phase_section(medians: pd.DataFrame) -> str:
     t = phase_cost_table(medians)
     if t.empty:
         return ""
-    return ("\nMean seconds per point in each phase (`extra_json.phases_s`; the rest of `run wall / point` is "
+    return ("\nMean seconds per point in each phase (the rows' `phases_s`; the rest of `run wall / point` is "
             "worker start-up and writing):\n\n" + markdown_table(t))
 
 
@@ -102,6 +103,6 @@ def render_report(sections: dict[str, str], *, host: str, device: str, suite: Su
     when = when or dt.datetime.now(dt.timezone.utc)
     head = (f"# qlabench selfbench: {suite.name}\n\n"
             f"- host: {host}\n- device: {device}\n- date (UTC): {when.strftime('%Y-%m-%d %H:%M')}\n"
-            f"- suite: `{suite.path}` ({len(suite.points)} points)\n- command: `{command}`\n"
+            f"- suite: `{portable_path(suite.path)}` ({len(suite.points)} points)\n- command: `{command}`\n"
             + (f"- host load average (1/5/15 min): {load}\n" if load else ""))
     return head + "".join(f"\n## {title}\n\n{body}" for title, body in sections.items())

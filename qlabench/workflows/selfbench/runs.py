@@ -121,11 +121,10 @@ def run_repeats(
     return done
 
 
-def _phases(extra_json) -> dict:
-    """A row's per-phase seconds (run_point in qlabench/run/point.py), {} for rows written before they were recorded."""
-    if not isinstance(extra_json, str) or not extra_json:
-        return {}
-    return dict(json.loads(extra_json).get("phases_s") or {})
+def _phases(phases_s) -> dict:
+    """A row's per-phase seconds (its `phases_s` column, read back as (phase, seconds) pairs), {} for rows
+    written before they were recorded."""
+    return dict(phases_s) if phases_s is not None and len(phases_s) else {}
 
 
 def medians_frame(out: Path, infos: Sequence[RunInfo]) -> pd.DataFrame:
@@ -145,7 +144,7 @@ def medians_frame(out: Path, infos: Sequence[RunInfo]) -> pd.DataFrame:
             "sampling_s": df["sampling_s"], "compile_s": df["compile_s"], "first_call_s": df["first_call_s"],
             "host": df["host"], "device": df["device"], "timestamp": df["timestamp"],
             # JSON text, not dicts: parquet cannot store an empty struct (rows from before phases existed)
-            "phases_s": [json.dumps(_phases(x), sort_keys=True) for x in df["extra_json"]],
+            "phases_s": [json.dumps(_phases(x), sort_keys=True) for x in df["phases_s"]],
         }))
     cols = ["profile", "timer_requested", "run_index", "run_id", "run_wall_s", "run_points", "point", "backend",
             "mode", "status", "reason", "timer", "median_ms", "n_samples", "rel_noise", "noise_target_met",
