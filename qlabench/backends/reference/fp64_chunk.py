@@ -42,16 +42,21 @@ def _scan(q, k, v, g, beta, segments, h0s, scale: float, C: int):
     q, k, v = (x.reshape(B, n, C, H, -1).permute(0, 3, 1, 2, 4) for x in (q, k, v))  # [B, H, n, C, *]
     g, beta = (x.reshape(B, n, C, H).permute(0, 3, 1, 2) for x in (g, beta))
     G = g.cumsum(-1)
-    diff = G[..., :, None] - G[..., None, :]
+    # decay_ij = exp(G_i - G_j), i > j; the diagonal's exp(0) = 1 is added as a constant (below) and the
+    # tail exp(G_C - G_j) is summed from the g after j: a difference of equal cumsums would give dg a
+    # term +x - x per token, which rounds away dg's true value where strong decay makes it tiny.
     idx = torch.arange(C, device=q.device)
-    A = (beta[..., None] * (k @ k.transpose(-1, -2))) * _masked_exp(diff, idx[:, None] > idx[None, :])
+    strict = idx[:, None] > idx[None, :]
+    decay = _masked_exp(G[..., :, None] - G[..., None, :], strict)
+    A = (beta[..., None] * (k @ k.transpose(-1, -2))) * decay
     eye_c = torch.eye(C, dtype=q.dtype, device=q.device)
     rhs = torch.cat([beta[..., None] * v, (beta * G.exp())[..., None] * k], dim=-1)
     sol = torch.linalg.solve_triangular(eye_c + A, rhs, upper=False, unitriangular=True)
     del A, rhs
     Wv, Wk = sol[..., :V], sol[..., V:]
     G_last = G[..., -1]  # [B, H, n]
-    kd_t = ((G_last[..., None] - G).exp()[..., None] * k).transpose(-1, -2)  # [B, H, n, K, C]
+    tail = F.pad(g[..., 1:].flip(-1).cumsum(-1).flip(-1), [0, 1])  # sum of g after j = G_C - G_j
+    kd_t = (tail.exp()[..., None] * k).transpose(-1, -2)  # [B, H, n, K, C]
     M = G_last.exp()[..., None, None] * torch.eye(K, dtype=q.dtype, device=q.device) - kd_t @ Wk
     Bc = kd_t @ Wv
     del kd_t
@@ -64,7 +69,7 @@ def _scan(q, k, v, g, beta, segments, h0s, scale: float, C: int):
     S0 = torch.stack(starts, dim=2)  # [B, H, n, K, V]: the state each chunk starts from
     del starts
     U = Wv - Wk @ S0
-    QK = (q @ k.transpose(-1, -2)) * _masked_exp(diff, idx[:, None] >= idx[None, :])
+    QK = (q @ k.transpose(-1, -2)) * (decay + eye_c)
     o = scale * ((G.exp()[..., None] * q) @ S0 + QK @ U)
     return o.permute(0, 2, 3, 1, 4).reshape(B, Tp, H, V), finals
 

@@ -61,13 +61,13 @@ def budget_bytes(device: torch.device) -> int:
 
 def block_heads(h_qk: int, h_v: int, per_head: int, budget: int) -> int:
     """Value heads per block: as many as the budget holds (at least 1), rounded down to whole GVA groups
-    when it holds a group, else to a divisor of the group size (so a block never straddles two groups)."""
+    when it holds a group, else to a divisor of the group size, so a block never straddles two groups
+    (the last block may be smaller)."""
     group = h_v // h_qk
     fit = max(1, min(h_v, budget // max(per_head, 1)))
     if fit >= group:
-        groups = max(d for d in range(1, h_qk + 1) if h_qk % d == 0 and d * group <= fit)
-        return groups * group
-    return max(d for d in range(1, group + 1) if group % d == 0 and d <= fit)
+        return fit // group * group
+    return max(d for d in range(1, fit + 1) if group % d == 0)
 
 
 def _padded_tokens(inp: GDNInputs, C: int) -> int:
@@ -90,8 +90,8 @@ def reference_blocks(inp: GDNInputs, grads: bool, budget: int | None = None,
     per_head = bytes_per_head(_padded_tokens(inp, chunk_size), K, V, grads, chunk_size)
     nb = block_heads(h_qk, h_v, per_head, budget_bytes(inp.v.device) if budget is None else budget)
     for h in range(0, h_v, nb):
-        vh = slice(h, h + nb)
-        qh = slice(h // group, (h + nb - 1) // group + 1)
+        vh = slice(h, min(h + nb, h_v))
+        qh = slice(h // group, (vh.stop - 1) // group + 1)
         yield HeadBlock(vh, qh, _block(inp, vh, qh, grads, chunk_size))
 
 
