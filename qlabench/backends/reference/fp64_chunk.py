@@ -60,11 +60,14 @@ def _scan(q, k, v, g, beta, segments, h0s, scale: float, C: int):
     M = G_last.exp()[..., None, None] * torch.eye(K, dtype=q.dtype, device=q.device) - kd_t @ Wk
     Bc = kd_t @ Wv
     del kd_t
+    # Unbound once: indexing M[:, :, c] in the loop would make autograd build a zero tensor of M's full
+    # size per chunk for its gradient (quadratic in the chunks); unbind's backward stacks them once.
+    Ms, Bs = M.unbind(2), Bc.unbind(2)
     starts, finals = [], []
     for (c0, c1), S in zip(segments, h0s, strict=True):
         for c in range(c0, c1):
             starts.append(S)
-            S = Bc[:, :, c] + M[:, :, c] @ S
+            S = Bs[c] + Ms[c] @ S
         finals.append(S)
     S0 = torch.stack(starts, dim=2)  # [B, H, n, K, V]: the state each chunk starts from
     del starts
@@ -117,6 +120,7 @@ def chunk_gated_delta_rule_fp64(
     src, valid, segments = _packed_index(cu_seqlens, C, q.device)
     mask = valid[None, :, None]
     xs = [x[:, src] * (mask[..., None] if x.dim() == 4 else mask) for x in (q, k, v, g, beta)]
-    h0s = [h0[n : n + 1] if h0 is not None else q.new_zeros(1, h_v, K, V) for n in range(len(segments))]
+    # split, not a slice per sequence: each slice's backward would be a zero tensor of h0's full size
+    h0s = list(h0.split(1)) if h0 is not None else [q.new_zeros(1, h_v, K, V)] * len(segments)
     o, finals = _scan(*xs, segments, h0s, scale, C)
     return o[:, valid], torch.cat(finals)
