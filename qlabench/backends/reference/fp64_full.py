@@ -52,10 +52,12 @@ def bytes_per_head(tokens: int, K: int, V: int, grads: bool, chunk_size: int = C
 
 
 def budget_bytes(device: torch.device) -> int:
-    """How much memory the reference may use: half the free device memory on CUDA, 2 GiB on CPU."""
+    """How much memory the reference may use: half of what is free on CUDA (counting what torch's caching
+    allocator holds unused, which it hands out again), 2 GiB on CPU."""
     if device.type == "cuda":
         free, _ = torch.cuda.mem_get_info(device)
-        return int(free * GPU_FREE_FRACTION)
+        cached = torch.cuda.memory_reserved(device) - torch.cuda.memory_allocated(device)
+        return int((free + cached) * GPU_FREE_FRACTION)
     return CPU_BUDGET_BYTES
 
 
