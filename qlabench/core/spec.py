@@ -52,6 +52,12 @@ class CheckSpec:
     enabled: bool = True
     oracle_max_tokens: int = 512  # the fp32 recurrence runs on at most this many tokens
     full_size: bool = False  # also check against naive-chunk fp32 at the full shape
+    # What the errors are measured against: "oracle" (the fp32 recurrence on the reduced problem, before
+    # timing) or "fp64-full" (the float64 chunked form at the point's real size, after its first call).
+    reference: str = "oracle"
+
+
+REFERENCES = ("oracle", "fp64-full")
 
 
 @dataclass(frozen=True)
@@ -171,6 +177,11 @@ def parse_suite(data: dict, path: str = "<suite>", max_points: int | None = MAX_
     if timing.timer not in TIMERS:
         raise SpecError(path, "timing.timer", f"must be one of {TIMERS}, got {timing.timer!r}")
     check = _dataclass_table(data.get("check", {}), CheckSpec, "check", path)
+    if check.reference not in REFERENCES:
+        raise SpecError(path, "check.reference", f"must be one of {REFERENCES}, got {check.reference!r}")
+    if check.reference == "fp64-full" and check.full_size:
+        raise SpecError(path, "check.full_size", "the fp64-full reference already checks at full size (in "
+                        "float64); drop full_size, which compares with naive-chunk in float32")
     run = _dataclass_table(data.get("run", {}), RunSpec, "run", path)
     profile = _dataclass_table(data.get("profile", {}), ProfileSpec, "profile", path)
     for key, problem in [kp for t, o in (("timing", timing), ("check", check), ("run", run), ("profile", profile))

@@ -19,6 +19,7 @@ import torch
 
 from qlabench.measure import caches as cache
 from qlabench.backends import ORACLE, Backend
+from qlabench.backends.reference.fp64_full import fp64_errors
 from qlabench.measure.correctness import compare
 from qlabench.measure.inputs import make_inputs, reduced_seqlens
 from qlabench.measure.oracle_cache import OracleCache, oracle_key
@@ -37,6 +38,8 @@ from qlabench.measure.timing import StopRule, Summary, make_timer, summarize
 
 # At full size the recurrence is too slow; the chunked torch form in float32 is the reference there.
 FULL_SIZE_REFERENCE = "naive-chunk"
+# `[check] reference = "fp64-full"`: the float64 chunked form at the point's real size instead of the oracle.
+FP64_REFERENCE = "fp64-full"
 
 
 STATE_COLUMNS = ("sm_clock_mhz", "mem_clock_mhz", "temperature_c", "power_w")
@@ -188,6 +191,18 @@ def check_full_size(p: Point, got: dict, inp, ctx: MeasureContext, fields: dict)
     return f"full size vs {FULL_SIZE_REFERENCE}: {failure}" if failure else None
 
 
+def check_fp64_full(p: Point, got: dict, inp, fields: dict) -> str | None:
+    """Compare full-size outputs with the float64 reference (`[check] reference = "fp64-full"`).
+
+    Fills `fields` with the errors, the reference's label and the tokens checked; returns the failure
+    reason, if any."""
+    errors, failure = fp64_errors(got, inp, grads=p.mode != "fwd", dtype=p.dtype)
+    fields.update(error_columns(errors))
+    fields["oracle"] = f"{FP64_REFERENCE} float64 @{p.total_tokens} tokens"
+    fields["check_tokens"] = p.total_tokens
+    return f"vs {FP64_REFERENCE}: {failure}" if failure else None
+
+
 def _sync(device: str) -> Callable[[], None]:
     return torch.cuda.synchronize if torch.device(device).type == "cuda" else (lambda: None)
 
@@ -236,8 +251,9 @@ def run_point(p: Point, ctx: MeasureContext) -> ResultRow:
     # beyond its sampling (selfbench cost) and where to cut it.
     phases: dict[str, float] = {}
     lap = _Lap(phases)
+    fp64_full = ctx.check and ctx.suite.check.reference == FP64_REFERENCE
     try:
-        if ctx.check:
+        if ctx.check and not fp64_full:
             status, reason, fields, check_call_s = check_correctness(p, backend, ctx)
             lap("check")
             if status is not Status.OK:
@@ -248,6 +264,12 @@ def run_point(p: Point, ctx: MeasureContext) -> ResultRow:
         lap("inputs")
         got, first_call_s = _timed_call(fn, sync)
         lap("first_call")
+        if fp64_full:
+            failure = check_fp64_full(p, got, inp, fields)
+            lap("fp64_check")
+            if failure:  # with the check's cost: what the float64 reference takes at this size
+                return _row(p, ctx, Status.INCORRECT, failure, **fields, extra_json=json.dumps(
+                    {"phases_s": {k: round(v, 4) for k, v in phases.items()}}, sort_keys=True))
         if ctx.check and ctx.suite.check.full_size and p.backend != FULL_SIZE_REFERENCE:
             failure = check_full_size(p, got, inp, ctx, fields)
             lap("full_size_check")

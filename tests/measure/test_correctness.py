@@ -7,7 +7,9 @@ import math
 import pytest
 import torch
 
-from qlabench.measure.correctness import TOLERANCES, compare, compare_lean, rel_l2, tolerance
+from qlabench.measure.correctness import (
+    TOLERANCES, RelL2Sums, compare, compare_lean, failure_reason, rel_l2, tolerance,
+)
 
 
 def ref_outputs(seed=0) -> dict[str, torch.Tensor]:
@@ -111,3 +113,40 @@ def test_compare_lean_matches_compare():
     assert "missing outputs: ht" in failure and "o rel err" in failure and "dg" not in failure
     ok = {n: t.clone() for n, t in ref.items()}
     assert compare_lean(ok, dict(ref), "bfloat16")[1] is None
+
+
+# -- a tensor compared piece by piece (the fp64-full check's head blocks) ----------------------------------
+
+
+@pytest.mark.parametrize("pieces", [1, 2, 3, 8])
+def test_summed_pieces_give_the_error_of_the_whole(pieces):
+    ref = ref_outputs(seed=3)
+    got = perturbed(ref, 0.01, seed=4)
+    sums = RelL2Sums()
+    for name, r in ref.items():
+        for gp, rp in zip(got[name].tensor_split(pieces, dim=1), r.tensor_split(pieces, dim=1), strict=True):
+            sums.add(name, gp, rp)
+    want, _ = compare(got, ref, "bfloat16")
+    assert sums.errors() == pytest.approx(want, rel=1e-12)
+
+
+def test_a_non_finite_piece_makes_the_tensor_nan_and_a_wrong_shape_inf():
+    ref = ref_outputs()
+    got = perturbed(ref, 0.001)
+    sums = RelL2Sums()
+    bad = got["o"][:, :4].clone()
+    bad[0, 0, 0] = math.inf
+    sums.add("o", bad, ref["o"][:, :4])
+    sums.add("o", got["o"][:, 4:], ref["o"][:, 4:])
+    sums.add("ht", got["ht"][:1], ref["ht"][:1])
+    sums.add("ht", got["ht"][1:, :2], ref["ht"][1:])
+    errors = sums.errors()
+    assert math.isnan(errors["o"]) and errors["ht"] == math.inf
+    assert failure_reason(errors, "bfloat16") == "o has NaN/Inf; ht rel err inf > 0.02"
+
+
+def test_a_zero_reference_gives_the_absolute_error_as_rel_l2_does():
+    ref, got = torch.zeros(3, 4), torch.full((3, 4), 0.5)
+    sums = RelL2Sums()
+    sums.add("o", got, ref)
+    assert sums.errors()["o"] == pytest.approx(rel_l2(got, ref))

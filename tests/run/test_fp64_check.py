@@ -1,0 +1,123 @@
+"""`[check] reference = "fp64-full"`: each point's errors at its real size against the float64 reference,
+in the row's err_* columns, with `oracle` naming the reference; parsed and validated in the suite file."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from typer.testing import CliRunner
+
+from qlabench.backends import REGISTRY
+from qlabench.backends.base import Backend
+from qlabench.backends.reference import recurrent_gated_delta_rule
+from qlabench.backends.reference.fp64_full import reference_outputs
+from qlabench.cli import app
+from qlabench.core.errors import SpecError
+from qlabench.core.spec import CheckSpec, load_suite, parse_suite
+from qlabench.measure.correctness import rel_l2
+from qlabench.measure.inputs import make_inputs
+from qlabench.run.sweep import run_sweep
+from qlabench.store.files import read_results
+
+GRADS = ("err_dq", "err_dk", "err_dv", "err_dg", "err_dbeta", "err_dh0")
+
+
+def suite_dict(backends, seqlen, check, modes=("fwd",)):
+    return {"name": "fp64", "device": "cpu",
+            "sweep": {"backends": list(backends), "modes": list(modes), "seqlen": [seqlen],
+                      "heads": [{"h_qk": 1, "h_v": 2}], "K": 8, "V": 8, "dtype": "float32"},
+            "timing": {"timer": "wall", "warmup": 0, "min_samples": 1, "max_samples": 1},
+            "check": check}
+
+
+# -- the suite table ---------------------------------------------------------------------------------
+
+
+def test_the_default_reference_is_the_oracle():
+    assert CheckSpec().reference == "oracle"
+    assert parse_suite(suite_dict(["naive-chunk"], 8, {})).check.reference == "oracle"
+    assert parse_suite(suite_dict(["naive-chunk"], 8, {"reference": "fp64-full"})).check.reference == "fp64-full"
+
+
+@pytest.mark.parametrize("check, key", [({"reference": "fp64"}, "check.reference"),
+                                        ({"reference": 64}, "check.reference"),
+                                        ({"reference": "fp64-full", "full_size": True}, "check.full_size")])
+def test_a_bad_reference_is_refused_with_its_key(check, key):
+    with pytest.raises(SpecError) as e:
+        parse_suite(suite_dict(["naive-chunk"], 8, check), "<p>")
+    assert e.value.key == key
+
+
+# -- end to end: the CPU numerics suite through `run sweep` -------------------------------------------
+
+
+def test_numerics_cpu_rows_carry_full_size_float64_errors(tmp_path):
+    out = tmp_path / "r"
+    r = CliRunner().invoke(app, ["run", "sweep", "--suite", "numerics-cpu", "--out", str(out), "--no-isolate"])
+    assert r.exit_code == 0, r.output
+    df = read_results([out])
+    suite = load_suite("numerics-cpu")
+    assert len(df) == len(suite.points)
+    assert (df["status"] == "ok").all(), df[df["status"] != "ok"][["backend", "reason"]]
+    assert (df["oracle"] == df["total_tokens"].map(lambda n: f"fp64-full float64 @{n} tokens")).all()
+    assert (df["check_tokens"] == df["total_tokens"]).all()
+    assert df["err_o"].notna().all() and df["err_ht"].notna().all()
+    bwd = df["mode"] != "fwd"
+    assert df.loc[bwd, list(GRADS)].notna().all().all()
+    assert df.loc[~bwd, list(GRADS)].isna().all().all()
+    # The recorded error is the one against float64 at the real size: recompute one row's.
+    row = df[(df["backend"] == "naive-chunk") & (df["mode"] == "fwd") & (df["layout"] == "varlen")
+             & (df["dtype"] == "float16")].iloc[0]
+    p = next(p for p in suite.points if p.backend == "naive-chunk" and p.mode == "fwd" and p.layout == "varlen"
+             and p.dtype == "float16")
+    inp = make_inputs(p)
+    got = REGISTRY["naive-chunk"].prepare("fwd", inp)()
+    assert row["err_o"] == pytest.approx(rel_l2(got["o"], reference_outputs(inp, grads=False)["o"]), rel=1e-9)
+    assert 1e-5 < row["err_o"] < 1e-3  # fp16 outputs: rounding, and nothing more
+
+
+# -- a kernel wrong only at long T ----------------------------------------------------------------------
+
+
+class LateDrift(Backend):
+    """Exact for the first 64 tokens of a sequence, then forgets its state (a kernel wrong at long T only)."""
+
+    name = "late-drift"
+
+    def forward(self, inp):
+        T = inp.v.shape[1]
+        args = (inp.q, inp.k, inp.v, inp.g, inp.beta)
+        head = recurrent_gated_delta_rule(*(x[:, :64] for x in args), scale=inp.scale, initial_state=inp.h0)
+        if T <= 64:
+            return head
+        tail = recurrent_gated_delta_rule(*(x[:, 64:] for x in args), scale=inp.scale)
+        return torch.cat([head[0], tail[0]], dim=1), tail[1]
+
+
+@pytest.mark.parametrize("reference, status", [("oracle", "ok"), ("fp64-full", "incorrect")])
+def test_a_kernel_wrong_only_at_full_size_is_caught_by_the_fp64_reference(tmp_path, reference, status):
+    check = {"oracle_max_tokens": 64, "reference": reference}
+    suite = parse_suite(suite_dict(["late-drift"], 256, check))
+    registry = {**REGISTRY, "late-drift": LateDrift()}
+    (row,) = run_sweep(suite, tmp_path, registry=registry, isolate=False).rows
+    assert row.status == status, row.reason
+    if reference == "fp64-full":
+        assert row.reason.startswith("vs fp64-full: o rel err") and row.err_o > 0.01
+        assert row.oracle == "fp64-full float64 @256 tokens" and row.check_tokens == 256
+        assert row.median_ms is None  # an incorrect point is never timed
+    else:
+        assert row.check_tokens == 64 and row.err_o < 1e-5
+
+
+def test_float64_points_agree_with_the_reference_to_round_off(tmp_path):
+    d = suite_dict(["naive-recurrent", "naive-chunk"], 100, {"reference": "fp64-full"}, modes=("fwd_bwd",))
+    d["sweep"]["dtype"] = "float64"
+    rows = run_sweep(parse_suite(d), tmp_path, registry=REGISTRY, isolate=False).rows
+    assert [r.status for r in rows] == ["ok", "ok"]
+    for r in rows:
+        errs = [getattr(r, c) for c in ("err_o", "err_ht", *GRADS)]
+        assert all(e is not None and e < 1e-12 for e in errs), (r.backend, errs)
+        assert not any(math.isnan(e) for e in errs)
+
