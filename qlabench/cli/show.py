@@ -50,3 +50,8 @@ def show_cmd(
     else:
         console.print(speedup_rich_table(table, base))
         print_marks(console, df)
+    if fmt != "csv":
+        from qlabench.analyze.layer_gain import layer_lines
+
+        for line in layer_lines(df):  # layer rows: what a faster core is worth in the layer (docs/LAYER.md)
+            print(line)
