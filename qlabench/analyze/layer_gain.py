@@ -37,8 +37,8 @@ def amdahl_limit(share: float) -> float:
 
 
 def layer_details(extra_json: str | None) -> dict | None:
-    """The row's extra_json["layer"], or None for a row without one."""
-    if not extra_json:
+    """The row's extra_json["layer"], or None for a row without one (a DataFrame's missing value is NaN)."""
+    if not isinstance(extra_json, str) or not extra_json:
         return None
     try:
         d = json.loads(extra_json).get("layer")

@@ -15,6 +15,7 @@ timed alone over the layer's median).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 
 import torch
@@ -91,6 +92,9 @@ class LayerBackend(Backend):
         """The layer for `point` on the sequences of `inp` (its shape, cu_seqlens and h0: a reduced
         check's inputs give the reduced layer)."""
         s = layer_shapes(point.model, point.tp, point.h_qk, point.h_v, point.K, point.V)
+        # The core's dispatch switches, as its own prepare sets them (FLA reads them on every call); the
+        # layer calls the core's forward directly.
+        os.environ.update(self.env)
         dev, dt = inp.q.device, TORCH_DTYPES[point.dtype]
         B, T = inp.q.shape[:2]
         cu = inp.cu_seqlens
