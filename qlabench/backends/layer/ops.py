@@ -65,7 +65,8 @@ def random_weights(s: LayerShapes, dtype: torch.dtype, gen: torch.Generator, dev
     )
 
 
-def gating(a: torch.Tensor, b: torch.Tensor, A_log: torch.Tensor, dt_bias: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def gating(a: torch.Tensor, b: torch.Tensor, A_log: torch.Tensor,
+           dt_bias: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """(g, beta) in float32: g = -exp(A_log) * softplus(a + dt_bias) (log-space decay, <= 0), beta = sigmoid(b)."""
     g = -A_log.float().exp() * F.softplus(a.float() + dt_bias.float())
     return g, b.float().sigmoid()
