@@ -73,6 +73,12 @@ class Backend:
     cp_reference: ClassVar[str] = ""
     cp_reference_fp32: ClassVar[bool] = False  # run the CP reference on float32 copies of the inputs
     cp_final_state: ClassVar[bool] = True  # cp_forward returns the final state
+    # What this backend's outputs are checked against: the reduced check's oracle ("" = the registry's
+    # ORACLE) and the full-size check's reference ("" = run/point.py's FULL_SIZE_REFERENCE), both
+    # prepared with `prepare_point` on this point's problem. A layer backend (backends/layer/) names the
+    # same layer around the oracle's core, since its outputs are not a bare core's.
+    oracle: ClassVar[str] = ""
+    full_size_reference: ClassVar[str] = ""
 
     # -- capability ---------------------------------------------------------------------------
     def available(self) -> tuple[bool, str]:
@@ -111,6 +117,20 @@ class Backend:
         return kernel_event.provenance_error(kernel_names, self.expect_kernels, self.forbid_kernels)
 
     # -- running ------------------------------------------------------------------------------
+    def prepare_point(self, point: Point, inp: GDNInputs) -> Callable[[], Outputs]:
+        """`prepare(point.mode, inp)`: how run/point.py prepares a point. A backend whose work depends on
+        more of the point than the inputs carry (a layer backend: the model's hidden size) overrides it."""
+        return self.prepare(point.mode, inp)
+
+    def point_details(self, fn: Callable[[], Outputs], kernels: tuple[str, ...], kernel_dur_us: tuple[float, ...],
+                      median_ms: float, time_ms: Callable[[Callable[[], object]], float]) -> dict:
+        """Backend-specific details of a measured point for its row's extra_json; none by default.
+
+        `fn` is what `prepare_point` returned, `kernels`/`kernel_dur_us` its traced call's kernels (empty
+        off CUDA), `median_ms` its timed median and `time_ms(g)` the run's timer applied to another call
+        `g` (its median, ms). A layer backend records its core's share of the layer's time here."""
+        return {}
+
     def forward(self, inp: GDNInputs) -> tuple[torch.Tensor, torch.Tensor]:
         """(o, final state). Differentiable if the backend relies on autograd for backward modes."""
         raise NotImplementedError

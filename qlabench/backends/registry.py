@@ -12,6 +12,7 @@ from qlabench.backends.fault import FaultBackend
 from qlabench.backends.fla import FLAChunk, FLADispatchOn, FLARecurrent
 from qlabench.backends.flash_qla import FlashQLA, FlashQLAForceCP, FlashQLANoCP
 from qlabench.backends.flashinfer import FlashInfer
+from qlabench.backends.layer import layer_backends
 from qlabench.backends.naive import NaiveChunk, NaiveRecurrent
 from qlabench.backends.synthetic import Synthetic
 from qlabench.core.errors import BackendError
@@ -34,6 +35,7 @@ REGISTRY: dict[str, Backend] = {
         Synthetic(),
     )
 }
+REGISTRY.update((b.name, b) for b in layer_backends(REGISTRY))  # `layer:<core>`: docs/LAYER.md
 
 # The correctness oracle every other backend is checked against.
 ORACLE = "naive-recurrent"

@@ -61,3 +61,8 @@ def show_cmd(
 
         for line in newer_evidence(df, results).lines:
             print(line)
+    if fmt != "csv":
+        from qlabench.analyze.layer_gain import layer_lines
+
+        for line in layer_lines(df):  # layer rows: what a faster core is worth in the layer (docs/LAYER.md)
+            print(line)

@@ -153,9 +153,11 @@ def backends_table(backends: Iterable, width: int | None = None):
             note += "; " + b.first_use_note()
         if b.testing:
             note = "(test backend) " + note
-        cells = [b.name, "[green]yes[/green]" if ok else "[red]no[/red]", " ".join(sorted(b.modes)),
-                 " ".join(_SHORT_DTYPE[d] for d in sorted(b.dtypes)), " ".join(sorted(b.devices)),
-                 " ".join(b.cp_modes)]
+        # A family's `family:member` name (the layer backends) breaks after its colon: the column stays
+        # as narrow as the longest member.
+        cells = [b.name.replace(":", ":\n", 1), "[green]yes[/green]" if ok else "[red]no[/red]",
+                 " ".join(sorted(b.modes)), " ".join(_SHORT_DTYPE[d] for d in sorted(b.dtypes)),
+                 " ".join(sorted(b.devices)), " ".join(b.cp_modes)]
         if wide:
             t.add_row(*cells, escape(note))
         else:

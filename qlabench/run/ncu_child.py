@@ -20,7 +20,7 @@ def run_child(point: Point, device: str = "cuda") -> None:
     if torch.device(device).type != "cuda" or not torch.cuda.is_available():
         raise QlabenchError(f"the ncu child needs a CUDA device, got {device!r}")
     backend = runnable_backend(point, device)
-    fn = backend.prepare(point.mode, make_inputs(point, device))
+    fn = backend.prepare_point(point, make_inputs(point, device))
     fn()  # compile / autotune outside the profiled region
     torch.cuda.synchronize()
     torch.cuda.profiler.start()

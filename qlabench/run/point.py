@@ -80,16 +80,22 @@ def error_line(e: BaseException) -> str:
     return traceback.format_exception_only(type(e), e)[-1].strip()
 
 
-def reference_outputs(reference: Backend, mode: str, inp, *, fp32: bool) -> dict:
+def reference_outputs(reference: Backend, mode: str, inp, *, fp32: bool, point: Point | None = None) -> dict:
     """A full-size reference's outputs for a point of `mode` (fwd; otherwise fwd_bwd, the gradients too).
 
     `fp32`: on float32 copies of the inputs. The reference's environment is set first (it may be a
-    library backend with dispatch switches); restoring the checked backend's is the caller's.
+    library backend with dispatch switches); restoring the checked backend's is the caller's. With
+    `point`, the reference is prepared for that point's problem (`Backend.prepare_point`).
     """
     if fp32:
         inp = inp.to(torch.float32)
     os.environ.update(reference.env)
-    return reference.prepare("fwd" if mode == "fwd" else "fwd_bwd", inp)()
+    ref_mode = "fwd" if mode == "fwd" else "fwd_bwd"
+    if point is None:
+        return reference.prepare(ref_mode, inp)()
+    dtype = "float32" if fp32 and point.dtype != "float64" else point.dtype
+    ref_point = point.with_(backend=reference.name, mode=ref_mode, dtype=dtype)
+    return reference.prepare_point(ref_point, inp)()
 
 
 @dataclass
@@ -143,52 +149,62 @@ def _row(p: Point, ctx: MeasureContext, status: Status, reason: str | None = Non
     return make_row(p, run_id=ctx.run_id, suite=ctx.suite.name, env=ctx.env, status=status, reason=reason, **fields)
 
 
-def _oracle_outputs(p: Point, seqlens: tuple[int, ...], ctx: MeasureContext) -> dict:
+def _oracle_outputs(p: Point, seqlens: tuple[int, ...], ctx: MeasureContext, oracle: str = ORACLE) -> dict:
     """fp32 recurrence outputs (and, unless the point is forward only, gradients) for the reduced check
     problem; shared across backends, modes and full lengths that reduce to the same problem
-    (oracle_cache.py)."""
+    (oracle_cache.py). `oracle`: another reference backend (a layer backend's), keyed apart with the
+    model and TP its problem also depends on."""
     cdt = "float64" if p.dtype == "float64" else "float32"
     grads = p.mode != "fwd"
 
     def compute() -> dict:
-        inp = make_inputs(p.with_(dtype=cdt), ctx.device, seqlens=seqlens)
-        return ctx.registry[ORACLE].prepare("fwd_bwd" if grads else "fwd", inp)()
+        ref = p.with_(backend=oracle, dtype=cdt, mode="fwd_bwd" if grads else "fwd")
+        return ctx.registry[oracle].prepare_point(ref, make_inputs(ref, ctx.device, seqlens=seqlens))()
 
-    return ctx.oracle_cache.get(oracle_key(p, seqlens, cdt), compute, grads=grads)
+    key = oracle_key(p, seqlens, cdt)
+    if oracle != ORACLE:
+        key = (oracle, p.model, p.tp) + key
+    return ctx.oracle_cache.get(key, compute, grads=grads)
 
 
 def check_correctness(p: Point, backend: Backend, ctx: MeasureContext) -> tuple[Status, str | None, dict, float]:
     """Compare the backend with the fp32 oracle on a reduced problem; also returns that call's wall time."""
     seqlens = reduced_seqlens(p, ctx.suite.check.oracle_max_tokens)
-    fn = backend.prepare(p.mode, make_inputs(p, ctx.device, seqlens=seqlens))
+    fn = backend.prepare_point(p, make_inputs(p, ctx.device, seqlens=seqlens))
     sync = _sync(ctx.device)
     sync()
     t = time.perf_counter()
     got = fn()
     sync()
     call_s = time.perf_counter() - t
-    ref = _oracle_outputs(p, seqlens, ctx)
+    oracle = backend.oracle or ORACLE
+    ref = _oracle_outputs(p, seqlens, ctx, oracle)
     errors, failure = compare(got, ref, p.dtype)
     fields = error_columns(errors)
-    fields["oracle"] = f"{ORACLE} {'float64' if p.dtype == 'float64' else 'float32'} @{sum(seqlens)} tokens"
+    fields["oracle"] = f"{oracle} {'float64' if p.dtype == 'float64' else 'float32'} @{sum(seqlens)} tokens"
     fields["check_tokens"] = sum(seqlens)
     if failure:
         return Status.INCORRECT, failure, fields, call_s
     return Status.OK, None, fields, call_s
 
 
-def check_full_size(p: Point, got: dict, inp, ctx: MeasureContext, fields: dict) -> str | None:
-    """Compare full-size outputs with naive-chunk in fp32 (where the recurrence would be too slow).
+def check_full_size(p: Point, got: dict, inp, ctx: MeasureContext, fields: dict,
+                    reference: str = FULL_SIZE_REFERENCE) -> str | None:
+    """Compare full-size outputs with naive-chunk (or `reference`) in fp32 (where the recurrence would be
+    too slow).
 
     Updates `fields` with the worse error per tensor and returns the failure reason, if any.
     """
-    ref = reference_outputs(ctx.registry[FULL_SIZE_REFERENCE], p.mode, inp, fp32=True)
+    ref = reference_outputs(ctx.registry[reference], p.mode, inp, fp32=True,
+                            point=None if reference == FULL_SIZE_REFERENCE else p)
     errors, failure = compare(got, ref, p.dtype)
     for n, e in errors.items():
+        if n not in CHECKED_TENSORS:  # checked (a failure says so) but with no err_ column, e.g. a layer's conv_state
+            continue
         prev = fields.get(f"err_{n}")
         fields[f"err_{n}"] = e if prev is None or not (e <= prev) else prev
-    fields["oracle"] = (fields.get("oracle") or "") + f"; {FULL_SIZE_REFERENCE} float32 @{p.total_tokens} tokens"
-    return f"full size vs {FULL_SIZE_REFERENCE}: {failure}" if failure else None
+    fields["oracle"] = (fields.get("oracle") or "") + f"; {reference} float32 @{p.total_tokens} tokens"
+    return f"full size vs {reference}: {failure}" if failure else None
 
 
 def check_fp64_full(p: Point, got: dict, inp, fields: dict) -> str | None:
@@ -259,7 +275,7 @@ def run_point(p: Point, ctx: MeasureContext) -> ResultRow:
             if status is not Status.OK:
                 return _row(p, ctx, status, reason, **fields)
         inp = make_inputs(p, ctx.device)
-        fn = backend.prepare(p.mode, inp)
+        fn = backend.prepare_point(p, inp)
         sync = _sync(ctx.device)
         lap("inputs")
         got, first_call_s = _timed_call(fn, sync)
@@ -268,10 +284,11 @@ def run_point(p: Point, ctx: MeasureContext) -> ResultRow:
             failure = check_fp64_full(p, got, inp, fields)
             lap("fp64_check")
             if failure:  # with the check's cost: what the float64 reference takes at this size
-                return _row(p, ctx, Status.INCORRECT, failure, **fields, extra_json=json.dumps(
-                    {"phases_s": {k: round(v, 4) for k, v in phases.items()}}, sort_keys=True))
-        if ctx.check and ctx.suite.check.full_size and p.backend != FULL_SIZE_REFERENCE:
-            failure = check_full_size(p, got, inp, ctx, fields)
+                return _row(p, ctx, Status.INCORRECT, failure, **fields,
+                            phases_s={k: round(v, 4) for k, v in phases.items()})
+        full_ref = backend.full_size_reference or FULL_SIZE_REFERENCE
+        if ctx.check and ctx.suite.check.full_size and p.backend != full_ref:
+            failure = check_full_size(p, got, inp, ctx, fields, full_ref)
             lap("full_size_check")
             if failure:
                 return _row(p, ctx, Status.INCORRECT, failure, **fields)
@@ -306,6 +323,9 @@ def run_point(p: Point, ctx: MeasureContext) -> ResultRow:
                                                                                    peaks)
         lap("state_and_peaks")
         details = dict(m.details)
+        details.update(backend.point_details(
+            fn, tuple(fields.get("kernels", ())), tuple(fields.get("kernel_dur_us", ())), s.median,
+            lambda g: summarize(make_timer(ctx.timer_name, ctx.device, ctx.suite.timing).measure(g).samples_ms).median))
         if on_cuda and ctx.suite.profile.ncu:
             prof, why = ncu.profile_point(p, device=ctx.device, env=backend.env,
                                           timeout_s=ctx.suite.profile.ncu_timeout_s)

@@ -117,7 +117,7 @@ def warm_points(suite: Suite, indices: list[int], device: str) -> list[tuple[int
             continue
         try:
             for lens in {reduced_seqlens(p, suite.check.oracle_max_tokens), p.seqlens}:
-                b.prepare(p.mode, make_inputs(p, device, seqlens=lens))()
+                b.prepare_point(p, make_inputs(p, device, seqlens=lens))()
             if torch.device(device).type == "cuda":
                 torch.cuda.synchronize()
                 torch.cuda.empty_cache()

@@ -109,7 +109,7 @@ def kineto_events(point: Point, device: str) -> tuple[list[KernelEvent], int | N
     for ok, why in (backend.available(), backend.supports(point, device)):
         if not ok:
             return [], None, f"{point.backend}: {why}"
-    fn = backend.prepare(point.mode, make_inputs(point, device))
+    fn = backend.prepare_point(point, make_inputs(point, device))
     fn()  # compile and autotune outside the trace
     events = capture_kernels(fn)
     num_sms = torch.cuda.get_device_properties(dev).multi_processor_count

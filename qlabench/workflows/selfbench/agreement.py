@@ -65,7 +65,7 @@ def run_agreement(suite: Suite, device: str, rep_ms: float = FLASHQLA_REP_MS,
             continue
         fn = None
         try:
-            fn = b.prepare(p.mode, make_inputs(p, device))
+            fn = b.prepare_point(p, make_inputs(p, device))
             fn()  # compile and autotune outside every timer
             torch.cuda.synchronize()
             t = time.perf_counter()
