@@ -28,6 +28,19 @@ def gate_label_of(row) -> str:
     return identity.gate_label(row["gate"], key_value(row.get("gate_zero_frac")), key_value(row.get("gate_scale")))
 
 
+def gate_short(row) -> str:
+    """A gate label that fits an 80-column table: 'fq' for the flashqla profile at its defaults, 'fq z0/64'
+    with its zero-gate fraction and scale where they differ; other profiles by name (GATE_LEGEND)."""
+    if row["gate"] != "flashqla":
+        return str(row["gate"])
+    z, s = key_value(row.get("gate_zero_frac")), key_value(row.get("gate_scale"))
+    extra = (f"z{float(z):g}" if z is not None else "") + (f"/{float(s):g}" if s is not None else "")
+    return "fq" + (" " + extra if extra else "")
+
+
+GATE_LEGEND = "gate fq: the flashqla profile (zero-gate heads 0.25, g = logsigmoid(x)/16); zF: zero-gate fraction F; /S: scale S"
+
+
 def file_safe(label: str) -> str:
     """A label usable in a file name: 'flashqla(zero=0.5,/64)' -> 'flashqla_zero_0.5__64_'."""
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in str(label))
@@ -130,7 +143,7 @@ def speedup_table(df: pd.DataFrame, baseline: str) -> pd.DataFrame:
     for _, grp in df.groupby("_wk", sort=False):
         first = grp.iloc[0]
         rec = {"mode": first["mode"], "heads": first["heads"], "sequences": first["sequences"],
-               "dtype": first["dtype"], "gate": gate_label_of(first)}
+               "dtype": first["dtype"], "gate": gate_label_of(first), "gate_short": gate_short(first)}
         by_backend = {r["backend"]: r for _, r in grp.iterrows()}
         base = by_backend.get(baseline)
         base_ms = base["median_ms"] if base is not None and base["status"] == "ok" else None

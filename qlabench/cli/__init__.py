@@ -6,6 +6,7 @@
     plot.py       plot, plot-sm
     report.py     report (the FlashQLA study page)
     show.py       show (the speedup table of stored results)
+    advise.py     advise (which kernel for a model, TP degree and sequence mix)
     profile.py    profile, kernels, _ncu-child
     compare.py    compare, gate, baseline save, compare-study
     ab.py         ab (two variants, interleaved rounds)
@@ -22,7 +23,7 @@ from __future__ import annotations
 
 import sys
 
-from qlabench.cli import ab, compare, info, merge, plot, profile, report, run, selfbench, show, warmup
+from qlabench.cli import ab, advise, compare, info, merge, plot, profile, report, run, selfbench, show, warmup
 from qlabench.cli.app import app, baseline_app, command, err_console, run_app
 
 app.add_typer(run_app, name="run")
@@ -35,6 +36,7 @@ command(app, "plot", plot.plot_cmd)
 command(app, "plot-sm", plot.plot_sm_cmd)
 command(app, "report", report.report_cmd)
 command(app, "show", show.show_cmd)
+command(app, "advise", advise.advise_cmd)
 command(app, "profile", profile.profile_cmd)
 command(app, "kernels", profile.kernels_cmd)
 command(app, "_ncu-child", profile.ncu_child_cmd, hidden=True)

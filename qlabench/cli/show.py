@@ -21,6 +21,15 @@ def show_cmd(
     other_evidence: bool = typer.Option(True, "--other-evidence/--no-other-evidence",
                                         help="Say where a results folder beside these holds newer rows of the same "
                                         "points, and why they differ (not with --format csv)"),
+    model: str = typer.Option(None, "--model", help="Only rows with this model's heads at --tp (any model name)"),
+    tp: int = typer.Option(None, "--tp", min=1, max=1024, help="TP degree for --model (default 1)"),
+    heads: str = typer.Option(None, "--heads", help="Only rows with these heads, H_QK/H_V, e.g. 8/32"),
+    seqlen: int = typer.Option(None, "--seqlen", min=1, help="Only rows with a sequence of this length"),
+    tokens: int = typer.Option(None, "--tokens", min=1, help="Only rows with this many tokens in one call"),
+    gate: str = typer.Option(None, "--gate", help="Only rows of this gate, as the table prints it (fq, 'fq z0/64') "
+                             "or in full ('flashqla(zero=0,/64)')"),
+    backend: list[str] = typer.Option(None, "--backend", help="Only these backends (repeat the option); the "
+                                      "baseline is kept for the speedups"),
 ):
     """Print the speedup table of stored results: median ms per call and speedup against a baseline.
 
@@ -30,7 +39,8 @@ def show_cmd(
     """
     import sys
 
-    from qlabench.analyze.report import pick_baseline, speedup_table, suite_baselines
+    from qlabench.analyze.report import GATE_LEGEND, pick_baseline, speedup_table, suite_baselines
+    from qlabench.analyze.row_filter import RowFilter
     from qlabench.cli.views import print_marks, speedup_markdown, speedup_rich_table
     from qlabench.core.errors import ConfigError
     from qlabench.store.files import latest_per_point, read_results
@@ -45,6 +55,8 @@ def show_cmd(
         if df.empty:
             raise ConfigError(f"no rows of mode {mode!r} in these results")
     base = pick_baseline(df, baseline, suite_baselines(results))
+    keep = tuple(dict.fromkeys([*backend, base])) if backend else ()
+    df = RowFilter(model=model, tp=tp, heads=heads, seqlen=seqlen, tokens=tokens, gate=gate, backends=keep).apply(df)
     if base not in set(df["backend"]):
         raise ConfigError(f"baseline {base!r} has no rows here (backends: {', '.join(sorted(set(df['backend'])))})")
     table = speedup_table(df, base)
@@ -56,13 +68,13 @@ def show_cmd(
     else:
         console.print(speedup_rich_table(table, base))
         print_marks(console, df)
+        console.print(GATE_LEGEND)
     if other_evidence:
         from qlabench.analyze.evidence import newer_evidence
 
         for line in newer_evidence(df, results).lines:
             print(line)
-    if fmt != "csv":
-        from qlabench.analyze.layer_gain import layer_lines
+    from qlabench.analyze.layer_gain import layer_lines
 
-        for line in layer_lines(df):  # layer rows: what a faster core is worth in the layer (docs/LAYER.md)
-            print(line)
+    for line in layer_lines(df):  # layer rows: what a faster core is worth in the layer (docs/LAYER.md)
+        print(line)

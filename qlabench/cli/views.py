@@ -37,7 +37,7 @@ _LABELS = ("mode", "heads", "sequences", "dtype", "gate")
 
 
 def _backends(table: pd.DataFrame) -> list[str]:
-    return [c for c in table.columns if c not in _LABELS and not c.endswith((" x", " noise"))]
+    return [c for c in table.columns if c not in _LABELS + ("gate_short",) and not c.endswith((" x", " noise"))]
 
 
 def _missing(v) -> bool:
@@ -66,13 +66,14 @@ def speedup_rich_table(table: pd.DataFrame, baseline: str | None) -> Table:
         return t
     backends = _backends(table)
     # Folded, never cut with '…': at 80 columns 'qwen3.5-397b' and 'naive-recurrent' stay readable.
-    for c in ("mode", "heads", "sequences", "dtype"):
+    for c in ("mode", "heads", "sequences", "dtype", "gate"):
         t.add_column(c, overflow="fold")
     for b in backends:  # escaped: a distributed column is "flash_qla [cp2 inter]", not markup
         t.add_column(escape(b), justify="right", overflow="fold")
     for _, r in table.iterrows():
         dtype = str(r["dtype"])
-        cells = [str(r["mode"]), str(r["heads"]), str(r["sequences"]), _SHORT_DTYPE.get(dtype, dtype)]
+        cells = [str(r["mode"]), str(r["heads"]), str(r["sequences"]), _SHORT_DTYPE.get(dtype, dtype),
+                 escape(str(r.get("gate_short", r["gate"])))]
         for b in backends:
             c = _cell(r, b, sep="\n")
             cells.append(f"[red]{c}[/red]" if isinstance(r[b], str) else escape(c))

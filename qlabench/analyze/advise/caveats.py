@@ -1,0 +1,134 @@
+"""The caveats that change an answer, each computed from recorded rows, never asserted.
+
+- gate: the same case measured at other gate values (FlashQLA's intra-card CP depends on them);
+- version: the same case on another version of a backend's library;
+- auto CP: FlashQLA's own CP decision against its forced settings, in the same answer;
+- mixed runs: the ranked times come from more than one run or device;
+- ties: the two fastest are within their noise;
+- the current choice has no time, so no speedup can be stated.
+A caveat that has no rows behind it is not written.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from qlabench.analyze.advise.question import Question
+from qlabench.analyze.advise.ranking import Entry, rank, version_label
+from qlabench.analyze.advise.rows import at_gate, newest_run, newest_version, version_of
+from qlabench.analyze.advise.question import GateRegime
+
+TIE_FLOOR = 0.02  # two times closer than this (or than their noise) are not told apart
+_CP_SIBLINGS = ("flash_qla-nocp", "flash_qla-forcecp")
+
+
+def _times(entries: list[Entry]) -> dict[str, Entry]:
+    return {e.backend: e for e in entries if e.ok}
+
+
+def _moved(a: Entry, b: Entry) -> bool:
+    """Whether two times of one backend differ by more than their noise (and TIE_FLOOR)."""
+    noise = max(TIE_FLOOR, a.rel_noise or 0, b.rel_noise or 0)
+    return abs(a.time_ms / b.time_ms - 1) > noise
+
+
+def gate_caveats(problem: pd.DataFrame, q: Question, modes: tuple[str, ...], mine: list[Entry]) -> list[str]:
+    """Per other gate regime measured at this case: the backends whose time moves beyond noise."""
+    out = []
+    here = _times(mine)
+    regimes = problem[["_zero", "_scale"]].drop_duplicates().itertuples(index=False, name=None)
+    for zero, scale in sorted(regimes):
+        if abs(zero - q.gate.zero_frac) < 1e-9 and abs(scale - q.gate.scale) < 1e-9:
+            continue
+        other = rank(newest_run(newest_version(at_gate(problem, GateRegime("other", zero, scale)))), modes, q.current)
+        moved = [f"{e.backend} {e.time_ms:.3f} ms ({here[e.backend].time_ms / e.time_ms:.2f}x)"
+                 for e in other if e.ok and e.backend in here and _moved(e, here[e.backend])]
+        if not moved:
+            continue
+        there = _times(other)
+        flip = ""
+        if mine and mine[0].ok and other and other[0].ok and other[0].backend != mine[0].backend:
+            mine_there = there.get(mine[0].backend)
+            if mine_there is None or _moved(other[0], mine_there):
+                flip = f"; the fastest there is {other[0].backend}"
+        out.append(f"gate: at {zero:g} zero-gate heads and scale {scale:g} (yours: {q.gate.zero_frac:g}, "
+                   f"{q.gate.scale:g}) " + ", ".join(moved) + f" (x: speedup over your gate){flip}")
+    return out
+
+
+def version_caveats(at_my_gate: pd.DataFrame, modes: tuple[str, ...], q: Question, mine: list[Entry]) -> list[str]:
+    here = {e.backend: e for e in mine}
+    if at_my_gate.empty:
+        return []
+    versions = at_my_gate.apply(version_of, axis=1)
+    out = []
+    for (backend, version), grp in at_my_gate.groupby([at_my_gate["backend"], versions], sort=False):
+        cur = here.get(backend)
+        if cur is None or version == cur.version:
+            continue
+        old = rank(newest_run(grp), modes, q.current)
+        if not old or not old[0].ok:
+            continue
+        o = old[0]
+        if cur.ok and not _moved(o, cur):
+            continue
+        if cur.ok:
+            ratio = cur.time_ms / o.time_ms
+            rel = f"{ratio:.2f}x faster than" if ratio >= 1 else f"{1 / ratio:.2f}x slower than"
+            text = f"{rel} {version_label(cur)}'s {cur.time_ms:.3f} ms"
+        else:
+            text = f"where {version_label(cur)} is {cur.status}"
+        out.append(f"version: {backend} on {version_label(o)} measured {o.time_ms:.3f} ms here, {text} "
+                   f"(run {', '.join(o.runs)})")
+    return out
+
+
+def cp_caveats(mine: list[Entry]) -> list[str]:
+    t = _times(mine)
+    auto = t.get("flash_qla")
+    if auto is None:
+        return []
+    out = []
+    for sib in _CP_SIBLINGS:
+        e = t.get(sib)
+        if e is None:
+            continue
+        noise = max(TIE_FLOOR, auto.rel_noise or 0, e.rel_noise or 0)
+        if auto.time_ms > e.time_ms * (1 + noise):
+            mixed = "" if set(auto.runs) == set(e.runs) else " (from different runs)"
+            out.append(f"auto CP: FlashQLA's own CP decision is {auto.time_ms / e.time_ms:.2f}x slower than "
+                       f"{sib} here{mixed}; choose the setting explicitly")
+    return out
+
+
+def mixing_caveats(mine: list[Entry]) -> list[str]:
+    timed = [e for e in mine if e.ok]
+    runs = sorted({r for e in timed for r in e.runs})
+    devices = sorted({d for e in timed for d in e.devices})
+    out = []
+    if len(runs) > 1:
+        out.append(f"mixed runs: these times come from {len(runs)} runs ({', '.join(runs)}) on "
+                   f"{', '.join(devices)}: a ratio between them also holds run-to-run variation")
+    return out
+
+
+def tie_caveats(mine: list[Entry]) -> list[str]:
+    timed = [e for e in mine if e.ok]
+    if len(timed) < 2:
+        return []
+    a, b = timed[0], timed[1]
+    noise = max(TIE_FLOOR, a.rel_noise or 0, b.rel_noise or 0)
+    gap = b.time_ms / a.time_ms - 1
+    if gap <= noise:
+        return [f"tie: {a.backend} and {b.backend} are {gap:.1%} apart, within their noise ({noise:.1%}): "
+                f"either is as good here"]
+    return []
+
+
+def current_caveats(mine: list[Entry], current: str) -> list[str]:
+    e = next((e for e in mine if e.backend == current), None)
+    if e is None:
+        return [f"current: your current choice {current} has no row here, so no speedup is stated"]
+    if not e.ok:
+        return [f"current: your current choice {current} is {e.status} here ({e.reason}): no speedup is stated"]
+    return []

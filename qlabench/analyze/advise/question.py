@@ -1,0 +1,172 @@
+"""The user's question, parsed: which model at which TP degree, which workload, which sequences, which gate.
+
+`qlabench advise --model qwen3.5-397b --tp 8 --workload prefill --seqlens 32768,4x8192 --gate published`
+asks: for one prompt of 32768 tokens, and for four prompts of 8192 packed into one call, which GDN kernel
+is fastest on this model's heads at TP 8 with the published gate? Each comma-separated item of
+`--seqlens` is one *case* (one kernel call): `N` is a single sequence, `AxN` packs A sequences of N
+tokens, and `N+M+...` packs sequences of different lengths. Cases are packed as the study measures
+them (varlen, batch 1, with cu_seqlens), which is how serving engines and trainers call these kernels.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from qlabench.core.errors import ConfigError
+from qlabench.core.models import lookup
+from qlabench.core.point import FLASHQLA_GATE_SCALE, FLASHQLA_GATE_ZERO_FRAC
+
+WORKLOADS = ("prefill", "train", "decode")
+# What each workload times: prefill is the forward alone; a training step is the forward plus the
+# backward as autograd runs it (bwd_train), or one fwd_bwd row where a run measured them together.
+WORKLOAD_MODES = {"prefill": ("fwd",), "train": ("fwd", "bwd_train")}
+MAX_CASES = 32
+MAX_TOKENS = 1 << 22  # 4M tokens in one call: beyond any row qlabench has a reason to hold
+
+
+@dataclass(frozen=True)
+class GateRegime:
+    """The flashqla gate profile's parameters (core/point.py): the fraction of value heads with g = 0 and
+    the divisor of logsigmoid(randn). `name` is how the answer speaks of it."""
+
+    name: str
+    zero_frac: float = FLASHQLA_GATE_ZERO_FRAC
+    scale: float = FLASHQLA_GATE_SCALE
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} (zero-gate heads {self.zero_frac:g}, g = logsigmoid(x)/{self.scale:g})"
+
+
+PUBLISHED = GateRegime("published")
+# No value head without decay: every head's g is below 0, as in a trained model whose gates all decay.
+NO_ZERO_HEADS = GateRegime("none", zero_frac=0.0)
+
+
+@dataclass(frozen=True)
+class Case:
+    """One kernel call: the sequence lengths packed into it."""
+
+    seqlens: tuple[int, ...]
+
+    @property
+    def label(self) -> str:
+        n = self.seqlens
+        if len(n) > 1 and len(set(n)) == 1:
+            return f"{len(n)}x{n[0]}"
+        return "+".join(map(str, n))
+
+    @property
+    def total_tokens(self) -> int:
+        return sum(self.seqlens)
+
+
+@dataclass(frozen=True)
+class Question:
+    model: str  # the catalogue's canonical name
+    tp: int
+    workload: str
+    cases: tuple[Case, ...]
+    gate: GateRegime = PUBLISHED
+    current: str = "fla"  # the user's current choice: speedups are against it
+    dtype: str = "bfloat16"
+
+    @property
+    def heads(self) -> tuple[int, int]:
+        return lookup(self.model).at_tp(self.tp)
+
+    @property
+    def head_dim(self) -> int:
+        return lookup(self.model).head_dim
+
+
+def parse_case(item: str) -> Case:
+    """'32768' -> (32768,); '4x8192' -> (8192,)*4; '8192+24576' -> (8192, 24576)."""
+    text = item.strip().lower()
+    try:
+        if "x" in text:
+            count, _, n = text.partition("x")
+            lens = (int(n),) * int(count)
+        else:
+            lens = tuple(int(p) for p in text.split("+"))
+    except ValueError:
+        raise ConfigError(f"--seqlens item {item!r}: expected N, AxN or N+M+... (e.g. 32768, 4x8192, 8192+24576)") from None
+    if not lens or min(lens) < 1:
+        raise ConfigError(f"--seqlens item {item!r}: lengths and counts must be positive")
+    if sum(lens) > MAX_TOKENS:
+        raise ConfigError(f"--seqlens item {item!r}: {sum(lens)} tokens in one call; at most {MAX_TOKENS}")
+    return Case(lens)
+
+
+def parse_cases(text: str) -> tuple[Case, ...]:
+    items = [s for s in text.split(",") if s.strip()]
+    if not items:
+        raise ConfigError("--seqlens: give at least one case, e.g. 32768,4x8192")
+    if len(items) > MAX_CASES:
+        raise ConfigError(f"--seqlens: {len(items)} cases; at most {MAX_CASES}")
+    return tuple(dict.fromkeys(parse_case(s) for s in items))
+
+
+def parse_gate(text: str | None) -> GateRegime:
+    """'published', 'none', 'zero=F[,scale=S]', or a TOML/JSON file with gate_zero_frac and gate_scale."""
+    if text is None or text == "published":
+        return PUBLISHED
+    if text == "none":
+        return NO_ZERO_HEADS
+    if "=" in text and not Path(text).exists():
+        values = {}
+        for part in text.split(","):
+            k, _, v = part.partition("=")
+            values[k.strip()] = v.strip()
+        return _regime(text, values.get("zero"), values.get("scale"), set(values) - {"zero", "scale"})
+    path = Path(text)
+    if not path.is_file():
+        raise ConfigError(f"--gate {text!r}: expected published, none, zero=F[,scale=S] or a TOML/JSON file")
+    try:
+        data = json.loads(path.read_text()) if path.suffix == ".json" else tomllib.loads(path.read_text())
+    except (OSError, ValueError) as e:
+        raise ConfigError(f"--gate {text}: cannot read it: {e}") from None
+    return _regime(path.stem, data.get("gate_zero_frac"), data.get("gate_scale"),
+                   set(data) - {"gate_zero_frac", "gate_scale"})
+
+
+def _regime(name: str, zero, scale, unknown: set) -> GateRegime:
+    if unknown:
+        raise ConfigError(f"--gate {name}: unknown keys {sorted(unknown)}")
+    try:
+        z = FLASHQLA_GATE_ZERO_FRAC if zero is None else float(zero)
+        s = FLASHQLA_GATE_SCALE if scale is None else float(scale)
+    except (TypeError, ValueError):
+        raise ConfigError(f"--gate {name}: zero and scale must be numbers") from None
+    if not (math.isfinite(z) and 0 <= z <= 1):
+        raise ConfigError(f"--gate {name}: the zero-gate fraction must be in [0, 1], got {z}")
+    if not (math.isfinite(s) and s > 0):
+        raise ConfigError(f"--gate {name}: the scale must be a positive number, got {s}")
+    if (z, s) == (PUBLISHED.zero_frac, PUBLISHED.scale):
+        return PUBLISHED
+    if (z, s) == (NO_ZERO_HEADS.zero_frac, NO_ZERO_HEADS.scale):
+        return NO_ZERO_HEADS
+    return GateRegime(name, z, s)
+
+
+def make_question(model: str, tp: int, workload: str, seqlens: str, gate: str | None = None,
+                  current: str = "fla") -> Question:
+    """The question from command-line text; ConfigError on anything it cannot mean."""
+    try:
+        m = lookup(model)
+    except KeyError as e:
+        raise ConfigError(str(e.args[0])) from None
+    try:
+        m.at_tp(tp)
+    except ValueError as e:
+        raise ConfigError(str(e)) from None
+    if workload not in WORKLOADS:
+        raise ConfigError(f"--workload must be one of {', '.join(WORKLOADS)}, got {workload!r}")
+    if workload == "decode":
+        raise ConfigError("--workload decode: qlabench does not measure decode points yet (no decode mode); "
+                          "prefill and train can be answered")
+    return Question(m.name, tp, workload, parse_cases(seqlens), parse_gate(gate), current)

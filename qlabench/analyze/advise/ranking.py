@@ -1,0 +1,136 @@
+"""One ranked entry per backend for one case: its time, speedup against the user's current choice, noise,
+correctness and where the number came from.
+
+Only `ok` rows carry a time. A backend whose newest row is incorrect, skipped or an error is listed with
+its reason and never ranked above anything. A training step is the forward plus the backward as
+autograd runs it (`bwd_train`), both from the same library version; a `fwd_bwd` row, where a run has
+one, is used as measured.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from qlabench.analyze.advise.rows import version_column, version_of
+from qlabench.store.keys import key_value
+
+SETTINGS = {
+    "flash_qla": "FlashQLA, auto intra-card CP",
+    "flash_qla-nocp": "FlashQLA, intra-card CP off",
+    "flash_qla-forcecp": "FlashQLA, intra-card CP forced",
+    "fla": "FLA (Triton)",
+    "fla-recurrent": "FLA fused recurrent",
+    "flashinfer": "FlashInfer",
+    "naive-chunk": "naive chunked (torch)",
+    "naive-recurrent": "naive recurrence (torch)",
+}
+_ERRORS = ("err_o", "err_ht", "err_dq", "err_dk", "err_dv", "err_dg", "err_dbeta", "err_dh0")
+
+
+@dataclass
+class Entry:
+    backend: str
+    setting: str
+    version: str | None
+    status: str  # ok, incorrect, skipped, error
+    time_ms: float | None = None
+    rel_noise: float | None = None  # the larger of the samples' IQR/median and the replicates' spread
+    max_err: float | None = None  # largest relative error against the oracle (correctness check)
+    reason: str | None = None
+    speedup: float | None = None  # current choice's time / this time
+    modes: tuple[str, ...] = ()
+    runs: tuple[str, ...] = ()
+    devices: tuple[str, ...] = ()
+    rows: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok" and self.time_ms is not None
+
+    def as_dict(self) -> dict:
+        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.__dict__.items()}
+
+
+@dataclass
+class _Part:
+    """One mode's measurement of one backend: the replicates of its newest run."""
+
+    status: str
+    time_ms: float | None
+    rel_noise: float | None
+    max_err: float | None
+    reason: str | None
+    runs: set = field(default_factory=set)
+    devices: set = field(default_factory=set)
+    rows: int = 0
+
+
+def _device(row) -> str:
+    idx = key_value(row.get("device_index"))
+    return f"{row['device']}" + (f" #{idx}" if idx is not None else "")
+
+
+def _part(rows: pd.DataFrame) -> _Part:
+    runs, devices = set(rows["run_id"]), {_device(r) for _, r in rows.iterrows()}
+    bad = rows[rows["status"] != "ok"]
+    if not bad.empty:  # one failed replicate is enough: a time next to a failure is not believed
+        r = bad.sort_values("timestamp").iloc[-1]
+        return _Part(str(r["status"]), None, None, None, key_value(r.get("reason")), runs, devices, len(rows))
+    medians = [float(m) for m in rows["median_ms"]]
+    mid = statistics.median(medians)
+    noise = [float(x) for x in rows["rel_noise"].dropna()] if "rel_noise" in rows else []
+    spread = (max(medians) - min(medians)) / mid if len(medians) > 1 and mid > 0 else None
+    known = [x for x in (statistics.median(noise) if noise else None, spread) if x is not None]
+    rel = max(known) if known else None
+    errs = [float(v) for c in _ERRORS if c in rows for v in rows[c].dropna()]
+    return _Part("ok", mid, rel, max(errs) if errs else None, None, runs, devices, len(rows))
+
+
+def entry(backend: str, by_mode: dict[str, pd.DataFrame], workload_modes: tuple[str, ...]) -> Entry | None:
+    """The backend's entry from its rows per mode; None when it has no row for every mode needed."""
+    if "fwd_bwd" in by_mode and len(workload_modes) > 1:  # a training step measured as one call
+        parts, modes = [_part(by_mode["fwd_bwd"])], ("fwd_bwd",)
+    elif all(m in by_mode for m in workload_modes):
+        parts, modes = [_part(by_mode[m]) for m in workload_modes], workload_modes
+    else:
+        return None
+    first = next(iter(by_mode.values())).iloc[0]
+    e = Entry(backend, SETTINGS.get(backend, backend), version_of(first), "ok", modes=modes,
+              runs=tuple(sorted(set().union(*(p.runs for p in parts)))),
+              devices=tuple(sorted(set().union(*(p.devices for p in parts)))), rows=sum(p.rows for p in parts))
+    failed = [p for p in parts if p.status != "ok"]
+    if failed:
+        e.status, e.reason = failed[0].status, failed[0].reason
+        return e
+    e.time_ms = sum(p.time_ms for p in parts)
+    noises = [p.rel_noise for p in parts if p.rel_noise is not None]
+    e.rel_noise = max(noises) if noises else None
+    errs = [p.max_err for p in parts if p.max_err is not None]
+    e.max_err = max(errs) if errs else None
+    return e
+
+
+def rank(rows: pd.DataFrame, workload_modes: tuple[str, ...], current: str) -> list[Entry]:
+    """Entries fastest first, then the backends without a time (by status); speedups against `current`."""
+    entries = []
+    for backend, grp in rows.groupby("backend", sort=False):
+        e = entry(str(backend), {str(m): g for m, g in grp.groupby("mode")}, workload_modes)
+        if e is not None:
+            entries.append(e)
+    timed = sorted((e for e in entries if e.ok), key=lambda e: e.time_ms)
+    untimed = sorted((e for e in entries if not e.ok), key=lambda e: (e.status, e.backend))
+    base = next((e for e in timed if e.backend == current), None)
+    for e in timed:
+        e.speedup = base.time_ms / e.time_ms if base else None
+    return timed + untimed
+
+
+def version_label(e: Entry) -> str:
+    col = version_column(e.backend)
+    lib = col.removesuffix("_version").replace("_", "-") if col else None
+    if not lib:
+        return ""
+    return f"{lib} {e.version}" if e.version else f"{lib} (version not recorded)"

@@ -1,0 +1,96 @@
+"""The rows that answer one case of a question: same kernel problem, one library version per backend.
+
+A kernel sees heads, head dims, dtype, the packed sequences and the gate values; the model name is only
+a label, so rows of any model with the same heads at its TP degree answer the question. Rows of several
+library versions of one backend (FlashQLA 0.1.2 and 0.1.3, say) are never mixed into one ranking: the
+newest version present leads, and the others become a caveat (caveats.py).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from qlabench.analyze.advise.question import Case, GateRegime, Question
+from qlabench.core.point import FLASHQLA_GATE_SCALE, FLASHQLA_GATE_ZERO_FRAC
+from qlabench.store.keys import key_value
+
+# The library whose version decides which rows of a backend go together.
+_VERSION_COLUMNS = (("flash_qla", "flash_qla_version"), ("flashinfer", "flashinfer_version"),
+                    ("fla", "fla_version"))
+
+
+def version_column(backend: str) -> str | None:
+    for prefix, column in _VERSION_COLUMNS:
+        if backend == prefix or backend.startswith(prefix + "-"):
+            return column
+    return None
+
+
+def version_of(row) -> str | None:
+    col = version_column(str(row["backend"]))
+    return key_value(row.get(col)) if col else None
+
+
+def _version_key(v: str | None) -> tuple:
+    """'0.1.13' sorts after '0.1.3'; a missing version sorts first (it is never the newest)."""
+    if v is None:
+        return (0,)
+    parts = []
+    for p in str(v).replace("+", ".").split("."):
+        parts.append((1, int(p), "") if p.isdigit() else (0, 0, p))
+    return (1, *parts)
+
+
+def effective_gate(df: pd.DataFrame) -> pd.DataFrame:
+    """The flashqla profile's parameters with the defaults filled in (null in a row means the default)."""
+    z = df["gate_zero_frac"] if "gate_zero_frac" in df else pd.Series(None, index=df.index, dtype=float)
+    s = df["gate_scale"] if "gate_scale" in df else pd.Series(None, index=df.index, dtype=float)
+    return df.assign(_zero=z.astype(float).fillna(FLASHQLA_GATE_ZERO_FRAC),
+                     _scale=s.astype(float).fillna(FLASHQLA_GATE_SCALE))
+
+
+def _same_sequences(df: pd.DataFrame, case: Case) -> pd.Series:
+    """Rows whose call packs exactly these sequences (varlen), or a dense batch of equal ones."""
+    lens = df["seqlens"].map(lambda s: tuple(int(x) for x in s))
+    return lens == case.seqlens
+
+
+def problem_rows(df: pd.DataFrame, q: Question, case: Case, modes: tuple[str, ...]) -> pd.DataFrame:
+    """Every row (any gate, any version, any status) of this case's kernel problem on one device."""
+    if df.empty:
+        return df
+    h_qk, h_v = q.heads
+    d = q.head_dim
+    mask = ((df["h_qk"] == h_qk) & (df["h_v"] == h_v) & (df["K"] == d) & (df["V"] == d)
+            & (df["dtype"] == q.dtype) & df["mode"].isin(modes) & (df["gate"] == "flashqla"))
+    if "cp_world_size" in df:
+        mask &= df["cp_world_size"].isna()
+    out = df[mask]
+    return effective_gate(out[_same_sequences(out, case)])
+
+
+def at_gate(rows: pd.DataFrame, gate: GateRegime) -> pd.DataFrame:
+    return rows[(rows["_zero"] - gate.zero_frac).abs().lt(1e-9) & (rows["_scale"] - gate.scale).abs().lt(1e-9)]
+
+
+def newest_version(rows: pd.DataFrame) -> pd.DataFrame:
+    """Per backend, the rows of its library's newest version present."""
+    if rows.empty:
+        return rows
+    versions = rows.apply(version_of, axis=1)
+    keep = pd.Series(False, index=rows.index)
+    for backend, idx in rows.groupby("backend").groups.items():
+        best = max(versions[idx], key=_version_key)
+        keep[idx] = [_version_key(v) == _version_key(best) for v in versions[idx]]
+    return rows[keep]
+
+
+def newest_run(rows: pd.DataFrame) -> pd.DataFrame:
+    """Per (backend, mode), the rows of its newest run (every replicate of that run)."""
+    if rows.empty:
+        return rows
+    newest = rows.groupby(["backend", "mode"])["timestamp"].transform("max")
+    run_of_newest = rows[rows["timestamp"] == newest].set_index(["backend", "mode"])["run_id"]
+    run_of_newest = run_of_newest[~run_of_newest.index.duplicated()]
+    want = [run_of_newest.get((b, m)) for b, m in zip(rows["backend"], rows["mode"])]
+    return rows[[r == w for r, w in zip(rows["run_id"], want)]]

@@ -1,0 +1,53 @@
+"""The study page's advice: per model and TP degree, the recommended backend for a short, a long and a
+packed prompt, each from `advise`'s own ranking of the rows (so the page and the command never differ)."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from qlabench.analyze.advise.answer import answer_case
+from qlabench.analyze.advise.question import Question, parse_case
+from qlabench.core.errors import QlabenchError
+from qlabench.core.models import CATALOGUE
+
+# The prompts the page advises on: FlashQLA's table has each of them at every head configuration.
+PROMPTS = (("short", "4096"), ("long", "32768"), ("packed", "8x4096"))
+
+
+def advice_table(df: pd.DataFrame, current: str = "fla") -> pd.DataFrame:
+    """One row per (model, TP, prompt) that the rows can answer: the winner, its time and speedup over
+    `current`, the runner-up, and the number of caveats behind the answer."""
+    out = []
+    pairs = df[["model", "tp"]].dropna().drop_duplicates().itertuples(index=False, name=None)
+    known = {m.name for m in CATALOGUE}
+    for model, tp in sorted(pairs, key=lambda mt: (str(mt[0]), -int(mt[1]))):
+        if model not in known:
+            continue
+        for kind, text in PROMPTS:
+            try:
+                q = Question(model, int(tp), "prefill", (parse_case(text),), current=current)
+                ans = answer_case(df, q, q.cases[0])
+            except QlabenchError:
+                continue
+            timed = [e for e in ans.entries if e.ok]
+            if not timed:
+                continue
+            best = timed[0]
+            out.append({
+                "model": model, "tp": int(tp), "heads": f"{q.heads[0]}/{q.heads[1]}", "prompt": f"{kind} ({text})",
+                "recommended": best.backend, "ms": round(best.time_ms, 3),
+                f"x vs {current}": round(best.speedup, 2) if best.speedup else None,
+                "runner-up": f"{timed[1].backend} ({timed[1].time_ms:.3f} ms)" if len(timed) > 1 else "-",
+                "caveats": "; ".join(dict.fromkeys(c.split(":")[0] for c in ans.caveats)) or "-",
+            })
+    return pd.DataFrame(out)
+
+
+def advice_markdown(table: pd.DataFrame) -> str:
+    if table.empty:
+        return "_no model rows to advise on_"
+    cols = list(table.columns)
+    lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
+    for _, r in table.iterrows():
+        lines.append("| " + " | ".join("-" if pd.isna(r[c]) else str(r[c]) for c in cols) + " |")
+    return "\n".join(lines)

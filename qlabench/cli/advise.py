@@ -1,0 +1,94 @@
+"""`qlabench advise`: the ranked answer for a model, TP degree and sequence mix (analyze/advise/)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
+from qlabench.cli.app import console
+
+FORMATS = ("table", "json")
+
+
+def advise_cmd(
+    results: list[Path] = typer.Argument(None, help="Result files or folders (default: the committed H200 "
+                                         "evidence, results/h200-study)"),
+    model: str = typer.Option(..., "--model", help="Model from the catalogue, e.g. qwen3.5-397b"),
+    tp: int = typer.Option(1, "--tp", min=1, max=1024, help="Tensor-parallel degree the heads are divided by"),
+    workload: str = typer.Option("prefill", "--workload", help="prefill (forward) or train (forward + backward)"),
+    seqlens: str = typer.Option(..., "--seqlens", help="Cases, comma-separated: N (one sequence), AxN (A packed "
+                                "sequences of N), N+M (packed), e.g. 32768,4x8192"),
+    gate: str = typer.Option("published", "--gate", help="published (25%% zero-gate heads, /16), none (no "
+                             "zero-gate heads), zero=F[,scale=S], or a TOML/JSON file with gate_zero_frac, gate_scale"),
+    current: str = typer.Option("fla", "--current", help="Your current backend: speedups are against it"),
+    fmt: str = typer.Option("table", "--format", "-f", help="table or json"),
+    suite_out: Path = typer.Option(None, "--suite-out", help="Write a suite measuring the missing points here"),
+):
+    """Which GDN kernel is fastest for this model, TP degree and sequence mix, with the caveats that
+    change the answer; or which points are missing and a suite that measures them."""
+    from qlabench.analyze.advise import advise, make_question
+    from qlabench.core.errors import ConfigError
+
+    if fmt not in FORMATS:
+        raise ConfigError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    q = make_question(model, tp, workload, seqlens, gate, current)
+    ans = advise(q, results or ())
+    if suite_out is not None and ans.suite_toml:
+        if suite_out.is_dir():
+            raise ConfigError(f"--suite-out {suite_out} is a folder; give a file name ending in .toml")
+        try:
+            suite_out.write_text(ans.suite_toml)
+        except OSError as e:
+            raise ConfigError(f"--suite-out {suite_out}: cannot write it: {e.strerror or e}") from None
+    if fmt == "json":
+        print(json.dumps(ans.as_dict(), indent=2))
+        return
+    _print(ans, suite_out)
+
+
+def _table(case) -> Table:
+    t = Table(title=f"{case.case.label} ({case.case.total_tokens} tokens)", title_justify="left")
+    for c, j in (("backend", "left"), ("ms", "right"), ("speedup", "right"), ("noise", "right"),
+                 ("check", "left"), ("version", "left")):
+        t.add_column(c, justify=j, overflow="fold")
+    for e in case.entries:
+        if e.ok:
+            t.add_row(escape(e.backend), f"{e.time_ms:.3f}", f"{e.speedup:.2f}x" if e.speedup else "-",
+                      f"{e.rel_noise:.1%}" if e.rel_noise is not None else "-",
+                      f"ok {e.max_err:.0e}" if e.max_err is not None else "ok", escape(e.version or "not recorded"))
+        else:
+            t.add_row(escape(e.backend), "-", "-", "-", f"[red]{e.status}[/red]", escape(e.version or "not recorded"))
+    return t
+
+
+def _print(ans, suite_out: Path | None) -> None:
+    q = ans.question
+    h_qk, h_v = q.heads
+    console.print(f"{q.model} TP{q.tp} (h {h_qk}/{h_v}, K=V={q.head_dim}, {q.dtype}), {q.workload}, "
+                  f"gate {q.gate.label}; speedups vs {q.current}; from {', '.join(ans.sources)}", soft_wrap=True)
+    for case in ans.cases:
+        console.print()
+        if case.entries:
+            console.print(_table(case))
+        best = case.best
+        console.print(f"[bold]{case.case.label}:[/bold] " + (f"use {escape(best.backend)} ({escape(best.setting)})"
+                      if best else "no backend has a correct time here"), soft_wrap=True)
+        for e in case.entries:
+            if not e.ok:
+                console.print(f"  {escape(e.backend)} {e.status}: {escape(str(e.reason))}", soft_wrap=True)
+        for c in case.caveats:
+            console.print(f"  - {escape(c)}", soft_wrap=True)
+        if case.missing:
+            console.print(f"  missing: {', '.join(case.missing)} (no row at this point and gate)", soft_wrap=True)
+    if ans.suite_toml:
+        console.print()
+        if suite_out is not None:
+            console.print(f"wrote a suite for the missing points to {suite_out}; measure them with:\n"
+                          f"  qlabench run sweep --suite {suite_out}", soft_wrap=True)
+        else:
+            console.print("to measure the missing points: add --suite-out advise.toml, then\n"
+                          "  qlabench run sweep --suite advise.toml", soft_wrap=True)

@@ -1,0 +1,95 @@
+"""advise's answer from stored rows: ranking, correctness, versions, caveats from data, missing points."""
+
+from __future__ import annotations
+
+import pytest
+
+from qlabench.analyze.advise import advise, make_question
+from qlabench.core.spec import parse_suite
+from qlabench.store.files import write_rows
+
+import tomllib
+
+H = dict(h_qk=2, h_v=8, K=128, V=128, dtype="bfloat16", model="qwen3.5-397b", tp=8, layout="varlen", batch=1,
+         seqlens=(32768,), num_seqs=1, total_tokens=32768, timer="graph", rel_noise=0.003)
+
+
+def rows(make_row, *specs, run="r1", ts="2026-01-01T00:00:00+00:00", **common):
+    out = []
+    for backend, ms, *rest in specs:
+        extra = rest[0] if rest else {}
+        fields = {**H, **common, "backend": backend, "run_id": run, "timestamp": ts, "median_ms": ms,
+                  "samples_ms": (ms,) * 3 if ms else (), "flash_qla_version": "0.1.3", "fla_version": "0.6.0",
+                  **extra}
+        if ms is None:
+            fields.setdefault("status", "incorrect")
+        out.append(make_row(**fields))
+    return out
+
+
+def ask(tmp_path, rs, seqlens="32768", gate=None, current="fla"):
+    write_rows(tmp_path / "r.parquet", rs)
+    return advise(make_question("qwen3.5-397b", 8, "prefill", seqlens, gate, current), [tmp_path / "r.parquet"])
+
+
+def test_ranked_fastest_first_with_speedups_against_the_current_choice(tmp_path, make_row):
+    ans = ask(tmp_path, rows(make_row, ("fla", 0.9), ("flash_qla", 0.4), ("flashinfer", 1.6)))
+    c = ans.cases[0]
+    assert [e.backend for e in c.entries] == ["flash_qla", "fla", "flashinfer"]
+    assert c.best.backend == "flash_qla" and c.entries[0].speedup == pytest.approx(0.9 / 0.4)
+    assert c.entries[1].speedup == pytest.approx(1.0)
+
+
+def test_an_incorrect_kernel_is_never_ranked_with_a_time(tmp_path, make_row):
+    ans = ask(tmp_path, rows(make_row, ("fla", 0.9), ("flash_qla", None, {"reason": "err_o 0.9 > 0.02"})))
+    c = ans.cases[0]
+    assert c.best.backend == "fla"
+    bad = next(e for e in c.entries if e.backend == "flash_qla")
+    assert bad.status == "incorrect" and bad.time_ms is None and bad.speedup is None and "err_o" in bad.reason
+
+
+def test_rows_of_two_library_versions_are_not_mixed_the_older_is_a_caveat(tmp_path, make_row):
+    new = rows(make_row, ("fla", 0.9), ("flash_qla", 0.4), run="new", ts="2026-01-01T00:00:00+00:00")
+    # The older stack's run is the newer file: "newest per point" alone would pick it.
+    old = rows(make_row, ("flash_qla", 0.3, {"flash_qla_version": "0.1.2"}), run="old", ts="2026-02-01T00:00:00+00:00")
+    c = ask(tmp_path, new + old).cases[0]
+    fq = next(e for e in c.entries if e.backend == "flash_qla")
+    assert fq.time_ms == 0.4 and fq.version == "0.1.3"
+    assert any(n.startswith("version: flash_qla on flash-qla 0.1.2 measured 0.300 ms") for n in c.caveats)
+
+
+def test_a_gate_caveat_only_from_rows_at_another_gate(tmp_path, make_row):
+    base = rows(make_row, ("fla", 0.9), ("flash_qla", 0.4))
+    c = ask(tmp_path, base).cases[0]
+    assert not any(n.startswith("gate:") for n in c.caveats)
+    other = rows(make_row, ("fla", 0.9), ("flash_qla", 0.24), gate_zero_frac=0.0)
+    c = ask(tmp_path, base + other).cases[0]
+    gate = [n for n in c.caveats if n.startswith("gate:")]
+    assert len(gate) == 1 and "flash_qla 0.240 ms (1.67x)" in gate[0] and "fla " not in gate[0]
+    # Asked at that other gate, the answer uses those rows.
+    c = ask(tmp_path, base + other, gate="none").cases[0]
+    assert c.best.time_ms == 0.24
+
+
+def test_auto_cp_regret_tie_and_mixed_runs_are_stated(tmp_path, make_row):
+    rs = rows(make_row, ("fla", 0.9), ("flash_qla", 0.5), ("flash_qla-nocp", 0.4), run="a") + \
+        rows(make_row, ("flash_qla-forcecp", 0.402, {"device_index": 1}), run="b")
+    c = ask(tmp_path, rs).cases[0]
+    assert any(n.startswith("auto CP:") and "1.25x slower than flash_qla-nocp" in n for n in c.caveats)
+    assert any(n.startswith("tie: flash_qla-nocp and flash_qla-forcecp") for n in c.caveats)
+    assert any(n.startswith("mixed runs: these times come from 2 runs") for n in c.caveats)
+
+
+def test_no_current_choice_means_no_speedups(tmp_path, make_row):
+    c = ask(tmp_path, rows(make_row, ("flash_qla", 0.4)), current="fla").cases[0]
+    assert c.entries[0].speedup is None and any(n.startswith("current:") for n in c.caveats)
+
+
+def test_missing_points_come_with_a_suite_that_measures_exactly_them(tmp_path, make_row):
+    ans = ask(tmp_path, rows(make_row, ("fla", 0.9), ("flash_qla", 0.4)), seqlens="32768,4x8192", gate="zero=0.5")
+    assert not ans.complete
+    suite = parse_suite(tomllib.loads(ans.suite_toml))
+    want = {(b, c.case.seqlens) for c in ans.cases for b in c.missing}
+    assert {(p.backend, p.seqlens) for p in suite.points} == want
+    assert all(p.h_qk == 2 and p.h_v == 8 and p.mode == "fwd" and p.gate_zero_frac == 0.5 for p in suite.points)
+    assert len(want) == 10  # no row at gate zero=0.5: every candidate of both cases
