@@ -38,11 +38,13 @@ def fatal(rank: int, phase: str, e: BaseException) -> NoReturn:
 
 
 class Rank:
-    """Everything one rank shares across the points of a launch."""
+    """Everything one rank shares across the points of a launch (a run/point.PointSession)."""
 
     def __init__(self, job, device_type: str):
-        self.job = job
+        self.job = job  # the sweep's WorkerJob
         self.suite = job.suite
+        self.run_id = job.run_id
+        self.timer = job.timer  # the sweep's TimerPlan: the warm-up and sample bounds (timing.py)
         self.rank = int(os.environ["RANK"])
         self.world = int(os.environ["WORLD_SIZE"])
         self.local_rank = int(os.environ.get("LOCAL_RANK", self.rank))
