@@ -8,6 +8,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from qlabench.cli.views import SHORT_DTYPE as _SHORT_DTYPE
 from qlabench.core.spec import Suite
 
 SHOWN_POINTS = 200  # rows of the --dry-run table; the count covers the rest
@@ -45,7 +46,6 @@ def print_dry_run(console: Console, s: Suite) -> None:
     console.print(f"{len(s.points)} points in suite {s.name!r} ({s.path})")
 
 
-_SHORT_DTYPE = {"float64": "fp64", "float32": "fp32", "bfloat16": "bf16", "float16": "fp16"}
 
 
 def backends_table(backends: Iterable, width: int | None = None):

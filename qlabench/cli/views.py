@@ -9,6 +9,7 @@ from rich.markup import escape
 from rich.table import Table
 
 _LABELS = ("mode", "heads", "sequences", "dtype", "gate")
+SHORT_DTYPE = {"float64": "fp64", "float32": "fp32", "bfloat16": "bf16", "float16": "fp16"}
 
 def _backends(table: pd.DataFrame) -> list[str]:
     return [c for c in table.columns if c not in _LABELS and not c.endswith((" x", " noise"))]
@@ -42,7 +43,7 @@ def speedup_rich_table(table: pd.DataFrame, baseline: str | None) -> Table:
         t.add_column(escape(b), justify="right", overflow="fold")
     for _, r in table.iterrows():
         dtype = str(r["dtype"])
-        cells = [str(r["mode"]), str(r["heads"]), str(r["sequences"]), _SHORT_DTYPE.get(dtype, dtype)]
+        cells = [str(r["mode"]), str(r["heads"]), str(r["sequences"]), SHORT_DTYPE.get(dtype, dtype)]
         for b in backends:
             c = _cell(r, b, sep="\n")
             cells.append(f"[red]{c}[/red]" if isinstance(r[b], str) else escape(c))

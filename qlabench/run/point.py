@@ -178,9 +178,10 @@ class PointRow:
     """The row of one point, filled as it is measured: the one place a row's measured columns are set, for
     single-device and distributed points alike. A new metric is a line here (or a `fields` entry)."""
 
-    def __init__(self, p: Point, session: PointSession, **fields):
+    def __init__(self, p: Point, session: PointSession):
         self.p, self.session = p, session
-        self.fields: dict = dict(fields)
+        # the threads this process measures with (pinned on CPU: the suite's run.cpu_threads; resume matches it)
+        self.fields: dict = {"cpu_threads": torch.get_num_threads()}
         self.details: dict = {}  # kept as the row's extra_json
 
     def first_call(self, first_call_s: float, check_call_s: float = 0.0) -> None:
@@ -297,7 +298,7 @@ class _Lap:
 def run_point(p: Point, ctx: MeasureContext) -> ResultRow:
     """Measure one point on the worker's device: exactly one row, whatever happens to it."""
     backend = ctx.registry.get(p.backend)
-    row = PointRow(p, ctx, cpu_threads=torch.get_num_threads())
+    row = PointRow(p, ctx)
     if refused := refusal(p, backend, ctx.device):
         return row.done(*refused)
     on_cuda = torch.device(ctx.device).type == "cuda"

@@ -15,7 +15,7 @@ from typing import NoReturn
 import torch
 import torch.distributed as dist
 
-from qlabench.run.point import error_line
+from qlabench.run.point import error_line, pin_cpu_threads
 
 
 def fatal(rank: int, phase: str, e: BaseException) -> NoReturn:
@@ -54,6 +54,7 @@ class Rank:
             self.device = f"cuda:{self.local_rank}"
         else:
             self.device = "cpu"
+            pin_cpu_threads(self.suite.run.cpu_threads)  # as a single-device CPU worker does
         kwargs = {"backend": "nccl" if self.on_cuda else "gloo",
                   "timeout": timedelta(seconds=max(60.0, job.compile_timeout_s))}
         if self.on_cuda:
