@@ -179,6 +179,7 @@ def compare_study_cmd(
     from qlabench.run.options import RunOptions
     from qlabench.workflows.gate_study import markdown, parse_slowdowns, run_study
 
+    shared.writable_folder(out)
     factors = parse_slowdowns(slowdowns)
     opt, _ = _options(threshold, alpha, min_samples, method=method, noise_factor=noise_factor)
     # progress on stderr: stdout carries the study's markdown, which may be redirected to a file

@@ -56,30 +56,48 @@ def _refuse(option: str, path: Path, why: str):
     return ConfigError(f"{option} {path}: {why}")
 
 
+def _folder_problem(path: Path) -> str | None:
+    """Why no file can be written into folder `path` (made if missing), or None. Nothing is made: a
+    missing folder is judged by the nearest folder above it that exists."""
+    if path.is_symlink() and not path.exists():
+        return "a symlink that leads nowhere (a loop, or a missing target)"
+    if path.exists() and not path.is_dir():
+        return "is a file; give a folder"
+    probe = path
+    while not probe.exists():
+        if probe.is_symlink():
+            return f"{probe} is a symlink that leads nowhere"
+        if probe.parent == probe:
+            break
+        probe = probe.parent
+    if not probe.is_dir():
+        return f"{probe} is a file, so no folder can be made under it"
+    try:
+        tempfile.TemporaryFile(dir=probe).close()
+    except OSError as e:
+        what = "cannot write into the folder" if probe == path else f"cannot create the folder under {probe}"
+        return f"{what}: {e.strerror or e}"
+    return None
+
+
 def writable_folder(path: Path, option: str = "--out") -> Path:
-    """`path` as a folder this command can write into, made if missing; one-line ConfigError otherwise."""
-    try:
-        if path.is_symlink() and not path.exists():
-            raise _refuse(option, path, "a symlink that leads nowhere (a loop, or a missing target)")
-        if path.exists() and not path.is_dir():
-            raise _refuse(option, path, "is a file; give a folder")
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise _refuse(option, path, f"cannot create the folder: {e.strerror or e}") from None
-    try:
-        tempfile.TemporaryFile(dir=path).close()
-    except OSError as e:
-        raise _refuse(option, path, f"cannot write into the folder: {e.strerror or e}") from None
+    """`path` as a folder this command can write into (the command makes it later); a one-line
+    ConfigError otherwise."""
+    path = Path(path)
+    if why := _folder_problem(path):
+        raise _refuse(option, path, why)
     return path
 
 
 def writable_file(path: Path, option: str = "--output") -> Path:
-    """`path` as a file this command can write (its folder made if missing); one-line ConfigError otherwise."""
+    """`path` as a file this command can write; a one-line ConfigError otherwise (nothing is made)."""
+    path = Path(path)
     if path.is_dir():
         raise _refuse(option, path, "is a folder; give a file name")
     if path.is_symlink() and not path.exists():
         raise _refuse(option, path, "a symlink that leads nowhere (a loop, or a missing target)")
-    writable_folder(path.parent, option)
+    if why := _folder_problem(path.parent):
+        raise _refuse(option, path, f"its folder {path.parent}: {why}")
     if path.exists():
         try:
             open(path, "ab").close()

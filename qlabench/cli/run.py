@@ -73,6 +73,7 @@ def sweep_cmd(
     if dry_run:
         print_dry_run(console, s)
         return
+    opt.writable_folder(out)
     import signal
 
     from qlabench.cli.progress import RichProgress
