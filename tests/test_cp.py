@@ -311,6 +311,9 @@ def test_cpu_distributed_sweep_end_to_end(cpu_run):
             assert len(r["cp_rank_bwd_ms"]) == 0
         assert (r["cp_intra"] is True) if r["cp_mode"] == "dual" else r["cp_intra"] is None
         assert r["timer"] == "wall" and r["first_call_s"] > 0
+        # filled by the same PointRow as a single-device row: what ended sampling, the threads measured with
+        assert r["stopped_by"] in ("max_samples", "max_time") and r["below_min_samples"] is False
+        assert r["cpu_threads"] == 1  # the suite's run.cpu_threads, pinned on every rank
     # compile_s once per compile group (inter, dual) within the launch
     assert cp["compile_s"].notna().sum() == 2
     single = df[df["cp_world_size"].isna()]
