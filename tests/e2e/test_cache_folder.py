@@ -48,7 +48,8 @@ def test_a_read_only_home_is_one_line(tmp_path, data_dir):
     env = {k: v for k, v in os.environ.items() if k not in CACHE_VARS + (ENV_VAR, "XDG_CACHE_HOME")}
     env["HOME"] = "/sys/qlabench-no-home"  # nothing can be made there, not even by root
     proc = subprocess.run([sys.executable, "-m", "qlabench", "run", "sweep", "--suite", str(data_dir / "tiny-cpu.toml"),
-                           "--out", str(tmp_path / "r")], env=env, capture_output=True, text=True, timeout=300)
+                           "--out", str(tmp_path / "r")], env=env, capture_output=True, text=True, timeout=300,
+                          cwd=tmp_path)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert proc.stderr.startswith("error: kernel cache folder /sys/qlabench-no-home"), proc.stderr
     assert "Traceback" not in proc.stderr and not (tmp_path / "r").exists()
