@@ -1,6 +1,7 @@
 """The `qlabench` command line: thin commands over the library, registered here, one module per group.
 
     app.py        the Typer apps, the consoles, the error boundary (`command` registers behind it)
+    options.py    options several commands share, declared once; checks of the paths commands write to
     run.py        run sweep
     info.py       backends, suites
     plot.py       plot, plot-sm
@@ -12,7 +13,7 @@
     merge.py      merge
     selfbench.py  selfbench
     warmup.py     warmup, _warm-group
-    views.py, progress.py   rich renderings and the sweep progress bar
+    views.py, listings.py, progress.py   rich renderings, listings and the sweep progress bar
 
 Every command goes through `command()`: a QlabenchError becomes `error: ...` on stderr and exit code 2;
 any other exception is a bug and keeps its traceback.
