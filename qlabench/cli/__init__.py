@@ -8,7 +8,9 @@
     report.py     report (the FlashQLA study page)
     show.py       show (the speedup table of stored results)
     profile.py    profile, kernels, _ncu-child
-    compare.py    compare, gate, baseline save, compare-study
+    compare.py    compare, gate
+    baseline.py   baseline save
+    gate_study.py compare-study
     ab.py         ab (two variants, interleaved rounds)
     merge.py      merge
     selfbench.py  selfbench
@@ -23,7 +25,7 @@ from __future__ import annotations
 
 import sys
 
-from qlabench.cli import ab, compare, info, merge, plot, profile, report, run, selfbench, show, warmup
+from qlabench.cli import ab, baseline, compare, gate_study, info, merge, plot, profile, report, run, selfbench, show, warmup
 from qlabench.cli.app import app, baseline_app, command, err_console, run_app
 
 app.add_typer(run_app, name="run")
@@ -42,8 +44,8 @@ command(app, "_ncu-child", profile.ncu_child_cmd, hidden=True)
 command(app, "compare", compare.compare_cmd)
 command(app, "gate", compare.gate_cmd)
 app.add_typer(baseline_app, name="baseline")
-command(baseline_app, "save", compare.baseline_save_cmd)
-command(app, "compare-study", compare.compare_study_cmd)
+command(baseline_app, "save", baseline.baseline_save_cmd)
+command(app, "compare-study", gate_study.compare_study_cmd)
 command(app, "ab", ab.ab_cmd)
 command(app, "merge", merge.merge_cmd)
 command(app, "selfbench", selfbench.selfbench_cmd)

@@ -1,4 +1,5 @@
-"""CLI for regression gating: `qlabench compare`, `qlabench gate`, `qlabench baseline save`."""
+"""CLI for regression gating: `qlabench compare`, `qlabench gate` (baselines: baseline.py; the gate's own study:
+gate_study.py)."""
 
 from __future__ import annotations
 
@@ -134,56 +135,3 @@ def gate_cmd(
     if not quiet:
         console.print("results: " + ", ".join(map(str, res.run_paths)), highlight=False)
     raise typer.Exit(res.comparison.exit_code)
-
-
-def baseline_save_cmd(
-    results: list[Path] = typer.Argument(..., help="Result files or folders of the run to keep"),
-    suite: str = typer.Option(..., "--suite", "-s", help="Suite whose rows to save: a name or suites/NAME.toml "
-                              "path, as `run sweep` and `gate` take"),
-    root: Path = typer.Option(Path("results/baselines"), "--root", help="Baselines root"),
-):
-    """Merge a run's rows into results/baselines/<gpu>/<suite>.parquet (newer rows replace older)."""
-    from qlabench.store.baselines import save_baseline
-
-    path, n, replaced = save_baseline(results, _suite_name(suite), root)
-    console.print(f"{path}: {n} rows ({replaced} replaced)", highlight=False)
-
-
-def _suite_name(suite: str) -> str:
-    """The name rows carry for `--suite`: a path (or a name with a suite file) reads the suite's `name`."""
-    from qlabench.core.errors import QlabenchError
-    from qlabench.core.spec import load_suite
-
-    looks_like_path = suite.endswith(".toml") or "/" in suite
-    try:
-        return load_suite(suite).name
-    except QlabenchError:
-        if looks_like_path:
-            raise
-        return suite  # a suite whose file is gone: its rows still carry the name
-
-
-def compare_study_cmd(
-    suite: str = typer.Option("gate-study-cpu", "--suite", "-s", help="Suite of synthetic-backend points"),
-    out: Path = shared.out("results/gate-study", "Where the study's runs go", short=False),
-    slowdowns: str = typer.Option("1.03,1.05,1.10", "--slowdowns", help="Injected factors, comma-separated"),
-    confirm: int = typer.Option(1, "--confirm", help="Confirmation A/Bs, as in `qlabench gate`"),
-    replicates: int = shared.replicates(3, "Replicates of the baseline and of every arm"),
-    device: str = shared.DEVICE,
-    threshold: float = _threshold, alpha: float = _alpha, min_samples: int = _min_samples, method: str = _method,
-    noise_factor: float = _noise_factor,
-):
-    """A/A false-alarm rate and injected-slowdown detection rate of the gate (docs/GATING.md)."""
-    from qlabench.cli.progress import RichProgress
-    from qlabench.core.spec import load_suite
-    from qlabench.run.options import RunOptions
-    from qlabench.workflows.gate_study import markdown, parse_slowdowns, run_study
-
-    shared.writable_folder(out)
-    factors = parse_slowdowns(slowdowns)
-    opt, _ = _options(threshold, alpha, min_samples, method=method, noise_factor=noise_factor)
-    # progress on stderr: stdout carries the study's markdown, which may be redirected to a file
-    with RichProgress(err_console) as prog:
-        result = run_study(load_suite(suite), out, factors, opt, confirm=confirm, progress=prog,
-                           replicates=replicates, run=RunOptions(device=device))
-    console.file.write(markdown(result))
