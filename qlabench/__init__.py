@@ -2,7 +2,7 @@
 
 The library works without the CLI: load a suite, run it, read and plot the results.
 
-    from qlabench import load_suite, run_sweep, read_results
+    from qlabench import load_suite, run_sweep, RunOptions, read_results
 
 The names below are loaded on first use (PEP 562), so `import qlabench.core` stays cheap: the data
 model must not pull in pandas, pyarrow or torch. The layers are described in docs/ARCHITECTURE.md.
@@ -26,6 +26,9 @@ _EXPORTS = {
     "load_suite": "qlabench.core.spec",
     "read_results": "qlabench.store.files",
     "run_sweep": "qlabench.run.sweep",
+    "RunOptions": "qlabench.run.options",
+    "InProcess": "qlabench.run.options",
+    "narrow_suite": "qlabench.run.options",
 }
 
 

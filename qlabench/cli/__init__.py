@@ -1,6 +1,7 @@
 """The `qlabench` command line: thin commands over the library, registered here, one module per group.
 
     app.py        the Typer apps, the consoles, the error boundary (`command` registers behind it)
+    options.py    options several commands share, declared once; checks of the paths commands write to
     run.py        run sweep
     info.py       backends, suites
     plot.py       plot, plot-sm
@@ -8,12 +9,14 @@
     show.py       show (the speedup table of stored results)
     advise.py     advise (which kernel for a model, TP degree and sequence mix)
     profile.py    profile, kernels, _ncu-child
-    compare.py    compare, gate, baseline save, compare-study
+    compare.py    compare, gate
+    baseline.py   baseline save
+    gate_study.py compare-study
     ab.py         ab (two variants, interleaved rounds)
     merge.py      merge
     selfbench.py  selfbench
     warmup.py     warmup, _warm-group
-    views.py, progress.py   rich renderings and the sweep progress bar
+    views.py, listings.py, progress.py   rich renderings, listings and the sweep progress bar
 
 Every command goes through `command()`: a QlabenchError becomes `error: ...` on stderr and exit code 2;
 any other exception is a bug and keeps its traceback.
@@ -23,7 +26,7 @@ from __future__ import annotations
 
 import sys
 
-from qlabench.cli import ab, advise, compare, info, merge, plot, profile, report, run, selfbench, show, warmup
+from qlabench.cli import ab, advise, baseline, compare, gate_study, info, merge, plot, profile, report, run, selfbench, show, warmup
 from qlabench.cli.app import app, baseline_app, command, err_console, run_app
 
 app.add_typer(run_app, name="run")
@@ -43,8 +46,8 @@ command(app, "_ncu-child", profile.ncu_child_cmd, hidden=True)
 command(app, "compare", compare.compare_cmd)
 command(app, "gate", compare.gate_cmd)
 app.add_typer(baseline_app, name="baseline")
-command(baseline_app, "save", compare.baseline_save_cmd)
-command(app, "compare-study", compare.compare_study_cmd)
+command(baseline_app, "save", baseline.baseline_save_cmd)
+command(app, "compare-study", gate_study.compare_study_cmd)
 command(app, "ab", ab.ab_cmd)
 command(app, "merge", merge.merge_cmd)
 command(app, "selfbench", selfbench.selfbench_cmd)

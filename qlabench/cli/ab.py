@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from qlabench.cli import options as shared
 from qlabench.cli.app import console, err_console
 from qlabench.cli.compare import (_alpha, _emit, _fail_on, _format, _min_samples, _noise_factor, _options, _output,
                                   _threshold, _top, _all)
@@ -15,15 +16,15 @@ def ab_cmd(
     a: str = typer.Argument(..., help="Variant A (base): 'current', a Python environment (site folder or venv), "
                             "or a git ref of --repo"),
     b: str = typer.Argument(..., help="Variant B (head), likewise"),
-    suite: str = typer.Option(..., "--suite", "-s", help="Suite name (suites/NAME.toml) or a path"),
+    suite: str = shared.suite(),
     rounds: int = typer.Option(5, "--rounds", "-k", min=2, help="Rounds of A then B, each in fresh worker processes"),
-    out: Path = typer.Option(Path("results/ab"), "--out", help="Where the rounds' runs go (OUT/a, OUT/b)"),
+    out: Path = shared.out("results/ab", "Where the rounds' runs go (OUT/a, OUT/b)", short=False),
     repo: Path = typer.Option(Path("."), "--repo", help="Repository of git-ref variants"),
     subdir: str = typer.Option("", "--subdir", help="Folder of a git-ref checkout to put on PYTHONPATH"),
-    device: str = typer.Option(None, "--device", help="cpu, cuda or cuda:N (default: the suite's)"),
+    device: str = shared.DEVICE,
     warmup: bool = typer.Option(True, "--warmup/--no-warmup", help="Compile both variants' kernels first, "
                                 "compile groups in parallel (untimed; each variant has its own kernel caches)"),
-    jobs: int = typer.Option(4, "--jobs", "-j", min=1, help="Compile groups warmed at once (processes)"),
+    jobs: int = shared.JOBS,
     threshold: float = _threshold, alpha: float = _alpha, min_samples: int = _min_samples, fail_on: str = _fail_on,
     noise_factor: float = _noise_factor, fmt: str = _format, top: int = _top, output: Path = _output,
     show_all: bool = _all,
@@ -31,8 +32,12 @@ def ab_cmd(
     """Measure A and B alternately in one job and say whether B is slower, how sure, and which kernels moved."""
     from qlabench.cli.progress import RichProgress
     from qlabench.core.spec import load_suite
+    from qlabench.run.options import RunOptions
     from qlabench.workflows.ab import run_ab, variant
 
+    if output:
+        shared.writable_file(output)
+    shared.writable_folder(out)
     s = load_suite(suite)
     opt, parse = _options(threshold, alpha, min_samples, noise_factor=noise_factor)
     policy = parse(fail_on)
@@ -45,7 +50,7 @@ def ab_cmd(
                                + (f", [red]{failed} failed[/red] (their points will say why)" if failed else ""),
                                highlight=False)
 
-        res = run_ab(s, va, vb, out, rounds, opt, fail_on=policy, progress=prog, device=device,
+        res = run_ab(s, va, vb, out, rounds, opt, fail_on=policy, progress=prog, run=RunOptions(device=device),
                      warmup_jobs=jobs if warmup else 0, on_warm=warmed)
     _emit(res.comparison, fmt, top, output, show_all, "qlabench ab")
     if not quiet:

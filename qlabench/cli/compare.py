@@ -1,4 +1,5 @@
-"""CLI for regression gating: `qlabench compare`, `qlabench gate`, `qlabench baseline save`."""
+"""CLI for regression gating: `qlabench compare`, `qlabench gate` (baselines: baseline.py; the gate's own study:
+gate_study.py)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from pathlib import Path
 
 import typer
 
+from qlabench.cli import options as shared
 from qlabench.cli.app import console, err_console
 
 FORMATS = ("table", "markdown", "json")
@@ -19,7 +21,7 @@ _fail_on = typer.Option("regression,status", "--fail-on",
 _allow_env = typer.Option(False, "--allow-env-mismatch", help="Compare across GPU models / major versions")
 _format = typer.Option("table", "--format", "-f", help="table, markdown or json")
 _top = typer.Option(20, "--top", help="Rows to show in the markdown summary (table: all non-same rows)")
-_output = typer.Option(None, "--output", "-o", help="Also write the rendering (markdown/json) to this file")
+_output = shared.OUTPUT
 _all = typer.Option(False, "--all", help="Table: also show 'same' and 'not timed' rows")
 
 
@@ -79,6 +81,8 @@ def compare_cmd(
     """Compare HEAD with BASE point by point; exit 1 on a regression (see docs/GATING.md)."""
     from qlabench.analyze.compare import compare_paths
 
+    if output:
+        shared.writable_file(output)
     opt, parse = _options(threshold, alpha, min_samples, drift, method, noise_factor, host_floor)
     c = compare_paths([base], [head], opt, history=history or (), fail_on=parse(fail_on),
                       allow_env_mismatch=allow_env_mismatch)
@@ -87,15 +91,14 @@ def compare_cmd(
 
 
 def gate_cmd(
-    suite: str = typer.Option(..., "--suite", "-s", help="Suite name (suites/NAME.toml) or a path"),
+    suite: str = shared.suite(),
     baseline: Path = typer.Option(None, "--baseline", "-b",
                                   help="Baseline file or folder (default: results/baselines/<gpu>/<suite>.parquet)"),
-    out: Path = typer.Option(Path("results"), "--out", help="Results root for the head run"),
-    device: str = typer.Option(None, "--device", help="cpu, cuda or cuda:N (default: the suite's)"),
+    out: Path = shared.out("results", "Results root for the head run", short=False),
+    device: str = shared.DEVICE,
     confirm: int = typer.Option(1, "--confirm", help="Re-measure slower points this many times in an interleaved "
                                 "A/B of --base-ref and the current code; keep only reproduced"),
-    replicates: int = typer.Option(3, "--replicates", min=1, help="Replicates of the head run (fresh worker "
-                                   "processes each)"),
+    replicates: int = shared.replicates(3, "Replicates of the head run (fresh worker processes each)"),
     base_ref: str = typer.Option(None, "--base-ref", help="The base code for confirmation: a git ref of --repo, or "
                                  "a Python environment (site folder or venv); without it nothing is re-measured"),
     repo: Path = typer.Option(Path("."), "--repo", help="Repository of --base-ref"),
@@ -108,10 +111,13 @@ def gate_cmd(
     from qlabench.cli.progress import RichProgress
     from qlabench.core.spec import load_suite
     from qlabench.measure.env import capture
+    from qlabench.run.options import RunOptions
     from qlabench.run.sweep import resolve_device
     from qlabench.store.baselines import DEFAULT_ROOT, baseline_path
     from qlabench.workflows.gate import run_gate
 
+    if output:
+        shared.writable_file(output)
     s = load_suite(suite)
     opt, parse = _options(threshold, alpha, min_samples, drift, method, noise_factor, host_floor)
     policy = parse(fail_on)
@@ -125,62 +131,9 @@ def gate_cmd(
     quiet = fmt != "table"  # keep stdout clean for markdown / json
     with RichProgress(err_console if quiet else console) as prog:
         res = run_gate(s, [base], out, opt, fail_on=policy, allow_env_mismatch=allow_env_mismatch,
-                       confirm=confirm, device=dev, progress=prog, replicates=replicates, base_ref=base_ref,
-                       repo=repo, history=history or ())
+                       confirm=confirm, run=RunOptions(device=dev), progress=prog, replicates=replicates,
+                       base_ref=base_ref, repo=repo, history=history or ())
     _emit(res.comparison, fmt, top, output, show_all, "qlabench gate")
     if not quiet:
         console.print("results: " + ", ".join(map(str, res.run_paths)), highlight=False)
     raise typer.Exit(res.comparison.exit_code)
-
-
-def baseline_save_cmd(
-    results: list[Path] = typer.Argument(..., help="Result files or folders of the run to keep"),
-    suite: str = typer.Option(..., "--suite", "-s", help="Suite whose rows to save: a name or suites/NAME.toml "
-                              "path, as `run sweep` and `gate` take"),
-    root: Path = typer.Option(Path("results/baselines"), "--root", help="Baselines root"),
-    force: bool = typer.Option(False, "--force", help="Replace a point's ok baseline rows even by rows none of "
-                               "which is ok (refused without it)"),
-):
-    """Merge a run's rows into results/baselines/<gpu>/<suite>.parquet (newer rows replace older)."""
-    from qlabench.store.baselines import save_baseline
-
-    path, n, replaced = save_baseline(results, _suite_name(suite), root, force=force)
-    console.print(f"{path}: {n} rows ({replaced} replaced)", highlight=False)
-
-
-def _suite_name(suite: str) -> str:
-    """The name rows carry for `--suite`: a path (or a name with a suite file) reads the suite's `name`."""
-    from qlabench.core.errors import QlabenchError
-    from qlabench.core.spec import load_suite
-
-    looks_like_path = suite.endswith(".toml") or "/" in suite
-    try:
-        return load_suite(suite).name
-    except QlabenchError:
-        if looks_like_path:
-            raise
-        return suite  # a suite whose file is gone: its rows still carry the name
-
-
-def compare_study_cmd(
-    suite: str = typer.Option("gate-study-cpu", "--suite", "-s", help="Suite of synthetic-backend points"),
-    out: Path = typer.Option(Path("results/gate-study"), "--out", help="Where the study's runs go"),
-    slowdowns: str = typer.Option("1.03,1.05,1.10", "--slowdowns", help="Injected factors, comma-separated"),
-    confirm: int = typer.Option(1, "--confirm", help="Confirmation A/Bs, as in `qlabench gate`"),
-    replicates: int = typer.Option(3, "--replicates", min=1, help="Replicates of the baseline and of every arm"),
-    device: str = typer.Option(None, "--device", help="cpu, cuda or cuda:N (default: the suite's)"),
-    threshold: float = _threshold, alpha: float = _alpha, min_samples: int = _min_samples, method: str = _method,
-    noise_factor: float = _noise_factor,
-):
-    """A/A false-alarm rate and injected-slowdown detection rate of the gate (docs/GATING.md)."""
-    from qlabench.cli.progress import RichProgress
-    from qlabench.core.spec import load_suite
-    from qlabench.workflows.gate_study import markdown, parse_slowdowns, run_study
-
-    factors = parse_slowdowns(slowdowns)
-    opt, _ = _options(threshold, alpha, min_samples, method=method, noise_factor=noise_factor)
-    # progress on stderr: stdout carries the study's markdown, which may be redirected to a file
-    with RichProgress(err_console) as prog:
-        result = run_study(load_suite(suite), out, factors, opt, confirm=confirm, progress=prog, device=device,
-                           replicates=replicates)
-    console.file.write(markdown(result))

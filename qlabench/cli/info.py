@@ -8,14 +8,14 @@ from qlabench.cli.app import console
 def backends_cmd():
     """List every registered backend, available or not, with the reason."""
     from qlabench.backends import REGISTRY
-    from qlabench.cli.views import backends_table
+    from qlabench.cli.listings import backends_table
 
     console.print(backends_table(REGISTRY.values(), width=console.width))
 
 
 def suites_cmd():
     """List the suites in suites/ with their point counts."""
-    from qlabench.cli.views import suites_table
+    from qlabench.cli.listings import suites_table
     from qlabench.core.errors import QlabenchError
     from qlabench.core.spec import list_suites, load_suite
 

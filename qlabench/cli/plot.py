@@ -54,10 +54,12 @@ def _rows(results: list[Path], all_runs: bool):
 
 def _check_out_folder(out: Path) -> None:
     """-o names a folder the PNGs go into: a file there (or a file name such as plot.png) is exit 2."""
+    from qlabench.cli.options import writable_folder
     from qlabench.core.errors import ConfigError, StoreError
 
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out}: is a file; give a folder for the PNGs (one per mode and dtype)")
+    writable_folder(out)
     if not out.exists() and out.suffix.lower() in (".png", ".pdf", ".svg", ".jpg"):
         raise ConfigError(f"--out {out}: looks like a file name; give a folder for the PNGs (one per mode and dtype)")
     try:

@@ -62,8 +62,10 @@ def profile_cmd(
     no_kineto: bool = typer.Option(False, "--no-kineto", help="Skip the torch.profiler kernel breakdown"),
 ):
     """Profile one point: per-kernel breakdown with sm_coverage (Kineto) and sm_active_pct (Nsight Compute)."""
+    from qlabench.cli.options import writable_folder
     from qlabench.workflows.profile import check_profilable, point_to_profile, profile_one, write_profile
 
+    writable_folder(out)
     p = point_to_profile(suite, index, backend=backend, mode=mode, heads=heads, seqlens=seqlens, layout=layout,
                          batch=batch, dtype=dtype, head_dim=kv)
     check_profilable(p, device)
@@ -99,8 +101,11 @@ def kernels_cmd(
 
     from qlabench.core.errors import StoreError
     from qlabench.store.files import read_results
+    from qlabench.cli.options import writable_file
     from qlabench.store.kernels import kernels_from_results, write_kernels
 
+    if out is not None:
+        writable_file(out, "--out")
     tables = kernels_from_results(read_results(results))
     if not tables:
         raise StoreError("no row in these results carries a kernel breakdown (GPU runs only)")

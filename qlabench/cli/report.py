@@ -19,7 +19,9 @@ def report_cmd(
 ):
     """The FlashQLA study in one page: our results against FlashQLA's published H200 table."""
     from qlabench.analyze.study import study_from_paths, write_report
+    from qlabench.cli.options import writable_folder
 
+    writable_folder(out)
     study = study_from_paths(results, published, tolerance)
     files = write_report(study, out)
     console.print(study.summary.line, highlight=False, soft_wrap=True)

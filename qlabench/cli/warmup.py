@@ -8,18 +8,18 @@ import typer
 from rich.markup import escape
 from rich.progress import Progress
 
+from qlabench.cli import options as opt
 from qlabench.cli.app import console
 from qlabench.core.spec import DEFAULT_SUITE
 
 
 def warmup_cmd(
-    suite: str = typer.Option(DEFAULT_SUITE, "--suite", "-s", help="Suite name or path"),
-    jobs: int = typer.Option(4, "--jobs", "-j", help="Compile groups warmed at once (processes)"),
-    device: str = typer.Option(None, "--device", help="cpu, cuda or cuda:N"),
-    backends: str = typer.Option(None, "--backends", help="Warm only these of the suite's backends (comma list)"),
-    modes: str = typer.Option(None, "--modes", help="Warm only these of the suite's modes (comma list)"),
-    cache_dir: Path = typer.Option(None, "--cache-dir", help="Kernel compile caches (default $QLABENCH_CACHE_DIR, "
-                                   "else ~/.cache/qlabench)"),
+    suite: str = opt.suite(DEFAULT_SUITE),
+    jobs: int = opt.JOBS,
+    device: str = opt.DEVICE,
+    backends: str = opt.BACKENDS,
+    modes: str = opt.MODES,
+    cache_dir: Path = opt.CACHE_DIR,
 ):
     """Run every point once, untimed, so JIT compiles land in the kernel cache before the sweep.
 

@@ -187,8 +187,6 @@ def parse_suite(data: dict, path: str = "<suite>", max_points: int | None = MAX_
     for key, problem in [kp for t, o in (("timing", timing), ("check", check), ("run", run), ("profile", profile))
                          for kp in table_problems(t, o)]:
         raise SpecError(path, key, problem)
-    if run.cpu_threads < 0:
-        raise SpecError(path, "run.cpu_threads", f"must be 0 (torch's default) or more, got {run.cpu_threads}")
 
     sweep = data.get("sweep", {})
     if not isinstance(sweep, dict):

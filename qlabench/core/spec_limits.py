@@ -11,12 +11,18 @@ import re
 MAX_POINTS = 20_000  # a suite expanding to more is refused before it is expanded (run sweep --max-points N)
 MAX_BATCH = 65_536  # a dense point holds one length per sequence: batch = 10^8 would pickle 400 MB per worker
 MAX_LIMIT_S = 7 * 24 * 3600.0  # a week: beyond it a timeout is no limit, and select()/poll() overflow
+# Calls before sampling: not bounded by any time limit, so 2**63 would spin until the compile timeout.
+MAX_WARMUP = 10_000
+# Sampled calls: a distributed point takes min_samples whatever its time (run/distributed/timing.py).
+MAX_SAMPLES = 1_000_000
+# torch intra-op threads per CPU worker: torch segfaults on 100000 threads; no CPU host has this many cores.
+MAX_CPU_THREADS = 1024
 
 # table.key -> (lowest allowed, whether the lowest is allowed itself, highest or None)
 BOUNDS: dict[str, tuple[float, bool, float | None]] = {
-    "timing.warmup": (0, True, None),
-    "timing.min_samples": (1, True, None),
-    "timing.max_samples": (1, True, None),
+    "timing.warmup": (0, True, MAX_WARMUP),
+    "timing.min_samples": (1, True, MAX_SAMPLES),
+    "timing.max_samples": (1, True, MAX_SAMPLES),
     "timing.min_time_s": (0, True, MAX_LIMIT_S),
     "timing.max_time_s": (0, False, MAX_LIMIT_S),
     "timing.target_rel_noise": (0, True, None),
@@ -24,6 +30,7 @@ BOUNDS: dict[str, tuple[float, bool, float | None]] = {
     "run.point_timeout_s": (0, False, MAX_LIMIT_S),
     "run.compile_timeout_s": (0, False, MAX_LIMIT_S),
     "profile.ncu_timeout_s": (0, False, MAX_LIMIT_S),
+    "run.cpu_threads": (0, True, MAX_CPU_THREADS),  # 0: torch's default, one per core
 }
 
 
@@ -37,7 +44,7 @@ def bound_problem(key: str, value) -> str | None:
     if value < low or (value == low and not inclusive):
         return f"must be {'>=' if inclusive else '>'} {low:g}, got {value}"
     if high is not None and value > high:
-        return f"must be at most {high:g} (seconds), got {value}"
+        return f"must be at most {high:g}{' (seconds)' if key.endswith('_s') else ''}, got {value}"
     return None
 
 

@@ -47,8 +47,36 @@ def configure(cache_dir: str | os.PathLike | None = None, override: bool = False
     return chosen
 
 
+def check_cache_folder(cache_dir: str | os.PathLike | None = None, override: bool = False) -> Path:
+    """The cache root, made and known writable; a ConfigError (one line) if it cannot be.
+
+    A sweep calls it before any worker starts: every worker writes its compiled kernels there, so an
+    unusable folder (a read-only HOME, a file in the way) would otherwise make every row an error.
+    Only the folders qlabench chooses are checked (with override=False a library variable the user set is
+    theirs, as in `configure`)."""
+    import tempfile
+
+    from qlabench.core.errors import ConfigError
+
+    root = Path(cache_dir).expanduser() if cache_dir else cache_root()
+    for var, sub in _VARS.items():
+        if not override and var in os.environ and os.environ[var] != str(root / sub):
+            continue
+        path = root / sub
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+            tempfile.TemporaryFile(dir=path).close()
+        except OSError as e:
+            raise ConfigError(f"kernel cache folder {path}: {e.strerror or e}; point --cache-dir or ${ENV_VAR} "
+                             "at a writable folder") from None
+    return root
+
+
 def use_cache_dir(cache_dir: str | os.PathLike | None) -> None:
-    """Make `cache_dir` this process's and its workers' cache root (they inherit the environment)."""
+    """Make `cache_dir` this process's and its workers' cache root (they inherit the environment);
+    CacheError if it cannot hold the caches."""
     if cache_dir:
-        os.environ[ENV_VAR] = str(Path(cache_dir).expanduser().resolve())
+        root = Path(os.path.abspath(Path(cache_dir).expanduser()))  # no resolve(): a symlink loop is a clear error below
+        check_cache_folder(root, override=True)
+        os.environ[ENV_VAR] = str(root)
         configure(override=True)

@@ -1,9 +1,10 @@
 """Measuring one point: availability, support, correctness against the oracle, then timing.
 
 `run_point` turns one (point, backend, mode) into exactly one ResultRow, whatever happens to it. It is
-what a worker executes; orchestration (ordering, progress, writing) lives in sweep.py. The pieces a
-distributed point's row is made of as well (run/distributed/) are public here: `reference_outputs`,
-`error_columns`, `kernel_columns`, `state_columns`, `summary_columns`, `error_line`.
+what a worker executes; orchestration (ordering, progress, writing) lives in sweep.py. A distributed
+point (run/distributed/point.py) is measured through the same protocol: `refusal` says whether a point
+can run at all, and `PointRow` is the one place a row's measured columns are filled, for both. The pieces
+the ranks reuse are public: `reference_outputs`, `kernel_columns`, `error_line`.
 """
 
 from __future__ import annotations
@@ -12,13 +13,14 @@ import json
 import os
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import torch
 
 from qlabench.measure import caches as cache
-from qlabench.backends import ORACLE, Backend
+from qlabench.backends import ORACLE, Backend, cp_backend_names
 from qlabench.backends.reference.fp64_full import fp64_errors
 from qlabench.measure.correctness import compare
 from qlabench.measure.inputs import make_inputs, reduced_seqlens
@@ -34,7 +36,7 @@ from qlabench.measure.probes.kineto import capture_kernels
 from qlabench.measure.probes.autotune import autotune_choices
 from qlabench.core.result import CHECKED_TENSORS, ResultRow, Status, make_row
 from qlabench.core.spec import Suite
-from qlabench.measure.timing import StopRule, Summary, make_timer, summarize
+from qlabench.measure.timing import Summary, TimerPlan, summarize
 
 # At full size the recurrence is too slow; the chunked torch form in float32 is the reference there.
 FULL_SIZE_REFERENCE = "naive-chunk"
@@ -70,11 +72,6 @@ def summary_columns(s: Summary) -> dict:
                 p80_ms=s.p80, iqr_ms=s.iqr, rel_noise=s.rel_noise)
 
 
-def error_columns(errors: dict[str, float]) -> dict:
-    """Relative errors per checked tensor, in the row's err_* columns (None where not compared)."""
-    return {f"err_{n}": errors.get(n) for n in CHECKED_TENSORS}
-
-
 def error_line(e: BaseException) -> str:
     """The exception's last line ("RuntimeError: ..."): what a row's reason records."""
     return traceback.format_exception_only(type(e), e)[-1].strip()
@@ -100,14 +97,17 @@ def reference_outputs(reference: Backend, mode: str, inp, *, fp32: bool, point: 
 
 @dataclass
 class MeasureContext:
-    """What every point of one run shares: the suite, device, environment and caches."""
+    """What every point of one worker shares: the suite, device, environment, timer plan and caches.
+
+    One of the two places a point is measured (the `PointSession`s); the other is a distributed rank
+    (run/distributed/rank.py)."""
 
     suite: Suite
     device: str
     env: dict
     run_id: str
-    timer_name: str
-    registry: dict[str, Backend]
+    timer: TimerPlan
+    registry: Mapping[str, Backend]
     check: bool
     oracle_cache: OracleCache = field(default_factory=OracleCache)
     groups_seen: set = field(default_factory=set)
@@ -144,9 +144,96 @@ def pin_cpu_threads(n: int) -> None:
         torch.set_num_threads(n)
 
 
-def _row(p: Point, ctx: MeasureContext, status: Status, reason: str | None = None, **fields) -> ResultRow:
-    fields.setdefault("cpu_threads", torch.get_num_threads())
-    return make_row(p, run_id=ctx.run_id, suite=ctx.suite.name, env=ctx.env, status=status, reason=reason, **fields)
+# -- the protocol both measuring paths share ------------------------------------------------------------
+
+class PointSession(Protocol):
+    """Where a point is measured: a worker's device (MeasureContext) or the ranks of a distributed launch
+    (distributed/rank.Rank). Both decide whether a point can run with `refusal`, and fill its row through
+    `PointRow`, so a column is set in one place for either."""
+
+    suite: Suite
+    run_id: str
+    env: dict
+    timer: TimerPlan
+    groups_seen: set
+
+
+def refusal(p: Point, backend: Backend | None, device: str, world: int | None = None) -> tuple[Status, str] | None:
+    """Why `p` cannot be measured here, as (status, reason), or None when it can.
+
+    world: the ranks of the distributed launch measuring `p`; None in a single-device worker."""
+    if p.distributed and world is None:  # sweep.py hands these to distributed/launch.py
+        return Status.SKIPPED, (f"distributed point ({p.cp_label}): runs only through `qlabench run sweep` "
+                                "(torchrun launch), not in a single-device worker")
+    if p.distributed:
+        if p.cp_world_size != world:
+            return Status.ERROR, f"point wants {p.cp_world_size} ranks, this launch has {world}"
+        if backend is None or not backend.cp_modes:
+            return Status.SKIPPED, (f"no context-parallel backend {p.backend!r} "
+                                    f"(have: {', '.join(cp_backend_names())})")
+        ok, why = backend.cp_available()
+    elif backend is None:
+        return Status.ERROR, f"unknown backend {p.backend!r}"
+    else:
+        ok, why = backend.available()
+    if not ok:
+        return Status.SKIPPED, f"backend unavailable: {why}"
+    ok, why = backend.supports(p, device)
+    if not ok:
+        return Status.SKIPPED, f"unsupported: {why}"
+    return None
+
+
+class PointRow:
+    """The row of one point, filled as it is measured: the one place a row's measured columns are set, for
+    single-device and distributed points alike. A new metric is a line here (or a `fields` entry)."""
+
+    def __init__(self, p: Point, session: PointSession):
+        self.p, self.session = p, session
+        # the threads this process measures with (pinned on CPU: the suite's run.cpu_threads; resume matches it)
+        self.fields: dict = {"cpu_threads": torch.get_num_threads()}
+        self.details: dict = {}  # kept as the row's extra_json
+
+    def first_call(self, first_call_s: float, check_call_s: float = 0.0) -> None:
+        """The first full call's wall time; the first point of a compile group in this process (or launch)
+        also gets compile_s: its first calls carry the JIT compile and autotuning."""
+        group = self.p.compile_group
+        compile_s = check_call_s + first_call_s if group not in self.session.groups_seen else None
+        self.session.groups_seen.add(group)
+        self.fields.update(first_call_s=first_call_s, compile_s=compile_s)
+
+    def checked(self, errors: dict[str, float], oracle: str, check_tokens: int) -> None:
+        """Relative errors per checked tensor (err_*, None where not compared) and what they are against."""
+        self.fields.update({f"err_{n}": errors.get(n) for n in CHECKED_TENSORS}, oracle=oracle,
+                           check_tokens=check_tokens)
+
+    def kernels(self, kernel_fields: dict) -> None:
+        self.fields.update(kernel_fields)
+
+    def sampled(self, timer: str, samples_ms, sampling_s: float | None, noise_target_met: bool) -> None:
+        """The samples, their statistics, what ended the sampling, and the throughput at the median."""
+        rule = self.session.timer.rule
+        s = summarize(samples_ms)
+        self.fields.update(timer=timer, samples_ms=tuple(samples_ms), sampling_s=sampling_s,
+                           noise_target_met=noise_target_met, **summary_columns(s),
+                           stopped_by=rule.stopped_by(len(samples_ms), noise_target_met),
+                           below_min_samples=len(samples_ms) < rule.min_samples)
+        self.fields["tflops"], self.fields["gbps"] = throughput(self.p, s.median)
+
+    def gpu_state(self, before: dict | None, after: dict | None, peaks=None) -> None:
+        """NVML readings around the sampling and, when measured, the device's peaks and the fractions of them."""
+        self.fields.update(state_columns(before, after))
+        if peaks is not None:
+            self.fields.update(peak_tflops=peaks.tflops, peak_gbps=peaks.gbps)
+            self.fields["frac_peak_flops"], self.fields["frac_peak_bw"] = peak_fractions(
+                self.fields["tflops"], self.fields["gbps"], peaks)
+
+    def done(self, status: Status, reason: str | None = None, **fields) -> ResultRow:
+        """The row with what has been filled so far (an `ok` row also carries its details as extra_json)."""
+        s = self.session
+        extra = {"extra_json": json.dumps(self.details, sort_keys=True)} if status is Status.OK else {}
+        return make_row(self.p, run_id=s.run_id, suite=s.suite.name, env=s.env, status=status,
+                        reason=reason[:500] if reason else None, **{**self.fields, **extra, **fields})
 
 
 def _oracle_outputs(p: Point, seqlens: tuple[int, ...], ctx: MeasureContext, oracle: str = ORACLE) -> dict:
@@ -167,25 +254,18 @@ def _oracle_outputs(p: Point, seqlens: tuple[int, ...], ctx: MeasureContext, ora
     return ctx.oracle_cache.get(key, compute, grads=grads)
 
 
-def check_correctness(p: Point, backend: Backend, ctx: MeasureContext) -> tuple[Status, str | None, dict, float]:
-    """Compare the backend with the fp32 oracle on a reduced problem; also returns that call's wall time."""
+def check_correctness(p: Point, backend: Backend, ctx: MeasureContext, row: PointRow) -> tuple[str | None, float]:
+    """Compare the backend with the fp32 oracle on a reduced problem (filling `row`'s error columns);
+    returns the failure, if any, and that call's wall time."""
     seqlens = reduced_seqlens(p, ctx.suite.check.oracle_max_tokens)
     fn = backend.prepare_point(p, make_inputs(p, ctx.device, seqlens=seqlens))
-    sync = _sync(ctx.device)
-    sync()
-    t = time.perf_counter()
-    got = fn()
-    sync()
-    call_s = time.perf_counter() - t
+    got, call_s = _timed_call(fn, _sync(ctx.device))
     oracle = backend.oracle or ORACLE
     ref = _oracle_outputs(p, seqlens, ctx, oracle)
     errors, failure = compare(got, ref, p.dtype)
-    fields = error_columns(errors)
-    fields["oracle"] = f"{oracle} {'float64' if p.dtype == 'float64' else 'float32'} @{sum(seqlens)} tokens"
-    fields["check_tokens"] = sum(seqlens)
-    if failure:
-        return Status.INCORRECT, failure, fields, call_s
-    return Status.OK, None, fields, call_s
+    row.checked(errors, f"{oracle} {'float64' if p.dtype == 'float64' else 'float32'} @{sum(seqlens)} tokens",
+                sum(seqlens))
+    return failure, call_s
 
 
 def check_full_size(p: Point, got: dict, inp, ctx: MeasureContext, fields: dict,
@@ -213,7 +293,7 @@ def check_fp64_full(p: Point, got: dict, inp, fields: dict) -> str | None:
     Fills `fields` with the errors, the reference's label and the tokens checked; returns the failure
     reason, if any."""
     errors, failure = fp64_errors(got, inp, grads=p.mode != "fwd", dtype=p.dtype)
-    fields.update(error_columns(errors))
+    fields.update({f"err_{n}": errors.get(n) for n in CHECKED_TENSORS})
     fields["oracle"] = f"{FP64_REFERENCE} float64 @{p.total_tokens} tokens"
     fields["check_tokens"] = p.total_tokens
     return f"vs {FP64_REFERENCE}: {failure}" if failure else None
@@ -248,20 +328,12 @@ class _Lap:
 
 
 def run_point(p: Point, ctx: MeasureContext) -> ResultRow:
-    if p.distributed:  # never measured as a single-device point: sweep.py hands these to distributed/launch.py
-        return _row(p, ctx, Status.SKIPPED, f"distributed point ({p.cp_label}): runs only through "
-                    "`qlabench run sweep` (torchrun launch), not in a single-device worker")
+    """Measure one point on the worker's device: exactly one row, whatever happens to it."""
     backend = ctx.registry.get(p.backend)
-    if backend is None:
-        return _row(p, ctx, Status.ERROR, f"unknown backend {p.backend!r}")
-    ok, why = backend.available()
-    if not ok:
-        return _row(p, ctx, Status.SKIPPED, f"backend unavailable: {why}")
-    ok, why = backend.supports(p, ctx.device)
-    if not ok:
-        return _row(p, ctx, Status.SKIPPED, f"unsupported: {why}")
+    row = PointRow(p, ctx)
+    if refused := refusal(p, backend, ctx.device):
+        return row.done(*refused)
     on_cuda = torch.device(ctx.device).type == "cuda"
-    fields: dict = {}
     check_call_s = 0.0
     # Wall seconds of each phase of this point, kept in the phases_s column: what a point costs
     # beyond its sampling (selfbench cost) and where to cut it.
@@ -270,10 +342,10 @@ def run_point(p: Point, ctx: MeasureContext) -> ResultRow:
     fp64_full = ctx.check and ctx.suite.check.reference == FP64_REFERENCE
     try:
         if ctx.check and not fp64_full:
-            status, reason, fields, check_call_s = check_correctness(p, backend, ctx)
+            failure, check_call_s = check_correctness(p, backend, ctx, row)
             lap("check")
-            if status is not Status.OK:
-                return _row(p, ctx, status, reason, **fields)
+            if failure:
+                return row.done(Status.INCORRECT, failure)
         inp = make_inputs(p, ctx.device)
         fn = backend.prepare_point(p, inp)
         sync = _sync(ctx.device)
@@ -281,65 +353,49 @@ def run_point(p: Point, ctx: MeasureContext) -> ResultRow:
         got, first_call_s = _timed_call(fn, sync)
         lap("first_call")
         if fp64_full:
-            failure = check_fp64_full(p, got, inp, fields)
+            failure = check_fp64_full(p, got, inp, row.fields)
             lap("fp64_check")
             if failure:  # with the check's cost: what the float64 reference takes at this size
-                return _row(p, ctx, Status.INCORRECT, failure, **fields,
-                            phases_s={k: round(v, 4) for k, v in phases.items()})
+                row.fields["phases_s"] = {k: round(v, 4) for k, v in phases.items()}
+                return row.done(Status.INCORRECT, failure)
         full_ref = backend.full_size_reference or FULL_SIZE_REFERENCE
         if ctx.check and ctx.suite.check.full_size and p.backend != full_ref:
-            failure = check_full_size(p, got, inp, ctx, fields, full_ref)
+            failure = check_full_size(p, got, inp, ctx, row.fields, full_ref)
             lap("full_size_check")
             if failure:
-                return _row(p, ctx, Status.INCORRECT, failure, **fields)
+                return row.done(Status.INCORRECT, failure)
         del got
-        group = p.compile_group
-        # The group's first calls carry the JIT compile and autotuning (check call + first full call).
-        compile_s = check_call_s + first_call_s if group not in ctx.groups_seen else None
-        ctx.groups_seen.add(group)
+        row.first_call(first_call_s, check_call_s)
         if on_cuda:
-            fields.update(kernel_columns(fn, ctx.num_sms), autotune=autotune_choices(fn))
-            bad = backend.provenance_error(list(fields["kernels"]))
+            row.kernels(kernel_columns(fn, ctx.num_sms))
+            row.fields["autotune"] = autotune_choices(fn)
+            bad = backend.provenance_error(list(row.fields["kernels"]))
             lap("kernel_capture")
             if bad:
-                return _row(p, ctx, Status.ERROR, bad, first_call_s=first_call_s, compile_s=compile_s, **fields)
+                return row.done(Status.ERROR, bad)
             before = gpustate.snapshot(ctx.device_index)
         lap.restart()  # sampling_s is timed on its own (and is its own column)
         t_sampling = time.perf_counter()
-        m = make_timer(ctx.timer_name, ctx.device, ctx.suite.timing).measure(fn)
-        fields["sampling_s"] = time.perf_counter() - t_sampling
-        rule = StopRule.from_spec(ctx.suite.timing)
-        fields["stopped_by"] = rule.stopped_by(len(m.samples_ms), m.noise_target_met)
-        fields["below_min_samples"] = len(m.samples_ms) < rule.min_samples
+        m = ctx.timer.make(ctx.device).measure(fn)
+        row.sampled(m.timer, m.samples_ms, time.perf_counter() - t_sampling, m.noise_target_met)
         lap.restart()
-        s = summarize(m.samples_ms)
-        fields["tflops"], fields["gbps"] = throughput(p, s.median)
         if on_cuda:
-            fields.update(state_columns(before, gpustate.snapshot(ctx.device_index)))
-            peaks = ctx.peaks()
-            if peaks is not None:
-                fields.update(peak_tflops=peaks.tflops, peak_gbps=peaks.gbps)
-                fields["frac_peak_flops"], fields["frac_peak_bw"] = peak_fractions(fields["tflops"], fields["gbps"],
-                                                                                   peaks)
+            row.gpu_state(before, gpustate.snapshot(ctx.device_index), ctx.peaks())
         lap("state_and_peaks")
-        details = dict(m.details)
-        details.update(backend.point_details(
-            fn, tuple(fields.get("kernels", ())), tuple(fields.get("kernel_dur_us", ())), s.median,
-            lambda g: summarize(make_timer(ctx.timer_name, ctx.device, ctx.suite.timing).measure(g).samples_ms).median))
+        row.details.update(m.details)
+        row.details.update(backend.point_details(
+            fn, tuple(row.fields.get("kernels", ())), tuple(row.fields.get("kernel_dur_us", ())),
+            row.fields["median_ms"], lambda g: summarize(ctx.timer.make(ctx.device).measure(g).samples_ms).median))
         if on_cuda and ctx.suite.profile.ncu:
             prof, why = ncu.profile_point(p, device=ctx.device, env=backend.env,
                                           timeout_s=ctx.suite.profile.ncu_timeout_s)
-            fields["sm_active_pct"] = prof.sm_active_pct if prof else None
-            details["ncu"] = prof.as_dict() if prof else {"skipped": why}
+            row.fields["sm_active_pct"] = prof.sm_active_pct if prof else None
+            row.details["ncu"] = prof.as_dict() if prof else {"skipped": why}
             lap("ncu")
-        fields["phases_s"] = {k: round(v, 4) for k, v in phases.items()}
-        return _row(
-            p, ctx, Status.OK, None, **fields, timer=m.timer, samples_ms=m.samples_ms, **summary_columns(s),
-            noise_target_met=m.noise_target_met, first_call_s=first_call_s, compile_s=compile_s,
-            extra_json=json.dumps(details, sort_keys=True),
-        )
+        row.fields["phases_s"] = {k: round(v, 4) for k, v in phases.items()}
+        return row.done(Status.OK)
     except Exception as e:  # one bad point must not end the sweep
-        return _row(p, ctx, Status.ERROR, error_line(e)[:500], **fields)
+        return row.done(Status.ERROR, error_line(e))
     finally:
         if on_cuda:
             torch.cuda.empty_cache()

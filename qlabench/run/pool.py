@@ -27,7 +27,6 @@ before torch is imported.
 from __future__ import annotations
 
 import collections
-import ctypes
 import dataclasses
 import importlib
 import os
@@ -47,6 +46,7 @@ from qlabench.core.errors import ConfigError
 from qlabench.core.point import Point
 from qlabench.core.result import ResultRow, Status, make_row
 from qlabench.core.spec import Suite
+from qlabench.measure.timing.plan import TimerPlan
 from qlabench.run.tempdirs import private_temp_dir
 
 DEFAULT_REGISTRY = "qlabench.backends:REGISTRY"
@@ -95,7 +95,7 @@ class WorkerJob:
 
     suite: Suite
     run_id: str
-    timer_name: str
+    timer: TimerPlan  # resolved once, by the sweep
     check: bool
     registry: str = DEFAULT_REGISTRY  # "module:attribute" of the backend registry, imported in the worker
     # Time limits per worker call; None (the default) takes the suite's [run] table (core/spec.py RunSpec).
@@ -142,19 +142,10 @@ def failure_row(p: Point, job: WorkerJob, env: dict, reason: str) -> ResultRow:
 
 # -- the worker process ------------------------------------------------------------------------
 
-def die_with_parent(parent_pid: int) -> None:
-    """Ask Linux to SIGKILL this worker when the sweep process dies (even by kill -9): no orphans."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-    if os.getppid() != parent_pid:  # the parent died before prctl took effect
-        os._exit(1)
-
-
 def worker_main(fd: int, parent_pid: int) -> None:
     """Entry point of a worker process: receive the job, then points (as dicts); answer with rows."""
+    from qlabench.run.reaper import die_with_parent
+
     die_with_parent(parent_pid)
     import faulthandler
 
@@ -169,8 +160,8 @@ def worker_main(fd: int, parent_pid: int) -> None:
     module, _, attr = job.registry.partition(":")
     registry = getattr(importlib.import_module(module), attr)
     env = envmod.capture(device)
-    ctx = MeasureContext(suite=job.suite, device=device, env=env, run_id=job.run_id,
-                         timer_name=job.timer_name, registry=registry, check=job.check)
+    ctx = MeasureContext(suite=job.suite, device=device, env=env, run_id=job.run_id, timer=job.timer,
+                         registry=registry, check=job.check)
     conn.send(("ready", env))
     while True:
         try:

@@ -1,7 +1,8 @@
-"""A reaper for helper processes a sweep starts but cannot tie to its own life (Ray's GCS and raylet).
+"""No orphans: processes a sweep starts die with it.
 
-Worker subprocesses ask Linux to kill them with the sweep (PR_SET_PDEATHSIG), but processes started by a
-library (Ray's local cluster) do not. `start_reaper(pids)` starts a small watcher process that polls the
+Worker subprocesses, distributed launches and their ranks ask Linux to kill them with their parent
+(`die_with_parent`: PR_SET_PDEATHSIG, the one helper for it), but processes started by a library (Ray's
+local cluster: its GCS and raylet) do not. `start_reaper(pids)` starts a small watcher process that polls the
 sweep's process; once the sweep is gone, by any death including `kill -9`, it kills the given
 processes and everything below them. A clean shutdown stops the reaper first (`stop_reaper`).
 """
@@ -14,6 +15,21 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+
+def die_with_parent(parent_pid: int | None = None) -> None:
+    """Ask Linux to SIGKILL this process when its parent dies (even by kill -9).
+
+    parent_pid: the parent expected; if it is already gone (it died before the request took effect),
+    exit at once. Also usable as a `preexec_fn`, with the starting process's pid bound."""
+    import ctypes
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+    if parent_pid is not None and os.getppid() != parent_pid:
+        os._exit(1)
 
 
 def children_of(pid: int) -> set[int]:

@@ -1,9 +1,10 @@
 """Running a sweep: order the points, hand them to an executor, report progress, write the results.
 
-A sweep is UI-free: progress is reported through an optional `Progress` object the CLI supplies.
-Points run in worker subprocesses by default (pool.py: isolation and time limits); each row is
-written as it arrives (store.PartWriter), so a killed sweep keeps what it measured, and `resume=True`
-skips what an earlier run already recorded ok (resume.py). See docs/ROBUSTNESS.md.
+`run_sweep(suite, out, options, progress)`: how it runs is one RunOptions (options.py). The runner is
+UI-free: progress is reported through an optional `Progress` object the CLI supplies. Points run in
+worker subprocesses by default (pool.py: isolation and time limits); each row is written as it arrives
+(store.PartWriter), so a killed sweep keeps what it measured, and a resume skips what an earlier run
+already recorded ok (store/resume.py). See docs/ROBUSTNESS.md.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import datetime as dt
 import os
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -22,10 +23,12 @@ from typing import Protocol
 import torch
 
 from qlabench.measure import env as envmod
-from qlabench.measure.timing import resolve_timer
+from qlabench.measure.caches import check_cache_folder
+from qlabench.measure.timing import TimerPlan
 from qlabench.store import resume as resumemod
-from qlabench.backends import REGISTRY, Backend
+from qlabench.backends import REGISTRY
 from qlabench.run.executors.local import local_executor
+from qlabench.run.options import InProcess, RunOptions
 from qlabench.run.point import MeasureContext
 from qlabench.core.errors import ConfigError, DeviceError, ResultsWriteError, SweepInterrupted
 from qlabench.core.point import Point
@@ -33,11 +36,6 @@ from qlabench.core.result import ResultRow
 from qlabench.core.spec import Suite
 from qlabench.store.files import PartWriter, check_writable
 from qlabench.run.pool import Executor, InlineExecutor, WorkerJob
-
-# Builds the isolated executor of a sweep from its job, device and the driver's environment
-# (executors.local_executor by default; executors.ray_executor for a Ray cluster).
-ExecutorFactory = Callable[[WorkerJob, str, dict], Executor]
-
 
 class Progress(Protocol):
     def start(self, total: int) -> None: ...
@@ -207,96 +205,64 @@ def new_run_id() -> str:
     return dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ") + "-" + uuid.uuid4().hex[:6]
 
 
-def run_sweep(
-    suite: Suite,
-    out_root: str | Path = "results",
-    *,
-    device: str | None = None,
-    timer: str | None = None,
-    check: bool | None = None,
-    registry: dict[str, Backend] | None = None,
-    progress: Progress | bool | None = None,
-    run_id: str | None = None,
-    isolate: bool | None = None,
-    resume: bool = False,
-    max_time_s: float | None = None,
-    executor: Executor | None = None,
-    make_executor: ExecutorFactory | None = None,
-    allow_oversized: bool = False,
-    replicates: int = 1,
-) -> RunResult:
-    """Run the points of `suite`, writing rows as they come; returns the run's file and rows.
+def run_sweep(suite: Suite, out_root: str | Path = "results", options: RunOptions | None = None,
+              progress: Progress | bool | None = None) -> RunResult:
+    """Run the points of `suite` under `out_root`, writing rows as they come; returns the run's file and rows.
 
+    options: how to run (RunOptions: device, timer, check, where points run, resume, time budget,
+        replicates, ...); None: the suite's settings, in worker subprocesses.
     progress: an object with the Progress protocol (start, point_started, point_done), or True for a
         line per finished point on stderr (TextProgress); None: silent.
-    isolate: run points in worker subprocesses (default: yes, unless a custom `registry` is given,
-        which cannot cross a process boundary; it then runs in this process, without time limits).
-    resume: skip points already recorded ok for this suite and environment under `out_root`.
-    max_time_s: start no new point after this many seconds; a later `resume=True` run continues.
-    executor: run points with this executor instead (e.g. several GPUs); it must honour the RowSink
-        contract of pool.py.
-    make_executor: how to build the isolated executor from the sweep's WorkerJob (default: one worker
-        per visible GPU, executors.local_executor; with one GPU or on CPU a single worker).
-    replicates: measure every point this many times, in rounds (all points, then all points again),
-        each round in fresh worker processes, so that drift over the run hits every point alike; rows
-        carry `replicate` = the round (0..K-1). With 1 (the default) `replicate` stays null. The run,
-        not the sample, is what the gate's statistics treat as independent (docs/GATING.md).
 
-    Before anything starts or is written, the device, the timer (`timer`, else the suite's) and the
-    options are checked once: DeviceError, TimerError or ConfigError (QlabenchErrors) if they cannot be
-    honoured, e.g. an unknown timer name, or graph / events on a CPU device.
+    Before anything starts or is written, the device, the timer, the size of the run, the output folder
+    and the kernel cache folder are checked once: a QlabenchError (DeviceError, TimerError, ConfigError,
+    StoreError) if they cannot be honoured, e.g. an unknown timer name, or graph / events on a CPU device.
     """
     t0 = time.perf_counter()
+    opts = options or RunOptions()
     caller_threads = torch.get_num_threads()  # given back at the end: an in-process sweep pins them
     if progress is True:
         progress = TextProgress()
     elif progress is False:
         progress = None
-    device = resolve_device(device or suite.device)
-    if make_executor is not None and (registry is not None or isolate is False):
-        raise ConfigError("an executor other than the in-process one needs isolation (no custom registry, no --no-isolate)")
-    if registry is not None and isolate:
-        raise ConfigError("a custom backend registry runs in-process only (isolate=False)")
-    timer_name = timer or suite.timing.timer
-    resolve_timer(timer_name, device)  # once, here: a bad name or a CUDA timer on CPU fails before any worker starts
-    isolate = registry is None if isolate is None else isolate
-    if replicates < 1:
-        raise ConfigError(f"--replicates must be at least 1, got {replicates}")
-    if resume and replicates > 1:
-        raise ConfigError("--resume cannot continue a run with --replicates (its rounds would be incomplete)")
+    device = resolve_device(opts.device or suite.device)
+    # Once, here: a bad name or a CUDA timer on CPU fails before any worker starts; the plan travels.
+    timer = TimerPlan.resolve(opts.timer or suite.timing.timer, device, suite.timing)
+    opts.check_size(suite)
+    check_cache_folder()  # every worker writes its compiled kernels there: unusable is one error, not a row each
     env = envmod.capture(device)
-    run_id = run_id or new_run_id()
-    check = suite.check.enabled if check is None else check
+    run_id = opts.run_id or new_run_id()
+    check = suite.check.enabled if opts.check is None else opts.check
 
-    if not allow_oversized:
+    if not opts.allow_oversized:
         check_sizes(suite.points, device)
     writer = PartWriter(out_root, suite.name, run_id, metadata={"suite_path": suite.path, "run_id": run_id,
                                                                 "baseline": suite.baseline or ""})
     check_writable(writer)  # before any worker starts: a bad --out fails here (exit 2), not after measuring
     points = order_points(suite.points)
     resumed = 0
+    job = WorkerJob(suite=suite, run_id=run_id, timer=timer, check=check)
     # A --resume holds the suite folder's lock: two at once would measure the same points twice.
-    with resumemod.resume_lock(out_root, suite.name) if resume else contextlib.nullcontext():
-        if resume:
-            todo = resumemod.remaining(points, resumemod.done_keys(out_root, suite.name, env["env_fingerprint"],
-                                                                   checked=check))
+    with resumemod.resume_lock(out_root, suite.name) if opts.resume else contextlib.nullcontext():
+        if opts.resume:
+            done = resumemod.done_keys(out_root, suite.name, env["env_fingerprint"], checked=check,
+                                       cpu_threads=resume_threads(suite, device, caller_threads))
+            todo = resumemod.remaining(points, done)
             resumed = len(points) - len(todo)
             points = todo
 
         def new_executor() -> Executor:
-            if executor is not None:
-                return executor
-            if isolate:
-                job = WorkerJob(suite=suite, run_id=run_id, timer_name=timer_name, check=check)
-                return (make_executor or local_executor)(job, device, env)
-            return InlineExecutor(MeasureContext(suite=suite, device=device, env=env, run_id=run_id,
-                                                 timer_name=timer_name, registry=registry or REGISTRY, check=check))
+            if isinstance(opts.executor, InProcess):
+                return InlineExecutor(MeasureContext(suite=suite, device=device, env=env, run_id=run_id, timer=timer,
+                                                     registry=opts.executor.registry or REGISTRY, check=check))
+            return (opts.executor or local_executor)(job, device, env)
 
         recorder = _Recorder(writer, progress)
 
         def out_of_time() -> bool:
-            return max_time_s is not None and time.perf_counter() - t0 >= max_time_s
+            return opts.max_time_s is not None and time.perf_counter() - t0 >= opts.max_time_s
 
+        replicates = opts.replicates
         if progress:
             progress.start(len(points) * replicates)
         workers_started = 0
@@ -308,18 +274,14 @@ def run_sweep(
                 recorder.replicate = rnd if replicates > 1 else None
                 ex = new_executor()  # a fresh pool per round: every replicate in fresh worker processes
                 try:
-                    _run_round(points, suite, job_args=(run_id, timer_name, check), device=device, env=env,
-                               executor=ex, recorder=recorder, out_of_time=out_of_time)
+                    _run_round(points, suite, job=job, device=device, env=env, executor=ex, recorder=recorder,
+                               out_of_time=out_of_time)
                 finally:
-                    if ex is not executor:  # a caller's executor serves every round; it is closed once, below
-                        ex.close()
-                        workers_started += getattr(ex, "workers_started", 0)
+                    ex.close()
+                    workers_started += getattr(ex, "workers_started", 0)
         except KeyboardInterrupt:  # Ctrl-C (or SIGTERM, which the CLI turns into one): keep what was measured
             interrupted = True
         finally:
-            if executor is not None:
-                executor.close()
-                workers_started = getattr(executor, "workers_started", 0)
             torch.set_num_threads(caller_threads)  # an in-process sweep pinned this process's threads (point.py)
         try:
             path = writer.compact()
@@ -335,7 +297,16 @@ def run_sweep(
                          not_run=not_run, workers_started=workers_started)
 
 
-def _run_round(points: list[Point], suite: Suite, *, job_args: tuple, device: str, env: dict, executor: Executor,
+def resume_threads(suite: Suite, device: str, default_threads: int) -> int | None:
+    """The CPU thread count a resumed row must have been measured with (rows record `cpu_threads`): on CPU
+    a time at 1 thread is no answer for 4, so a resume with another --cpu-threads measures again. None on
+    CUDA, where the kernels, not torch's CPU threads, are timed."""
+    if torch.device(device).type != "cpu":
+        return None
+    return suite.run.cpu_threads or default_threads  # 0: torch's default in a fresh process, as here
+
+
+def _run_round(points: list[Point], suite: Suite, *, job: WorkerJob, device: str, env: dict, executor: Executor,
                recorder: _Recorder, out_of_time) -> None:
     """Measure every point once with `executor` (distributed points through torchrun launches)."""
     if not any(p.distributed for p in points):
@@ -346,8 +317,7 @@ def _run_round(points: list[Point], suite: Suite, *, job_args: tuple, device: st
     # (qlabench/run/distributed/launch.py), never alongside the single-device workers.
     from qlabench.run.distributed.launch import CPLauncher
 
-    run_id, timer_name, check = job_args
-    cp_launcher = CPLauncher(WorkerJob(suite=suite, run_id=run_id, timer_name=timer_name, check=check), device, env)
+    cp_launcher = CPLauncher(job, device, env)
     try:
         for distributed, seg in segments(points, suite.points):
             if out_of_time():

@@ -23,11 +23,13 @@ def point_key(p: Point) -> tuple:
     return key_tuple(getattr(p, c) for c in KEY_COLUMNS)
 
 
-def done_keys(out_root: str | os.PathLike, suite: str, env_fingerprint: str, checked: bool = False) -> set[tuple]:
+def done_keys(out_root: str | os.PathLike, suite: str, env_fingerprint: str, checked: bool = False,
+              cpu_threads: int | None = None) -> set[tuple]:
     """Keys of the points of `suite` recorded ok under `env_fingerprint` in <out_root>/<suite>/.
 
     checked: count only rows whose outputs were checked against the oracle (a row measured with
-    --no-check has no `oracle`), so a checked resume re-measures what an unchecked run timed."""
+    --no-check has no `oracle`), so a checked resume re-measures what an unchecked run timed.
+    cpu_threads: count only rows measured with this many torch threads (None: any)."""
     folder = Path(out_root) / suite
     if not folder.is_dir():
         return set()
@@ -39,6 +41,8 @@ def done_keys(out_root: str | os.PathLike, suite: str, env_fingerprint: str, che
     df = df[(df["status"] == Status.OK.value) & (df["env_fingerprint"] == env_fingerprint) & (df["suite"] == suite)]
     if checked:
         df = df[df["oracle"].notna()]
+    if cpu_threads is not None:
+        df = df[df["cpu_threads"] == cpu_threads]
     return {key_tuple(row) for row in df[list(KEY_COLUMNS)].itertuples(index=False, name=None)}
 
 

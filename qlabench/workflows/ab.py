@@ -48,6 +48,7 @@ from qlabench.core.spec import Suite
 from qlabench.run.tempdirs import private_temp_dir
 from qlabench.store.files import read_results
 from qlabench.workflows.ab_isolation import CWD_PREFIX, TEMP_PREFIX, isolate_tree
+from qlabench.run.options import RunOptions
 
 CURRENT = "current"
 MAX_ROUNDS = 100  # each round is two sweeps in fresh workers
@@ -179,10 +180,11 @@ def _stamp(paths: list[Path], label: str) -> pd.DataFrame:
 
 def run_ab(suite: Suite, a: Variant, b: Variant, out_root: str | os.PathLike, rounds: int = 5,
            options: CompareOptions | None = None, *, fail_on=DEFAULT_FAIL_ON, progress=None,
-           warmup_jobs: int = 0, on_warm=None, **run_sweep_kwargs) -> ABResult:
+           warmup_jobs: int = 0, on_warm=None, run: RunOptions | None = None) -> ABResult:
     """Measure `suite` with A, then B, `rounds` times, each in fresh workers; compare B with A by round.
 
-    With warmup_jobs > 0 both variants' kernels are compiled first (`on_warm(label, (groups, failed, s))`)."""
+    run: how each round measures (device, timer, ...; never in-process). With warmup_jobs > 0 both
+    variants' kernels are compiled first (`on_warm(label, (groups, failed, s))`)."""
     from qlabench.run.sweep import run_sweep
     from qlabench.store.files import write_rows
     from qlabench.core.result import ResultRow
@@ -191,14 +193,15 @@ def run_ab(suite: Suite, a: Variant, b: Variant, out_root: str | os.PathLike, ro
         raise ConfigError(f"--rounds must be between 2 (the run-to-run noise needs two) and {MAX_ROUNDS}, got {rounds}")
     if not 0 <= warmup_jobs <= MAX_WARMUP_JOBS:
         raise ConfigError(f"--jobs must be between 1 and {MAX_WARMUP_JOBS}, got {warmup_jobs}")
-    if run_sweep_kwargs.get("isolate") is False:
+    run = run or RunOptions()
+    if run.in_process:
         raise ConfigError("an A/B runs every round in fresh worker processes; it cannot run in-process")
     t0 = time.perf_counter()
     out_root = Path(out_root).resolve()  # the variants' workers run in another directory
     warmed = {}
     if warmup_jobs > 0:
         for v in (a, b):
-            warmed[v.label] = warm_variant(suite, v, warmup_jobs, run_sweep_kwargs.get("device"))
+            warmed[v.label] = warm_variant(suite, v, warmup_jobs, run.device)
             if on_warm:
                 on_warm(v.label, warmed[v.label])
     paths: dict[str, list[Path]] = {"a": [], "b": []}
@@ -206,7 +209,7 @@ def run_ab(suite: Suite, a: Variant, b: Variant, out_root: str | os.PathLike, ro
     for r in range(rounds):
         for side, v in (("a", a), ("b", b)):
             with worker_pythonpath(v):
-                res = run_sweep(suite, out_root / side, progress=progress, **run_sweep_kwargs)
+                res = run_sweep(suite, out_root / side, run, progress=progress)
             if res.path is None:
                 raise ConfigError(f"A/B round {r}, variant {v.label!r}: the run measured no points")
             paths[side].append(Path(res.path))

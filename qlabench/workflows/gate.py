@@ -22,6 +22,7 @@ from pathlib import Path
 from qlabench.core.errors import QlabenchError, RunIncompleteError
 from qlabench.core.point import Point
 from qlabench.core.spec import Suite
+from qlabench.run.options import RunOptions
 from qlabench.store.files import read_results
 from qlabench.analyze.compare.comparison import Comparison, PairResult, compare_frames
 from qlabench.analyze.compare.match import normalized_rows, row_key, rows_by_key
@@ -45,16 +46,29 @@ def suite_point_keys(suite: Suite) -> set[str]:
     return {point_key(p.key()) for p in suite.points}
 
 
-def _run(suite: Suite, out_root, run_sweep_kwargs: dict) -> Path:
+def _run(suite: Suite, out_root, run: RunOptions, progress) -> Path:
     from qlabench.run.sweep import run_sweep  # torch is imported only when a gate actually runs
 
-    res = run_sweep(suite, out_root, **run_sweep_kwargs)
+    res = run_sweep(suite, out_root, run, progress=progress)
     if res.path is None:
         raise QlabenchError(f"suite {suite.name!r}: the run measured no points, so there is nothing to gate")
     if res.not_run:  # a gate judges every point: points it did not measure fail it, never pass as missing
         raise RunIncompleteError(f"suite {suite.name!r}: {res.not_run} point(s) were not measured (rows so far: "
                                  f"{res.path}); a gate needs all of them")
     return Path(res.path)
+
+
+def check_baseline_env(base, suite: Suite, run: RunOptions, allow_env_mismatch: bool) -> None:
+    """Before anything is measured: EnvMismatchError when this machine (its GPU model, its libraries' major
+    versions) cannot be compared with the baseline's rows, as the comparison after the run would say."""
+    import pandas as pd
+
+    from qlabench.analyze.compare.envguard import check_env, env_diff
+    from qlabench.measure.env import capture
+    from qlabench.run.sweep import resolve_device
+
+    here = capture(resolve_device(run.device or suite.device))
+    check_env(env_diff(base, pd.DataFrame([here])), allow_env_mismatch)
 
 
 def _reconcile(first: PairResult, reruns: list[PairResult | None]) -> PairResult:
@@ -70,18 +84,20 @@ def _reconcile(first: PairResult, reruns: list[PairResult | None]) -> PairResult
 def run_gate(suite: Suite, baseline: Iterable[str | os.PathLike], out_root: str | os.PathLike,
              options: CompareOptions | None = None, *, fail_on=DEFAULT_FAIL_ON, allow_env_mismatch: bool = False,
              confirm: int = 1, replicates: int = DEFAULT_REPLICATES, base_ref: str | None = None,
-             repo: str | os.PathLike = ".", history: Iterable[str | os.PathLike] = (),
-             **run_sweep_kwargs) -> GateResult:
+             repo: str | os.PathLike = ".", history: Iterable[str | os.PathLike] = (), run: RunOptions | None = None,
+             progress=None) -> GateResult:
     """Run `suite` (`replicates` replicates), compare with the baseline rows of its points, and confirm
     slow points by an interleaved A/B of `base_ref` against the current code.
 
     history: stored A/A runs of the suite on this runner pool (they add to each point's noise floor).
-    `run_sweep_kwargs` go to run_sweep (device, timer, progress, ...).
+    run: how the head run (and any confirmation) measures (device, timer, ...); its replicates are
+    `replicates`. A baseline from another GPU model is refused before anything runs.
     """
     if not 0 <= confirm <= MAX_CONFIRM:
         raise QlabenchError(f"--confirm must be between 0 and {MAX_CONFIRM}, got {confirm}")
     if not 1 <= replicates <= MAX_REPLICATES:
         raise QlabenchError(f"--replicates must be between 1 and {MAX_REPLICATES}, got {replicates}")
+    run = dataclasses.replace(run or RunOptions(), replicates=replicates)
     baseline = list(baseline)
     base = read_results(baseline)
     keys = suite_point_keys(suite)
@@ -89,8 +105,9 @@ def run_gate(suite: Suite, baseline: Iterable[str | os.PathLike], out_root: str 
     if base.empty:
         raise QlabenchError(f"baseline {', '.join(map(str, baseline))} has no rows for the points of suite "
                             f"{suite.name!r}")
+    check_baseline_env(base, suite, run, allow_env_mismatch)
     history = list(history)
-    paths = [_run(suite, out_root, {**run_sweep_kwargs, "replicates": replicates})]
+    paths = [_run(suite, out_root, run, progress)]
     kw = dict(fail_on=fail_on, allow_env_mismatch=allow_env_mismatch,
               base_label=", ".join(map(str, baseline)), head_label=str(paths[0]))
     head = read_results(paths)
@@ -110,7 +127,7 @@ def run_gate(suite: Suite, baseline: Iterable[str | os.PathLike], out_root: str 
     with variant(base_ref, repo) as a, variant(CURRENT) as b:
         for i in range(confirm):
             ab = run_ab(sub, a, b, Path(out_root) / f"confirm-{paths[0].stem}-{i}", max(replicates, 2), options,
-                        fail_on=fail_on, **run_sweep_kwargs)
+                        fail_on=fail_on, progress=progress, run=dataclasses.replace(run, replicates=1))
             paths += ab.run_paths
             by_key = {p.key: p for p in ab.comparison.pairs if p.base_status is not None}
             for k in suspects:

@@ -15,6 +15,7 @@ figures are reported, and the points judged `not gateable`. Run it with `qlabenc
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import os
 import platform
@@ -28,6 +29,7 @@ from pathlib import Path
 from qlabench.backends.synthetic import SLOWDOWN_ENV
 from qlabench.core.errors import ConfigError
 from qlabench.core.spec import Suite
+from qlabench.run.options import RunOptions
 from qlabench.analyze.compare.comparison import Comparison
 from qlabench.workflows.gate import run_gate
 from qlabench.analyze.compare.verdict import CompareOptions, Failure, Verdict
@@ -110,21 +112,25 @@ def base_code_folder(root: Path) -> Path:
 
 def run_study(suite: Suite, out_root: str | os.PathLike, slowdowns: Sequence[float] = (1.03, 1.05, 1.10),
               options: CompareOptions | None = None, confirm: int = 1, progress=None, replicates: int = 3,
-              **run_sweep_kwargs) -> StudyResult:
+              run: RunOptions | None = None) -> StudyResult:
+    """The gate's A/A false-alarm rate and its detection rate of each injected slowdown; `run` says how
+    every sweep measures (its replicates are `replicates`)."""
     from qlabench.run.sweep import run_sweep
+
+    run = dataclasses.replace(run or RunOptions(), replicates=replicates)
 
     t0 = time.perf_counter()
     out_root = Path(out_root)
     base_code = base_code_folder(out_root / "base-code")
     with slowdown(1.0):
-        base = run_sweep(suite, out_root / "base", progress=progress, replicates=replicates, **run_sweep_kwargs)
+        base = run_sweep(suite, out_root / "base", run, progress=progress)
     arms = []
     for name, factor in [("A/A", 1.0)] + [(f"+{f - 1:.0%}", f) for f in slowdowns]:
         t = time.perf_counter()
         with slowdown(factor):
             g = run_gate(suite, [base.path], out_root / name.replace("/", "").replace("%", "pct"), options,
                          confirm=confirm, progress=progress, replicates=replicates, base_ref=str(base_code),
-                         **run_sweep_kwargs)
+                         run=run)
         arms.append(_arm(name, factor, g.comparison, g.dismissed, time.perf_counter() - t))
     return StudyResult(suite=suite.name, points=len(suite.points), options=options or CompareOptions(),
                        confirm=confirm, replicates=replicates, arms=arms, host=socket.gethostname(),

@@ -13,6 +13,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from qlabench.measure.timing import TimerPlan
 from qlabench.backends import REGISTRY
 from qlabench.backends import flashinfer as fi_mod
 from qlabench.backends.reference import recurrent_gated_delta_rule
@@ -53,7 +54,7 @@ def _run(monkeypatch, layout: str, seqlens: list[int]):
     sweep.update({"varlen": [seqlens]} if layout == "varlen" else {"batch": [len(seqlens)], "seqlen": [seqlens[0]]})
     s = parse_suite({"name": "fi", "device": "cpu", "sweep": sweep,
                      "timing": {"timer": "wall", "warmup": 0, "min_samples": 2, "max_samples": 2}}, "fi.toml")
-    ctx = MeasureContext(suite=s, device="cpu", env=envmod.capture("cpu"), run_id="r", timer_name="wall",
+    ctx = MeasureContext(suite=s, device="cpu", env=envmod.capture("cpu"), run_id="r", timer=TimerPlan.resolve("wall", "cpu", s.timing),
                          registry=REGISTRY, check=True)
     return run_point(s.points[0], ctx)
 

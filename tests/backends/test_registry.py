@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from qlabench.measure.timing import TimerPlan
+from qlabench.run.options import InProcess, RunOptions
 from qlabench.measure import env as envmod
 from qlabench.backends import ORACLE, REGISTRY, Backend, get_backend
 from qlabench.backends.naive import RECURRENT_MAX_TOKENS, NaiveChunk, NaiveRecurrent
@@ -70,8 +72,8 @@ def cpu_env():
 
 
 def context(s, reg, env, check=True) -> MeasureContext:
-    return MeasureContext(suite=s, device="cpu", env=env, run_id="test-run", timer_name="wall", registry=reg,
-                          check=check)
+    return MeasureContext(suite=s, device="cpu", env=env, run_id="test-run",
+                          timer=TimerPlan.resolve("wall", "cpu", s.timing), registry=reg, check=check)
 
 
 # -- declarations -------------------------------------------------------------------------------------
@@ -187,7 +189,7 @@ def test_fwd_bwd_rows_check_gradients(cpu_env):
 
 def test_run_sweep_writes_skipped_rows_with_reasons(tmp_path):
     s = suite("naive-recurrent", "missing-lib", "picky")
-    res = run_sweep(s, tmp_path, registry=registry(MissingLibrary(), Picky()), timer="wall")
+    res = run_sweep(s, tmp_path, RunOptions(executor=InProcess(registry(MissingLibrary(), Picky())), timer="wall"))
     assert res.path.parent == tmp_path / "registry-test"
     rows = read_rows(res.path)
     assert len(rows) == len(s.points) == 3 * 2 * 2
@@ -202,22 +204,21 @@ def test_run_sweep_writes_skipped_rows_with_reasons(tmp_path):
 
 def test_run_sweep_without_check_has_no_errors(tmp_path):
     s = suite("naive-chunk")
-    res = run_sweep(s, tmp_path, registry=registry(NaiveChunk()), check=False, timer="wall")
+    res = run_sweep(s, tmp_path, RunOptions(executor=InProcess(registry(NaiveChunk())), timer="wall", check=False))
     assert all(r.status == "ok" and r.err_o is None and r.oracle is None for r in res.rows)
 
 
-def test_cuda_timers_are_refused_on_cpu(cpu_env):
-    s = suite("naive-chunk")
-    ctx = context(s, registry(NaiveChunk()), cpu_env)
-    ctx.timer_name = "events"
-    row = run_point(s.points[0], ctx)
-    assert row.status == "error" and "needs a CUDA device" in row.reason
+def test_cuda_timers_are_refused_on_cpu():
+    from qlabench.core.errors import TimerError
+
+    with pytest.raises(TimerError, match="needs a CUDA device"):  # the plan a worker gets cannot be made
+        TimerPlan.resolve("events", "cpu", suite("naive-chunk").timing)
 
 
 @pytest.mark.gpu
 def test_naive_chunk_runs_on_cuda(tmp_path):
     s = parse_suite({**SUITE, "device": "cuda", "sweep": {**SUITE["sweep"], "backends": ["naive-chunk"]}})
-    res = run_sweep(s, tmp_path, registry=registry(NaiveChunk()))
+    res = run_sweep(s, tmp_path, RunOptions(executor=InProcess(registry(NaiveChunk()))))
     assert res.device == "cuda"
     assert all(r.status == "ok" for r in res.rows), [r.reason for r in res.rows]
 

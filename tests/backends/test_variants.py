@@ -15,6 +15,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
+from qlabench.measure.timing import TimerPlan
 from qlabench.backends import REGISTRY
 from qlabench.backends import fla as fla_mod
 from qlabench.backends import flash_qla as qla_mod
@@ -79,7 +80,7 @@ def test_autograd_backends_run_both_backward_modes(mode):
                                "gate_zero_frac": 0.5},
                      "timing": {"timer": "wall", "warmup": 0, "min_samples": 2, "max_samples": 2},
                      "check": {"oracle_max_tokens": 32}}, "b.toml")
-    ctx = MeasureContext(suite=s, device="cpu", env=envmod.capture("cpu"), run_id="r", timer_name="wall",
+    ctx = MeasureContext(suite=s, device="cpu", env=envmod.capture("cpu"), run_id="r", timer=TimerPlan.resolve("wall", "cpu", s.timing),
                          registry={b.name: b for b in (NaiveRecurrent(), NaiveChunk())}, check=True)
     row = run_point(s.points[0], ctx)
     assert row.status == "ok", row.reason
@@ -307,7 +308,7 @@ def test_flashinfer_unavailable_gives_a_skipped_row_with_the_reason():
     ok, why = REGISTRY["flashinfer"].available()
     assert not ok and "flashinfer-python is not installed" in why and "qlabench[flashinfer]" in why
     s = _study_like_suite()
-    ctx = MeasureContext(suite=s, device="cpu", env=envmod.capture("cpu"), run_id="r", timer_name="wall",
+    ctx = MeasureContext(suite=s, device="cpu", env=envmod.capture("cpu"), run_id="r", timer=TimerPlan.resolve("wall", "cpu", s.timing),
                          registry=REGISTRY, check=True)
     row = run_point(s.points[0], ctx)
     assert row.status == "skipped" and row.backend == "flashinfer"
@@ -318,7 +319,7 @@ def test_flashinfer_unavailable_gives_a_skipped_row_with_the_reason():
 def test_a_broken_flashinfer_install_is_a_reason_too(monkeypatch):
     monkeypatch.setattr(fi_mod, "_import", lambda: (None, "import flashinfer.gdn_prefill failed: ImportError: tvm_ffi"))
     s = _study_like_suite()
-    ctx = MeasureContext(suite=s, device="cpu", env=envmod.capture("cpu"), run_id="r", timer_name="wall",
+    ctx = MeasureContext(suite=s, device="cpu", env=envmod.capture("cpu"), run_id="r", timer=TimerPlan.resolve("wall", "cpu", s.timing),
                          registry=REGISTRY, check=True)
     row = run_point(s.points[0], ctx)
     assert row.status == "skipped" and "tvm_ffi" in row.reason

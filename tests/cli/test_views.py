@@ -19,7 +19,7 @@ def _at_80(obj) -> str:
 
 def test_backends_notes_read_whole_at_80_columns():
     from qlabench.backends import REGISTRY
-    from qlabench.cli.views import backends_table
+    from qlabench.cli.listings import backends_table
 
     text = _at_80(backends_table(REGISTRY.values(), width=80))
     assert "naive-recurrent: token-by-token fp32 recurrence" in " ".join(text.split())
@@ -27,7 +27,7 @@ def test_backends_notes_read_whole_at_80_columns():
 
 
 def test_dry_run_labels_are_never_cut_at_80_columns():
-    from qlabench.cli.views import points_table
+    from qlabench.cli.listings import points_table
 
     s = load_suite("flashqla-study")
     text = _at_80(points_table(dataclasses.replace(s, points=s.points[:40]), width=80))

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from qlabench.run.options import InProcess, RunOptions
 from qlabench.cli import app
 from qlabench.core.errors import SpecError
 from qlabench.core.spec import load_suite, parse_suite
@@ -103,7 +104,7 @@ def test_points_larger_than_the_device_memory_are_refused_before_any_worker(tmp_
     tokens = ram // (8 * 4 * 4) + 1  # float32 q, k, v, ... of one head of dim 8: more bytes than RAM
     s = parse_suite({**BASE, "sweep": {**BASE["sweep"], "seqlen": [16, tokens]}}, "v.toml")
     with pytest.raises(ConfigError, match="--allow-oversized"):
-        run_sweep(s, tmp_path, isolate=False)
+        run_sweep(s, tmp_path, RunOptions(executor=InProcess()))
     assert not (tmp_path / "v").exists()
 
 

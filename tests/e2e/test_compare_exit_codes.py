@@ -8,6 +8,7 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
+from qlabench.run.options import InProcess, RunOptions
 from qlabench.cli import app
 from qlabench.core.spec import parse_suite
 from qlabench.run.sweep import run_sweep
@@ -24,7 +25,7 @@ SUITE = {
 @pytest.fixture(scope="module")
 def run_file(tmp_path_factory):
     d = tmp_path_factory.mktemp("ec")
-    return run_sweep(parse_suite(SUITE, "ec.toml"), d, isolate=False).path
+    return run_sweep(parse_suite(SUITE, "ec.toml"), d, RunOptions(executor=InProcess())).path
 
 
 def _variant(run_file, tmp_path, name, fn):
@@ -42,7 +43,7 @@ def _invoke(*args):
 
 def test_zero_overlapping_points_is_not_a_pass(run_file, tmp_path):
     other = parse_suite({**SUITE, "sweep": {**SUITE["sweep"], "seqlen": [16]}}, "ec.toml")
-    head = run_sweep(other, tmp_path, isolate=False).path
+    head = run_sweep(other, tmp_path, RunOptions(executor=InProcess())).path
     r = _invoke("compare", run_file, head)
     assert r.exit_code == 2 and "no point in common" in r.output
 

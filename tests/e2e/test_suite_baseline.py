@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
+from qlabench.run.options import InProcess, RunOptions
 from qlabench.cli import app
 from qlabench.core.spec import load_suite
 from qlabench.run.sweep import run_sweep
@@ -18,7 +19,7 @@ def tiny_results(tmp_path_factory, data_dir=None):
 
     out = tmp_path_factory.mktemp("tiny")
     s = load_suite(str(Path(__file__).resolve().parents[1] / "data" / "tiny-cpu.toml"))  # baseline naive-recurrent
-    run_sweep(s, out, registry=REGISTRY)
+    run_sweep(s, out, RunOptions(executor=InProcess(REGISTRY)))
     return out / "tiny-cpu"
 
 

@@ -18,6 +18,7 @@ torch = pytest.importorskip("torch")
 
 pytestmark = pytest.mark.gpu
 
+from qlabench.measure.timing import TimerPlan
 from qlabench.backends import REGISTRY  # noqa: E402
 from qlabench.measure.correctness import tolerance  # noqa: E402
 from qlabench.run.point import MeasureContext, run_point  # noqa: E402
@@ -32,7 +33,7 @@ def _ctx(points, full_size=True, timer="graph"):
 
     suite = Suite(name="gpu-test", path="<test>", points=tuple(points), timing=FAST,
                   check=CheckSpec(oracle_max_tokens=512, full_size=full_size))
-    return MeasureContext(suite=suite, device="cuda", env=env.capture("cuda"), run_id="test", timer_name=timer,
+    return MeasureContext(suite=suite, device="cuda", env=env.capture("cuda"), run_id="test", timer=TimerPlan.resolve(timer, "cuda", suite.timing),
                           registry=REGISTRY, check=True)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from qlabench.measure.timing import TimerPlan
 from qlabench.measure import env as envmod
 from qlabench.backends import REGISTRY
 from qlabench.run.point import MeasureContext, check_correctness
@@ -53,7 +54,7 @@ def test_an_entry_larger_than_the_budget_is_still_kept_alone():
 
 def test_points_reducing_to_one_problem_check_against_one_oracle_call():
     suite = Suite(name="t", path="<t>", points=(), timing=TimingSpec(), check=CheckSpec(oracle_max_tokens=256))
-    ctx = MeasureContext(suite=suite, device="cpu", env=envmod.capture("cpu"), run_id="r", timer_name="wall",
+    ctx = MeasureContext(suite=suite, device="cpu", env=envmod.capture("cpu"), run_id="r", timer=TimerPlan.resolve("wall", "cpu", suite.timing),
                          registry=REGISTRY, check=True)
     backend = REGISTRY["naive-chunk"]
     # The backward point first: its entry, with gradients, then serves the forward points too.
@@ -62,7 +63,7 @@ def test_points_reducing_to_one_problem_check_against_one_oracle_call():
     assert [r[0] for r in results] == [Status.OK] * 4
     assert (ctx.oracle_cache.misses, ctx.oracle_cache.hits) == (2, 2)  # h 2/4 once, h 2/8 once
     # the shared outputs give the errors a fresh oracle gives
-    fresh = MeasureContext(suite=suite, device="cpu", env=ctx.env, run_id="r", timer_name="wall", registry=REGISTRY,
+    fresh = MeasureContext(suite=suite, device="cpu", env=ctx.env, run_id="r", timer=ctx.timer, registry=REGISTRY,
                            check=True)
     assert check_correctness(points[2], backend, fresh)[2] == results[2][2]
 

@@ -8,6 +8,9 @@ import json
 
 import pytest
 
+from qlabench.core.spec import TimingSpec
+from qlabench.measure.timing import TimerPlan
+from qlabench.run.options import RunOptions
 from qlabench.core.errors import SpecError
 from qlabench.core.point import Point
 from qlabench.core.spec import load_suite, parse_suite
@@ -235,7 +238,8 @@ def test_safe_env_is_forced_everywhere(monkeypatch, tmp_path):
 
     monkeypatch.setattr(w.subprocess, "Popen", FakePopen)
     monkeypatch.setenv("NCCL_NVLS_ENABLE", "1")
-    job = w.WorkerJob(suite=load_suite(str(DATA / "tiny-cpu.toml")), run_id="r", timer_name="wall", check=False)
+    job = w.WorkerJob(suite=(s := load_suite(str(DATA / "tiny-cpu.toml"))), run_id="r",
+                      timer=TimerPlan.resolve("wall", "cpu", s.timing), check=False)
     with pytest.raises(OSError):
         w._Worker(job, w.Slot("cpu"), str(tmp_path))
     assert missing(seen) == []
@@ -259,7 +263,7 @@ def test_too_few_gpus_is_skipped_without_a_launch(monkeypatch):
     suite = load_suite("h200x2-cp")
     pts = [p for p in suite.points if p.distributed][:3] + [
         _p(cp_world_size=2, cp_mode="inter", seqlens=(1023,))]
-    job = WorkerJob(suite=suite, run_id="r", timer_name="events", check=True)
+    job = WorkerJob(suite=suite, run_id="r", timer=TimerPlan.resolve("events", "cuda", suite.timing), check=True)
 
     def no_launch(*a, **k):
         raise AssertionError("nothing may be started")
@@ -307,6 +311,9 @@ def test_cpu_distributed_sweep_end_to_end(cpu_run):
             assert len(r["cp_rank_bwd_ms"]) == 0
         assert (r["cp_intra"] is True) if r["cp_mode"] == "dual" else r["cp_intra"] is None
         assert r["timer"] == "wall" and r["first_call_s"] > 0
+        # filled by the same PointRow as a single-device row: what ended sampling, the threads measured with
+        assert r["stopped_by"] in ("max_samples", "max_time") and r["below_min_samples"] is False
+        assert r["cpu_threads"] == 1  # the suite's run.cpu_threads, pinned on every rank
     # compile_s once per compile group (inter, dual) within the launch
     assert cp["compile_s"].notna().sum() == 2
     single = df[df["cp_world_size"].isna()]
@@ -318,7 +325,7 @@ def test_cpu_resume_skips_distributed_rows(cpu_run, tmp_path):
 
     res, _ = cpu_run
     out = res.path.parent.parent
-    again = run_sweep(load_suite(str(DATA / "cp-cpu.toml")), out, resume=True)
+    again = run_sweep(load_suite(str(DATA / "cp-cpu.toml")), out, RunOptions(resume=True))
     assert again.resumed == 9 and again.rows == []
 
 
@@ -379,7 +386,7 @@ def test_cpu_dead_rank_is_an_error_row(tmp_path, monkeypatch):
 def test_time_budget_stops_before_launch(tmp_path):
     from qlabench.run.sweep import run_sweep
 
-    res = run_sweep(load_suite(str(DATA / "cp-cpu.toml")), tmp_path, max_time_s=0)
+    res = run_sweep(load_suite(str(DATA / "cp-cpu.toml")), tmp_path, RunOptions(max_time_s=0))
     assert res.rows == [] and res.not_run == 9
 
 
@@ -417,7 +424,7 @@ def test_a_row_timed_as_asked_is_left_alone(make_row, requested, device_type, us
     from qlabench.run.distributed.launch import with_timer_note
 
     row = _rank0_row(make_row, used)
-    assert with_timer_note(row, requested, device_type) is row
+    assert with_timer_note(row, TimerPlan.resolve(requested, device_type, TimingSpec())) is row
 
 
 @pytest.mark.parametrize("requested, words", [("graph", "timer 'graph' not used"),
@@ -426,7 +433,8 @@ def test_a_row_not_timed_as_asked_says_why(make_row, requested, words):
     from qlabench.core.result import ResultRow
     from qlabench.run.distributed.launch import with_timer_note
 
-    row = ResultRow(**with_timer_note(_rank0_row(make_row, "events", {"cp": {"world_size": 2}}), requested, "cuda"))
+    plan = TimerPlan.resolve(requested, "cuda", TimingSpec())
+    row = ResultRow(**with_timer_note(_rank0_row(make_row, "events", {"cp": {"world_size": 2}}), plan))
     assert row.status == "ok" and row.reason is None and row.timer == "events"  # the timer actually used
     extra = json.loads(row.extra_json)
     assert extra["cp"] == {"world_size": 2}  # the worker's details are kept
@@ -438,7 +446,7 @@ def test_an_untimed_row_gets_no_note(make_row):
     from qlabench.run.distributed.launch import with_timer_note
 
     row = make_row(status="error", reason="boom", timer=None).as_dict()
-    assert with_timer_note(row, "graph", "cuda") is row
+    assert with_timer_note(row, TimerPlan.resolve("graph", "cuda", TimingSpec())) is row
 
 
 def test_the_launcher_notes_the_timer_on_the_rows_it_receives(make_row):
@@ -447,7 +455,7 @@ def test_the_launcher_notes_the_timer_on_the_rows_it_receives(make_row):
 
     suite = load_suite("h200x2-cp")
     p = next(p for p in suite.points if p.distributed)
-    job = WorkerJob(suite=suite, run_id="r", timer_name="graph", check=True)
+    job = WorkerJob(suite=suite, run_id="r", timer=TimerPlan.resolve("graph", "cuda", suite.timing), check=True)
     launcher = launch.CPLauncher(job, "cuda", {"host": "h"}, gpu_ids=["0", "1"])
     la = launch._Launch(points=[p], proc=None, dir="", events_path="", stop_path="", log_path="")
     sink = _Sink()

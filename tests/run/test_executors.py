@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from qlabench.run.options import RunOptions
 from qlabench.measure import env as envmod
 from qlabench.core.errors import QlabenchError
 from qlabench.run.executors.local import local_slots, visible_gpus
@@ -62,8 +63,8 @@ def test_groups_spread_over_several_slots_give_the_same_rows(tmp_path):
     suite = load_suite(str(TINY))
     one = run_sweep(suite, tmp_path / "one")
     two = run_sweep(suite, tmp_path / "two",
-                    make_executor=lambda job, device, env: WorkerPool(job, [Slot(device, name="a"),
-                                                                            Slot(device, name="b")]))
+                    RunOptions(executor=lambda job, device, env: WorkerPool(job, [Slot(device, name="a"),
+                                                                                  Slot(device, name="b")])))
     assert one.workers_started == 1 and two.workers_started == 2  # two compile groups, one per slot
     assert {(point_key(r), r.status) for r in two.rows} == {(point_key(r), r.status) for r in one.rows}
     assert len(two.rows) == len(suite.points)

@@ -9,6 +9,7 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
+from qlabench.run.options import InProcess, RunOptions
 from qlabench.backends import REGISTRY
 from qlabench.backends.base import Backend
 from qlabench.backends.reference import recurrent_gated_delta_rule
@@ -101,7 +102,7 @@ def test_a_kernel_wrong_only_at_full_size_is_caught_by_the_fp64_reference(tmp_pa
     check = {"oracle_max_tokens": 64, "reference": reference}
     suite = parse_suite(suite_dict(["late-drift"], 256, check))
     registry = {**REGISTRY, "late-drift": LateDrift()}
-    (row,) = run_sweep(suite, tmp_path, registry=registry, isolate=False).rows
+    (row,) = run_sweep(suite, tmp_path, RunOptions(executor=InProcess(registry))).rows
     assert row.status == status, row.reason
     if reference == "fp64-full":
         assert row.reason.startswith("vs fp64-full: o rel err") and row.err_o > 0.01
@@ -114,7 +115,7 @@ def test_a_kernel_wrong_only_at_full_size_is_caught_by_the_fp64_reference(tmp_pa
 def test_float64_points_agree_with_the_reference_to_round_off(tmp_path):
     d = suite_dict(["naive-recurrent", "naive-chunk"], 100, {"reference": "fp64-full"}, modes=("fwd_bwd",))
     d["sweep"]["dtype"] = "float64"
-    rows = run_sweep(parse_suite(d), tmp_path, registry=REGISTRY, isolate=False).rows
+    rows = run_sweep(parse_suite(d), tmp_path, RunOptions(executor=InProcess(REGISTRY))).rows
     assert [r.status for r in rows] == ["ok", "ok"]
     for r in rows:
         errs = [getattr(r, c) for c in ("err_o", "err_ht", *GRADS)]

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from qlabench.run.options import RunOptions
 from qlabench.run.executors.ray_executor import actor_options, cluster_slots, default_resources
 from qlabench.store.resume import point_key
 from qlabench.run.sweep import run_sweep
@@ -60,7 +61,7 @@ def test_ray_gives_the_same_rows_as_the_local_executor(cluster, suite, local_row
         made.append(RayExecutor(job, device, env, resources={"GPU": 1}))
         return made[0]
 
-    res = run_sweep(suite, tmp_path, make_executor=make)
+    res = run_sweep(suite, tmp_path, RunOptions(executor=make))
     assert made[0].n_slots == FAKE_GPUS and res.workers_started == FAKE_GPUS
     assert keys_statuses(res.rows) == keys_statuses(local_rows)
     assert keys_statuses(read_rows(res.path)) == keys_statuses(local_rows)  # written through the same store
@@ -97,7 +98,7 @@ def test_a_killed_ray_worker_costs_only_its_point_and_resume_finishes(cluster, s
         prog.executor = RayExecutor(job, device, env, resources={"GPU": 1})
         return prog.executor
 
-    res = run_sweep(suite, tmp_path, progress=prog, make_executor=make)
+    res = run_sweep(suite, tmp_path, RunOptions(executor=make), progress=prog)
     assert prog.killed
     lost = [r for r in res.rows if r.status == "error"]
     assert len(lost) == 1 and lost[0].reason.startswith("ray worker lost")
@@ -106,6 +107,6 @@ def test_a_killed_ray_worker_costs_only_its_point_and_resume_finishes(cluster, s
     written = {(point_key(r), r.status, r.timestamp) for r in read_rows(res.path)}
     assert {(point_key(r), r.status, r.timestamp) for r in prog.before_kill} <= written
 
-    again = run_sweep(suite, tmp_path, resume=True, make_executor=functools.partial(RayExecutor, resources={"GPU": 1}))
+    again = run_sweep(suite, tmp_path, RunOptions(executor=functools.partial(RayExecutor, resources={"GPU": 1}), resume=True))
     assert again.resumed == len(suite.points) - 1 and len(again.rows) == 1
     assert keys_statuses(r for r in res.rows + again.rows if r.status == "ok") == keys_statuses(local_rows)

@@ -6,6 +6,7 @@ import pytest
 from fault_suites import fault_suite
 from typer.testing import CliRunner
 
+from qlabench.run.options import InProcess, RunOptions
 from qlabench.backends import REGISTRY
 from qlabench.cli import app
 from qlabench.core.errors import ConfigError, SpecError, TimerError
@@ -33,21 +34,15 @@ class RecordingProgress:
 def test_progress_sees_every_point_once_in_compile_group_order(tmp_path):
     s = parse_suite(fault_suite([16, 18], seqlens=(8, 12)), "<p>")
     prog = RecordingProgress()
-    res = run_sweep(s, tmp_path, registry=REGISTRY, progress=prog)
+    res = run_sweep(s, tmp_path, RunOptions(executor=InProcess(REGISTRY)), progress=prog)
     assert prog.total == 4 and len(prog.started) == 4 and prog.done == res.rows
     assert [p.V for p in prog.started] == [16, 16, 18, 18]
     assert [r.status for r in res.rows] == ["ok", "ok", "incorrect", "incorrect"]  # NaN outputs, in-process too
 
 
-def test_a_custom_registry_cannot_be_isolated(tmp_path):
-    s = parse_suite(fault_suite([16]), "<p>")
-    with pytest.raises(ValueError, match="in-process"):
-        run_sweep(s, tmp_path, registry=REGISTRY, isolate=True)
-
-
 def test_process_faults_do_not_fire_in_process(tmp_path):
     s = parse_suite(fault_suite([20]), "<p>")  # segfault: would kill the test process if it fired here
-    (row,) = run_sweep(s, tmp_path, registry=REGISTRY).rows
+    (row,) = run_sweep(s, tmp_path, RunOptions(executor=InProcess(REGISTRY))).rows
     assert row.status == "error" and "only fires inside an isolated worker" in row.reason
 
 
@@ -117,7 +112,7 @@ def _no_executor(*a, **k):
 def test_a_bad_timer_fails_the_sweep_before_any_worker(tmp_path, timer, words):
     s = parse_suite(fault_suite([16]), "<p>")  # device cpu
     with pytest.raises(TimerError, match=words):
-        run_sweep(s, tmp_path / "out", timer=timer, make_executor=_no_executor)
+        run_sweep(s, tmp_path / "out", RunOptions(executor=_no_executor, timer=timer))
     assert not (tmp_path / "out").exists()
 
 
@@ -126,10 +121,10 @@ def test_a_suite_timer_that_needs_cuda_fails_on_cpu(tmp_path):
     data["timing"]["timer"] = "graph"
     s = parse_suite(data, "<p>")
     with pytest.raises(TimerError, match="timer 'graph' needs a CUDA device"):
-        run_sweep(s, tmp_path / "out", device="cpu", make_executor=_no_executor)
+        run_sweep(s, tmp_path / "out", RunOptions(executor=_no_executor, device="cpu"))
     # in-process too: the same single check, not an error row per point
     with pytest.raises(TimerError):
-        run_sweep(s, tmp_path / "out", device="cpu", registry=REGISTRY)
+        run_sweep(s, tmp_path / "out", RunOptions(executor=InProcess(REGISTRY), device="cpu"))
     assert not (tmp_path / "out").exists()
 
 
@@ -142,9 +137,8 @@ def test_cli_device_cpu_with_the_graph_timer_is_one_message(tmp_path, data_dir):
     assert not out.exists()
 
 
-def test_conflicting_run_options_are_config_errors(tmp_path):
-    s = parse_suite(fault_suite([16]), "<p>")
-    with pytest.raises(ConfigError, match="in-process"):
-        run_sweep(s, tmp_path, registry=REGISTRY, isolate=True)
-    with pytest.raises(ConfigError, match="needs isolation"):
-        run_sweep(s, tmp_path, isolate=False, make_executor=_no_executor)
+def test_no_isolate_with_a_gpu_count_is_one_message(tmp_path, data_dir):
+    r = CliRunner().invoke(app, ["run", "sweep", "--suite", str(data_dir / "tiny-cpu.toml"), "--out",
+                                 str(tmp_path / "r"), "--no-isolate", "--gpus", "2"])
+    assert r.exit_code == 2
+    assert r.stderr.startswith("error: --no-isolate measures in this process") and "Traceback" not in r.stderr

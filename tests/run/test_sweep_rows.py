@@ -7,6 +7,7 @@ import dataclasses
 
 from typer.testing import CliRunner
 
+from qlabench.run.options import InProcess, RunOptions
 from qlabench.cli import app
 from qlabench.core.spec import load_suite
 from qlabench.run.sweep import run_sweep
@@ -44,7 +45,7 @@ def test_an_in_process_sweep_gives_the_caller_its_threads_back(tmp_path, data_di
     before = torch.get_num_threads()
     torch.set_num_threads(2)
     try:
-        rows = run_sweep(_tiny(data_dir), tmp_path, registry=REGISTRY).rows
+        rows = run_sweep(_tiny(data_dir), tmp_path, RunOptions(executor=InProcess(REGISTRY))).rows
         assert {r.cpu_threads for r in rows} == {1}  # measured pinned, as in a worker
         assert torch.get_num_threads() == 2
     finally:
@@ -57,7 +58,7 @@ def test_rows_record_stop_reason_and_a_min_samples_shortfall(tmp_path, data_dir)
                                                           max_time_s=0.0, target_rel_noise=0.0))
     from qlabench.backends import REGISTRY
 
-    rows = run_sweep(s, tmp_path, registry=REGISTRY).rows
+    rows = run_sweep(s, tmp_path, RunOptions(executor=InProcess(REGISTRY))).rows
     assert all(r.ok for r in rows)
     assert {(r.n_samples, r.stopped_by, r.below_min_samples) for r in rows} == {(1, "max_time", True)}
 
@@ -66,12 +67,12 @@ def test_run_result_repr_is_one_line_and_progress_is_on_request(tmp_path, data_d
     from qlabench.backends import REGISTRY
 
     s = _tiny(data_dir)
-    res = run_sweep(s, tmp_path, registry=REGISTRY, progress=True)
+    res = run_sweep(s, tmp_path, RunOptions(executor=InProcess(REGISTRY)), progress=True)
     text = repr(res)
     assert "\n" not in text and len(text) < 250
     assert text.startswith("RunResult(run_id=") and "rows=2 (2 ok)" in text and "device='cpu'" in text
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 2 and err[0].startswith("[1/2] ok naive-recurrent") and err[1].startswith("[2/2] ok")
-    run_sweep(s, tmp_path, registry=REGISTRY)  # silent by default
+    run_sweep(s, tmp_path, RunOptions(executor=InProcess(REGISTRY)))  # silent by default
     assert capsys.readouterr().err == ""
 

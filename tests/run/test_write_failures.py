@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from qlabench.run.options import InProcess, RunOptions
 from qlabench.cli import app
 from qlabench.core.errors import ResultsWriteError, RunIncompleteError, SpecError, StoreError
 from qlabench.core.spec import parse_suite
@@ -44,7 +45,7 @@ def test_out_pointing_at_a_file_is_refused_before_any_point(tmp_path):
     f.write_text("x")
     r = CliRunner().invoke(app, ["run", "sweep", "--suite", str(TINY), "--out", str(f), "--no-isolate"])
     assert r.exit_code == 2, r.output
-    assert "cannot write results" in r.output and "nothing was run" in r.output
+    assert f"--out {f}: is a file" in r.output
     assert "ok " not in r.output  # no point was measured
 
 
@@ -79,7 +80,7 @@ def test_a_write_error_mid_sweep_stops_at_once_keeping_earlier_rows(tmp_path, mo
     monkeypatch.setattr(files.PartWriter, "write", failing)
     suite = parse_suite(SUITE, "wf.toml")
     with pytest.raises(ResultsWriteError, match="No space left on device") as e:
-        run_sweep(suite, tmp_path, isolate=True)
+        run_sweep(suite, tmp_path)
     assert "2 row(s) written before it are kept" in str(e.value) and e.value.exit_code == 1
     assert len(calls) == 3  # stopped at once: no fourth point was measured and written
     assert len(read_results([tmp_path / "wf"])) == 2  # the parts are readable as they are
@@ -87,8 +88,8 @@ def test_a_write_error_mid_sweep_stops_at_once_keeping_earlier_rows(tmp_path, mo
 
 def test_gate_fails_when_the_head_run_left_points_unmeasured(tmp_path, monkeypatch):
     suite = parse_suite(SUITE, "wf.toml")
-    base = run_sweep(suite, tmp_path / "b", isolate=False)
-    monkeypatch.setattr(sweepmod, "run_sweep", lambda s, out, **kw: RunResult("x", base.path, [], "cpu", 0.0, not_run=3))
+    base = run_sweep(suite, tmp_path / "b", RunOptions(executor=InProcess()))
+    monkeypatch.setattr(sweepmod, "run_sweep", lambda s, out, *a, **kw: RunResult("x", base.path, [], "cpu", 0.0, not_run=3))
     from qlabench.workflows.gate import run_gate
 
     with pytest.raises(RunIncompleteError, match="3 point"):
@@ -127,7 +128,7 @@ def test_output_paths_resolve_under_their_root(tmp_path):
 
 def test_baseline_save_refuses_a_suite_name_that_escapes_the_root(tmp_path):
     suite = parse_suite(SUITE, "wf.toml")
-    res = run_sweep(suite, tmp_path / "r", isolate=False)
+    res = run_sweep(suite, tmp_path / "r", RunOptions(executor=InProcess()))
     with pytest.raises(StoreError, match="may contain only"):
         save_baseline([res.path], "../../x", tmp_path / "root")
     with pytest.raises(StoreError, match="may contain only"):

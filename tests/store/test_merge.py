@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from qlabench.measure.timing import TimerPlan
 from qlabench.cli import app
 from qlabench.core.errors import QlabenchError
 from qlabench.core.point import Point
@@ -29,7 +30,7 @@ def suite():
 
 
 def rows_for(suite, points, run_id, status="ok", second=0, host="node-a"):
-    job = WorkerJob(suite=suite, run_id=run_id, timer_name="wall", check=True)
+    job = WorkerJob(suite=suite, run_id=run_id, timer=TimerPlan.resolve("wall", "cpu", suite.timing), check=True)
     out = []
     for p in points:
         r = failure_row(p, job, {**ENV, "host": host}, "boom")

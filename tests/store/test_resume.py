@@ -11,6 +11,7 @@ from pathlib import Path
 
 from part_rows import row as _row
 
+from qlabench.run.options import InProcess, RunOptions
 from qlabench.backends import REGISTRY
 from qlabench.store.keys import workload_keys
 from qlabench.core.point import Point
@@ -103,7 +104,7 @@ def test_kill_9_mid_sweep_then_resume_equals_an_uninterrupted_run(tmp_path):
     ok_before = int((left["status"] == "ok").sum())
     assert f"{ok_before} points already recorded ok" in resumed.stdout
 
-    reference = run_sweep(suite, tmp_path / "reference", registry=REGISTRY)  # uninterrupted, in-process
+    reference = run_sweep(suite, tmp_path / "reference", RunOptions(executor=InProcess(REGISTRY)))  # uninterrupted, in-process
     final = read_results([out])
     assert _key_status(final) == _key_status(read_results([reference.path]))
     # Nothing recorded ok was measured twice.
@@ -124,20 +125,20 @@ def _suite(seqlens=(8, 12), vs=(16,)):
 
 def test_resume_reruns_only_what_is_not_ok(tmp_path):
     s = _suite(vs=(16, 17))  # V=17 raises: error rows are measured again, ok rows are not
-    first = run_sweep(s, tmp_path, registry=REGISTRY)
+    first = run_sweep(s, tmp_path, RunOptions(executor=InProcess(REGISTRY)))
     assert sorted(r.status for r in first.rows) == ["error", "error", "ok", "ok"]
-    second = run_sweep(s, tmp_path, registry=REGISTRY, resume=True)
+    second = run_sweep(s, tmp_path, RunOptions(executor=InProcess(REGISTRY), resume=True))
     assert second.resumed == 2
     assert sorted((r.V, r.status) for r in second.rows) == [(17, "error"), (17, "error")]
-    third = run_sweep(_suite(seqlens=(8, 12, 16), vs=(16,)), tmp_path, registry=REGISTRY, resume=True)
+    third = run_sweep(_suite(seqlens=(8, 12, 16), vs=(16,)), tmp_path, RunOptions(executor=InProcess(REGISTRY), resume=True))
     assert third.resumed == 2 and [r.total_tokens for r in third.rows] == [16]
 
 
 def test_max_time_stops_before_new_points_and_resume_continues(tmp_path):
     s = _suite()
-    stopped = run_sweep(s, tmp_path, registry=REGISTRY, max_time_s=0)
+    stopped = run_sweep(s, tmp_path, RunOptions(executor=InProcess(REGISTRY), max_time_s=0))
     assert stopped.rows == [] and stopped.path is None and stopped.not_run == 2 and not stopped.complete
-    done = run_sweep(s, tmp_path, registry=REGISTRY, resume=True)
+    done = run_sweep(s, tmp_path, RunOptions(executor=InProcess(REGISTRY), resume=True))
     assert done.complete and done.resumed == 0 and len(done.rows) == 2
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from qlabench.run.options import InProcess, RunOptions
 from qlabench.cli import app
 from qlabench.core.errors import StoreError
 from qlabench.core.spec import parse_suite
@@ -29,23 +30,23 @@ def suite():
 
 
 def test_rows_measured_without_the_check_do_not_count_for_a_checked_resume(suite, tmp_path):
-    unchecked = run_sweep(suite, tmp_path, isolate=False, check=False)
+    unchecked = run_sweep(suite, tmp_path, RunOptions(executor=InProcess(), check=False))
     assert all(r.status == "ok" and r.oracle is None for r in unchecked.rows)
-    again = run_sweep(suite, tmp_path, isolate=False, resume=True)  # checked (the suite's default)
+    again = run_sweep(suite, tmp_path, RunOptions(executor=InProcess(), resume=True))  # checked (the suite's default)
     assert again.resumed == 0 and len(again.rows) == 2 and all(r.oracle for r in again.rows)
-    third = run_sweep(suite, tmp_path, isolate=False, resume=True)
+    third = run_sweep(suite, tmp_path, RunOptions(executor=InProcess(), resume=True))
     assert third.resumed == 2 and not third.rows
     # an unchecked resume accepts checked rows
-    assert run_sweep(suite, tmp_path, isolate=False, resume=True, check=False).resumed == 2
+    assert run_sweep(suite, tmp_path, RunOptions(executor=InProcess(), check=False, resume=True)).resumed == 2
 
 
 def test_a_second_concurrent_resume_is_refused(suite, tmp_path):
     with resume_lock(tmp_path, "rg"):
         with pytest.raises(StoreError, match="another --resume"):
-            run_sweep(suite, tmp_path, isolate=False, resume=True)
+            run_sweep(suite, tmp_path, RunOptions(executor=InProcess(), resume=True))
         # a plain sweep into the same folder is still allowed (each writes its own run id)
-        assert len(run_sweep(suite, tmp_path, isolate=False).rows) == 2
-    assert len(run_sweep(suite, tmp_path, isolate=False, resume=True).rows) == 0  # released
+        assert len(run_sweep(suite, tmp_path, RunOptions(executor=InProcess())).rows) == 2
+    assert len(run_sweep(suite, tmp_path, RunOptions(executor=InProcess(), resume=True)).rows) == 0  # released
 
 
 def test_the_lock_is_an_flock_held_for_the_sweep(suite, tmp_path):
@@ -65,12 +66,12 @@ def test_the_lock_is_an_flock_held_for_the_sweep(suite, tmp_path):
         def point_started(self, p): ...
         def point_done(self, r): ...
 
-    run_sweep(suite, tmp_path, isolate=False, resume=True, progress=Probe())
+    run_sweep(suite, tmp_path, RunOptions(executor=InProcess(), resume=True), progress=Probe())
     assert seen == ["held"]
 
 
 def test_merge_into_an_existing_file_is_refused_without_force(suite, tmp_path):
-    res = run_sweep(suite, tmp_path / "r", isolate=False)
+    res = run_sweep(suite, tmp_path / "r", RunOptions(executor=InProcess()))
     into = tmp_path / "merged.parquet"
     into.write_bytes(b"precious")
     r = CliRunner().invoke(app, ["merge", str(res.path), "--into", str(into)])
@@ -80,7 +81,7 @@ def test_merge_into_an_existing_file_is_refused_without_force(suite, tmp_path):
 
 
 def test_plot_out_a_file_is_a_clean_error(suite, tmp_path):
-    res = run_sweep(suite, tmp_path / "r", isolate=False)
+    res = run_sweep(suite, tmp_path / "r", RunOptions(executor=InProcess()))
     f = tmp_path / "plot.png"
     f.write_text("x")
     for cmd in ("plot", "plot-sm"):

@@ -8,6 +8,7 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
+from qlabench.run.options import InProcess, RunOptions
 from qlabench.backends import synthetic
 from qlabench.backends.synthetic import SLOWDOWN_ENV, Synthetic
 from qlabench.store.baselines import baseline_path, save_baseline, slugify
@@ -76,7 +77,7 @@ QUIET_FLOOR = 1.0  # a noise floor of +100% (run-to-run SD 23%) still leaves a 1
 
 
 def test_gate_passes_a_run_against_itself_and_catches_a_tenfold_slowdown(suite, tmp_path, monkeypatch):
-    base = run_sweep(suite, tmp_path / "base", isolate=False, replicates=3)
+    base = run_sweep(suite, tmp_path / "base", RunOptions(executor=InProcess(), replicates=3))
     assert all(r.ok for r in base.rows) and sorted(r.replicate for r in base.rows) == [0, 0, 1, 1, 2, 2]
     # A/A on identical samples is deterministic. (A live A/A re-run is a statement about the machine's
     # noise, not about the code: that belongs to the studies in docs/GATING.md, not to a unit test.)
@@ -87,7 +88,7 @@ def test_gate_passes_a_run_against_itself_and_catches_a_tenfold_slowdown(suite, 
     assert {p.verdict for p in same.pairs} <= {Verdict.SAME, Verdict.AMBIGUOUS, Verdict.NOT_GATEABLE}
     assert all(p.stats.ratio == pytest.approx(1.0) and p.stats.runs_base == 3 for p in same.pairs)
     monkeypatch.setenv(SLOWDOWN_ENV, "10.0")
-    slow = run_gate(suite, [base.path], tmp_path / "slow", confirm=1, replicates=3, isolate=False)
+    slow = run_gate(suite, [base.path], tmp_path / "slow", confirm=1, replicates=3, run=RunOptions(executor=InProcess()))
     verdicts = [p.verdict for p in slow.comparison.pairs]
     # Never same, faster or ambiguous; `not gateable` only where the run-to-run noise puts the floor above 10x.
     assert set(verdicts) <= {Verdict.SLOWER, Verdict.NOT_GATEABLE}, [p.reason for p in slow.comparison.pairs]
@@ -113,7 +114,7 @@ def test_gate_confirms_by_re_measuring_base_and_head_interleaved(suite, tmp_path
     (base_env / "sitecustomize.py").write_text(f"import os\nos.environ[{SLOWDOWN_ENV!r}] = '1.0'\n")
     # One torch thread per worker: with several, workers on a loaded 2-core box were 40x apart (docs/GATING.md).
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
-    base = run_sweep(suite, tmp_path / "base", replicates=3)
+    base = run_sweep(suite, tmp_path / "base", RunOptions(replicates=3))
     # Rounds: every point once, then every point again, each round in a fresh worker process.
     assert [r.replicate for r in base.rows] == [0, 0, 1, 1, 2, 2] and base.workers_started == 3
     monkeypatch.setenv(SLOWDOWN_ENV, "5.0")
@@ -126,11 +127,11 @@ def test_gate_confirms_by_re_measuring_base_and_head_interleaved(suite, tmp_path
 
 
 def test_baseline_save_merges_and_gate_finds_it(suite, tmp_path):
-    res = run_sweep(suite, tmp_path / "r", isolate=False)
+    res = run_sweep(suite, tmp_path / "r", RunOptions(executor=InProcess()))
     root = tmp_path / "baselines"
     path, n, replaced = save_baseline([res.path], "gate-tiny", root)
     assert path == baseline_path(root, res.rows[0].device, "gate-tiny") and (n, replaced) == (2, 0)
-    reps = run_sweep(suite, tmp_path / "k", isolate=False, replicates=2)
+    reps = run_sweep(suite, tmp_path / "k", RunOptions(executor=InProcess(), replicates=2))
     _, n, replaced = save_baseline([reps.path], "gate-tiny", tmp_path / "b2")
     assert (n, replaced) == (4, 0)  # every replicate is kept: the noise floor is learned from them
     path2, n, replaced = save_baseline([res.path], "gate-tiny", root)
@@ -141,7 +142,7 @@ def test_baseline_save_merges_and_gate_finds_it(suite, tmp_path):
 
 def test_gate_cli_against_a_baseline_without_the_suite_is_a_usage_error(tmp_path):
     other = parse_suite({**SUITE, "name": "other", "sweep": {**SUITE["sweep"], "seqlen": [16]}}, "other.toml")
-    res = run_sweep(other, tmp_path / "r", isolate=False)
+    res = run_sweep(other, tmp_path / "r", RunOptions(executor=InProcess()))
     suite_file = tmp_path / "gate-tiny.toml"
     suite_file.write_text('name = "gate-tiny"\ndevice = "cpu"\n[sweep]\nbackends = ["synthetic"]\nseqlen = [64]\n'
                           'heads = [{ h_qk = 1, h_v = 1 }]\nK = 32\nV = 32\ndtype = "float32"\n')
@@ -181,7 +182,7 @@ def test_a_gate_against_a_baseline_of_error_rows_is_not_a_pass(suite, tmp_path, 
     from qlabench.core.errors import StoreError
     from qlabench.store.files import write_rows
 
-    good = run_sweep(suite, tmp_path / "good", isolate=False)
+    good = run_sweep(suite, tmp_path / "good", RunOptions(executor=InProcess()))
     root = tmp_path / "baselines"
     path, _, _ = save_baseline([good.path], "gate-tiny", root)
     broken = write_rows(tmp_path / "broken.parquet", [
@@ -192,7 +193,7 @@ def test_a_gate_against_a_baseline_of_error_rows_is_not_a_pass(suite, tmp_path, 
         save_baseline([broken], "gate-tiny", root)  # the good baseline stays
     save_baseline([broken], "gate-tiny", root, force=True)
     monkeypatch.setenv(SLOWDOWN_ENV, "10.0")
-    res = run_gate(suite, [path], tmp_path / "head", replicates=2, isolate=False)
+    res = run_gate(suite, [path], tmp_path / "head", replicates=2, run=RunOptions(executor=InProcess()))
     assert not res.comparison.timed and res.comparison.exit_code == 2  # was: PASS over 0 timed points
 
 
@@ -201,4 +202,4 @@ def test_gate_bounds_its_numeric_options_before_running(suite, tmp_path, kw):
     from qlabench.core.errors import QlabenchError
 
     with pytest.raises(QlabenchError, match=f"--{next(iter(kw))} must be between"):
-        run_gate(suite, [tmp_path / "never-read.parquet"], tmp_path / "o", isolate=False, **kw)
+        run_gate(suite, [tmp_path / "never-read.parquet"], tmp_path / "o", run=RunOptions(executor=InProcess()), **kw)

@@ -19,7 +19,7 @@ from qlabench.core.point import Point
 from qlabench.measure.correctness import compare_lean
 from qlabench.measure.inputs import GDNInputs
 from qlabench.run.distributed.rank import Rank
-from qlabench.run.point import error_columns, reference_outputs
+from qlabench.run.point import reference_outputs
 
 
 def gather_outputs(p: Point, rk: Rank, local_out: dict) -> dict | None:
@@ -47,7 +47,7 @@ def gather_outputs(p: Point, rk: Rank, local_out: dict) -> dict | None:
 
 
 def reference_check(p: Point, backend: Backend, got: dict, full: GDNInputs) -> tuple[dict, str, str | None]:
-    """Rank 0 alone: (err_* columns, oracle label, failure or None) of the gathered outputs `got`
+    """Rank 0 alone: (relative errors per tensor, oracle label, failure or None) of the gathered outputs `got`
     against the backend's single-device reference on the full inputs. `got` is emptied."""
     reference = get_backend(backend.cp_reference)
     ref = reference_outputs(reference, p.mode, full, fp32=backend.cp_reference_fp32)
@@ -57,4 +57,4 @@ def reference_check(p: Point, backend: Backend, got: dict, full: GDNInputs) -> t
     errors, failure = compare_lean(got, ref, p.dtype)
     rdt = "float32" if backend.cp_reference_fp32 else p.dtype
     oracle = f"{backend.cp_reference} {rdt} @{p.total_tokens} tokens (one device, no CP)"
-    return error_columns(errors), oracle, failure
+    return errors, oracle, failure

@@ -30,23 +30,21 @@ CUDA suite has distributed points.
 
 from __future__ import annotations
 
-import ctypes
+import functools
 import json
 import os
 import pickle
 import shutil
 import signal
 import subprocess
-import sys
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from qlabench.core.point import Point
 from qlabench.core.result import ResultRow, Status, make_row
-from qlabench.core.spec import Suite
-from qlabench.measure.timing import resolve_timer
+from qlabench.measure.timing.plan import TimerPlan
+from qlabench.run.reaper import die_with_parent
 from qlabench.run.tempdirs import private_temp_dir
 from qlabench.run.pool import (
     START_TIMEOUT_S,
@@ -66,15 +64,12 @@ _POLL_S = 0.1
 
 @dataclass(frozen=True)
 class CPJob:
-    """What every rank of one launch needs (pickled into the job file)."""
+    """What every rank of one launch needs (pickled into the job file): the sweep's WorkerJob (suite, run,
+    timer plan, check, time limits), the launch's device type and its points."""
 
-    suite: Suite
-    run_id: str
-    check: bool
+    job: WorkerJob
     device_type: str  # "cuda" (NCCL, one GPU per rank) or "cpu" (gloo)
     points: tuple[dict, ...]
-    compile_timeout_s: float = 1800.0
-    point_timeout_s: float = 600.0
 
 
 def torchrun_command(world_size: int, job_path: str, events_path: str, stop_path: str) -> list[str]:
@@ -103,14 +98,15 @@ def gpu_shortage(world_size: int, gpu_ids: Sequence[str]) -> str | None:
     return None
 
 
-def with_timer_note(row: dict, requested: str, device_type: str) -> dict:
+def with_timer_note(row: dict, timer: TimerPlan) -> dict:
     """A rank-0 row (as a dict), noting in its extra_json when it was not timed by the sweep's timer.
 
     The CP ranks time each iteration themselves, after a barrier, the slowest rank counting (worker.py):
-    with CUDA events on CUDA, the wall clock on CPU. The sweep's `--timer` / [timing].timer (checked in
-    run_sweep) therefore cannot apply; rows timed otherwise keep `timer` as used and say why here.
+    with CUDA events on CUDA, the wall clock on CPU. The sweep's `--timer` / [timing].timer (resolved once,
+    in run_sweep, into `timer`) therefore cannot apply; rows timed otherwise keep `timer` as used and say
+    why here.
     """
-    used, wanted = row.get("timer"), resolve_timer(requested, device_type)
+    used, requested, wanted = row.get("timer"), timer.requested, timer.name
     if used is None or used == wanted:
         return row
     extra = json.loads(row.get("extra_json") or "{}")
@@ -119,13 +115,6 @@ def with_timer_note(row: dict, requested: str, device_type: str) -> dict:
     extra["timer_note"] = (f"{asked} not used: distributed (CP) points are timed by the ranks themselves, "
                            f"{used} per iteration after a barrier, slowest rank")
     return {**row, "extra_json": json.dumps(extra, sort_keys=True)}
-
-
-def _pdeathsig() -> None:  # in the child, before exec: SIGKILL torchrun when the sweep process dies
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)
-    except (OSError, AttributeError):
-        pass
 
 
 _BOILERPLATE = ("ChildFailedError", "traceback :", "error_file", "elastic/", "To enable traceback",
@@ -237,9 +226,7 @@ class CPLauncher:
     # -- one launch ---------------------------------------------------------------------------------------
     def _start(self, ws: int, pts: list[Point]) -> _Launch:
         d = private_temp_dir("qlabench-cp-")
-        job = CPJob(suite=self.job.suite, run_id=self.job.run_id, check=self.job.check,
-                    device_type=self.device_type, points=tuple(point_to_dict(p) for p in pts),
-                    compile_timeout_s=self.job.compile_timeout_s, point_timeout_s=self.job.point_timeout_s)
+        job = CPJob(job=self.job, device_type=self.device_type, points=tuple(point_to_dict(p) for p in pts))
         paths = {k: os.path.join(d, k) for k in ("job.pkl", "events.jsonl", "stop", "ranks.log")}
         with open(paths["job.pkl"], "wb") as f:
             pickle.dump(job, f)
@@ -248,7 +235,8 @@ class CPLauncher:
             proc = subprocess.Popen(
                 torchrun_command(ws, paths["job.pkl"], paths["events.jsonl"], paths["stop"]),
                 env=launch_env(self.device_type, self.gpu_ids, ws), stdin=subprocess.DEVNULL, stdout=log,
-                stderr=subprocess.STDOUT, start_new_session=True, preexec_fn=_pdeathsig,
+                stderr=subprocess.STDOUT, start_new_session=True,
+                preexec_fn=functools.partial(die_with_parent, os.getpid()),  # no torchrun outlives the sweep
             )
         finally:
             log.close()
@@ -332,7 +320,7 @@ class CPLauncher:
         elif kind == "row":
             i = int(ev["index"])
             p = la.points[i]
-            row = ResultRow(**with_timer_note(ev["row"], self.job.timer_name, self.device_type))
+            row = ResultRow(**with_timer_note(ev["row"], self.job.timer))
             la.done.add(i)
             la.current = None
             sink.done(p, row)

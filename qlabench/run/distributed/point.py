@@ -15,53 +15,33 @@ the same `error` row; one inside a phase with collectives ends the rank (`rank.f
 
 from __future__ import annotations
 
-import json
 import os
 import time
 
 import torch
 
-from qlabench.backends import REGISTRY, cp_backend_names
-from qlabench.core.flops import throughput
+from qlabench.backends import REGISTRY
 from qlabench.core.point import Point
-from qlabench.core.result import Status, make_row
+from qlabench.core.result import Status
 from qlabench.measure.inputs import make_inputs
 from qlabench.measure.timing import summarize
 from qlabench.run.distributed.check import gather_outputs, reference_check
 from qlabench.run.distributed.local import Step, local_inputs, rank_setup
 from qlabench.run.distributed.rank import Rank, fatal
 from qlabench.run.distributed.timing import measure_rank, rank0_columns
-from qlabench.run.point import error_line, state_columns, summary_columns
+from qlabench.run.point import PointRow, error_line, refusal
 
 
 def run_cp_point(p: Point, rk: Rank) -> dict | None:
     """Measure one distributed point on every rank; rank 0 returns the row's dict, the others None."""
-    suite = rk.suite
-    fields: dict = {}
+    record = PointRow(p, rk)
 
-    def row(status, reason=None, **kw):
-        if rk.rank != 0:
-            return None
-        return make_row(p, run_id=rk.job.run_id, suite=suite.name, env=rk.env, status=status,
-                        reason=reason[:500] if reason else None, **{**fields, **kw}).as_dict()
+    def row(status, reason=None):
+        return record.done(status, reason).as_dict() if rk.rank == 0 else None
 
     # -- can it run? (every rank decides the same; rank 0's answer is the one recorded) -----------------
     backend = REGISTRY.get(p.backend)
-    verdict = None
-    if p.cp_world_size != rk.world:
-        verdict = (Status.ERROR, f"point wants {p.cp_world_size} ranks, this launch has {rk.world}")
-    elif backend is None or not backend.cp_modes:
-        verdict = (Status.SKIPPED, f"no context-parallel backend {p.backend!r} "
-                                   f"(have: {', '.join(cp_backend_names())})")
-    else:
-        ok, why = backend.cp_available()
-        if not ok:
-            verdict = (Status.SKIPPED, f"backend unavailable: {why}")
-        else:
-            ok, why = backend.supports(p, "cuda" if rk.on_cuda else "cpu")
-            if not ok:
-                verdict = (Status.SKIPPED, f"unsupported: {why}")
-    verdict = rk.from_rank0(verdict)
+    verdict = rk.from_rank0(refusal(p, backend, "cuda" if rk.on_cuda else "cpu", world=rk.world))
     if verdict is not None:
         return row(*verdict)
     os.environ.update(backend.env)
@@ -93,14 +73,10 @@ def run_cp_point(p: Point, rk: Rank) -> dict | None:
         first_call_s = time.perf_counter() - t0
     except Exception as e:
         fatal(rk.rank, "the first call", e)
-    first_call_s = max(rk.gather_all(first_call_s))
-    group = p.compile_group
-    compile_s = first_call_s if group not in rk.groups_seen else None
-    rk.groups_seen.add(group)
-    fields.update(first_call_s=first_call_s, compile_s=compile_s)
+    record.first_call(max(rk.gather_all(first_call_s)))
     intra = rk.gather_all(backend.cp_intra_active(ctx))
     if p.cp_mode == "dual" and all(x is not None for x in intra):
-        fields["cp_intra"] = all(intra)
+        record.fields["cp_intra"] = all(intra)
 
     # -- 3. correctness against the single-device reference -------------------------------------------
     if rk.job.check:
@@ -121,8 +97,8 @@ def run_cp_point(p: Point, rk: Rank) -> dict | None:
         err = rk.agree(err)
         if err:
             return row(Status.ERROR, err)
-        errs, oracle, failure = rk.from_rank0(verdict)
-        fields.update(errs, oracle=oracle, check_tokens=p.total_tokens)
+        errors, oracle, failure = rk.from_rank0(verdict)
+        record.checked(errors, oracle, p.total_tokens)
         if failure:
             return row(Status.INCORRECT, f"CP vs {backend.cp_reference}: {failure}")
     full = out = None
@@ -130,9 +106,8 @@ def run_cp_point(p: Point, rk: Rank) -> dict | None:
         torch.cuda.empty_cache()
 
     # -- 4. timing ---------------------------------------------------------------------------------------
-    spec = suite.timing
     try:
-        res = measure_rank(step, rk, spec, p, backend)
+        res = measure_rank(step, rk, p, backend)
     except Exception as e:
         fatal(rk.rank, "the timing", e)
     per_rank = rk.gather_all(res)
@@ -140,28 +115,24 @@ def run_cp_point(p: Point, rk: Rank) -> dict | None:
         return None
     n = min(len(r["total"]) for r in per_rank)
     e2e = [max(r["total"][i] for r in per_rank) for i in range(n)]
-    s = summarize(e2e)
     med = lambda xs: summarize(xs).median if xs else None  # noqa: E731
-    fields.update(rank0_columns(per_rank[0]))
-    details = {
-        "cp": {
-            "world_size": rk.world, "mode": p.cp_mode, "local_tokens": p.total_tokens // rk.world,
-            "rank_total_ms": [r["total"] for r in per_rank], "rank_fwd_ms": [r["fwd"] for r in per_rank],
-            "rank_bwd_ms": [r["bwd"] for r in per_rank], "intra_active": intra,
-            "barrier_before_each_iteration": True, "l2_flush": bool(spec.l2_flush and rk.on_cuda),
-            "safe_env": {k: os.environ.get(k) for k in ("NCCL_NVLS_ENABLE", "TORCH_SYMM_MEM_DISABLE_MULTICAST",
-                                                         "NVSHMEM_DISABLE_NVLS")},
-        },
-        "calls_per_sample": 1,
-    }
-    fields["tflops"], fields["gbps"] = throughput(p, s.median)
-    if rk.on_cuda:
-        fields.update(state_columns(per_rank[0].get("gpu_before"), per_rank[0].get("gpu_after")))
-    bad = per_rank[0].get("provenance")
-    if bad:
+    r0 = rank0_columns(per_rank[0])
+    sampling_s = r0.pop("sampling_s")
+    record.kernels(r0)
+    if bad := per_rank[0].get("provenance"):  # launched kernels the backend must not: no time is believed
         return row(Status.ERROR, bad)
-    return row(Status.OK, None, timer="events" if rk.on_cuda else "wall", samples_ms=e2e, **summary_columns(s),
-               noise_target_met=False,
-               cp_rank_ms=[med(r["total"]) for r in per_rank], cp_rank_fwd_ms=[med(r["fwd"]) for r in per_rank],
-               cp_rank_bwd_ms=[med(r["bwd"]) for r in per_rank] if p.mode != "fwd" else [],
-               extra_json=json.dumps(details, sort_keys=True))
+    record.sampled("events" if rk.on_cuda else "wall", e2e, sampling_s, noise_target_met=False)
+    record.fields.update(cp_rank_ms=[med(r["total"]) for r in per_rank],
+                         cp_rank_fwd_ms=[med(r["fwd"]) for r in per_rank],
+                         cp_rank_bwd_ms=[med(r["bwd"]) for r in per_rank] if p.mode != "fwd" else [])
+    record.details.update(cp={
+        "world_size": rk.world, "mode": p.cp_mode, "local_tokens": p.total_tokens // rk.world,
+        "rank_total_ms": [r["total"] for r in per_rank], "rank_fwd_ms": [r["fwd"] for r in per_rank],
+        "rank_bwd_ms": [r["bwd"] for r in per_rank], "intra_active": intra,
+        "barrier_before_each_iteration": True, "l2_flush": bool(rk.timer.l2_flush and rk.on_cuda),
+        "safe_env": {k: os.environ.get(k) for k in ("NCCL_NVLS_ENABLE", "TORCH_SYMM_MEM_DISABLE_MULTICAST",
+                                                     "NVSHMEM_DISABLE_NVLS")},
+    }, calls_per_sample=1)
+    if rk.on_cuda:
+        record.gpu_state(per_rank[0].get("gpu_before"), per_rank[0].get("gpu_after"))
+    return row(Status.OK)

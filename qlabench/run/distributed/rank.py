@@ -15,7 +15,7 @@ from typing import NoReturn
 import torch
 import torch.distributed as dist
 
-from qlabench.run.point import error_line
+from qlabench.run.point import error_line, pin_cpu_threads
 
 
 def fatal(rank: int, phase: str, e: BaseException) -> NoReturn:
@@ -38,11 +38,13 @@ def fatal(rank: int, phase: str, e: BaseException) -> NoReturn:
 
 
 class Rank:
-    """Everything one rank shares across the points of a launch."""
+    """Everything one rank shares across the points of a launch (a run/point.PointSession)."""
 
     def __init__(self, job, device_type: str):
-        self.job = job
+        self.job = job  # the sweep's WorkerJob
         self.suite = job.suite
+        self.run_id = job.run_id
+        self.timer = job.timer  # the sweep's TimerPlan: the warm-up and sample bounds (timing.py)
         self.rank = int(os.environ["RANK"])
         self.world = int(os.environ["WORLD_SIZE"])
         self.local_rank = int(os.environ.get("LOCAL_RANK", self.rank))
@@ -52,6 +54,7 @@ class Rank:
             self.device = f"cuda:{self.local_rank}"
         else:
             self.device = "cpu"
+            pin_cpu_threads(self.suite.run.cpu_threads)  # as a single-device CPU worker does
         kwargs = {"backend": "nccl" if self.on_cuda else "gloo",
                   "timeout": timedelta(seconds=max(60.0, job.compile_timeout_s))}
         if self.on_cuda:

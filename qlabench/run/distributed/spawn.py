@@ -16,12 +16,14 @@ line `rank R exited with code C` (the launcher quotes it); every rank dies with 
 from __future__ import annotations
 
 import argparse
-import ctypes
+import functools
 import os
 import signal
 import subprocess
 import sys
 import time
+
+from qlabench.run.reaper import die_with_parent
 
 WORKER_MODULE = "qlabench.run.distributed.worker"
 INIT_ENV = "QLABENCH_DIST_INIT"  # read by rank.py: the init_method of init_process_group
@@ -38,13 +40,6 @@ def rank_env(base: dict, rank: int, world_size: int, store_path: str) -> dict:
             "LOCAL_WORLD_SIZE": str(world_size), "GROUP_RANK": "0", INIT_ENV: f"file://{store_path}"}
 
 
-def _die_with_parent() -> None:
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="qlabench.run.distributed.spawn")
     ap.add_argument("--nproc", type=int, required=True)
@@ -52,8 +47,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("worker_args", nargs=argparse.REMAINDER)
     args = ap.parse_args(argv)
     rest = args.worker_args[1:] if args.worker_args[:1] == ["--"] else args.worker_args
-    _die_with_parent()
-    procs = [subprocess.Popen([sys.executable, "-m", WORKER_MODULE, *rest], preexec_fn=_die_with_parent,
+    die_with_parent()
+    procs = [subprocess.Popen([sys.executable, "-m", WORKER_MODULE, *rest],
+                              preexec_fn=functools.partial(die_with_parent, os.getpid()),
                               env=rank_env(dict(os.environ), r, args.nproc, args.store)) for r in range(args.nproc)]
 
     def stop(*_):

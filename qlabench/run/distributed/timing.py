@@ -13,7 +13,6 @@ import torch
 
 from qlabench.backends import Backend
 from qlabench.core.point import Point
-from qlabench.core.spec import TimingSpec
 from qlabench.measure.env import physical_index
 from qlabench.measure.probes import clocks as gpustate
 from qlabench.run.distributed.local import Step
@@ -21,15 +20,18 @@ from qlabench.run.distributed.rank import Rank
 from qlabench.run.point import kernel_columns
 
 
-def measure_rank(step: Step, rk: Rank, spec: TimingSpec, p: Point, backend: Backend) -> dict:
+def measure_rank(step: Step, rk: Rank, p: Point, backend: Backend) -> dict:
     """Warm-up, kernel capture (CUDA), then n synchronised iterations; this rank's samples (ms).
+
+    The run's timer plan (`rk.timer`) gives the warm-up, the L2 flush and the sample count's bounds.
 
     Returns {"fwd", "bwd", "total": per-iteration times, "sampling_s"} and on CUDA also this rank's
     "kernel_fields", "provenance" (the backend's kernel-name check) and "gpu_before"/"gpu_after" NVML
     snapshots. Collectives inside: every rank must call it.
     """
+    plan = rk.timer
     flush = lambda: None  # noqa: E731
-    if rk.on_cuda and spec.l2_flush:
+    if rk.on_cuda and plan.l2_flush:
         from qlabench.measure.timing.cuda import L2Flusher
 
         flush = L2Flusher(True)
@@ -53,7 +55,7 @@ def measure_rank(step: Step, rk: Rank, spec: TimingSpec, p: Point, backend: Back
         t2 = time.perf_counter()
         return (t1 - t0) * 1e3, (t2 - t1) * 1e3, (t2 - t0) * 1e3
 
-    warm = [one()[2] for _ in range(max(1, spec.warmup))]
+    warm = [one()[2] for _ in range(max(1, plan.warmup))]
     res: dict = {}
     if rk.on_cuda:
         rk.barrier()
@@ -65,8 +67,8 @@ def measure_rank(step: Step, rk: Rank, spec: TimingSpec, p: Point, backend: Back
         res["gpu_before"] = gpustate.snapshot(nvml_index)
     # The same sample count on every rank: from the slowest rank's warm-up estimate.
     est = max(rk.gather_all(sorted(warm)[len(warm) // 2]))
-    n = int(spec.max_time_s * 1e3 / max(est, 1e-6))
-    n = max(spec.min_samples, min(spec.max_samples, n))
+    n = int(plan.rule.max_time_s * 1e3 / max(est, 1e-6))
+    n = max(plan.rule.min_samples, min(plan.rule.max_samples, n))
     t0 = time.perf_counter()
     fwd, bwd, total = [], [], []
     for _ in range(n):

@@ -38,12 +38,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--events", required=True)
     ap.add_argument("--stop", required=True)
     args = ap.parse_args(argv)
-    try:  # die with the torchrun agent, whatever kills it
-        from qlabench.run.pool import die_with_parent
+    from qlabench.run.reaper import die_with_parent
 
-        die_with_parent(os.getppid())
-    except Exception:
-        pass
+    die_with_parent(os.getppid())  # die with the spawner, whatever kills it
     import faulthandler
 
     faulthandler.enable()
@@ -58,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     from qlabench.run.distributed.point import run_cp_point
     from qlabench.run.distributed.rank import Rank
 
-    rk = Rank(job, job.device_type)
+    rk = Rank(job.job, job.device_type)
     rk.env = envmod.capture(rk.device) if rk.rank == 0 else {}
     if rk.rank == 0:
         emit(args.events, "ready", env=rk.env)

@@ -4,7 +4,7 @@
 - `ray_executor.ray_executor`: compile groups on Ray actors holding one GPU each (`pip install 'qlabench[ray]'`).
 - `shard_points`: the deterministic, cost-balanced share I of N of a suite's points, for SLURM
   array and Kubernetes indexed jobs; `qlabench merge` puts the shards back together.
-- `executor_factory`: the sweep's `make_executor` for an executor named on the command line.
+- `executor_factory`: a sweep's `RunOptions.executor` for an executor named on the command line.
 See docs/SCALE-OUT.md. Ray is imported only by ray_executor.py, an optional extra.
 """
 
@@ -21,7 +21,7 @@ EXECUTORS = ("local", "ray")
 
 def executor_factory(kind: str, *, ray_address: str | None = None, gpus: int | None = None, isolate: bool = True,
                      multi_node: bool = False):
-    """run_sweep's `make_executor` for executor `kind` (local or ray); None keeps its default (local, all GPUs)."""
+    """RunOptions.executor for executor `kind` (local or ray); None keeps the default (local, all GPUs)."""
     if kind == "local":
         return None if gpus is None else functools.partial(local_executor, gpus=gpus)
     if kind == "ray":

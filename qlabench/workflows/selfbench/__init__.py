@@ -15,7 +15,8 @@
 
 Runs live under OUT/runs/<profile>-<timer>-r<i>/ with a run.json written when a run completes, so
 an interrupted selfbench (a time limit, a lost connection) continues where it stopped.
-Computing (this package) and rendering (report.py: `render_*`, markdown) are separate from the CLI.
+Computing (this package) and rendering (report.py: `render_*`, markdown) are separate from the CLI;
+session.py is one `qlabench selfbench` call (`run_selfbench`), which the command maps its flags onto.
 """
 
 from qlabench.workflows.selfbench.agreement import AGREEMENT_TOL, agreement_unavailable, run_agreement

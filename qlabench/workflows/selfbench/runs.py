@@ -7,6 +7,7 @@ an interrupted selfbench continues where it stopped.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import shutil
 import time
@@ -76,6 +77,7 @@ def run_repeats(
     on_run(info, reused) is called per run; progress_factory(label) gives a sweep Progress.
     """
     from qlabench.run.executors.local import local_executor
+    from qlabench.run.options import RunOptions
     from qlabench.run.sweep import run_sweep
 
     s = with_timing(suite, profile, overrides)
@@ -96,14 +98,14 @@ def run_repeats(
                 shutil.rmtree(d)
             prog = progress_factory(f"{profile} {timer} r{i}") if progress_factory else None
             # One worker on one GPU: runs stay comparable on a host with several GPUs.
-            make = (lambda job, dev, env: local_executor(job, dev, env, gpus=1))
+            run = RunOptions(device=device, timer=timer, check=check,
+                             executor=functools.partial(local_executor, gpus=1))
             try:
                 if prog is not None:
                     with prog:
-                        res = run_sweep(s, d, device=device, timer=timer, check=check, progress=prog,
-                                        make_executor=make)
+                        res = run_sweep(s, d, run, progress=prog)
                 else:
-                    res = run_sweep(s, d, device=device, timer=timer, check=check, make_executor=make)
+                    res = run_sweep(s, d, run)
             except ValueError as e:
                 raise SelfbenchError(str(e)) from None
             if res.rows and not any(r.status == "ok" for r in res.rows):

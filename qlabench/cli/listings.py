@@ -1,0 +1,98 @@
+"""Rich listings of what exists: the points of a suite (and `run sweep --dry-run`), the backends, the suites."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from qlabench.cli.views import SHORT_DTYPE as _SHORT_DTYPE
+from qlabench.core.spec import Suite
+
+SHOWN_POINTS = 200  # rows of the --dry-run table; the count covers the rest
+
+
+def points_table(suite: Suite, limit: int | None = None, width: int | None = None):
+    """The suite's first `limit` points: a table, or below 120 columns (`width`) one line per point, never cut."""
+    cp = any(p.distributed for p in suite.points)
+    if width is not None and width < 120:
+        from rich.console import Group
+        from rich.text import Text
+
+        w = len(str(len(suite.points) - 1))
+        lines = [Text(f"{i:>{w}}  {p.label()} K/V {p.K}/{p.V} tok {p.total_tokens}"
+                      + (" h0" if p.initial_state else "")) for i, p in enumerate(suite.points[:limit])]
+        return Group(Text(f"{suite.name}: {len(suite.points)} points", style="italic"), *lines)
+    t = Table(title=f"{suite.name}: {len(suite.points)} points")
+    for c in ("#", "backend", "mode", "heads", "sequences", "tokens", "K/V", "dtype", "gate", "h0") + (
+            ("cp",) if cp else ()):
+        t.add_column(c, overflow="fold")  # never '…': cut labels made different points look identical
+    for i, p in enumerate(suite.points[:limit]):
+        t.add_row(str(i), p.backend, p.mode, p.heads_label, p.layout_label, str(p.total_tokens), f"{p.K}/{p.V}",
+                  p.dtype, p.gate_label, "yes" if p.initial_state else "no", *((p.cp_label or "-",) if cp else ()))
+    return t
+
+
+def print_dry_run(console: Console, s: Suite) -> None:
+    """`run sweep --dry-run`: the points (the first SHOWN_POINTS), a bound on the time, the count."""
+    console.print(points_table(s, limit=SHOWN_POINTS, width=console.width))
+    if len(s.points) > SHOWN_POINTS:
+        console.print(f"... and {len(s.points) - SHOWN_POINTS} more")
+    total = (s.timing.max_time_s + s.timing.min_time_s) * len(s.points)  # sampling only, no compile
+    console.print(f"sampling takes at most {s.timing.max_time_s:g} s per point: up to {total / 3600:.1f} h, "
+                  "plus compiles")
+    console.print(f"{len(s.points)} points in suite {s.name!r} ({s.path})")
+
+
+
+
+def backends_table(backends: Iterable, width: int | None = None):
+    """Every backend, available or not, with the reason (or its description).
+
+    Below 120 columns (`width`) the notes leave the table for a list under it, one line per backend at
+    the full width, instead of a column squeezed to a word per line.
+    """
+    from rich.console import Group
+    from rich.text import Text
+
+    notes: list[Text] = []
+    wide = width is None or width >= 120
+    t = Table(title="qlabench backends")
+    t.add_column("backend", no_wrap=True)
+    t.add_column("available", no_wrap=True)
+    t.add_column("modes")
+    t.add_column("dtypes")
+    t.add_column("devices")
+    t.add_column("cp")
+    if wide:
+        t.add_column("notes", overflow="fold")
+    for b in backends:
+        ok, why = b.available()
+        note = why if not ok else b.description
+        if b.first_use_note():
+            note += "; " + b.first_use_note()
+        if b.testing:
+            note = "(test backend) " + note
+        # A family's `family:member` name (the layer backends) breaks after its colon: the column stays
+        # as narrow as the longest member.
+        cells = [b.name.replace(":", ":\n", 1), "[green]yes[/green]" if ok else "[red]no[/red]", " ".join(sorted(b.modes)),
+                 " ".join(_SHORT_DTYPE[d] for d in sorted(b.dtypes)), " ".join(sorted(b.devices)),
+                 " ".join(b.cp_modes)]
+        if wide:
+            t.add_row(*cells, escape(note))
+        else:
+            t.add_row(*cells)
+            notes.append(Text.assemble((b.name, "bold"), ": ", note))
+    return t if wide else Group(t, *notes)
+
+
+def suites_table(entries: Iterable[tuple[str, int | None, str]]) -> Table:
+    """(name, point count or None when invalid, description or the reason it is invalid) per suite."""
+    t = Table(title="qlabench suites")
+    for c in ("suite", "points", "description"):
+        t.add_column(c)
+    for name, count, text in entries:
+        t.add_row(name, "[red]invalid[/red]" if count is None else str(count), text)
+    return t

@@ -1,0 +1,106 @@
+"""Options several commands share, declared once: one flag, one help text, one check.
+
+A command takes the ones it needs as defaults of its parameters (`device: str = DEVICE`); where the
+default differs by command (the folder `--out` writes to), a small function makes the option. Paths a
+command writes to are checked before any work (`writable_folder`, `writable_file`): a read-only place,
+a file where a folder is wanted (or the reverse) or a symlink loop is one line and exit 2.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import typer
+
+from qlabench.core.spec_limits import MAX_CPU_THREADS
+
+DEVICE = typer.Option(None, "--device", help="cpu, cuda or cuda:N (default: the suite's, else auto)")
+TIMER = typer.Option(None, "--timer", help="auto, wall, events or graph (default: the suite's)")
+NO_CHECK = typer.Option(False, "--no-check", help="Skip the correctness check (times are then unchecked)")
+CACHE_DIR = typer.Option(None, "--cache-dir", help="Kernel compile caches (TileLang, Triton, Inductor, "
+                         "FlashInfer); default $QLABENCH_CACHE_DIR, else ~/.cache/qlabench")
+JOBS = typer.Option(4, "--jobs", "-j", min=1, help="Compile groups warmed at once (processes)")
+BACKENDS = typer.Option(None, "--backends", help="Only these of the suite's backends (comma list)")
+MODES = typer.Option(None, "--modes", help="Only these of the suite's modes (comma list, e.g. fwd)")
+CPU_THREADS = typer.Option(None, "--cpu-threads", min=0, max=MAX_CPU_THREADS, help="torch threads per CPU worker "
+                           "(default: the suite's run.cpu_threads, 1; 0: torch's default, one per core)")
+OUTPUT = typer.Option(None, "--output", "-o", help="Also write the rendering (markdown/json) to this file")
+
+_SUITE_HELP = "Suite name (suites/NAME.toml) or a path"
+
+
+def suite(default: str | None = None, help: str = _SUITE_HELP):
+    """`--suite/-s`; `default` None makes it required."""
+    return typer.Option(... if default is None else default, "--suite", "-s", help=help)
+
+
+def out(default: str, help: str, short: bool = True):
+    """`--out` (and `-o` unless `short` is False) with the command's own default folder."""
+    names = ("--out", "-o") if short else ("--out",)
+    return typer.Option(Path(default), *names, help=help)
+
+
+def replicates(default: int, help: str):
+    return typer.Option(default, "--replicates", min=1, help=help)
+
+
+def max_time(what: str = "point"):
+    return typer.Option(None, "--max-time", min=0, help=f"Start no new {what} after SECONDS; run the same command "
+                        "again (sweeps: with --resume) to continue")
+
+
+def _refuse(option: str, path: Path, why: str):
+    from qlabench.core.errors import ConfigError
+
+    return ConfigError(f"{option} {path}: {why}")
+
+
+def _folder_problem(path: Path) -> str | None:
+    """Why no file can be written into folder `path` (made if missing), or None. Nothing is made: a
+    missing folder is judged by the nearest folder above it that exists."""
+    if path.is_symlink() and not path.exists():
+        return "a symlink that leads nowhere (a loop, or a missing target)"
+    if path.exists() and not path.is_dir():
+        return "is a file; give a folder"
+    probe = path
+    while not probe.exists():
+        if probe.is_symlink():
+            return f"{probe} is a symlink that leads nowhere"
+        if probe.parent == probe:
+            break
+        probe = probe.parent
+    if not probe.is_dir():
+        return f"{probe} is a file, so no folder can be made under it"
+    try:
+        tempfile.TemporaryFile(dir=probe).close()
+    except OSError as e:
+        what = "cannot write into the folder" if probe == path else f"cannot create the folder under {probe}"
+        return f"{what}: {e.strerror or e}"
+    return None
+
+
+def writable_folder(path: Path, option: str = "--out") -> Path:
+    """`path` as a folder this command can write into (the command makes it later); a one-line
+    ConfigError otherwise."""
+    path = Path(path)
+    if why := _folder_problem(path):
+        raise _refuse(option, path, why)
+    return path
+
+
+def writable_file(path: Path, option: str = "--output") -> Path:
+    """`path` as a file this command can write; a one-line ConfigError otherwise (nothing is made)."""
+    path = Path(path)
+    if path.is_dir():
+        raise _refuse(option, path, "is a folder; give a file name")
+    if path.is_symlink() and not path.exists():
+        raise _refuse(option, path, "a symlink that leads nowhere (a loop, or a missing target)")
+    if why := _folder_problem(path.parent):
+        raise _refuse(option, path, f"its folder {path.parent}: {why}")
+    if path.exists():
+        try:
+            open(path, "ab").close()
+        except OSError as e:
+            raise _refuse(option, path, f"cannot write the file: {e.strerror or e}") from None
+    return path

@@ -1,0 +1,118 @@
+"""How a sweep runs, in one value: `RunOptions`, and the narrowing of a suite to the part a caller wants.
+
+`run_sweep(suite, out, options, progress)` takes its settings from one `RunOptions`, as the command line
+maps its flags onto it (asv's commands map theirs onto one library call). Where the points run is one
+field, `executor`: worker subprocesses by default (isolation and time limits), a factory for another
+executor (several GPUs, Ray: executors.executor_factory), or `InProcess(registry)`, this process with
+any registry object (no isolation, no time limits; tests pass their own backends). The options are
+checked when they are made, before anything runs.
+
+`narrow_suite` is what `run sweep --backends/--modes/--shard/--cpu-threads/--ncu` do to a suite, for
+library callers too.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from qlabench.core.errors import ConfigError
+from qlabench.core.spec import Suite
+from qlabench.core.spec_limits import MAX_POINTS, bound_problem
+
+
+@dataclass(frozen=True)
+class InProcess:
+    """Measure the points in this process, one after another: no isolation, no time limits.
+
+    registry: the backends by name (None: the package's registry); any object, since nothing is pickled.
+    """
+
+    registry: Mapping | None = None
+
+
+# Builds the isolated executor of a sweep from its WorkerJob, device and the driver's environment
+# (executors.local_executor by default; executors.ray_executor for a Ray cluster).
+ExecutorFactory = Callable[..., object]
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """Everything about a sweep that is not the suite: a command's flags, as one value.
+
+    device: cpu, cuda or cuda:N; None takes the suite's (auto: cuda when available).
+    timer: None takes the suite's [timing].timer; resolved once, when the sweep starts.
+    check: None takes the suite's [check].enabled.
+    executor: where points run (see the module doc): None, an ExecutorFactory, or InProcess(...).
+    resume: skip points already recorded ok for this suite, environment and CPU thread count.
+    max_time_s: start no new point after this many seconds; a later resume continues.
+    replicates: measure every point this many times, in rounds (all points, then all again), each round
+        in fresh worker processes; rows carry `replicate` = the round (null with 1). The run, not the
+        sample, is what the gate's statistics treat as independent (docs/GATING.md).
+    max_points: the most measurements (points x replicates) a sweep takes.
+    allow_oversized: run points whose tensors alone exceed the device's memory.
+    run_id: None makes a new one.
+    """
+
+    device: str | None = None
+    timer: str | None = None
+    check: bool | None = None
+    executor: ExecutorFactory | InProcess | None = None
+    resume: bool = False
+    max_time_s: float | None = None
+    replicates: int = 1
+    max_points: int = MAX_POINTS
+    allow_oversized: bool = False
+    run_id: str | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.replicates, bool) or not isinstance(self.replicates, int) or self.replicates < 1:
+            raise ConfigError(f"--replicates must be an integer of at least 1, got {self.replicates!r}")
+        if self.max_points < 1:
+            raise ConfigError(f"--max-points must be at least 1, got {self.max_points}")
+        if self.replicates > self.max_points:
+            raise ConfigError(f"--replicates {self.replicates}: over the limit of {self.max_points} measurements "
+                              "(pass --max-points N to allow more)")
+        if self.max_time_s is not None and not self.max_time_s >= 0:
+            raise ConfigError(f"--max-time must be >= 0 seconds, got {self.max_time_s}")
+        if self.resume and self.replicates > 1:
+            raise ConfigError("--resume cannot continue a run with --replicates (its rounds would be incomplete)")
+
+    @property
+    def in_process(self) -> bool:
+        return isinstance(self.executor, InProcess)
+
+    def check_size(self, suite: Suite) -> None:
+        """ConfigError when the suite's points times the replicates exceed `max_points`."""
+        n = len(suite.points) * self.replicates
+        if n > self.max_points:
+            raise ConfigError(f"{len(suite.points)} points x {self.replicates} replicates = {n} measurements, over "
+                              f"the limit of {self.max_points} (pass --max-points N to allow more)")
+
+
+def narrow_suite(suite: Suite, *, backends: Sequence[str] | str | None = None, modes: Sequence[str] | str | None = None,
+                 shard: str | None = None, cpu_threads: int | None = None, ncu: bool = False) -> Suite:
+    """`suite` cut to some backends and modes, then to one shard ('I/N'), with its CPU thread count or
+    Nsight Compute profiling set; what `run sweep`'s flags of those names do. A name the suite does not
+    have, a bad shard or an out-of-range thread count is a ConfigError."""
+    from qlabench.core.select import parse_names, selected_indices
+
+    if ncu:
+        suite = dataclasses.replace(suite, profile=dataclasses.replace(suite.profile, ncu=True))
+    if cpu_threads is not None:
+        if problem := bound_problem("run.cpu_threads", cpu_threads):
+            raise ConfigError(f"--cpu-threads {problem}")
+        suite = dataclasses.replace(suite, run=dataclasses.replace(suite.run, cpu_threads=cpu_threads))
+    names = [parse_names(v) if isinstance(v, str) or v is None else tuple(v) for v in (backends, modes)]
+    if any(names):
+        keep = selected_indices(suite.points, names[0], names[1], where=str(suite.path))
+        suite = dataclasses.replace(suite, points=tuple(suite.points[i] for i in keep))
+    if shard:
+        from qlabench.run.executors.shard import parse_shard, shard_points
+
+        suite = dataclasses.replace(suite, points=tuple(shard_points(suite.points, parse_shard(shard))))
+    return suite
+
+
+__all__ = ["ExecutorFactory", "InProcess", "RunOptions", "narrow_suite"]
