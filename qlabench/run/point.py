@@ -288,10 +288,8 @@ def check_full_size(p: Point, got: dict, inp, ctx: MeasureContext, fields: dict,
 
 
 def check_fp64_full(p: Point, got: dict, inp, fields: dict) -> str | None:
-    """Compare full-size outputs with the float64 reference (`[check] reference = "fp64-full"`).
-
-    Fills `fields` with the errors, the reference's label and the tokens checked; returns the failure
-    reason, if any."""
+    """Compare full-size outputs with the float64 reference (`[check] reference = "fp64-full"`): fills
+    `fields` with the errors, the reference's label and the tokens checked; returns the failure, if any."""
     errors, failure = fp64_errors(got, inp, grads=p.mode != "fwd", dtype=p.dtype)
     fields.update({f"err_{n}": errors.get(n) for n in CHECKED_TENSORS})
     fields["oracle"] = f"{FP64_REFERENCE} float64 @{p.total_tokens} tokens"

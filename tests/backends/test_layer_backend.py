@@ -13,7 +13,8 @@ from qlabench.core.point import Point
 from qlabench.core.result import Status
 from qlabench.core.spec import parse_suite
 from qlabench.measure.inputs import GDNInputs, make_inputs
-from qlabench.run.point import MeasureContext, check_correctness
+from qlabench.measure.timing import TimerPlan
+from qlabench.run.point import MeasureContext, PointRow, check_correctness
 
 
 def _point(backend="layer:naive-chunk", **kw) -> Point:
@@ -83,13 +84,20 @@ class _ZeroCore(Backend):
 def _ctx(registry) -> MeasureContext:
     suite = parse_suite({"name": "t", "device": "cpu", "sweep": {"backends": ["layer:naive-chunk"], "seqlen": [8],
                                                                 "heads": [{"h_qk": 1, "h_v": 1}]}}, "<t>")
-    return MeasureContext(suite=suite, device="cpu", env={}, run_id="r", timer_name="wall", registry=registry,
-                          check=True)
+    return MeasureContext(suite=suite, device="cpu", env={}, run_id="r", registry=registry, check=True,
+                          timer=TimerPlan.resolve("wall", "cpu", suite.timing))
+
+
+def _check(p, backend, ctx):
+    """(status, reason, row fields) of the reduced check of `p`, as run_point runs it."""
+    row = PointRow(p, ctx)
+    failure, _ = check_correctness(p, backend, ctx, row)
+    return (Status.OK if failure is None else Status.INCORRECT), failure, row.fields
 
 
 def test_the_layer_is_checked_against_the_same_layer_around_the_oracle_core():
     ctx = _ctx(REGISTRY)
-    status, reason, fields, _ = check_correctness(_point(), REGISTRY["layer:naive-chunk"], ctx)
+    status, reason, fields = _check(_point(), REGISTRY["layer:naive-chunk"], ctx)
     assert status is Status.OK, reason
     assert fields["oracle"].startswith("layer:naive-recurrent float32")
     assert fields["err_o"] is not None and fields["err_o"] < 1e-4
@@ -98,7 +106,7 @@ def test_the_layer_is_checked_against_the_same_layer_around_the_oracle_core():
 def test_a_wrong_core_makes_the_layer_incorrect():
     bad = LayerBackend(_ZeroCore())
     ctx = _ctx({**REGISTRY, bad.name: bad})
-    status, reason, _, _ = check_correctness(_point(bad.name), bad, ctx)
+    status, reason, _ = _check(_point(bad.name), bad, ctx)
     assert status is Status.INCORRECT and "o rel err" in reason
 
 

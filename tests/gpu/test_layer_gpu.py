@@ -11,6 +11,7 @@ torch = pytest.importorskip("torch")
 
 pytestmark = pytest.mark.gpu
 
+from qlabench.measure.timing import TimerPlan  # noqa: E402
 from qlabench.backends import REGISTRY  # noqa: E402
 from qlabench.core.point import Point  # noqa: E402
 from qlabench.core.spec import CheckSpec, Suite, TimingSpec  # noqa: E402
@@ -24,8 +25,8 @@ def _ctx(points):
 
     suite = Suite(name="gpu-layer-test", path="<test>", points=tuple(points), timing=FAST,
                   check=CheckSpec(oracle_max_tokens=256))
-    return MeasureContext(suite=suite, device="cuda", env=env.capture("cuda"), run_id="test", timer_name="graph",
-                          registry=REGISTRY, check=True)
+    return MeasureContext(suite=suite, device="cuda", env=env.capture("cuda"), run_id="test", registry=REGISTRY,
+                          check=True, timer=TimerPlan.resolve("graph", "cuda", suite.timing))
 
 
 def _point(backend, layout="varlen", batch=1, seqlens=(4096,)):

@@ -8,7 +8,7 @@ import torch
 from qlabench.measure.timing import TimerPlan
 from qlabench.measure import env as envmod
 from qlabench.backends import REGISTRY
-from qlabench.run.point import MeasureContext, check_correctness
+from qlabench.run.point import PointRow, MeasureContext, check_correctness
 from qlabench.measure.oracle_cache import OracleCache, oracle_key
 from qlabench.core.point import Point
 from qlabench.core.result import Status
@@ -59,13 +59,20 @@ def test_points_reducing_to_one_problem_check_against_one_oracle_call():
     backend = REGISTRY["naive-chunk"]
     # The backward point first: its entry, with gradients, then serves the forward points too.
     points = [_p(mode="fwd_bwd", seqlens=(4096,)), _p(), _p(seqlens=(2048,)), _p(h_v=8)]
-    results = [check_correctness(p, backend, ctx) for p in points]
+    results = [_check(p, backend, ctx) for p in points]
     assert [r[0] for r in results] == [Status.OK] * 4
     assert (ctx.oracle_cache.misses, ctx.oracle_cache.hits) == (2, 2)  # h 2/4 once, h 2/8 once
     # the shared outputs give the errors a fresh oracle gives
     fresh = MeasureContext(suite=suite, device="cpu", env=ctx.env, run_id="r", timer=ctx.timer, registry=REGISTRY,
                            check=True)
-    assert check_correctness(points[2], backend, fresh)[2] == results[2][2]
+    assert _check(points[2], backend, fresh)[2] == results[2][2]
+
+
+def _check(p, backend, ctx):
+    """(status, reason, row fields) of the reduced check of `p`, as run_point runs it."""
+    row = PointRow(p, ctx)
+    failure, _ = check_correctness(p, backend, ctx, row)
+    return (Status.OK if failure is None else Status.INCORRECT), failure, row.fields
 
 
 def test_forward_entries_serve_forward_only_and_are_upgraded_for_gradients():

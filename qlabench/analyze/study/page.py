@@ -170,6 +170,7 @@ def render(study: Study, figures: dict[str, str]) -> str:
                 "best", "regret", "run_id", "mixes"]
         out += [_collapsible("regret per point", md_table(r, _ratio_formats(r), cols), len(r))]
 
+    out += _advice_section(study)
     out += ["## Library versions", "", md_table(study.versions), ""]
     if study.stacks:
         out += ["## The same points on two library stacks", "",
@@ -190,6 +191,22 @@ def render(study: Study, figures: dict[str, str]) -> str:
             "- FlashQLA's speed depends on the gate values through its CP warm-up; every row records its gate "
             "profile, and the gate section above shows how much.", ""]
     return "\n".join(out)
+
+
+def _advice_section(study: Study) -> list[str]:
+    """Per model and TP, the recommended backend for a short, a long and a packed prompt: `qlabench
+    advise`'s own ranking of these rows (its caveats by name; the command prints them in full)."""
+    from qlabench.analyze.advise.table import advice_markdown, advice_table
+
+    table = advice_table(study.rows) if not study.rows.empty else pd.DataFrame()
+    if table.empty:
+        return []
+    return ["## Advice: which kernel for a model and TP degree", "",
+            "The fastest correct backend per model, TP degree and prompt (published gate, bf16, packed as the "
+            "table packs; the newest library version of each backend), ranked as `qlabench advise --model M --tp N "
+            "--seqlens 4096,32768,8x4096` ranks them; `caveats` names what changes the answer (ties within noise, "
+            "FlashQLA's auto-CP decision, gate values, library version, rows from several runs). What a core's "
+            "speedup is worth in a whole Qwen3.5 layer: `docs/LAYER.md`.", "", advice_markdown(table), ""]
 
 
 def _heads_section(study: Study, figures: dict[str, str]) -> list[str]:
