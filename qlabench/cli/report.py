@@ -16,6 +16,8 @@ def report_cmd(
     out: Path = typer.Option(Path("report"), "--out", "-o", help="Folder for the page (report.md) and its PNGs"),
     tolerance: float = typer.Option(0.10, "--tolerance", min=0, help="Relative gap that still counts as "
                                     "reproducing a published value"),
+    layer: list[Path] = typer.Option(None, "--layer", help="Layer-benchmark results (e.g. results/h200-layer): "
+                                     "the advice gets the whole layer's speedup"),
 ):
     """The FlashQLA study in one page: our results against FlashQLA's published H200 table."""
     from qlabench.analyze.study import study_from_paths, write_report
@@ -23,6 +25,11 @@ def report_cmd(
 
     writable_folder(out)
     study = study_from_paths(results, published, tolerance)
-    files = write_report(study, out)
+    layer_rows = None
+    if layer:
+        from qlabench.store.files import read_results
+
+        layer_rows = read_results(layer)
+    files = write_report(study, out, layer_rows)
     console.print(study.summary.line, highlight=False, soft_wrap=True)
     console.print(f"wrote {files.page} and {len(files.figures)} figures", highlight=False)

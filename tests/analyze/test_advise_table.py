@@ -19,3 +19,21 @@ def test_advice_rows_follow_the_ranking(make_row):
     assert list(t["recommended"]) == ["flash_qla", "flash_qla", "fla"]
     assert list(t["x vs fla"]) == [2.0, 2.25, 1.0]
     assert "| qwen3.5-397b | 8 | 2/8 | packed (8x4096) | fla |" in advice_markdown(t)
+
+
+def test_the_layer_gain_is_a_ratio_within_one_run_or_nothing(make_row):
+    import pandas as pd
+
+    from qlabench.analyze.advise.table import layer_gain
+
+    def layer(backend, ms, run):
+        return make_row(backend=backend, median_ms=ms, run_id=run, h_qk=2, h_v=8, K=128, V=128, dtype="bfloat16",
+                        model="qwen3.5-397b", tp=8, layout="varlen", batch=1, seqlens=(32768,), num_seqs=1,
+                        total_tokens=32768, gate="fla")
+
+    one_run = pd.DataFrame([r.as_dict() for r in (layer("layer:fla", 4.8, "a"), layer("layer:flash_qla", 3.9, "a"))])
+    assert layer_gain(one_run, "qwen3.5-397b", 8, (32768,), "flash_qla", "fla") == round(4.8 / 3.9, 2)
+    assert layer_gain(one_run, "qwen3.5-397b", 8, (8192,), "flash_qla", "fla") is None  # not measured there
+    assert layer_gain(one_run, "qwen3.5-397b", 8, (32768,), "flash_qla-nocp", "fla") is None
+    two_runs = pd.DataFrame([r.as_dict() for r in (layer("layer:fla", 4.8, "a"), layer("layer:flash_qla", 3.9, "b"))])
+    assert layer_gain(two_runs, "qwen3.5-397b", 8, (32768,), "flash_qla", "fla") is None

@@ -11,8 +11,8 @@ __all__ = ["DEFAULT_TOLERANCE", "Study", "Summary", "build_study", "load_publish
            "write_report"]
 
 
-def write_report(study, out_dir):
+def write_report(study, out_dir, layer_rows=None):
     """Write the study's page (report.md) and PNGs into out_dir; returns ReportFiles(page, figures)."""
     from qlabench.analyze.study.page import write_report as _write
 
-    return _write(study, out_dir)
+    return _write(study, out_dir, layer_rows)

@@ -91,7 +91,7 @@ def _backend_summary(study: Study) -> pd.DataFrame:
     return pd.DataFrame(recs)
 
 
-def render(study: Study, figures: dict[str, str]) -> str:
+def render(study: Study, figures: dict[str, str], layer_rows: pd.DataFrame | None = None) -> str:
     """The page's markdown; `figures` maps a figure's stem to its file name beside the page."""
     s = study.summary
     tol = f"{study.tolerance:.0%}"
@@ -170,7 +170,7 @@ def render(study: Study, figures: dict[str, str]) -> str:
                 "best", "regret", "run_id", "mixes"]
         out += [_collapsible("regret per point", md_table(r, _ratio_formats(r), cols), len(r))]
 
-    out += _advice_section(study)
+    out += _advice_section(study, layer_rows)
     out += ["## Library versions", "", md_table(study.versions), ""]
     if study.stacks:
         out += ["## The same points on two library stacks", "",
@@ -193,12 +193,12 @@ def render(study: Study, figures: dict[str, str]) -> str:
     return "\n".join(out)
 
 
-def _advice_section(study: Study) -> list[str]:
+def _advice_section(study: Study, layer_rows: pd.DataFrame | None = None) -> list[str]:
     """Per model and TP, the recommended backend for a short, a long and a packed prompt: `qlabench
     advise`'s own ranking of these rows (its caveats by name; the command prints them in full)."""
     from qlabench.analyze.advise.table import advice_markdown, advice_table
 
-    table = advice_table(study.rows) if not study.rows.empty else pd.DataFrame()
+    table = advice_table(study.rows, layer_rows=layer_rows) if not study.rows.empty else pd.DataFrame()
     if table.empty:
         return []
     return ["## Advice: which kernel for a model and TP degree", "",
@@ -206,7 +206,9 @@ def _advice_section(study: Study) -> list[str]:
             "table packs; the newest library version of each backend), ranked as `qlabench advise --model M --tp N "
             "--seqlens 4096,32768,8x4096` ranks them; `caveats` names what changes the answer (ties within noise, "
             "FlashQLA's auto-CP decision, gate values, library version, rows from several runs). What a core's "
-            "speedup is worth in a whole Qwen3.5 layer: `docs/LAYER.md`.", "", advice_markdown(table), ""]
+            "speedup is worth in a whole Qwen3.5 layer: `docs/LAYER.md`; `layer x vs fla` (with `report --layer`) is the "
+            "measured layer speedup from that core swap, where both layers ran at that point in one run.", "",
+            advice_markdown(table), ""]
 
 
 def _heads_section(study: Study, figures: dict[str, str]) -> list[str]:
@@ -242,8 +244,9 @@ class ReportFiles:
     figures: tuple[Path, ...]
 
 
-def write_report(study: Study, out_dir: str | os.PathLike) -> ReportFiles:
-    """Write every figure as PNG and the page (report.md) into out_dir."""
+def write_report(study: Study, out_dir: str | os.PathLike, layer_rows: pd.DataFrame | None = None) -> ReportFiles:
+    """Write every figure as PNG and the page (report.md) into out_dir; `layer_rows` (the layer backends'
+    rows) add the layer-level gain to the advice."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     written = {}
@@ -252,7 +255,7 @@ def write_report(study: Study, out_dir: str | os.PathLike) -> ReportFiles:
         fig.savefig(out_dir / name, dpi=110)
         written[stem] = name
     page = out_dir / PAGE
-    page.write_text(render(study, written))
+    page.write_text(render(study, written, layer_rows))
     return ReportFiles(page=page, figures=tuple(out_dir / n for n in written.values()))
 
 
