@@ -23,19 +23,38 @@ def layout_label(row) -> str:
     return identity.layout_label(row["layout"], row["batch"], row["seqlens"])
 
 
+def sequences_label(row) -> str:
+    """The layout, and for a serving row its state pool: '256x1 fp32/kv pool 512' (tables' `sequences`)."""
+    out = layout_label(row)
+    sdt = key_value(row.get("state_dtype"))
+    if sdt:
+        short = {"float32": "fp32", "bfloat16": "bf16"}.get(sdt, sdt)
+        out += f" {short}/{key_value(row.get('state_layout'))} pool {key_value(row.get('pool'))}"
+    return out
+
+
+def beta_suffix(row) -> str:
+    """' beta=low' for a row whose beta inputs are not the default sigmoid(randn), else ''."""
+    b = key_value(row.get("beta_regime"))
+    return f" beta={b}" if b else ""
+
+
 def gate_label_of(row) -> str:
     """The gate profile with its parameters where they differ from the default: 'flashqla(zero=0.5,/64)'."""
-    return identity.gate_label(row["gate"], key_value(row.get("gate_zero_frac")), key_value(row.get("gate_scale")))
+    return identity.gate_label(row["gate"], key_value(row.get("gate_zero_frac")),
+                               key_value(row.get("gate_scale"))) + beta_suffix(row)
 
 
 def gate_short(row) -> str:
     """A gate label that fits an 80-column table: 'fq' for the flashqla profile at its defaults, 'fq z0/64'
     with its zero-gate fraction and scale where they differ; other profiles by name (GATE_LEGEND)."""
+    b = key_value(row.get("beta_regime"))
+    beta = f" b:{b}" if b else ""
     if row["gate"] != "flashqla":
-        return str(row["gate"])
+        return str(row["gate"]) + beta
     z, s = key_value(row.get("gate_zero_frac")), key_value(row.get("gate_scale"))
     extra = (f"z{float(z):g}" if z is not None else "") + (f"/{float(s):g}" if s is not None else "")
-    return "fq" + (" " + extra if extra else "")
+    return "fq" + (" " + extra if extra else "") + beta
 
 
 GATE_LEGEND = "gate fq: the flashqla profile (zero-gate heads 0.25, g = logsigmoid(x)/16); zF: zero-gate fraction F; /S: scale S"
@@ -131,7 +150,7 @@ def speedup_table(df: pd.DataFrame, baseline: str) -> pd.DataFrame:
         return pd.DataFrame()
     df = df.copy()
     df["heads"] = df.apply(heads_label, axis=1)
-    df["sequences"] = df.apply(layout_label, axis=1)
+    df["sequences"] = df.apply(sequences_label, axis=1)
     if "cp_world_size" in df.columns and df["cp_world_size"].notna().any():
         # A distributed row is its own column next to the single-device backends of the same problem.
         df["backend"] = df.apply(backend_label, axis=1)

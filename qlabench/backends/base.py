@@ -4,6 +4,8 @@ A backend turns (mode, inputs) into a zero-argument callable. Calling it once ru
 that is timed for that mode and returns the tensors the correctness check compares:
     fwd        o, ht                          (no autograd graph is built)
     fwd_bwd    o, ht, dq, dk, dv, dg, dbeta[, dh0]   forward and backward together
+    decode/mtp o, ht (the batch's final states) and pool (the slots outside the batch): a serving step
+               against a state pool (backends/decode.py)
     bwd        the same gradients, with the forward run once beforehand and only the backward timed,
                as FlashQLA's published table times it: the backward is handed the forward's outputs
                (for FlashQLA its g-cumsum and A) and nothing else
@@ -29,7 +31,7 @@ import torch
 
 from qlabench.backends.cp import CP_TIMED_MODES, RankSetup
 from qlabench.core import kernel_event
-from qlabench.core.point import Point
+from qlabench.core.point import SERVING_MODES, Point
 from qlabench.measure.inputs import GDNInputs
 
 Outputs = dict[str, torch.Tensor]
@@ -136,6 +138,8 @@ class Backend:
         raise NotImplementedError
 
     def prepare(self, mode: str, inp: GDNInputs) -> Callable[[], Outputs]:
+        if mode in SERVING_MODES:
+            return self._prepare_serving(inp)
         if mode == "fwd":
             return self._prepare_fwd(inp)
         if mode == "fwd_bwd":
@@ -143,6 +147,19 @@ class Backend:
         if mode in ("bwd", "bwd_train"):
             return self._prepare_autograd(inp, forward_each_call=False)
         raise ValueError(f"unknown mode {mode!r}")
+
+    def _prepare_serving(self, inp: GDNInputs) -> Callable[[], Outputs]:
+        """A serving step as the reference computes it: the forward from the batch's states (`inp.h0`, their
+        float32 copy) and the pool outside the batch as drawn. Library serving backends step a pool in
+        place instead (backends/decode.py)."""
+        from qlabench.backends.decode import pool_rest
+
+        def run() -> Outputs:
+            with torch.no_grad():
+                o, ht = self.forward(inp)
+            return {"o": o, "ht": ht, "pool": pool_rest(inp.pool, inp.slots[0])}
+
+        return run
 
     def _prepare_fwd(self, inp: GDNInputs) -> Callable[[], Outputs]:
         def run() -> Outputs:

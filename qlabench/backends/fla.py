@@ -45,6 +45,7 @@ from qlabench.measure.inputs import GDNInputs
 from qlabench.core.point import Point
 from qlabench.backends._gpu import needs_cuda, package_missing
 from qlabench.backends.base import Backend, Outputs, backward_outputs
+from qlabench.backends.decode import ServingSteps
 from qlabench.backends.cp import RankSetup, check_local_cu
 
 DISPATCH_OFF = {"FLA_FLASH_QLA": "0", "FLA_INTRACARD_CP": "0"}
@@ -175,10 +176,22 @@ class FLADispatchOn(FLAChunk):
     cp_modes = ()  # `fla` is FLA's CP backend; this one exists for the single-device provenance test
 
 
-class FLARecurrent(_FLABase):
+class FLARecurrent(ServingSteps, _FLABase):
+    """FLA's fused recurrence: a forward over whole sequences, and the serving step (decode, mtp).
+
+    fla-core 0.6.0's `fused_recurrent_gated_delta_rule` takes the batch's states as a dense
+    `initial_state` and returns the final ones; it has no slot-indexed pool. So its serving step is what an
+    engine calling it does: gather the batch's states from the pool, run the kernel, scatter the final
+    states back (`index_select`, the kernel, `index_copy_`: three launches, and the gather/scatter traffic
+    counts against its fraction of the bandwidth limit). Both pool layouts: "vk" through the kernel's
+    `state_v_first`. Its final state is float32; a bfloat16 pool gets it rounded on the way back.
+    """
+
     name = "fla-recurrent"
-    description = "FLA Triton fused_recurrent_gated_delta_rule, forward only"
-    modes = frozenset({"fwd"})
+    description = "FLA Triton fused_recurrent_gated_delta_rule: forward, and decode/mtp steps (gather, kernel, scatter)"
+    modes = frozenset({"fwd", "decode", "mtp"})
+    slot_dtype = torch.int64  # index_copy_ takes int64 indices; converted once, outside the timed call
+    expect_kernels = ("fused_recurrent_gated_delta_rule_fwd_kernel",)
 
     def forward(self, inp: GDNInputs) -> tuple[torch.Tensor, torch.Tensor]:
         (_, fused_recurrent, _), _ = _import()
@@ -187,3 +200,12 @@ class FLARecurrent(_FLABase):
             inp.q, inp.k, inp.v, g=inp.g, beta=inp.beta, scale=inp.scale, initial_state=inp.h0,
             output_final_state=True, cu_seqlens=inp.cu_seqlens,
         )
+
+    def step(self, inp: GDNInputs, pool: torch.Tensor, slots: torch.Tensor) -> torch.Tensor:
+        (_, fused_recurrent, _), _ = _import()
+        o, ht = fused_recurrent(
+            inp.q, inp.k, inp.v, g=inp.g, beta=inp.beta, scale=inp.scale, initial_state=pool.index_select(0, slots),
+            output_final_state=True, state_v_first=inp.state_layout == "vk",
+        )
+        pool.index_copy_(0, slots, ht.to(pool.dtype))
+        return o

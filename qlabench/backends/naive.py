@@ -7,10 +7,11 @@ from typing import Any
 import torch
 
 from qlabench.backends.base import Backend
+from qlabench.backends.decode import ServingSteps
 from qlabench.backends.cp import RankSetup, affine_scan
 from qlabench.backends.reference import chunk_gated_delta_rule, recurrent_gated_delta_rule
 from qlabench.core.point import Point
-from qlabench.measure.inputs import GDNInputs
+from qlabench.measure.inputs import GDNInputs, canonical_states
 
 # The token-by-token oracle is exact but slow; beyond this many tokens a timed run is not worth it.
 RECURRENT_MAX_TOKENS = 65536
@@ -18,7 +19,8 @@ RECURRENT_MAX_TOKENS = 65536
 
 class NaiveRecurrent(Backend):
     name = "naive-recurrent"
-    description = "token-by-token fp32 recurrence in PyTorch; the correctness oracle"
+    description = "token-by-token fp32 recurrence in PyTorch; the correctness oracle (also of decode/mtp steps)"
+    modes = frozenset({"fwd", "bwd", "fwd_bwd", "bwd_train", "decode", "mtp"})
 
     def check_point(self, point: Point, device: str) -> tuple[bool, str]:
         if point.total_tokens > RECURRENT_MAX_TOKENS:
@@ -31,6 +33,24 @@ class NaiveRecurrent(Backend):
             inp.q, inp.k, inp.v, inp.g, inp.beta, scale=inp.scale, initial_state=inp.h0,
             cu_seqlens=inp.cu_seqlens, compute_dtype=cd,
         )
+
+
+class NaiveStep(ServingSteps, NaiveRecurrent):
+    """A serving step in plain PyTorch, as an engine without a slot-indexed kernel would run it: gather the
+    batch's states from the pool, the recurrence in float32, scatter the final states back. It runs on
+    CPU, so the pool, slot and rotation machinery of backends/decode.py is tested where CI runs."""
+
+    name = "naive-step"
+    description = "decode/mtp step in PyTorch: gather the batch's states from the pool, fp32 recurrence, scatter"
+    modes = frozenset({"decode", "mtp"})
+    slot_dtype = torch.int64
+
+    def step(self, inp: GDNInputs, pool: torch.Tensor, slots: torch.Tensor) -> torch.Tensor:
+        h0 = canonical_states(pool.index_select(0, slots), inp.state_layout)
+        o, ht = recurrent_gated_delta_rule(inp.q, inp.k, inp.v, inp.g, inp.beta, scale=inp.scale, initial_state=h0,
+                                           compute_dtype=torch.float32)
+        pool.index_copy_(0, slots, (ht.transpose(-1, -2) if inp.state_layout == "vk" else ht).to(pool.dtype))
+        return o.to(inp.v.dtype)
 
 
 class NaiveChunk(Backend):

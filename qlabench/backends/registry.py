@@ -13,7 +13,7 @@ from qlabench.backends.fla import FLAChunk, FLADispatchOn, FLARecurrent
 from qlabench.backends.flash_qla import FlashQLA, FlashQLAForceCP, FlashQLANoCP
 from qlabench.backends.flashinfer import FlashInfer
 from qlabench.backends.layer import layer_backends
-from qlabench.backends.naive import NaiveChunk, NaiveRecurrent
+from qlabench.backends.naive import NaiveChunk, NaiveRecurrent, NaiveStep
 from qlabench.backends.synthetic import Synthetic
 from qlabench.core.errors import BackendError
 
@@ -24,6 +24,7 @@ REGISTRY: dict[str, Backend] = {
     for b in (
         NaiveRecurrent(),
         NaiveChunk(),
+        NaiveStep(),
         FlashQLA(),
         FlashQLANoCP(),
         FlashQLAForceCP(),

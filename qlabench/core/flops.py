@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from qlabench.core import bytes_model
 from qlabench.core.errors import MeasureError
 from qlabench.core.point import Point
 
@@ -34,6 +35,9 @@ class Peaks:
     gbps: float | None
     matmul_n: int | None = None
     copy_bytes: int | None = None
+    # HBM read and write peaks, TB/s (a reduction reads, a fill writes): the serving limit's (bytes_model.py)
+    read_tbs: float | None = None
+    write_tbs: float | None = None
 
 
 DEFAULT_CHUNK = 64
@@ -183,6 +187,9 @@ def throughput(point: Point, median_ms: float | None, chunk_size: int = DEFAULT_
     if not math.isfinite(median_ms) or median_ms <= 0:
         raise MeasureError(f"median_ms must be a positive time, got {median_ms!r}")
     seconds = median_ms * 1e-3
+    if point.is_serving:  # a step of the token recurrence against a state pool: core/bytes_model.py
+        return (bytes_model.recurrent_flops(point) / seconds / 1e12,
+                bytes_model.step_bytes(point).moved / seconds / 1e9)
     return flops(point, chunk_size) / seconds / 1e12, bytes_moved(point, chunk_size) / seconds / 1e9
 
 

@@ -48,11 +48,19 @@ AXES: tuple[Axis, ...] = (
     Axis("initial_state", kernels=False),
     Axis("cp_world_size", nullable=True, inputs=False),
     Axis("cp_mode", nullable=True, inputs=False),
+    # Serving points (modes decode/mtp, core/point.py). The oracle starts from the pool's states in
+    # float32 and the canonical layout whatever the pool holds, yet the inputs are drawn per pool, so the
+    # dtype, layout and size of the pool all split the oracle cache (a False here would reuse outputs).
+    Axis("state_dtype", nullable=True),
+    Axis("state_layout", nullable=True),
+    Axis("pool", nullable=True, kernels=False),
+    Axis("beta_regime", nullable=True, kernels=False),
 )
 
 # Named groups of axes that code reasons about as a whole.
 CP_AXES = ("cp_world_size", "cp_mode")  # a context-parallel point's split; null on one device
 GATE_PARAMS = ("gate_zero_frac", "gate_scale")  # the flashqla gate profile's parameters
+SERVING_AXES = ("state_dtype", "state_layout", "pool")  # a serving point's state pool; null on prefill
 
 
 def key_axes() -> tuple[str, ...]:
@@ -117,6 +125,11 @@ def gate_label(gate: str, gate_zero_frac: float | None = None, gate_scale: float
     if gate_scale is not None:
         parts.append(f"/{float(gate_scale):g}")
     return f"{gate}({','.join(parts)})" if parts else gate
+
+
+def state_label(state_dtype, state_layout, pool) -> str:
+    """'state=float32/kv pool=512' for a serving point's state pool, '' for a prefill point."""
+    return f"state={state_dtype}/{state_layout} pool={pool}" if state_dtype else ""
 
 
 def cp_label(cp_world_size, cp_mode) -> str:

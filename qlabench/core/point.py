@@ -21,7 +21,18 @@ from qlabench.core.identity import GATE_PARAMS, gate_label
 # bwd: the backward kernels alone, as FlashQLA's published table times them (the forward's outputs
 # handed over, nothing else); bwd_train: the backward alone as autograd runs it in a training step
 # (the forward's CP context and cache handed over too). See qlabench/backends/base.py.
-MODES = ("fwd", "bwd", "fwd_bwd", "bwd_train")
+MODES = ("fwd", "bwd", "fwd_bwd", "bwd_train", "decode", "mtp")
+# Serving modes: a step of B sequences against their recurrent states, which live in a pool of `pool` slots
+# addressed by slot indices as serving engines keep them (docs/SERVING.md). decode: one token per
+# sequence; mtp: multi-token verify (speculative decoding), T = 2..MTP_MAX_T tokens per sequence.
+SERVING_MODES = ("decode", "mtp")
+MTP_MAX_T = 16
+STATE_DTYPES = ("float32", "bfloat16")
+# The pool's per-slot state layout: [HV, K, V] (FLA's, FlashQLA's) or [HV, V, K] (FlashInfer's).
+STATE_LAYOUTS = ("kv", "vk")
+# beta: None is sigmoid(randn) (centred on 0.5); "low" puts it near 0 (the delta rule barely writes, long
+# memory), "high" near 1 (each token overwrites its key's slot): the numerics' extremes.
+BETA_REGIMES = ("low", "high")
 DTYPES = ("float64", "float32", "bfloat16", "float16")
 GATES = ("flashqla", "fla", "strong")
 # The `flashqla` gate profile (FlashQLA's benchmark): g = logsigmoid(randn) / GATE_SCALE, then
@@ -30,6 +41,7 @@ GATES = ("flashqla", "fla", "strong")
 FLASHQLA_GATE_ZERO_FRAC = 0.25
 FLASHQLA_GATE_SCALE = 16.0
 LAYOUTS = ("dense", "varlen")
+_PRECISION = {"float64": 53, "float32": 24, "float16": 11, "bfloat16": 8}  # significand bits
 # Inter-card context parallel modes: FlashQLA inter / inter+intra ("dual"), FLA's own CP ("fla-cp").
 CP_MODES = ("inter", "dual", "fla-cp")
 
@@ -69,6 +81,11 @@ class Point:
     tp: int | None = None
     cp_world_size: int | None = None  # ranks of inter-card context parallelism; None: one device
     cp_mode: str | None = None  # one of CP_MODES when cp_world_size is set
+    # Serving points only (modes decode, mtp): the state pool's dtype, layout and number of slots.
+    state_dtype: str | None = None
+    state_layout: str | None = None
+    pool: int | None = None
+    beta_regime: str | None = None  # None: sigmoid(randn); else one of BETA_REGIMES
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "seqlens", tuple(int(s) for s in self.seqlens))
@@ -105,6 +122,9 @@ class Point:
                 problems.append(f"cp_world_size must be an integer >= 2, got {self.cp_world_size!r}")
             if self.cp_mode not in CP_MODES:
                 problems.append(f"cp_mode {self.cp_mode!r} not in {CP_MODES}")
+        problems += _serving_problems(self)
+        if self.beta_regime is not None and self.beta_regime not in BETA_REGIMES:
+            problems.append(f"beta_regime {self.beta_regime!r} not in {BETA_REGIMES} (or null: sigmoid(randn))")
         if problems:
             raise PointError("invalid point: " + "; ".join(problems))
 
@@ -126,6 +146,24 @@ class Point:
     def seq_len(self) -> int:
         """Length of the padded time axis: T for dense, the packed total for varlen."""
         return self.seqlens[0] if self.layout == "dense" else self.total_tokens
+
+    @property
+    def is_serving(self) -> bool:
+        """A decode or multi-token-verify step against a state pool (SERVING_MODES)."""
+        return self.mode in SERVING_MODES
+
+    @property
+    def tolerance_dtype(self) -> str:
+        """The dtype whose tolerances the check applies (measure/correctness.py): the input dtype, or a
+        serving point's state dtype where that is the less precise (a bfloat16 pool rounds every step's state)."""
+        if self.is_serving and _PRECISION[self.state_dtype] < _PRECISION[self.dtype]:
+            return self.state_dtype
+        return self.dtype
+
+    @property
+    def tokens_per_seq(self) -> int:
+        """T of each sequence of a dense point (a serving step's tokens per sequence)."""
+        return self.seqlens[0]
 
     @property
     def distributed(self) -> bool:
@@ -194,7 +232,41 @@ class Point:
 
     def label(self) -> str:
         backend = identity.backend_label(self.backend, self.cp_world_size, self.cp_mode)
-        return f"{backend} {self.mode} {self.heads_label} {self.layout_label} {self.dtype} gate={self.gate_label}"
+        out = f"{backend} {self.mode} {self.heads_label} {self.layout_label} {self.dtype} gate={self.gate_label}"
+        if self.beta_regime:
+            out += f" beta={self.beta_regime}"
+        if self.is_serving:
+            out += " " + identity.state_label(self.state_dtype, self.state_layout, self.pool)
+        return out
+
+
+def _serving_problems(p: Point) -> list[str]:
+    """What is wrong with a serving point's shape and pool, or with serving fields on a prefill point."""
+    fields = {"state_dtype": p.state_dtype, "state_layout": p.state_layout, "pool": p.pool}
+    if p.mode not in SERVING_MODES:
+        given = [k for k, v in fields.items() if v is not None]
+        return [f"{', '.join(given)} appl{'y' if len(given) > 1 else 'ies'} to serving modes "
+                f"({', '.join(SERVING_MODES)}) only"] if given else []
+    out = []
+    if p.layout != "dense":
+        out.append(f"{p.mode} points are dense: B sequences of T tokens each, against their states")
+    elif p.seqlens:
+        T = p.seqlens[0]
+        if p.mode == "decode" and T != 1:
+            out.append(f"decode is one token per sequence (seqlen 1), got {T}; use mode mtp for T = 2..{MTP_MAX_T}")
+        if p.mode == "mtp" and not 2 <= T <= MTP_MAX_T:
+            out.append(f"mtp verifies 2..{MTP_MAX_T} tokens per sequence, got {T}")
+    if not p.initial_state:
+        out.append("a serving step always starts from its sequences' states (initial_state must be true)")
+    if p.state_dtype not in STATE_DTYPES:
+        out.append(f"state_dtype {p.state_dtype!r} not in {STATE_DTYPES}")
+    if p.state_layout not in STATE_LAYOUTS:
+        out.append(f"state_layout {p.state_layout!r} not in {STATE_LAYOUTS}")
+    if isinstance(p.pool, bool) or not isinstance(p.pool, int) or p.pool < p.batch:
+        out.append(f"pool must be an integer number of state slots >= batch ({p.batch}), got {p.pool!r}")
+    if p.distributed:
+        out.append("serving points run on one device (no context parallelism)")
+    return out
 
 
 def _gate_param_problems(p: Point) -> list[str]:

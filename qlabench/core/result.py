@@ -27,7 +27,7 @@ def col(kind: str, doc: str, default=None):
 
 
 # Names of the tensors compared against the oracle; each gets an `err_<name>` column.
-CHECKED_TENSORS = ("o", "ht", "dq", "dk", "dv", "dg", "dbeta", "dh0")
+CHECKED_TENSORS = ("o", "ht", "dq", "dk", "dv", "dg", "dbeta", "dh0", "pool")
 
 
 @dataclass(frozen=True)
@@ -79,6 +79,11 @@ class ResultRow:
     initial_state: bool = col("bool", "Whether an initial state h0 was passed")
     cp_world_size: int | None = col("int64", "Ranks of inter-card context parallelism (null: one device)")
     cp_mode: str | None = col("string", "Context parallel mode: inter, dual (inter+intra) or fla-cp (null: none)")
+    state_dtype: str | None = col("string", "Serving (decode/mtp): dtype of the state pool, float32 or bfloat16 "
+                                            "(null: a prefill point)")
+    state_layout: str | None = col("string", "Serving: per-slot state layout, kv ([HV, K, V]) or vk ([HV, V, K])")
+    pool: int | None = col("int64", "Serving: state slots in the pool the batch's states are addressed in")
+    beta_regime: str | None = col("string", "beta inputs: null sigmoid(randn), low (near 0) or high (near 1)")
     # -- outcome -----------------------------------------------------------------------------
     status: str = col("string", "ok, incorrect, skipped or error")
     reason: str | None = col("string", "Why the row is not ok (null when ok)")
@@ -92,6 +97,8 @@ class ResultRow:
     err_dg: float | None = col("float64", "Relative L2 error of dg")
     err_dbeta: float | None = col("float64", "Relative L2 error of dbeta")
     err_dh0: float | None = col("float64", "Relative L2 error of dh0")
+    err_pool: float | None = col("float64", "Serving: relative L2 change of the pool's slots outside the batch "
+                                           "(must be 0: a kernel that writes another sequence's state fails)")
     # -- timing ------------------------------------------------------------------------------
     timer: str | None = col("string", "How samples were taken: wall, events or graph")
     samples_ms: tuple = col("list<float64>", "Every timed sample, milliseconds per call", default=())
@@ -141,6 +148,16 @@ class ResultRow:
     peak_gbps: float | None = col("float64", "Measured device-copy GB/s of the device (once per worker)")
     frac_peak_flops: float | None = col("float64", "tflops / peak_tflops")
     frac_peak_bw: float | None = col("float64", "gbps / peak_gbps")
+    # -- serving: the memory-bound limit (core/bytes_model.py, docs/SERVING.md) ---------------
+    bytes_read: int | None = col("int64", "Serving: bytes one step must read at least (states, q, k, v, g, beta, slots)")
+    bytes_written: int | None = col("int64", "Serving: bytes one step must write at least (states, o)")
+    bytes_moved: int | None = col("int64", "Serving: bytes_read + bytes_written")
+    hbm_peak_read_tbs: float | None = col("float64", "Measured HBM read peak of the device, TB/s (a reduction over "
+                                                     "1 GiB; once per worker)")
+    hbm_peak_write_tbs: float | None = col("float64", "Measured HBM write peak of the device, TB/s (a fill of 1 GiB)")
+    hbm_frac: float | None = col("float64", "Serving: fraction of the bandwidth limit reached: (bytes_read / read "
+                                            "peak + bytes_written / write peak) / median time; above 1 the row "
+                                            "fails its check")
     # -- GPU state (NVML), read before and after sampling; never changed ---------------------
     sm_clock_mhz_before: float | None = col("float64", "SM clock before sampling")
     sm_clock_mhz_after: float | None = col("float64", "SM clock after sampling")

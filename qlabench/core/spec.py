@@ -22,7 +22,8 @@ else:  # pragma: no cover
 from qlabench.core import models
 from qlabench.core.errors import SpecError
 from qlabench.core.names import default_name, name_problem
-from qlabench.core.point import DTYPES, GATES, MODES, Point, gva_error
+from qlabench.core.point import (BETA_REGIMES, DTYPES, GATES, MODES, SERVING_MODES, STATE_DTYPES, STATE_LAYOUTS,
+                                 Point, gva_error)
 from qlabench.core.spec_limits import DEVICE_RE, MAX_BATCH, MAX_POINTS, exclude_value_problem, table_problems
 from qlabench.core.spec_tables import cp_entries, is_of as _is, split_entries
 
@@ -109,17 +110,25 @@ _AXES: dict[str, tuple[tuple[type, ...], tuple | None]] = {
     "seed": ((int,), None),
     "initial_state": ((bool,), None),
     "cp": ((dict,), None),
+    # serving modes only (decode, mtp): the state pool's dtype and layout, and its slots as a multiple of batch
+    "state_dtype": ((str,), STATE_DTYPES),
+    "state_layout": ((str,), STATE_LAYOUTS),
+    "pool_factor": ((int,), None),
+    "beta_regime": ((str,), ("sigmoid",) + BETA_REGIMES),  # sigmoid: sigmoid(randn), stored as null
 }
+# What a serving point gets when its sweep does not say: an fp32 pool in FLA's layout, twice the batch.
+SERVING_DEFAULTS = {"state_dtype": "float32", "state_layout": "kv", "pool_factor": 2}
 _AXIS_DEFAULTS: dict[str, list] = {
     "batch": [1], "K": [128], "V": [128], "dtype": ["bfloat16"], "gate": ["flashqla"],
     "seed": [0], "initial_state": [True], "modes": ["fwd"], "seqlen": [], "varlen": [], "split": [],
     "cp": [{}], "gate_zero_frac": [None], "gate_scale": [None],
+    "state_dtype": [None], "state_layout": [None], "pool_factor": [None], "beta_regime": ["sigmoid"],
 }
 # Keys an [[exclude]] rule may match on: the point's fields, plus `seqlen` (dense T).
 _MATCH_KEYS = {
     "backend", "mode", "layout", "batch", "seqlen", "seqlens", "model", "tp", "h_qk", "h_v", "K", "V",
     "dtype", "gate", "gate_zero_frac", "gate_scale", "seed", "initial_state", "total_tokens", "cp_world_size",
-    "cp_mode",
+    "cp_mode", "state_dtype", "state_layout", "pool", "beta_regime",
 }
 _TOP_KEYS = {"name", "description", "device", "baseline", "sweep", "include", "exclude", "timing", "check", "run",
              "profile"}
@@ -351,18 +360,32 @@ def _expand(axes: dict, where: str, path: str, limit: int | None = None) -> list
         if ax[name] != [None] and others:
             raise SpecError(path, f"{where}.{name}", f"applies to the flashqla gate profile only, and this sweep also "
                             f"has gate = {others[0]!r} (put that profile in its own [[include]])")
-    n = math.prod(len(x) for x in (ax["backends"], ax["modes"], layouts, heads, ax["K"], ax["V"], ax["dtype"],
-                                   ax["gate"], gate_params, ax["seed"], ax["initial_state"], cps))
+    for name in SERVING_DEFAULTS:
+        if ax[name] != [None] and not set(ax["modes"]) & set(SERVING_MODES):
+            raise SpecError(path, f"{where}.{name}", f"applies to serving modes ({', '.join(SERVING_MODES)}) only, "
+                            f"and this sweep has modes {ax['modes']}")
+    if any(not _is(f, (int,)) or f < 1 for f in ax["pool_factor"] if f is not None):
+        raise SpecError(path, f"{where}.pool_factor", "must be a positive integer (pool slots = factor x batch)")
+    serving = [tuple(SERVING_DEFAULTS[k] if v is None else v for k, v in zip(SERVING_DEFAULTS, c))
+               for c in itertools.product(*(ax[k] for k in SERVING_DEFAULTS))]
+    per_mode = {m: serving if m in SERVING_MODES else [(None, None, None)] for m in ax["modes"]}
+    betas = [None if b == "sigmoid" else b for b in ax["beta_regime"]]
+    n = math.prod(len(x) for x in (ax["backends"], layouts, heads, ax["K"], ax["V"], ax["dtype"],
+                                   ax["gate"], gate_params, ax["seed"], ax["initial_state"], cps, betas)) \
+        * sum(len(v) for v in per_mode.values())
     if limit is not None and n > limit:  # counted before expanding: 10^6 points take seconds and GBs
         raise SpecError(path, where, f"expands to {n} more points, over the limit of {MAX_POINTS} in all (pass "
                         "--max-points N to run sweep to allow more)")
     pts = []
-    for backend, mode, (layout, b, lens), (h_qk, h_v, model, tp), K, V, dtype, gate, (zf, gs), seed, h0, (ws, cpm) \
-            in itertools.product(ax["backends"], ax["modes"], layouts, heads, ax["K"], ax["V"], ax["dtype"],
-                                 ax["gate"], gate_params, ax["seed"], ax["initial_state"], cps):
+    modes = [(m, st) for m in ax["modes"] for st in per_mode[m]]
+    for backend, (mode, (sdt, slay, pf)), (layout, b, lens), (h_qk, h_v, model, tp), K, V, dtype, gate, (zf, gs), \
+            seed, h0, (ws, cpm), beta in itertools.product(
+                ax["backends"], modes, layouts, heads, ax["K"], ax["V"], ax["dtype"], ax["gate"], gate_params,
+                ax["seed"], ax["initial_state"], cps, betas):
         pts.append(Point(backend=backend, mode=mode, layout=layout, batch=b, seqlens=lens, h_qk=h_qk, h_v=h_v,
                          K=K, V=V, dtype=dtype, gate=gate, gate_zero_frac=zf, gate_scale=gs, seed=seed,
-                         initial_state=h0, model=model, tp=tp, cp_world_size=ws, cp_mode=cpm))
+                         initial_state=h0, model=model, tp=tp, cp_world_size=ws, cp_mode=cpm, state_dtype=sdt,
+                         state_layout=slay, pool=None if pf is None else pf * b, beta_regime=beta))
     return pts
 
 
@@ -374,6 +397,8 @@ def _matches(p: Point, rule: dict) -> bool:
             have = list(p.seqlens)
         elif k == "total_tokens":
             have = p.total_tokens
+        elif k == "beta_regime":
+            have = p.beta_regime or "sigmoid"
         elif k in ("gate_zero_frac", "gate_scale"):
             have = p.gate_params_effective()[k]  # 0.25 matches the default, stored as null
         else:

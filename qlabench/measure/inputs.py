@@ -2,6 +2,12 @@
 
 Layout follows FLA and FlashQLA: [B, T, H, D] with the time axis second; varlen points pack their
 sequences into batch 1 and pass int32 `cu_seqlens`. g and beta are float32, as in FlashQLA's table.
+
+A serving point (decode, mtp) also gets its state pool, as an engine keeps it: `pool` holds `point.pool`
+random states in the point's state dtype and layout, and `slots` [R, B] int32 addresses the batch's
+states in it, R disjoint rotations (R = pool // batch) so a timed loop can cycle through the pool instead
+of re-reading one batch's states from L2. `h0` is then pool[slots[0]] in float32 and the canonical
+[B, HV, K, V] layout: exactly the values the kernel starts from, for the oracle.
 """
 
 from __future__ import annotations
@@ -35,14 +41,19 @@ class GDNInputs:
     scale: float
     do: torch.Tensor  # gradient of o for backward modes
     dht: torch.Tensor  # gradient of the final state
+    pool: torch.Tensor | None = None  # serving: [P, HV, K, V] ("kv") or [P, HV, V, K] ("vk") in the state dtype
+    slots: torch.Tensor | None = None  # serving: [R, B] int32, R disjoint rotations of the batch's slots
+    state_layout: str | None = None  # serving: the pool's layout, "kv" or "vk"
 
     def to(self, dtype: torch.dtype | None = None, device=None) -> GDNInputs:
-        """A copy with floating tensors cast to `dtype` (None keeps each tensor's dtype)."""
+        """A copy with floating tensors cast to `dtype` (None keeps each tensor's dtype). The state pool keeps
+        its dtype: it is what the serving kernel reads, and the references start from `h0`."""
         out = {}
         for f in fields(self):
             x = getattr(self, f.name)
             if isinstance(x, torch.Tensor):
-                x = x.to(device=device or x.device, dtype=dtype if (dtype and x.is_floating_point()) else x.dtype)
+                cast = dtype and x.is_floating_point() and f.name != "pool"
+                x = x.to(device=device or x.device, dtype=dtype if cast else x.dtype)
             out[f.name] = x
         return GDNInputs(**out)
 
@@ -91,16 +102,55 @@ def make_inputs(point: Point, device: str | torch.device = "cpu", seqlens: tuple
     k = F.normalize(randn(B, T, point.h_qk, point.K), dim=-1).to(dt)
     v = randn(B, T, point.h_v, point.V).to(dt)
     g = _gate(point, (B, T, point.h_v), gen, device).to(base)
-    beta = randn(B, T, point.h_v).sigmoid()
+    beta = _beta(point, randn(B, T, point.h_v))
     h0 = randn(N, point.h_v, point.K, point.V) if point.initial_state else None
     do = randn(B, T, point.h_v, point.V).to(dt)
     dht = randn(N, point.h_v, point.K, point.V)
-    return GDNInputs(q=q, k=k, v=v, g=g, beta=beta, h0=h0, cu_seqlens=cu, scale=point.K**-0.5, do=do, dht=dht)
+    pool = slots = None
+    if point.is_serving:  # drawn last, so a prefill point's draws do not depend on the serving axes
+        pool, slots = state_pool(point, N, randn, gen, device)
+        h0 = canonical_states(pool[slots[0].long()], point.state_layout)
+    return GDNInputs(q=q, k=k, v=v, g=g, beta=beta, h0=h0, cu_seqlens=cu, scale=point.K**-0.5, do=do, dht=dht,
+                     pool=pool, slots=slots, state_layout=point.state_layout)
+
+
+# beta_regime "low"/"high": sigmoid(randn) squeezed into the last BETA_EDGE of [0, 1] at either end.
+BETA_EDGE = 0.05
+
+
+def _beta(point: Point, z: torch.Tensor) -> torch.Tensor:
+    b = z.sigmoid()
+    if point.beta_regime == "low":
+        return b * BETA_EDGE
+    if point.beta_regime == "high":
+        return 1.0 - b * BETA_EDGE
+    return b
+
+
+def state_pool(point: Point, batch: int, randn, gen: torch.Generator, device) -> tuple[torch.Tensor, torch.Tensor]:
+    """A serving point's pool of `point.pool` random states (its dtype and layout) and its slot rotations."""
+    P, HV, K, V = point.pool, point.h_v, point.K, point.V
+    states = randn(P, HV, K, V)
+    if point.state_layout == "vk":
+        states = states.transpose(-1, -2)
+    pool = states.to(TORCH_DTYPES[point.state_dtype]).contiguous()
+    rotations = max(1, P // batch)
+    perm = torch.randperm(P, generator=gen, device=device)[: rotations * batch]
+    return pool, perm.view(rotations, batch).to(torch.int32)
+
+
+def canonical_states(states: torch.Tensor, layout: str) -> torch.Tensor:
+    """States of the pool's layout as float32 [.., HV, K, V], qlabench's canonical layout."""
+    states = states.float()
+    return (states.transpose(-1, -2) if layout == "vk" else states).contiguous()
 
 
 def reduced_seqlens(point: Point, max_tokens: int) -> tuple[int, ...]:
-    """Sequence lengths for a correctness check of at most ~max_tokens, keeping the layout's shape."""
-    if point.total_tokens <= max_tokens:
+    """Sequence lengths for a correctness check of at most ~max_tokens, keeping the layout's shape.
+
+    A serving point is checked whole: its T per sequence and its batch are what the kernel is chosen for,
+    and the recurrence costs only T steps, however large the batch."""
+    if point.is_serving or point.total_tokens <= max_tokens:
         return point.seqlens
     if point.layout == "dense":
         T = max(1, max_tokens // point.batch)

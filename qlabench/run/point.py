@@ -29,6 +29,7 @@ from qlabench.core.point import Point
 from qlabench.measure.probes import clocks as gpustate
 from qlabench.measure.probes import ncu
 from qlabench.core import sm_coverage as smutil
+from qlabench.core import bytes_model
 from qlabench.core.flops import peak_fractions, throughput
 from qlabench.measure.probes.peaks import measure_peaks
 from qlabench.core.kernel_event import kernel_fields
@@ -129,7 +130,12 @@ class MeasureContext:
     def peaks(self):
         """The device's measured matmul and copy peaks, measured once per process (~1 s)."""
         if self._peaks is None:
-            self._peaks = measure_peaks(self.device) or False
+            try:
+                self._peaks = measure_peaks(self.device) or False
+            except Exception as e:  # a failed probe leaves the fractions null; it must not fail every point
+                print(f"qlabench: measuring the device's peaks failed, fractions of peak left null: {error_line(e)}",
+                      flush=True)
+                self._peaks = False
         return self._peaks or None
 
 
@@ -228,6 +234,21 @@ class PointRow:
             self.fields["frac_peak_flops"], self.fields["frac_peak_bw"] = peak_fractions(
                 self.fields["tflops"], self.fields["gbps"], peaks)
 
+    def bandwidth(self, peaks) -> str | None:
+        """A serving step's compulsory bytes and, with the device's HBM peaks, the fraction of the bandwidth
+        limit its median reaches (core/bytes_model.py). Returns why the row fails when that fraction is above
+        1: no correct step moves its bytes faster than the memory can."""
+        b = bytes_model.step_bytes(self.p)
+        self.fields.update(bytes_read=b.read, bytes_written=b.written, bytes_moved=b.moved)
+        read, write = (peaks.read_tbs, peaks.write_tbs) if peaks is not None else (None, None)
+        frac = bytes_model.bandwidth_fraction(b, self.fields.get("median_ms"), read, write)
+        self.fields.update(hbm_peak_read_tbs=read, hbm_peak_write_tbs=write, hbm_frac=frac)
+        if frac is not None and frac > 1.0:
+            return (f"moves its {b.moved / 1e6:.1f} MB faster than the measured HBM peaks allow ({frac:.0%} of "
+                    f"the limit at read {read:.2f} / write {write:.2f} TB/s): a skipped write, or states served "
+                    "from L2 across steps (size the pool above L2)")
+        return None
+
     def done(self, status: Status, reason: str | None = None, **fields) -> ResultRow:
         """The row with what has been filled so far (an `ok` row also carries its details as extra_json)."""
         s = self.session
@@ -242,10 +263,12 @@ def _oracle_outputs(p: Point, seqlens: tuple[int, ...], ctx: MeasureContext, ora
     (oracle_cache.py). `oracle`: another reference backend (a layer backend's), keyed apart with the
     model and TP its problem also depends on."""
     cdt = "float64" if p.dtype == "float64" else "float32"
-    grads = p.mode != "fwd"
+    grads = p.mode != "fwd" and not p.is_serving
+    # a serving step's reference is the same step (its pool outside the batch too), not a forward
+    ref_mode = p.mode if p.is_serving else "fwd_bwd" if grads else "fwd"
 
     def compute() -> dict:
-        ref = p.with_(backend=oracle, dtype=cdt, mode="fwd_bwd" if grads else "fwd")
+        ref = p.with_(backend=oracle, dtype=cdt, mode=ref_mode)
         return ctx.registry[oracle].prepare_point(ref, make_inputs(ref, ctx.device, seqlens=seqlens))()
 
     key = oracle_key(p, seqlens, cdt)
@@ -262,7 +285,7 @@ def check_correctness(p: Point, backend: Backend, ctx: MeasureContext, row: Poin
     got, call_s = _timed_call(fn, _sync(ctx.device))
     oracle = backend.oracle or ORACLE
     ref = _oracle_outputs(p, seqlens, ctx, oracle)
-    errors, failure = compare(got, ref, p.dtype)
+    errors, failure = compare(got, ref, p.tolerance_dtype)
     row.checked(errors, f"{oracle} {'float64' if p.dtype == 'float64' else 'float32'} @{sum(seqlens)} tokens",
                 sum(seqlens))
     return failure, call_s
@@ -277,7 +300,7 @@ def check_full_size(p: Point, got: dict, inp, ctx: MeasureContext, fields: dict,
     """
     ref = reference_outputs(ctx.registry[reference], p.mode, inp, fp32=True,
                             point=None if reference == FULL_SIZE_REFERENCE else p)
-    errors, failure = compare(got, ref, p.dtype)
+    errors, failure = compare(got, ref, p.tolerance_dtype)
     for n, e in errors.items():
         if n not in CHECKED_TENSORS:  # checked (a failure says so) but with no err_ column, e.g. a layer's conv_state
             continue
@@ -290,7 +313,7 @@ def check_full_size(p: Point, got: dict, inp, ctx: MeasureContext, fields: dict,
 def check_fp64_full(p: Point, got: dict, inp, fields: dict) -> str | None:
     """Compare full-size outputs with the float64 reference (`[check] reference = "fp64-full"`): fills
     `fields` with the errors, the reference's label and the tokens checked; returns the failure, if any."""
-    errors, failure = fp64_errors(got, inp, grads=p.mode != "fwd", dtype=p.dtype)
+    errors, failure = fp64_errors(got, inp, grads=p.mode != "fwd" and not p.is_serving, dtype=p.tolerance_dtype)
     fields.update({f"err_{n}": errors.get(n) for n in CHECKED_TENSORS})
     fields["oracle"] = f"{FP64_REFERENCE} float64 @{p.total_tokens} tokens"
     fields["check_tokens"] = p.total_tokens
@@ -357,7 +380,8 @@ def run_point(p: Point, ctx: MeasureContext) -> ResultRow:
                 row.fields["phases_s"] = {k: round(v, 4) for k, v in phases.items()}
                 return row.done(Status.INCORRECT, failure)
         full_ref = backend.full_size_reference or FULL_SIZE_REFERENCE
-        if ctx.check and ctx.suite.check.full_size and p.backend != full_ref:
+        # a serving point's oracle check was already at its full size (measure/inputs.reduced_seqlens)
+        if ctx.check and ctx.suite.check.full_size and p.backend != full_ref and not p.is_serving:
             failure = check_full_size(p, got, inp, ctx, row.fields, full_ref)
             lap("full_size_check")
             if failure:
@@ -380,6 +404,8 @@ def run_point(p: Point, ctx: MeasureContext) -> ResultRow:
         if on_cuda:
             row.gpu_state(before, gpustate.snapshot(ctx.device_index), ctx.peaks())
         lap("state_and_peaks")
+        if p.is_serving and (over := row.bandwidth(ctx.peaks() if on_cuda else None)):
+            return row.done(Status.INCORRECT, over)
         row.details.update(m.details)
         row.details.update(backend.point_details(
             fn, tuple(row.fields.get("kernels", ())), tuple(row.fields.get("kernel_dur_us", ())),

@@ -477,3 +477,44 @@ def test_cpu_threads_suite_key_is_validated():
     with pytest.raises(SpecError, match="run.cpu_threads"):
         parse_suite({**base, "run": {"cpu_threads": "one"}})
 
+
+
+# -- serving axes --------------------------------------------------------------------------------------
+
+
+def _serving_suite(**sweep):
+    from qlabench.core.spec import parse_suite
+
+    s = {"backends": ["naive-step"], "modes": ["decode"], "batch": [2, 4], "seqlen": [1],
+         "heads": [{"h_qk": 1, "h_v": 2}]}
+    s.update(sweep)
+    return parse_suite({"name": "s", "device": "cpu", "sweep": s})
+
+
+def test_serving_points_get_an_fp32_kv_pool_twice_the_batch_by_default():
+    pts = _serving_suite().points
+    assert [(p.state_dtype, p.state_layout, p.pool) for p in pts] == [("float32", "kv", 4), ("float32", "kv", 8)]
+
+
+def test_serving_axes_expand_for_serving_modes_only():
+    pts = _serving_suite(modes=["decode", "fwd"], seqlen=[1], state_dtype=["float32", "bfloat16"],
+                         state_layout=["kv", "vk"], pool_factor=[3]).points
+    serving = [p for p in pts if p.mode == "decode"]
+    prefill = [p for p in pts if p.mode == "fwd"]
+    assert len(serving) == 2 * 2 * 2 and len(prefill) == 2
+    assert {p.pool for p in serving} == {6, 12}
+    assert all(p.state_dtype is None and p.pool is None for p in prefill)
+
+
+def test_serving_axes_on_a_prefill_sweep_are_refused():
+    from qlabench.core.errors import SpecError
+
+    with pytest.raises(SpecError, match="applies to serving modes"):
+        _serving_suite(modes=["fwd"], seqlen=[64], state_dtype=["bfloat16"])
+    with pytest.raises(SpecError, match="pool_factor"):
+        _serving_suite(pool_factor=[0])
+
+
+def test_beta_regime_sigmoid_is_the_default_and_stored_as_null():
+    pts = _serving_suite(beta_regime=["sigmoid", "low"]).points
+    assert sorted({str(p.beta_regime) for p in pts}) == ["None", "low"]

@@ -1,4 +1,5 @@
-"""The device's measured peaks, taken once per run: a large bf16 matmul and a large device-to-device copy.
+"""The device's measured peaks, taken once per run: a large bf16 matmul, a large device-to-device copy, and
+HBM's read (a reduction) and write (a fill) bandwidth, which the serving limit uses (core/bytes_model.py).
 
 Datasheet peaks are not what a kernel can reach on the card as found (clocks, power cap), so the
 fractions of peak in result rows are against these measured numbers. Importable without torch or CUDA;
@@ -21,6 +22,11 @@ def matmul_tflops(n: int, ms: float) -> float:
 def copy_gbps(nbytes: int, ms: float) -> float:
     """GB/s of a copy of `nbytes` taking `ms`: the bytes are read once and written once."""
     return 2.0 * nbytes / (ms * 1e-3) / 1e9
+
+
+def stream_tbs(nbytes: int, ms: float) -> float:
+    """TB/s of a pass that reads (or writes) `nbytes` once in `ms`."""
+    return nbytes / (ms * 1e-3) / 1e12
 
 
 def _best_ms(fn, reps: int, trials: int) -> float:
@@ -62,6 +68,20 @@ def _copy_ms(dev, nbytes: int, reps: int, trials: int) -> float:
     return _best_ms(lambda: dst.copy_(src), reps, trials)
 
 
+def _read_ms(dev, nbytes: int, reps: int, trials: int) -> float:
+    import torch
+
+    x = torch.ones(nbytes // 4, device=dev, dtype=torch.float32)
+    return _best_ms(lambda: x.sum(), reps, trials)
+
+
+def _write_ms(dev, nbytes: int, reps: int, trials: int) -> float:
+    import torch
+
+    x = torch.empty(nbytes // 4, device=dev, dtype=torch.float32)
+    return _best_ms(lambda: x.fill_(1.0), reps, trials)
+
+
 def measure_peaks(device: str = "cuda", matmul_n: int = MATMUL_N, copy_bytes: int = COPY_BYTES,
                   reps: int = 10, trials: int = 5) -> Peaks | None:
     """Measure the peaks on `device`; None when it is not a CUDA device or CUDA is unavailable."""
@@ -73,6 +93,9 @@ def measure_peaks(device: str = "cuda", matmul_n: int = MATMUL_N, copy_bytes: in
     with torch.cuda.device(dev):
         mm_ms = _matmul_ms(dev, matmul_n, reps, trials)
         cp_ms = _copy_ms(dev, copy_bytes, reps, trials)
+        rd_ms = _read_ms(dev, copy_bytes, reps, trials)
+        wr_ms = _write_ms(dev, copy_bytes, reps, trials)
         torch.cuda.empty_cache()
     return Peaks(tflops=matmul_tflops(matmul_n, mm_ms), gbps=copy_gbps(copy_bytes, cp_ms),
-                 matmul_n=matmul_n, copy_bytes=copy_bytes)
+                 matmul_n=matmul_n, copy_bytes=copy_bytes, read_tbs=stream_tbs(copy_bytes, rd_ms),
+                 write_tbs=stream_tbs(copy_bytes, wr_ms))
