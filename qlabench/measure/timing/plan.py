@@ -8,7 +8,7 @@ that travels, pickled, to every worker and every distributed rank, which build t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from qlabench.core.errors import TimerError
 from qlabench.core.spec import TIMERS, TimingSpec
@@ -48,6 +48,19 @@ class TimerPlan:
         """The plan for timer `requested` on `device` with a suite's [timing] (TimerError if it cannot run)."""
         return cls(requested=requested, name=resolve_timer(requested, device), rule=StopRule.from_spec(spec),
                    warmup=spec.warmup, l2_flush=spec.l2_flush)
+
+    def for_backend(self, backend: str, graph_capturable: bool) -> tuple[TimerPlan, str | None]:
+        """The plan a backend's points are timed with, and why it differs from this one (None: it does not).
+
+        A call that cannot be captured in a CUDA graph (`Backend.graph_capturable` False) is timed with
+        CUDA events instead of the graph timer: eager calls, launch gaps included. Every other plan (wall,
+        events, or a capturable backend) is this one."""
+        if graph_capturable or self.name != "graph":
+            return self, None
+        asked = f"timer {self.requested!r}" + (f" ({self.name} here)" if self.name != self.requested else "")
+        why = (f"{asked} not used: {backend} cannot be captured in a CUDA graph, so it is timed with events "
+               "(eager calls, launch gaps included)")
+        return replace(self, name="events"), why
 
     def make(self, device):
         """The timer object for this plan on `device` (imports torch; in a worker or a rank)."""
