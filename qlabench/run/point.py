@@ -374,16 +374,14 @@ def run_point(p: Point, ctx: MeasureContext) -> ResultRow:
             before = gpustate.snapshot(ctx.device_index)
         lap.restart()  # sampling_s is timed on its own (and is its own column)
         t_sampling = time.perf_counter()
-        plan, timer_note = ctx.timer.for_backend(backend.name, backend.graph_capturable)
+        plan, timer_details = ctx.timer.for_backend(backend.name, backend.graph_capturable)
         m = plan.make(ctx.device).measure(fn)
         row.sampled(m.timer, m.samples_ms, time.perf_counter() - t_sampling, m.noise_target_met)
         lap.restart()
         if on_cuda:
             row.gpu_state(before, gpustate.snapshot(ctx.device_index), ctx.peaks())
         lap("state_and_peaks")
-        row.details.update(m.details)
-        if timer_note:  # the same keys a distributed row uses when the sweep's timer could not apply
-            row.details.update(timer_requested=ctx.timer.requested, timer_note=timer_note)
+        row.details.update({**m.details, **timer_details})
         row.details.update(backend.point_details(
             fn, tuple(row.fields.get("kernels", ())), tuple(row.fields.get("kernel_dur_us", ())),
             row.fields["median_ms"], lambda g: summarize(plan.make(ctx.device).measure(g).samples_ms).median))

@@ -58,12 +58,13 @@ def _plan(name, device="cuda"):
 @pytest.mark.parametrize("requested, asked", [("graph", "timer 'graph'"), ("auto", "timer 'auto' (graph here)")])
 def test_an_uncapturable_backend_is_timed_with_events_and_says_why(requested, asked):
     plan = _plan(requested)
-    used, why = plan.for_backend("fla-intracp", graph_capturable=False)
+    used, details = plan.for_backend("fla-intracp", graph_capturable=False)
+    why = details["timer_note"]
     assert (plan.name, used.name) == ("graph", "events")
     # only the timer changes: the stop rule, warm-up, flush and what was asked travel unchanged
     assert (used.requested, used.rule, used.warmup, used.l2_flush) == (requested, plan.rule, 2, True)
     assert why.startswith(f"{asked} not used: fla-intracp cannot be captured in a CUDA graph")
-    assert "events" in why
+    assert "events" in why and details["timer_requested"] == requested
 
 
 @pytest.mark.parametrize("requested, device, capturable", [
@@ -71,4 +72,4 @@ def test_an_uncapturable_backend_is_timed_with_events_and_says_why(requested, as
 ])
 def test_every_other_plan_is_kept_as_it_is(requested, device, capturable):
     plan = _plan(requested, device)
-    assert plan.for_backend("b", graph_capturable=capturable) == (plan, None)
+    assert plan.for_backend("b", graph_capturable=capturable) == (plan, {})
