@@ -269,7 +269,7 @@ def intracard_evidence(kernels: tuple[str, ...], plan: dict | None = None) -> di
     n_sub = (plan or {}).get("subsequences")
     if engaged:
         pieces = f" into {n_sub} sub-sequences" if n_sub else ""
-        note = f"intra-card CP engaged: FLA split the call{pieces} (pre-scan and merge kernels launched)"
+        note = f"intra-card CP engaged: FLA split the call{pieces} (launched {', '.join(launched)})"
     else:
         note = ("intra-card CP did not engage: FLA ran the call unsplit (no pre-scan kernel launched); it splits "
                 "only a sequence at least three sub-sequence lengths long")
