@@ -69,6 +69,10 @@ class Backend:
     env: ClassVar[dict[str, str]] = {}
     # Test-only backends (fault injection, synthetic slowdowns, deliberate mis-dispatch).
     testing: ClassVar[bool] = False
+    # False for a call that cannot be captured in a CUDA graph (it reads device data on the host, e.g.
+    # FLA's intra-card CP): the run times it with CUDA events instead of the graph timer, and its row
+    # says so (TimerPlan.for_backend).
+    graph_capturable: ClassVar[bool] = True
     # Inter-card context parallelism: the CP modes of Point.cp_mode this backend runs (none: it runs no
     # distributed point), and the single-device backend rank 0 checks the gathered outputs against.
     cp_modes: ClassVar[tuple[str, ...]] = ()

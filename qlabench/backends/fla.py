@@ -29,6 +29,15 @@ wrong gradients, which the oracle check rejects. So both modes feed FLA's own in
 timed work is the published column's, with correct results.
 `fla` also runs distributed points (cp mode fla-cp) through FLA's own inter-card CP context
 (fla.ops.cp, backends/cp/__init__.py).
+
+`fla-intracp` is FLA's own intra-card context parallelism (FLA_INTRACARD_CP=1; fla/ops/common/
+intracard_cp.py): FLA cuts a long sequence into sub-sequences at chunk boundaries, summarises each with a
+pre-scan, merges the summaries into their initial states and runs the sub-sequences side by side. FLA
+does this only under torch.inference_mode(), only with cu_seqlens, and only for a sequence at least three
+sub-sequence lengths long (at most FLA_INTRACARD_MAX_SPLITS = 32 pieces); otherwise the same call runs
+unsplit. It reads cu_seqlens on the host on every call, so it cannot be captured in a CUDA graph: its
+points are timed with CUDA events (`graph_capturable`). Whether the split ran is read from the kernels
+the row launched (INTRACARD_KERNELS) and recorded in the row's extra_json (`intracard_cp`).
 """
 
 from __future__ import annotations
@@ -50,6 +59,12 @@ from qlabench.backends.cp import RankSetup, check_local_cu
 
 DISPATCH_OFF = {"FLA_FLASH_QLA": "0", "FLA_INTRACARD_CP": "0"}
 DISPATCH_DEFAULT = {"FLA_FLASH_QLA": "1", "FLA_INTRACARD_CP": "0"}
+DISPATCH_INTRACARD = {"FLA_FLASH_QLA": "0", "FLA_INTRACARD_CP": "1"}
+# Launched by FLA's intra-card CP only when it splits a call: the pre-scan that summarises each
+# sub-sequence (`chunk_cp_fwd_h`) and the merge of those summaries into initial states. (FLA's
+# inter-card CP launches them too, but `fla-intracp` runs no distributed point.)
+INTRACARD_KERNELS = ("chunk_cp_fwd_kernel_h", "chunk_cp_fwd_bwd_kernel_merge")
+CHUNK = 64  # FLA's chunk size for the gated delta rule (chunk_gated_delta_rule's default)
 # Every FlashQLA kernel is named `tilelang_*` (FLA's own TileLang dqkwg kernel is `kernel_kernel`).
 FLASHQLA_KERNELS = ("tilelang_",)
 
@@ -209,3 +224,79 @@ class FLARecurrent(ServingSteps, _FLABase):
         )
         pool.index_copy_(0, slots, ht.to(pool.dtype))
         return o
+
+class FLAIntraCP(FLAChunk):
+    name = "fla-intracp"
+    description = ("FLA chunk_gated_delta_rule with its own intra-card CP (FLA_INTRACARD_CP=1, inference mode), "
+                   "varlen forward only; timed with events")
+    modes = frozenset({"fwd"})
+    env = DISPATCH_INTRACARD
+    cp_modes = ()  # `fla` is FLA's inter-card CP backend
+    graph_capturable = False  # FLA reads cu_seqlens on the host inside every call
+
+    def check_point(self, point: Point, device: str) -> tuple[bool, str]:
+        if point.layout != "varlen":
+            return False, ("FLA's intra-card CP splits only varlen calls (cu_seqlens); a dense point would run "
+                           "plain `fla`: pack it as varlen (one sequence as varlen = [[T]])")
+        return super().check_point(point, device)
+
+    def _prepare(self, mode: str, inp: GDNInputs) -> Callable[[], Outputs]:
+        run = super()._prepare(mode, inp)
+
+        def run_inference() -> Outputs:
+            with torch.inference_mode():  # FLA's intra-card CP is off outside inference mode
+                return run()
+
+        run_inference.intracard_plan = split_plan(inp)  # read back by point_details
+        return run_inference
+
+    def point_details(self, fn, kernels, kernel_dur_us, median_ms, time_ms) -> dict:
+        return {"intracard_cp": intracard_evidence(kernels, getattr(fn, "intracard_plan", None))}
+
+
+def split_plan(inp: GDNInputs) -> dict:
+    """How FLA's own planner splits this call (fla.ops.common.intracard_cp, the functions its CP path calls,
+    on this device's SM count): the sub-sequence length and how many sub-sequences it makes (0: unsplit).
+    FLA's private API: on a version without it, the reason instead."""
+    try:
+        from fla.ops.common import intracard_cp as icp
+        from fla.ops.common.backends.intracard import MAX_SUBSEQS
+        from fla.utils import get_multiprocessor_count
+
+        cu = inp.cu_seqlens.cpu()
+        lens = torch.diff(cu)
+        sub_len = icp.compute_subseq_len(seq_len=int(lens.max()), num_sms=get_multiprocessor_count(),
+                                         num_heads=inp.v.shape[2], chunk_size=CHUNK)
+        n_sub = 0
+        if not bool((lens < 2 * sub_len).all()):  # FLA's early return
+            _, info, _ = icp.prepare_subseq_cu_seqlens(cu, sub_len, CHUNK, MAX_SUBSEQS)
+            n_sub = sum(info.num_subseqs) if info else 0
+    except Exception as e:
+        return {"error": f"{type(e).__name__}: {e}"[:200]}
+    return {"subseq_len": sub_len, "max_splits": MAX_SUBSEQS, "subsequences": n_sub}
+
+
+def intracard_evidence(kernels: tuple[str, ...], plan: dict | None = None) -> dict:
+    """Whether FLA's intra-card split ran in a traced call, from the kernels it launched; never claimed
+    without them. `plan` (split_plan) adds what FLA's planner decided, and says when the two disagree."""
+    launched = sorted({k for k in INTRACARD_KERNELS if any(str(n).startswith(k) for n in kernels)})
+    out: dict = {"kernels_launched": launched}
+    if plan:
+        out["plan"] = plan
+    if not kernels:
+        out.update(engaged=None, note="kernels not recorded: whether intra-card CP engaged is unknown")
+        return out
+    engaged = INTRACARD_KERNELS[0] in launched  # the pre-scan runs whenever FLA splits
+    n_sub = (plan or {}).get("subsequences")
+    if engaged:
+        pieces = f" into {n_sub} sub-sequences" if n_sub else ""
+        note = f"intra-card CP engaged: FLA split the call{pieces} (launched {', '.join(launched)})"
+    else:
+        note = ("intra-card CP did not engage: FLA ran the call unsplit (no pre-scan kernel launched); it splits "
+                "only a sequence at least three sub-sequence lengths long")
+        if plan and "subseq_len" in plan:
+            note += f" ({3 * plan['subseq_len']} tokens here)"
+    if n_sub is not None and bool(n_sub) != engaged:
+        note += f"; FLA's planner said {n_sub} sub-sequences: the kernels and the plan disagree"
+    out.update(engaged=engaged, note=note)
+    return out

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from qlabench.backends.base import Backend, Outputs
 from qlabench.backends.fault import FaultBackend
-from qlabench.backends.fla import FLAChunk, FLADispatchOn, FLARecurrent
+from qlabench.backends.fla import FLAChunk, FLADispatchOn, FLAIntraCP, FLARecurrent
 from qlabench.backends.flash_qla import FlashQLA, FlashQLAForceCP, FlashQLANoCP
 from qlabench.backends.flashinfer import FlashInfer
 from qlabench.backends.layer import layer_backends
@@ -29,6 +29,7 @@ REGISTRY: dict[str, Backend] = {
         FlashQLANoCP(),
         FlashQLAForceCP(),
         FLAChunk(),
+        FLAIntraCP(),
         FLARecurrent(),
         FLADispatchOn(),
         FlashInfer(),

@@ -14,7 +14,7 @@ import pytest
 from qlabench.core.spec import load_suite
 from qlabench.core.splits import random_split
 
-FWD_BACKENDS = {"flash_qla", "flash_qla-nocp", "flash_qla-forcecp", "fla", "flashinfer"}
+FWD_BACKENDS = {"flash_qla", "flash_qla-nocp", "flash_qla-forcecp", "fla", "flashinfer", "fla-intracp"}
 BWD_BACKENDS = {"flash_qla", "fla"}
 GATE_BACKENDS = {"flash_qla", "flash_qla-nocp", "flash_qla-forcecp", "fla"}
 REPO = next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").is_file())
@@ -62,8 +62,8 @@ def test_pyproject_ships_the_data():
 
 def test_point_counts_per_part(suite):
     fwd, bwd, gate = parts(suite)
-    assert len(suite.points) == 1103
-    assert (len(fwd), len(bwd), len(gate)) == (855, 128, 120)
+    assert len(suite.points) == 1274
+    assert (len(fwd), len(bwd), len(gate)) == (1026, 128, 120)
     assert len(set(suite.points)) == len(suite.points)
 
 
@@ -128,3 +128,14 @@ def test_timing_is_the_published_kind_and_cheap(suite):
     assert t.max_time_s <= 0.5 and t.min_samples >= 10
     assert suite.check.enabled and not suite.check.full_size
     assert suite.device == "cuda" and suite.baseline == "fla"
+
+
+def test_fla_intracp_runs_the_forward_part_only(suite):
+    fwd, bwd, gate = parts(suite)
+    mine = [p for p in suite.points if p.backend == "fla-intracp"]
+    assert len(mine) == 171 and set(mine) <= set(fwd)
+    assert not any(p.backend == "fla-intracp" for p in bwd + gate)
+    # every such point is one it runs (varlen forward): none becomes a skipped row
+    from qlabench.backends import REGISTRY
+
+    assert all(REGISTRY["fla-intracp"].supports(p, "cuda") == (True, "") for p in mine)

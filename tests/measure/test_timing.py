@@ -43,3 +43,33 @@ def test_make_timer_refuses_what_resolve_timer_refuses():
     with pytest.raises(TimerError, match="needs a CUDA device"):
         make_timer("graph", "cpu", TimingSpec())
     assert make_timer("auto", "cpu", TimingSpec()).name == "wall"
+
+
+# -- a backend whose call cannot be captured in a CUDA graph -----------------------------------------
+
+
+def _plan(name, device="cuda"):
+    from qlabench.core.spec import TimingSpec
+    from qlabench.measure.timing import TimerPlan
+
+    return TimerPlan.resolve(name, device, TimingSpec(warmup=2, l2_flush=True, min_samples=4))
+
+
+@pytest.mark.parametrize("requested, asked", [("graph", "timer 'graph'"), ("auto", "timer 'auto' (graph here)")])
+def test_an_uncapturable_backend_is_timed_with_events_and_says_why(requested, asked):
+    plan = _plan(requested)
+    used, details = plan.for_backend("fla-intracp", graph_capturable=False)
+    why = details["timer_note"]
+    assert (plan.name, used.name) == ("graph", "events")
+    # only the timer changes: the stop rule, warm-up, flush and what was asked travel unchanged
+    assert (used.requested, used.rule, used.warmup, used.l2_flush) == (requested, plan.rule, 2, True)
+    assert why.startswith(f"{asked} not used: fla-intracp cannot be captured in a CUDA graph")
+    assert "events" in why and details["timer_requested"] == requested
+
+
+@pytest.mark.parametrize("requested, device, capturable", [
+    ("graph", "cuda", True), ("events", "cuda", False), ("wall", "cuda", False), ("auto", "cpu", False),
+])
+def test_every_other_plan_is_kept_as_it_is(requested, device, capturable):
+    plan = _plan(requested, device)
+    assert plan.for_backend("b", graph_capturable=capturable) == (plan, {})

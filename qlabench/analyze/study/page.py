@@ -13,6 +13,7 @@ import pandas as pd
 
 from qlabench.analyze.study.figures import all_figures
 from qlabench.analyze.study.heads import head_scaling
+from qlabench.analyze.study.intracp import intracp_sentence
 from qlabench.analyze.study.published import BACKEND_COLUMNS, PUBLISHED_STACK
 from qlabench.analyze.study.prepare import package_name
 from qlabench.analyze.study.study import Study
@@ -170,6 +171,7 @@ def render(study: Study, figures: dict[str, str], layer_rows: pd.DataFrame | Non
                 "best", "regret", "run_id", "mixes"]
         out += [_collapsible("regret per point", md_table(r, _ratio_formats(r), cols), len(r))]
 
+    out += _intracp_section(study)
     out += _advice_section(study, layer_rows)
     out += ["## Library versions", "", md_table(study.versions), ""]
     if study.stacks:
@@ -209,6 +211,24 @@ def _advice_section(study: Study, layer_rows: pd.DataFrame | None = None) -> lis
             "speedup is worth in a whole Qwen3.5 layer: `docs/LAYER.md`; `layer x vs fla` (with `report --layer`) is the "
             "measured layer speedup from that core swap, where both layers ran at that point in one run.", "",
             advice_markdown(table), ""]
+
+
+def _intracp_section(study: Study) -> list[str]:
+    """fla-intracp (FLA's own intra-card CP) beside flash_qla (auto CP) and fla on the same forward points."""
+    out = ["## FLA's CP against FlashQLA's", "",
+           "`fla-intracp` is FLA's own intra-card CP (FLA_INTRACARD_CP=1, under inference mode, packed varlen "
+           "calls only; docs/CONTEXT-PARALLEL.md). `vs X` = fla-intracp time / X time on the same point (below 1: "
+           "fla-intracp faster); `fla split` / `flash_qla split` = whether each library's intra-card split ran, "
+           "from the kernels its row launched. fla-intracp cannot be captured in a CUDA graph and is timed with "
+           "CUDA events, which include launch gaps: where `timers` differ, a ratio leans against it.", ""]
+    t = study.fla_intracp()
+    if t.empty:
+        return out + ["_No fla-intracp forward row is ok in these results: nothing measured "
+                      "(suites/flashqla-study.toml runs it on the forward points)._", ""]
+    table = md_table(t, _ratio_formats(t) | {"vs fla": ".2f", "vs flash_qla": ".2f"},
+                     ["heads", "sequences", "fla-intracp ms", "fla ms", "flash_qla ms", "vs fla", "vs flash_qla",
+                      "fla split", "flash_qla split", "timers", "runs"])
+    return out + [intracp_sentence(t), "", _collapsible("fla-intracp per point", table, len(t))]
 
 
 def _heads_section(study: Study, figures: dict[str, str]) -> list[str]:

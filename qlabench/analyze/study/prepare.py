@@ -29,6 +29,10 @@ PROFILE_GATE_DEFAULTS = {"flashqla": {"gate_zero_frac": FLASHQLA_GATE_ZERO_FRAC,
 # FlashQLA's intra-card CP warms each split up from chunks it counts at run time: its
 # `tilelang_get_warmup_chunks_kernel` (forward) / `..._bidi_kernel` (backward) launch only when CP is on.
 CP_KERNEL_MARK = "get_warmup_chunks"
+# FLA's intra-card CP (backend fla-intracp) launches its pre-scan only when it splits a call
+# (backends/fla.py INTRACARD_KERNELS; named here too, since the data model imports no backend).
+FLA_INTRACP = "fla-intracp"
+FLA_CP_KERNEL_MARK = "chunk_cp_fwd_kernel_h"
 FLASH_QLA = "flash_qla"
 FLASH_QLA_VARIANTS = {"flash_qla": "auto", "flash_qla-nocp": "nocp", "flash_qla-forcecp": "forcecp"}
 
@@ -89,13 +93,18 @@ def _seq(v) -> list:
 
 
 def cp_launched(row) -> bool | None:
-    """For a FlashQLA row with recorded kernels: whether its intra-card CP warm-up kernel ran."""
-    if library_of(row["backend"]) != FLASH_QLA:
+    """For a FlashQLA or fla-intracp row with recorded kernels: whether its intra-card CP split ran
+    (FlashQLA's warm-up kernel, FLA's pre-scan)."""
+    if library_of(row["backend"]) == FLASH_QLA:
+        mark = CP_KERNEL_MARK
+    elif row["backend"] == FLA_INTRACP:
+        mark = FLA_CP_KERNEL_MARK
+    else:
         return None
     names = _seq(row.get("kernels"))
     if not names:
         return None
-    return any(CP_KERNEL_MARK in str(n) for n in names)
+    return any(mark in str(n) for n in names)
 
 
 def dominant_kernel(row) -> tuple[str | None, float | None]:

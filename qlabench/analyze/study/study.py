@@ -20,6 +20,7 @@ import pandas as pd
 
 from qlabench.analyze.study.explain import WITHIN, explain_all, within
 from qlabench.analyze.study.gate import gate_sweep
+from qlabench.analyze.study.intracp import intracp_table
 from qlabench.analyze.study.prepare import (FLASH_QLA_VARIANTS, is_primary, newest_per_point, prepare,
                                             primary_stacks, version_key)
 from qlabench.analyze.study.published import BACKEND_COLUMNS, candidates, load_published, published_long
@@ -92,6 +93,10 @@ class Study:
 
     def published_wide(self, mode: str) -> pd.DataFrame:
         return published_wide(self.comparison, mode)
+
+    def fla_intracp(self) -> pd.DataFrame:
+        """fla-intracp beside flash_qla and fla on the same forward points (intracp.py)."""
+        return intracp_table(self.primary_rows)
 
     def unpublished_modes(self) -> dict[str, pd.DataFrame]:
         return mode_tables(self.primary_rows, exclude=set(self.published["mode"]))

@@ -8,7 +8,7 @@ that travels, pickled, to every worker and every distributed rank, which build t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from qlabench.core.errors import TimerError
 from qlabench.core.spec import TIMERS, TimingSpec
@@ -48,6 +48,21 @@ class TimerPlan:
         """The plan for timer `requested` on `device` with a suite's [timing] (TimerError if it cannot run)."""
         return cls(requested=requested, name=resolve_timer(requested, device), rule=StopRule.from_spec(spec),
                    warmup=spec.warmup, l2_flush=spec.l2_flush)
+
+    def for_backend(self, backend: str, graph_capturable: bool) -> tuple[TimerPlan, dict]:
+        """The plan a backend's points are timed with, and what its row's extra_json says about it ({} when
+        it is this plan).
+
+        A call that cannot be captured in a CUDA graph (`Backend.graph_capturable` False) is timed with
+        CUDA events instead of the graph timer: eager calls, launch gaps included. The row then records the
+        timer asked for and why (`timer_requested`, `timer_note`: the keys a distributed row uses when the
+        sweep's timer could not apply). Every other plan (wall, events, or a capturable backend) is this one."""
+        if graph_capturable or self.name != "graph":
+            return self, {}
+        asked = f"timer {self.requested!r}" + (f" ({self.name} here)" if self.name != self.requested else "")
+        why = (f"{asked} not used: {backend} cannot be captured in a CUDA graph, so it is timed with events "
+               "(eager calls, launch gaps included)")
+        return replace(self, name="events"), {"timer_requested": self.requested, "timer_note": why}
 
     def make(self, device):
         """The timer object for this plan on `device` (imports torch; in a worker or a rank)."""
