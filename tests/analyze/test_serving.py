@@ -59,6 +59,10 @@ def test_a_row_above_the_limit_is_listed_and_never_wins_even_when_an_older_file_
     op = s.over_peak.set_index(["group", "batch"])
     assert op.loc[(DECODE, 256), "status"] == "ok" and op.loc[(DECODE, 256), "pct_hbm"] == pytest.approx(120)
     assert op.loc[(MTP, 64), "status"] == "incorrect" and "hbm_frac 1.30" in op.loc[(MTP, 64), "reason"]
+    mtp = s.ranges.set_index("group").loc[MTP, "winners"]
+    assert mtp == "1: flashinfer-mtp [vk]; 64: fla-recurrent [kv]"
+    only_fi = build_serving(df[~((df["backend"] == "fla-recurrent") & (df["mode"] == "mtp"))])
+    assert only_fi.ranges.set_index("group").loc[MTP, "winners"] == "1: flashinfer-mtp [vk]; 64: no usable row"
     assert "above 100% of the limit" in s.winners.set_index(["group", "batch"]).loc[(DECODE, 256), "not_competing"]
     assert not s.rows[s.rows["over_peak"]]["usable"].any()
 

@@ -11,6 +11,7 @@ import math
 import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
+from matplotlib.ticker import FuncFormatter, NullFormatter
 
 from qlabench.analyze.serving.frame import panel_order
 from qlabench.analyze.serving.serving import Serving
@@ -82,6 +83,8 @@ def _figure(sub: pd.DataFrame, col: str, ylabel: str, what: str, key: tuple, sty
             ax.set_ylim(0, max(105, float(p[col].max()) * 1.05))
         else:
             ax.set_yscale("log")
+            ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))  # 0.01, not 10^-2
+            ax.yaxis.set_minor_formatter(NullFormatter())
         ax.set_title(panel, fontsize=9)
         ax.set_xlabel("batch (sequences)", fontsize=8)
         ax.grid(True, which="both", alpha=0.3)

@@ -94,7 +94,7 @@ def winner_ranges(w: pd.DataFrame) -> pd.DataFrame:
         g = g.sort_values("batch")
         spans, cur = [], None
         for r in g.itertuples():
-            name = r.winner or "none usable"
+            name = "no usable row" if pd.isna(r.winner) else r.winner
             if cur and cur[0] == name:
                 cur[2] = r.batch
             else:
