@@ -5,7 +5,7 @@
     run.py        run sweep
     info.py       backends, suites
     plot.py       plot, plot-sm
-    report.py     report (the FlashQLA study page)
+    report.py     report (the FlashQLA study page; --serving: the decode/mtp page)
     show.py       show (the speedup table of stored results)
     advise.py     advise (which kernel for a model, TP degree and sequence mix)
     profile.py    profile, kernels, _ncu-child

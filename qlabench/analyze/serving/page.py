@@ -1,0 +1,165 @@
+"""The serving page: decode and multi-token verify as one markdown page with its PNGs. Nothing here
+computes a number; the tables come from the Serving object (serving.py), the figures from figures.py."""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from qlabench.analyze.plot import png_path
+from qlabench.analyze.serving.figures import serving_figures
+from qlabench.analyze.serving.serving import Serving
+from qlabench.analyze.study.page import md_table
+
+PAGE = "serving.md"
+MAX_ROWS = 40  # longer tables go into a collapsed <details> block
+# Column -> (heading on the page, number format).
+COLUMNS = {"ms": ("ms", ".4f"), "median_ms": ("median ms", ".4f"), "ms_at_largest": ("ms at largest", ".4f"),
+           "pct_hbm": ("% HBM", ".1f"), "pct_hbm_at_largest": ("% HBM at largest", ".1f"), "tbs": ("TB/s", ".2f"),
+           "margin": ("margin", ".2f"), "at_about": ("crosses at about", ".0f"), "pool MiB": ("pool MiB", ".1f"),
+           "largest_batch": ("largest batch", None), "runner_up": ("runner-up", None),
+           "not_competing": ("not competing", None), "from_batch": ("from batch", None),
+           "to_batch": ("to batch", None)}
+
+
+def table(df: pd.DataFrame, columns: list[str] | None = None) -> str:
+    """md_table of `columns` under their page headings and formats."""
+    cols = [c for c in (columns or list(df.columns)) if c in df.columns]
+    shown = df[cols].rename(columns={c: COLUMNS[c][0] for c in cols if c in COLUMNS})
+    return md_table(shown, {COLUMNS[c][0]: COLUMNS[c][1] for c in cols if c in COLUMNS and COLUMNS[c][1]})
+
+
+def _collapsible(summary: str, body: str, n_rows: int) -> str:
+    if n_rows <= MAX_ROWS:
+        return body
+    return f"<details><summary>{summary} ({n_rows} rows)</summary>\n\n{body}\n</details>\n"
+
+
+def _l2_cell(v) -> str:
+    return "-" if v is None or (isinstance(v, float) and math.isnan(v)) else ("L2" if v else "HBM")
+
+
+def peak_text(s: Serving) -> str:
+    """Which peaks the fractions divide by, in the rows' own numbers."""
+    if s.peaks.empty:
+        return ("No row carries a measured HBM peak (rows measured on CPU, or before the probe existed): the "
+                "page shows times and TB/s (`bytes_moved` / time), no fraction of a limit.")
+    parts = []
+    for r in s.peaks.itertuples():
+        rng = lambda lo, hi: "" if math.isclose(lo, hi) else f" (rows range {lo:.2f}-{hi:.2f})"  # noqa: E731
+        parts.append(f"{r.device}: read {r.read_tbs:.2f} TB/s{rng(r.read_min, r.read_max)}, write "
+                     f"{r.write_tbs:.2f} TB/s{rng(r.write_min, r.write_max)}, over {r.rows} rows")
+    return ("The limit is the device's own HBM bandwidth as the run measured it at its start (`hbm_peak_read_tbs`: "
+            "a reduction over 1 GiB; `hbm_peak_write_tbs`: a fill of 1 GiB), not the data-sheet figure: "
+            + "; ".join(parts) + ". `% HBM` = 100 x `hbm_frac` = 100 x (bytes_read / read peak + bytes_written / "
+            "write peak) / median time: the time the step's minimum bytes (docs/SERVING.md) take at the measured "
+            "peaks, over the time it took. `TB/s` = bytes_moved / median time.")
+
+
+def l2_text(s: Serving) -> str:
+    c = s.l2_counts
+    return ("Each timed call advances the B sequences of one rotation of the state pool (pool = pool/batch x B "
+            "slots; the calls take the pool // B rotations in turn), so a call reads states the previous call did "
+            "not touch. With a small pool, states of a rotation may still be in L2 when their turn comes: such a "
+            "time is below what HBM allows and its fraction reads high. `pool MiB` is the pool's size, to hold "
+            "against the device's L2. "
+            + (f"The runs marked {c['resident']} rows as L2-resident (hollow markers, `L2` in the tables) and "
+               f"{c['not resident']} as not; {c['no hint']} rows carry no hint."
+               if c["resident"] + c["not resident"] else
+               "No row carries an `l2_resident` hint: read small pools with that in mind."))
+
+
+def _wide(s: Serving) -> pd.DataFrame:
+    """Per (group, batch), each variant's time and %HBM ('0.0123 ms 54%'), or its status."""
+    d = s.rows
+    variants = sorted(d["variant"].unique())
+    recs = []
+    for (group, batch), g in d.groupby(["group", "batch"], sort=False):
+        rec = {"group": group, "batch": int(batch), "pool MiB": g["pool_mib"].iloc[0]}
+        for r in g.itertuples():
+            if r.usable:
+                parts = [f"{r.time_ms:.4f}"] + ([] if math.isnan(r.pct_hbm) else [f"{r.pct_hbm:.0f}%"])
+                parts += [] if math.isnan(r.tbs) else [f"{r.tbs:.2f} TB/s"]
+                rec[r.variant] = " · ".join(parts) + (" L2" if r.l2_resident is True else "")
+            else:
+                rec[r.variant] = "over 100%" if r.over_peak else r.status
+        recs.append(rec)
+    out = pd.DataFrame(recs)
+    return out[["group", "batch", "pool MiB"] + [v for v in variants if v in out.columns]]
+
+
+def render(s: Serving, figures: dict[str, str], command: str | None = None) -> str:
+    """The page's markdown; `figures` maps a figure stem to its file name beside the page."""
+    out = ["# Serving: decode and multi-token verify", "",
+           f"Results: {', '.join(f'`{x}`' for x in s.sources) or '(a DataFrame)'}. **{s.summary_line()}.**", ""]
+    if command:
+        out += [f"Command: `{command}`", ""]
+    out += ["A serving step advances B sequences by T tokens each (decode: T = 1; mtp, multi-token verify: T = "
+            "2..16) against their recurrent states, which live in a pool of slots as serving engines keep them. "
+            "A variant is a backend on one pool layout: `[kv]` holds each state as [HV, K, V] (FLA's), `[vk]` as "
+            "[HV, V, K] (FlashInfer's). Only ok rows compete; a row that is skipped, incorrect or errored is "
+            "listed with its reason below and is never a time.", "",
+            "## The limit", "", peak_text(s), "", l2_text(s), "",
+            "## At a glance: the winner by batch", "",
+            "Per model, TP degree, T and state dtype: the fastest correct variant over each run of batches, and the "
+            "share of the limit the winner reached at the largest batch.", "",
+            table(s.ranges, ["group", "winners", "largest_batch", "ms_at_largest",
+                                         "pct_hbm_at_largest"]),
+            "## Where the curves cross", "",
+            "Each place the winner changes between two measured batches; `crosses at about` is the batch where the two "
+            "curves cross, interpolated on log-log axes from both variants' times at those batches.", ""]
+    cr = s.crossings
+    out += [table(cr, ["group", "from_batch", "to_batch", "before", "after", "at_about"])
+            if not cr.empty else "_The winner is the same at every batch of every group._\n"]
+    out += ["## Figures", ""]
+    if not figures:
+        out += ["_No usable row to draw._", ""]
+    for stem, name in figures.items():
+        out += [f"![{stem.replace('_', ' ')}]({name})", ""]
+    w = s.winners.assign(l2=s.winners["l2_resident"].map(_l2_cell))
+    tbl = table(w, ["group", "batch", "winner", "ms", "pct_hbm", "tbs", "l2", "runner_up", "margin",
+                                  "tie", "not_competing"])
+    out += ["## Winners per batch", "",
+            "`margin` = runner-up time / winner time; `tie`: the margin is within the two rows' noise (`rel_noise`).",
+            "", _collapsible("winner per group and batch", tbl, len(w))]
+    wide = _wide(s)
+    out += ["## Every variant against batch", "",
+            "Median ms per step · % of the limit · achieved TB/s; `L2`: the run said the states stayed in L2.", "",
+            _collapsible("time and % of the limit per variant", table(wide), len(wide))]
+    out += ["## Rows that are not ok", ""]
+    out += [_collapsible("not-ok rows", table(s.not_ok), len(s.not_ok)) if not s.not_ok.empty
+            else "_Every row is ok._\n"]
+    op = s.over_peak.assign(l2=s.over_peak["l2_resident"].map(_l2_cell))
+    out += ["## Rows above 100% of the limit", "",
+            "A step cannot move its bytes faster than the measured peaks: a row above 100% is a bug (a byte model "
+            "that undercounts, a kernel that skips work, states read from L2), and its check fails it. Never a "
+            "winner, never drawn.", "",
+            table(op, ["group", "batch", "variant", "status", "pct_hbm", "median_ms", "l2", "reason"])
+            if not op.empty else "_None._\n"]
+    v = s.versions()
+    out += ["## Library versions", "", table(v) if len(v.columns) > 1 else "_No library version recorded._\n"]
+    return "\n".join(out)
+
+
+@dataclass(frozen=True)
+class ServingFiles:
+    page: Path
+    figures: tuple[Path, ...]
+
+
+def write_serving(s: Serving, out_dir: str | os.PathLike, command: str | None = None) -> ServingFiles:
+    """Write every figure as PNG and the page (serving.md) into out_dir."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = {}
+    for stem, fig in serving_figures(s):
+        path = png_path(out_dir, stem)
+        fig.savefig(path, dpi=110)
+        written[stem] = path.name
+    page = out_dir / PAGE
+    page.write_text(render(s, written, command))
+    return ServingFiles(page=page, figures=tuple(out_dir / n for n in written.values()))

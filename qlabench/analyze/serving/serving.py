@@ -1,0 +1,77 @@
+"""The serving analysis in one object: the prepared rows and every table the page and the console show."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from qlabench.analyze.serving.frame import SERVING_MODES, peaks, serving_frame
+from qlabench.analyze.serving.winners import crossings, not_ok, over_peak, winner_ranges, winners
+from qlabench.core.errors import QlabenchError
+
+VERSION_COLUMNS = ("fla_version", "flashinfer_version", "flash_qla_version", "triton_version", "torch_version")
+
+
+@dataclass(frozen=True)
+class Serving:
+    rows: pd.DataFrame  # serving_frame: one row per point and variant, the newest
+    winners: pd.DataFrame  # per (group, batch)
+    crossings: pd.DataFrame  # per group, where the winner changes
+    ranges: pd.DataFrame  # per group, the winners as batch ranges
+    not_ok: pd.DataFrame
+    over_peak: pd.DataFrame
+    peaks: pd.DataFrame  # the measured HBM peaks per device
+    sources: tuple[str, ...] = field(default=())
+
+    @property
+    def l2_counts(self) -> dict[str, int]:
+        """How many rows the run said kept their states in L2 (True), did not (False), or gave no hint."""
+        hint = self.rows["l2_resident"]
+        return {"resident": int((hint == True).sum()), "not resident": int((hint == False).sum()),  # noqa: E712
+                "no hint": int(hint.isna().sum())}
+
+    @property
+    def has_fraction(self) -> bool:
+        """Whether any row has an hbm_frac (a measured peak: GPU rows)."""
+        return bool(self.rows["pct_hbm"].notna().any())
+
+    def versions(self) -> pd.DataFrame:
+        """Per backend, the library versions its rows ran with (several: the rows mix runs)."""
+        recs = []
+        for backend, g in self.rows.groupby("backend", sort=True):
+            rec = {"backend": backend}
+            for c in VERSION_COLUMNS:
+                if c in g.columns:
+                    vals = sorted({str(v) for v in g[c].dropna()})
+                    rec[c.removesuffix("_version")] = ", ".join(vals) or "-"
+            recs.append(rec)
+        out = pd.DataFrame(recs)
+        return out[[c for c in out.columns if c == "backend" or (out[c] != "-").any()]]
+
+    def summary_line(self) -> str:
+        counts = self.rows["status"].value_counts().to_dict()
+        status = ", ".join(f"{n} {s}" for s, n in counts.items())
+        n_groups = self.rows["group"].nunique()
+        return (f"{len(self.rows)} serving rows ({status}) in {n_groups} group{'s' * (n_groups != 1)}; "
+                f"{len(self.crossings)} winner change{'s' * (len(self.crossings) != 1)}; "
+                f"{len(self.over_peak)} above 100% of the bandwidth limit")
+
+
+def build_serving(df: pd.DataFrame, sources: Iterable[str] = ()) -> Serving:
+    """The serving analysis of result rows; QlabenchError when they hold no decode or mtp row."""
+    d = serving_frame(df)
+    if d.empty:
+        raise QlabenchError(f"no serving rows (modes {', '.join(SERVING_MODES)}) in these results")
+    w = winners(d)
+    return Serving(rows=d, winners=w, crossings=crossings(d, w), ranges=winner_ranges(w), not_ok=not_ok(d),
+                   over_peak=over_peak(d), peaks=peaks(d), sources=tuple(str(s) for s in sources))
+
+
+def serving_from_paths(paths: Iterable) -> Serving:
+    """build_serving over result files or folders."""
+    from qlabench.store.files import read_results
+
+    paths = list(paths)
+    return build_serving(read_results(paths), sources=paths)

@@ -1,0 +1,121 @@
+"""The serving analysis on synthetic decode/mtp rows (tests/serving_rows.py): who wins, where it changes,
+what never wins, and the honest labels (which peak, L2 hints)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pandas as pd
+import pytest
+
+import serving_rows as sr
+from qlabench.analyze.serving import build_serving
+from qlabench.analyze.serving.frame import l2_hint, serving_frame
+from qlabench.analyze.serving.page import l2_text, peak_text
+from qlabench.core.errors import QlabenchError
+
+DECODE = "qwen3.5-397b TP8 (h2/8) · T=1 · state float32"
+MTP = "qwen3.5-397b TP8 (h2/8) · T=2 · state float32"
+
+
+def _winners(s, group):
+    w = s.winners[s.winners["group"] == group]
+    return dict(zip(w["batch"], w["winner"]))
+
+
+def test_the_fastest_ok_variant_wins_each_batch_and_skipped_ones_are_named_beside_it():
+    s = build_serving(sr.rows())
+    assert _winners(s, DECODE) == {1: "fla-recurrent [kv]", 4: "fla-recurrent [kv]", 16: "fla-recurrent [kv]",
+                                   64: "flashinfer-decode-pt [vk]", 256: "flashinfer-decode-pt [vk]"}
+    w = s.winners[s.winners["group"] == DECODE].set_index("batch")
+    assert w.loc[256, "ms"] == pytest.approx(sr.fi_ms(256))
+    assert w.loc[256, "runner_up"] == "fla-recurrent [kv]"
+    assert w.loc[256, "margin"] == pytest.approx(sr.fla_ms(256) / sr.fi_ms(256))
+    assert (w["not_competing"] == "fla-recurrent [vk] (skipped)").all()
+    ranges = s.ranges.set_index("group")
+    assert ranges.loc[DECODE, "winners"] == "1-16: fla-recurrent [kv]; 64-256: flashinfer-decode-pt [vk]"
+    assert ranges.loc[DECODE, "largest_batch"] == 256
+
+
+def test_the_crossing_is_between_the_batches_where_the_winner_changes_and_interpolated_log_log():
+    s = build_serving(sr.rows())
+    c = s.crossings[s.crossings["group"] == DECODE].iloc[0]
+    assert (c["from_batch"], c["to_batch"], c["before"], c["after"]) == (16, 64, "fla-recurrent [kv]",
+                                                                      "flashinfer-decode-pt [vk]")
+    # The two synthetic lines meet at B = 25; interpolating log-time over log-batch lands near it.
+    assert 16 < c["at_about"] < 64 and abs(c["at_about"] - 25) < 3
+    # mtp: FlashInfer has no usable time at 64 (above the limit), so the crossing has no estimate.
+    m = s.crossings[s.crossings["group"] == MTP].iloc[0]
+    assert (m["before"], m["after"]) == ("flashinfer-mtp [vk]", "fla-recurrent [kv]") and math.isnan(m["at_about"])
+
+
+def test_a_row_above_the_limit_is_listed_and_never_wins_even_when_an_older_file_left_it_ok():
+    df = sr.rows()
+    ok_over = sr.serving_row("flashinfer-decode-pt", "vk", 256, 0.001, frac=1.2, timestamp="2026-02-01T00:00:00+00:00")
+    s = build_serving(pd.concat([df, pd.DataFrame([ok_over])], ignore_index=True))
+    assert _winners(s, DECODE)[256] == "fla-recurrent [kv]"
+    assert _winners(s, MTP)[64] == "fla-recurrent [kv]"
+    op = s.over_peak.set_index(["group", "batch"])
+    assert op.loc[(DECODE, 256), "status"] == "ok" and op.loc[(DECODE, 256), "pct_hbm"] == pytest.approx(120)
+    assert op.loc[(MTP, 64), "status"] == "incorrect" and "hbm_frac 1.30" in op.loc[(MTP, 64), "reason"]
+    mtp = s.ranges.set_index("group").loc[MTP, "winners"]
+    assert mtp == "1: flashinfer-mtp [vk]; 64: fla-recurrent [kv]"
+    only_fi = build_serving(df[~((df["backend"] == "fla-recurrent") & (df["mode"] == "mtp"))])
+    assert only_fi.ranges.set_index("group").loc[MTP, "winners"] == "1: flashinfer-mtp [vk]; 64: no usable row"
+    assert "above 100% of the limit" in s.winners.set_index(["group", "batch"]).loc[(DECODE, 256), "not_competing"]
+    assert not s.rows[s.rows["over_peak"]]["usable"].any()
+
+
+def test_not_ok_rows_carry_their_reasons_and_the_newest_row_of_a_point_counts():
+    s = build_serving(sr.rows())
+    assert set(s.not_ok["status"]) == {"skipped", "incorrect"}
+    assert s.not_ok["reason"].str.len().gt(0).all()
+    first = s.rows[(s.rows["group"] == DECODE) & (s.rows["batch"] == 1) & (s.rows["variant"] == "fla-recurrent [kv]")]
+    assert len(first) == 1 and first["time_ms"].iloc[0] == pytest.approx(sr.fla_ms(1))  # not the older 0.5 ms
+
+
+def test_state_layout_and_dtype_split_variants_and_groups_and_prefill_rows_are_ignored():
+    d = serving_frame(sr.rows())
+    assert set(d["mode"]) == {"decode", "mtp"}
+    assert {"fla-recurrent [kv]", "fla-recurrent [vk]"} <= set(d["variant"])
+    assert "qwen3.5-397b TP8 (h2/8) · T=2 · state bfloat16" in set(d["group"])
+    assert d["tbs"].iloc[0] == pytest.approx(d["bytes_moved"].iloc[0] / (d["median_ms"].iloc[0] * 1e-3) / 1e12)
+    with pytest.raises(QlabenchError, match="no serving rows"):
+        build_serving(sr.rows().query("mode == 'fwd'"))
+
+
+def test_rows_of_two_devices_are_two_groups_not_one_curve():
+    df = sr.rows()
+    cpu = df[df["mode"] != "fwd"].assign(device="cpu", timestamp="2026-03-01T00:00:00+00:00")
+    s = build_serving(pd.concat([df, cpu], ignore_index=True))
+    on_cpu = s.rows["group"].str.contains("device=cpu")
+    assert s.rows["group"].nunique() == 6 and on_cpu.sum() == (~on_cpu).sum() == 20  # 21 rows, one superseded
+
+
+def test_a_tie_is_a_margin_within_the_rows_noise():
+    rows = [sr.serving_row("fla-recurrent", "kv", 4, 0.100, rel_noise=0.02),
+            sr.serving_row("flashinfer-decode-pt", "vk", 4, 0.101, rel_noise=0.02),
+            sr.serving_row("fla-recurrent", "kv", 16, 0.100, rel_noise=0.001),
+            sr.serving_row("flashinfer-decode-pt", "vk", 16, 0.110, rel_noise=0.001)]
+    w = build_serving(pd.DataFrame(rows)).winners.set_index("batch")
+    assert w["tie"].tolist() == [True, False]  # batch 4: 1% apart at 2% noise; 16: 10% apart at 0.1%
+
+
+@pytest.mark.parametrize("extra, hint", [(None, None), ("", None), ("not json", None), ("[1]", None),
+                                         (json.dumps({"l2_resident": True}), True),
+                                         (json.dumps({"pool": {"l2_resident": False}}), False),
+                                         (json.dumps({"l2_resident": None}), None)])
+def test_the_l2_hint_is_read_where_present_and_absent_otherwise(extra, hint):
+    assert l2_hint(extra) is hint
+
+
+def test_the_labels_say_which_peaks_and_what_the_l2_hints_were():
+    s = build_serving(sr.rows())
+    text = peak_text(s)
+    assert "read 4.00 TB/s" in text and "write 4.00 TB/s" in text and "NVIDIA H200" in text
+    assert "2 rows as L2-resident" in l2_text(s) and "10 rows carry no hint" in l2_text(s)
+    cpu = build_serving(sr.rows().assign(hbm_peak_read_tbs=None, hbm_peak_write_tbs=None, hbm_frac=None,
+                                         extra_json=None))
+    assert "No row carries a measured HBM peak" in peak_text(cpu) and not cpu.has_fraction
+    assert "No row carries an `l2_resident` hint" in l2_text(cpu)

@@ -1,0 +1,63 @@
+"""The serving page and `qlabench report --serving` on synthetic decode/mtp rows (tests/serving_rows.py)."""
+
+from __future__ import annotations
+
+from typer.testing import CliRunner
+
+import serving_rows as sr
+from qlabench.analyze.serving import build_serving, write_serving
+from qlabench.analyze.serving.figures import serving_figures
+from qlabench.cli import app
+
+
+def test_the_page_has_its_tables_and_figures_beside_it(tmp_path):
+    s = build_serving(sr.rows())
+    files = write_serving(s, tmp_path, command="qlabench report --serving results/x")
+    page = files.page.read_text()
+    assert files.page == tmp_path / "serving.md"
+    names = sorted(p.name for p in files.figures)
+    # decode T=1 fp32, mtp T=2 fp32 and bf16: a time figure and a %-of-limit figure each
+    assert names == sorted(f"serving_{k}_{m}_T{t}_{d}.png" for k in ("time", "hbm")
+                           for m, t, d in (("decode", 1, "float32"), ("mtp", 2, "float32"), ("mtp", 2, "bfloat16")))
+    assert all(f"]({n})" in page for n in names) and all((tmp_path / n).stat().st_size > 0 for n in names)
+    assert "1-16: fla-recurrent [kv]; 64-256: flashinfer-decode-pt [vk]" in page
+    assert "`qlabench report --serving results/x`" in page
+    assert "pool layout vk unsupported" in page  # the skipped rows' reason
+    assert "| over 100% |" in page and "hbm_frac 1.30 > 1" in page
+    assert "read 4.00 TB/s" in page
+
+
+def test_without_measured_peaks_no_fraction_figure_is_drawn(tmp_path):
+    s = build_serving(sr.rows().assign(hbm_frac=None, hbm_peak_read_tbs=None, hbm_peak_write_tbs=None))
+    stems = [stem for stem, _ in serving_figures(s)]
+    assert stems and all(st.startswith("serving_time_") for st in stems)
+
+
+def test_a_hostile_row_value_cannot_place_a_figure_outside_the_folder(tmp_path):
+    out = tmp_path / "a" / "b"
+    files = write_serving(build_serving(sr.rows().assign(state_dtype="../../../escaped")), out)
+    assert files.figures and all(p.parent == out and p.exists() for p in files.figures)
+    assert sorted(tmp_path.rglob("*.png")) == sorted(files.figures)
+
+
+def test_report_serving_writes_the_page_and_prints_the_winners(tmp_path, monkeypatch):
+    import qlabench.store.files as files
+
+    monkeypatch.setattr(files, "read_results", lambda paths: sr.rows())
+    out = tmp_path / "page"
+    r = CliRunner().invoke(app, ["report", "--serving", str(tmp_path / "results"), "--out", str(out)],
+                           terminal_width=200)
+    assert r.exit_code == 0, r.output
+    assert (out / "serving.md").exists() and len(list(out.glob("*.png"))) == 6
+    assert "64-256:" in r.output and "flashinfer-decode-pt" in r.output and "│  38.8 │" in r.output
+    assert "1 above 100% of the bandwidth limit" in r.output
+
+
+def test_report_serving_refuses_study_options_and_results_without_serving_rows(tmp_path, make_row):
+    from qlabench.store.files import write_rows
+
+    r = CliRunner().invoke(app, ["report", "--serving", str(tmp_path), "--layer", str(tmp_path)])
+    assert r.exit_code == 2 and "belong to the study page" in r.output
+    write_rows(tmp_path / "res" / "run.parquet", [make_row()])
+    r = CliRunner().invoke(app, ["report", "--serving", str(tmp_path / "res"), "--out", str(tmp_path / "o")])
+    assert r.exit_code == 2 and "no serving rows" in r.output
