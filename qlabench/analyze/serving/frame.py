@@ -15,12 +15,11 @@ import math
 import pandas as pd
 
 from qlabench.core import identity
+from qlabench.core.point import SERVING_MODES
 from qlabench.store.keys import key_series, key_value
 
-# The serving modes (core/point.py's SERVING_MODES): decode is T = 1 per sequence, mtp T = 2..16.
-SERVING_MODES = ("decode", "mtp")
-# The serving axes of a row's identity (core/identity.py): a row is keyed on them beside the prefill axes.
-SERVING_KEYS = ("state_dtype", "state_layout", "pool", "beta_regime")
+# The serving axes of a row's identity (core/identity.py), and the beta regime, which serving rows may vary.
+SERVING_KEYS = identity.SERVING_AXES + ("beta_regime",)
 # Columns the page reads that rows written before the serving schema lack: they read as null.
 SERVING_COLUMNS = SERVING_KEYS + ("bytes_read", "bytes_written", "bytes_moved", "hbm_peak_read_tbs",
                                   "hbm_peak_write_tbs", "hbm_frac")
