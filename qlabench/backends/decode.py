@@ -1,0 +1,115 @@
+"""Serving steps (modes decode and mtp): B sequences advance by T tokens against states kept in a pool.
+
+Serving engines (vLLM, SGLang) keep every live sequence's recurrent state in one pool tensor and hand a
+kernel the slot index of each sequence in the batch; the kernel reads those states and writes them back
+in place. A serving backend mixes `ServingSteps` into its Backend and implements `step(args, pool,
+slots)`: advance the batch whose states are pool[slots], in place, and return o [B, T, HV, V]. What an
+engine would convert once, not per step (its gate space, token-major views), goes in `convert`, which
+runs outside the timed call.
+
+The prepared call:
+- works on its own copy of the point's pool (made once), so every prepared point starts from the same
+  states;
+- its first call runs the batch at slots[0] and returns what the check compares: o, the final states of
+  the batch (`ht`, float32 [B, HV, K, V] whatever the pool's dtype and layout) and every slot outside
+  the batch (`pool`, which must come back bit for bit: tolerance 0);
+- later calls (the timed ones) only step, rotating through the R disjoint slot sets of `inp.slots`, so a
+  CUDA graph of n calls cycles through the pool (captured call i uses rotation i mod R) and a batch's
+  states are not re-read from L2 where the pool is larger than L2. `point_details` records whether the
+  whole rotation fits in L2 (then the time may be L2's, not HBM's).
+
+The oracle (naive-recurrent) goes through `Backend`'s generic serving path: the fp32 recurrence from
+`inp.h0`, which is pool[slots[0]] in float32, and the pool outside the batch as drawn.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+import torch
+
+from qlabench.core.point import Point
+from qlabench.measure.inputs import GDNInputs
+
+# Interim copy of the serving interface (the core's Point axes and pool inputs land with it); these two
+# mirror core/point.py's and measure/inputs.py's.
+STATE_DTYPES = ("float32", "bfloat16")
+STATE_LAYOUTS = ("kv", "vk")
+
+
+def canonical_states(states: torch.Tensor, layout: str) -> torch.Tensor:
+    """States of the pool's layout as float32 [.., HV, K, V], qlabench's canonical layout."""
+    states = states.float()
+    return (states.transpose(-1, -2) if layout == "vk" else states).contiguous()
+
+
+def pool_rest(pool: torch.Tensor, batch_slots: torch.Tensor) -> torch.Tensor:
+    """The pool's slots outside `batch_slots`, in slot order (what a step must leave untouched)."""
+    keep = torch.ones(pool.shape[0], dtype=torch.bool, device=pool.device)
+    keep[batch_slots.long()] = False
+    return pool[keep]
+
+
+class ServingSteps:
+    """Mixin for a Backend with a slot-indexed serving step (see the module docstring)."""
+
+    modes: ClassVar[frozenset[str]] = frozenset({"decode", "mtp"})
+    state_layouts: ClassVar[tuple[str, ...]] = STATE_LAYOUTS  # the pool layouts `step` takes
+    state_dtypes: ClassVar[tuple[str, ...]] = STATE_DTYPES
+    max_tokens_per_step: ClassVar[int] = 16  # T per sequence the kernel accepts
+    slot_dtype: ClassVar[torch.dtype] = torch.int32  # the index dtype `step` is handed
+
+    def check_point(self, point: Point, device: str) -> tuple[bool, str]:
+        if point.is_serving:
+            if point.state_layout not in self.state_layouts:
+                return False, (f"{self.name} keeps states as {'/'.join(self.state_layouts)}, not "
+                               f"{point.state_layout} (state_layout)")
+            if point.state_dtype not in self.state_dtypes:
+                return False, f"{self.name} has no {point.state_dtype} state (has: {', '.join(self.state_dtypes)})"
+            if point.tokens_per_seq > self.max_tokens_per_step:
+                return False, (f"{self.name} steps at most {self.max_tokens_per_step} tokens per sequence, "
+                               f"got {point.tokens_per_seq}")
+        return super().check_point(point, device)
+
+    def convert(self, inp: GDNInputs) -> Any:
+        """The inputs as the kernel takes them, made once outside the timed call (default: as they are)."""
+        return inp
+
+    def step(self, args: Any, pool: torch.Tensor, slots: torch.Tensor) -> torch.Tensor:
+        raise NotImplementedError
+
+    def _prepare_serving(self, inp: GDNInputs) -> Callable[[], dict]:
+        args = self.convert(inp)
+        pool = inp.pool.clone()
+        rotations = [r.to(self.slot_dtype).contiguous() for r in inp.slots]
+        layout = inp.state_layout
+        calls = itertools.count()
+
+        def run() -> dict:
+            i = next(calls)
+            slots = rotations[i % len(rotations)]
+            with torch.no_grad():
+                o = self.step(args, pool, slots)
+            if i:
+                return {"o": o}
+            return {"o": o, "ht": canonical_states(pool[slots.long()], layout), "pool": pool_rest(pool, slots)}
+
+        # read by point_details: the bytes of state one cycle through the rotations touches
+        run.rotations = len(rotations)
+        run.rotation_bytes = len(rotations) * len(rotations[0]) * pool[0].numel() * pool.element_size()
+        return run
+
+    def point_details(self, fn, kernels, kernel_dur_us, median_ms, time_ms) -> dict:
+        details = super().point_details(fn, kernels, kernel_dur_us, median_ms, time_ms)
+        rotations = getattr(fn, "rotations", None)
+        if rotations is None:
+            return details
+        details.update(pool_rotations=rotations, rotation_bytes=fn.rotation_bytes)
+        if torch.cuda.is_available():
+            l2 = getattr(torch.cuda.get_device_properties(torch.cuda.current_device()), "L2_cache_size", 0)
+            # The states one cycle of the timed loop touches fit in L2: the step may read them from L2,
+            # so its time (and its fraction of HBM bandwidth) is not HBM's. Size the pool up to avoid it.
+            details.update(l2_bytes=int(l2), l2_resident=bool(l2) and fn.rotation_bytes <= l2)
+        return details
