@@ -43,6 +43,9 @@ from qlabench.measure.inputs import GDNInputs
 # FlashInfer 0.6.13 runs GDN prefill on Hopper (C++/CUTLASS JIT) and Blackwell SM100/SM103 (CuTe DSL).
 SUPPORTED_SM = ((9, 0), (10, 0), (10, 3))
 KERNEL = "cutlass::device_kernel<flat::kernel::FlatKernelTmaWarpSpecializedDeltaRule"
+# 0.7.x's SM90 prefill is a CuTe DSL class (`_FullyFusedDeltaRuleSm90.kernel`); the DSL names a kernel
+# "kernel_cutlass_<function>_<args>", so a method named `kernel` starts so (docs/FLASHINFER.md, 0.7.2).
+KERNEL_07 = "kernel_cutlass_kernel"
 
 
 @lru_cache(maxsize=1)
@@ -59,20 +62,22 @@ def _import() -> tuple[Callable | None, str]:
     try:
         from flashinfer.gdn_prefill import chunk_gated_delta_rule
 
-        fib.install(variants)
-    except Exception as e:  # a broken install, or a missing optional dependency (tvm-ffi)
+        if fib.has_cutlass_module():  # 0.6.x: its C++ module, built lean; 0.7.x: CuTe DSL, nothing to build
+            fib.install(variants)
+    except Exception as e:  # a broken install, or a missing optional dependency (tvm-ffi, the CuTe DSL)
         return None, f"import flashinfer.gdn_prefill failed: {type(e).__name__}: {e}"
     return chunk_gated_delta_rule, ""
 
 
 class FlashInfer(Backend):
     name = "flashinfer"
-    description = "FlashInfer 0.6.13 GDN prefill (CUTLASS, SM90), forward only; g as linear alpha, state [N,HV,V,K]"
+    description = ("FlashInfer GDN prefill (0.6.13: CUTLASS; 0.7.2: CuTe DSL), forward only; g as linear alpha, "
+                   "state [N,HV,V,K]")
     modes = frozenset({"fwd"})
     dtypes = frozenset({"bfloat16", "float16"})
     devices = frozenset({"cuda"})
     # Demangled CUDA names of C++ kernels usually carry their return type ("void cutlass::...").
-    expect_kernels = (KERNEL, "void " + KERNEL)
+    expect_kernels = (KERNEL, "void " + KERNEL, KERNEL_07)
     # Nothing of the other two libraries may run inside its call: FlashQLA's TileLang kernels, FLA's
     # Triton GDN kernels (names as its rows record them).
     forbid_kernels = ("tilelang_", "chunk_gated_delta_rule", "chunk_local_cumsum", "recompute_w_u",
@@ -87,6 +92,8 @@ class FlashInfer(Backend):
             return False, f"FlashInfer's GDN prefill has one head size for q, k and v (got K={point.K}, V={point.V})"
         if point.K != 128:
             return False, f"FlashInfer's GDN prefill kernels are built for head size 128 (got {point.K})"
+        if not fib.has_cutlass_module():
+            return True, ""  # 0.7.x: one CuTe DSL kernel compiled per configuration on first call
         try:
             variants = fib.selected()
         except ConfigError as e:
@@ -98,6 +105,8 @@ class FlashInfer(Backend):
         return True, ""
 
     def first_use_note(self) -> str:
+        if not fib.has_cutlass_module():
+            return fib.no_module_reason()
         try:
             variants = fib.selected()
         except ConfigError as e:
@@ -110,8 +119,8 @@ class FlashInfer(Backend):
 
     def jit_build(self, points: list[Point]) -> JitBuild | None:
         """FlashInfer's module, built ahead by `qlabench warmup` (else the first point's call builds it)."""
-        if not points or not self.available()[0]:
-            return None
+        if not points or not self.available()[0] or not fib.has_cutlass_module():
+            return None  # 0.7.x: nothing to build ahead (its CuTe DSL kernel compiles at the first call)
         variants = fib.selected()
         return JitBuild(label=f"flashinfer {fib.module_name(variants)} ({fib.variant_count(variants)} of 64 kernel "
                               "variants)",

@@ -15,6 +15,10 @@ they stay unresolved and are never called: `FlashInfer.check_point` refuses a po
 not built. FlashInfer's `chunk_gated_delta_rule` finds the module through the name
 `gen_gdn_prefill_sm90_module` in its `gdn_prefill` namespace, which `install` points at this spec.
 
+FlashInfer 0.7 dropped that module: its SM90 prefill is a CuTe DSL kernel (`gdn_kernels/delta_rule_dsl/
+delta_rule_sm90.py`) that the DSL compiles per configuration at its first call, into FlashInfer's cache.
+There is nothing to build ahead or to trim, and `has_cutlass_module()` says which case this install is.
+
 QLABENCH_FLASHINFER_VARIANTS: unset or "qlabench" (the 8), "all" (FlashInfer's stock 64-variant
 module, untouched), or a comma list of variant tags such as "bf16-gva-h0,bf16-mha-h0".
 """
@@ -71,6 +75,22 @@ class Variant:
 QLABENCH_VARIANTS = tuple(Variant(d, g, i) for d in ("bf16", "fp16") for g in (True, False) for i in (True, False))
 
 
+def has_cutlass_module(version: str | None = None) -> bool:
+    """Whether this flashinfer builds its SM90 GDN prefill as the C++ module qlabench can trim: 0.6.x (and
+    no flashinfer at all, so the variant checks still speak); 0.7 and later compile a CuTe DSL kernel."""
+    from qlabench.measure.env import dist_version
+
+    version = dist_version("flashinfer-python") if version is None else version
+    m = re.match(r"(\d+)\.(\d+)", version or "")
+    return m is None or (int(m.group(1)), int(m.group(2))) < (0, 7)
+
+
+def no_module_reason() -> str:
+    """What a FlashInfer without the C++ module (0.7.x) does instead, for notes and refusals."""
+    return ("this FlashInfer (0.7.x) has no gdn_prefill_sm90 C++ module to build: its SM90 prefill is a CuTe DSL "
+            f"kernel compiled at its first call, so {VARIANTS_ENV} and the lean build do not apply")
+
+
 def variant_of(point: Point) -> Variant | None:
     """The kernel variant a point needs (None for a dtype FlashInfer has no kernel for)."""
     d = _DTYPES.get(point.dtype)
@@ -116,6 +136,8 @@ def spec(variants: tuple[Variant, ...] | None = None):
     from qlabench.measure import caches
 
     caches.configure()  # FLASHINFER_WORKSPACE_BASE before flashinfer reads it at import
+    if not has_cutlass_module():
+        raise ConfigError(no_module_reason())
     from flashinfer.jit.gdn import gen_gdn_prefill_sm90_module
 
     variants = selected() if variants is None else variants
