@@ -22,10 +22,10 @@ else:  # pragma: no cover
 from qlabench.core import models
 from qlabench.core.errors import SpecError
 from qlabench.core.names import default_name, name_problem
-from qlabench.core.point import (BETA_REGIMES, DTYPES, GATES, MODES, SERVING_MODES, STATE_DTYPES, STATE_LAYOUTS,
-                                 Point, gva_error)
+from qlabench.core.point import SERVING_MODES, Point, gva_error
 from qlabench.core.spec_limits import DEVICE_RE, MAX_BATCH, MAX_POINTS, exclude_value_problem, table_problems
-from qlabench.core.spec_tables import cp_entries, is_of as _is, split_entries
+from qlabench.core.spec_tables import AXES as _AXES, AXIS_DEFAULTS as _AXIS_DEFAULTS, MATCH_KEYS as _MATCH_KEYS
+from qlabench.core.spec_tables import SERVING_DEFAULTS, cp_entries, is_of as _is, split_entries
 
 SUITES_DIR = Path(__file__).resolve().parents[2] / "suites"
 DEFAULT_SUITE = "quick-cpu"
@@ -92,44 +92,6 @@ class Suite:
     profile: ProfileSpec = field(default_factory=ProfileSpec)
 
 
-# Axis name -> (element type(s), allowed values or None). Scalars are taken as one-element lists.
-_AXES: dict[str, tuple[tuple[type, ...], tuple | None]] = {
-    "backends": ((str,), None),
-    "modes": ((str,), MODES),
-    "batch": ((int,), None),
-    "seqlen": ((int,), None),
-    "varlen": ((list,), None),
-    "split": ((dict,), None),
-    "heads": ((dict,), None),
-    "K": ((int,), None),
-    "V": ((int,), None),
-    "dtype": ((str,), DTYPES),
-    "gate": ((str,), GATES),
-    "gate_zero_frac": ((float,), None),
-    "gate_scale": ((float,), None),
-    "seed": ((int,), None),
-    "initial_state": ((bool,), None),
-    "cp": ((dict,), None),
-    # serving modes only (decode, mtp): the state pool's dtype and layout, and its slots as a multiple of batch
-    "state_dtype": ((str,), STATE_DTYPES),
-    "state_layout": ((str,), STATE_LAYOUTS),
-    "pool_factor": ((int,), None),
-    "beta_regime": ((str,), ("sigmoid",) + BETA_REGIMES),  # sigmoid: sigmoid(randn), stored as null
-}
-# What a serving point gets when its sweep does not say: an fp32 pool in FLA's layout, twice the batch.
-SERVING_DEFAULTS = {"state_dtype": "float32", "state_layout": "kv", "pool_factor": 2}
-_AXIS_DEFAULTS: dict[str, list] = {
-    "batch": [1], "K": [128], "V": [128], "dtype": ["bfloat16"], "gate": ["flashqla"],
-    "seed": [0], "initial_state": [True], "modes": ["fwd"], "seqlen": [], "varlen": [], "split": [],
-    "cp": [{}], "gate_zero_frac": [None], "gate_scale": [None],
-    "state_dtype": [None], "state_layout": [None], "pool_factor": [None], "beta_regime": ["sigmoid"],
-}
-# Keys an [[exclude]] rule may match on: the point's fields, plus `seqlen` (dense T).
-_MATCH_KEYS = {
-    "backend", "mode", "layout", "batch", "seqlen", "seqlens", "model", "tp", "h_qk", "h_v", "K", "V",
-    "dtype", "gate", "gate_zero_frac", "gate_scale", "seed", "initial_state", "total_tokens", "cp_world_size",
-    "cp_mode", "state_dtype", "state_layout", "pool", "beta_regime",
-}
 _TOP_KEYS = {"name", "description", "device", "baseline", "sweep", "include", "exclude", "timing", "check", "run",
              "profile"}
 

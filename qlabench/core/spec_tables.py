@@ -1,4 +1,5 @@
-"""Suite-file tables that expand to more than one axis value: `cp = [...]` and `split = [...]`.
+"""The suite file's vocabulary (its axes, their defaults, what [[exclude]] matches on) and the tables that
+expand to more than one axis value: `cp = [...]` and `split = [...]`.
 
 Part of the suite parser (spec.py), kept apart to keep each module small. Pure Python, no torch.
 """
@@ -8,8 +9,48 @@ from __future__ import annotations
 from typing import Any
 
 from qlabench.core.errors import SpecError
-from qlabench.core.point import CP_MODES
+from qlabench.core.point import (BETA_REGIMES, CP_MODES, DTYPES, GATES, MODES, STATE_DTYPES, STATE_LAYOUTS)
 from qlabench.core.splits import MAX_PERMUTATION, random_split
+
+
+# Axis name -> (element type(s), allowed values or None). Scalars are taken as one-element lists.
+AXES: dict[str, tuple[tuple[type, ...], tuple | None]] = {
+    "backends": ((str,), None),
+    "modes": ((str,), MODES),
+    "batch": ((int,), None),
+    "seqlen": ((int,), None),
+    "varlen": ((list,), None),
+    "split": ((dict,), None),
+    "heads": ((dict,), None),
+    "K": ((int,), None),
+    "V": ((int,), None),
+    "dtype": ((str,), DTYPES),
+    "gate": ((str,), GATES),
+    "gate_zero_frac": ((float,), None),
+    "gate_scale": ((float,), None),
+    "seed": ((int,), None),
+    "initial_state": ((bool,), None),
+    "cp": ((dict,), None),
+    # serving modes only (decode, mtp): the state pool's dtype and layout, and its slots as a multiple of batch
+    "state_dtype": ((str,), STATE_DTYPES),
+    "state_layout": ((str,), STATE_LAYOUTS),
+    "pool_factor": ((int,), None),
+    "beta_regime": ((str,), ("sigmoid",) + BETA_REGIMES),  # sigmoid: sigmoid(randn), stored as null
+}
+# What a serving point gets when its sweep does not say: an fp32 pool in FLA's layout, twice the batch.
+SERVING_DEFAULTS = {"state_dtype": "float32", "state_layout": "kv", "pool_factor": 2}
+AXIS_DEFAULTS: dict[str, list] = {
+    "batch": [1], "K": [128], "V": [128], "dtype": ["bfloat16"], "gate": ["flashqla"],
+    "seed": [0], "initial_state": [True], "modes": ["fwd"], "seqlen": [], "varlen": [], "split": [],
+    "cp": [{}], "gate_zero_frac": [None], "gate_scale": [None],
+    "state_dtype": [None], "state_layout": [None], "pool_factor": [None], "beta_regime": ["sigmoid"],
+}
+# Keys an [[exclude]] rule may match on: the point's fields, plus `seqlen` (dense T).
+MATCH_KEYS = {
+    "backend", "mode", "layout", "batch", "seqlen", "seqlens", "model", "tp", "h_qk", "h_v", "K", "V",
+    "dtype", "gate", "gate_zero_frac", "gate_scale", "seed", "initial_state", "total_tokens", "cp_world_size",
+    "cp_mode", "state_dtype", "state_layout", "pool", "beta_regime",
+}
 
 
 def is_of(value: Any, types: tuple[type, ...]) -> bool:
