@@ -18,13 +18,16 @@ def report_cmd(
                                     "reproducing a published value"),
     layer: list[Path] = typer.Option(None, "--layer", help="Layer-benchmark results (e.g. results/h200-layer): "
                                      "the advice gets the whole layer's speedup"),
+    numerics: list[Path] = typer.Option(None, "--numerics", help="Results checked against float64 at full size "
+                                        "(e.g. results/h200-numerics): their errors count as evidence, and the "
+                                        "page gets their numerics section"),
 ):
     """The FlashQLA study in one page: our results against FlashQLA's published H200 table."""
     from qlabench.analyze.study import study_from_paths, write_report
     from qlabench.cli.options import writable_folder
 
     writable_folder(out)
-    study = study_from_paths(results, published, tolerance)
+    study = study_from_paths(results, published, tolerance, numerics=numerics)
     layer_rows = None
     if layer:
         from qlabench.store.files import read_results
