@@ -204,7 +204,8 @@ def _correctness_section(study: Study) -> list[str]:
     line = evidence_summary(evidence_of(ok, study.numerics)) if not ok.empty else None
     if line is None:
         return []
-    source = ("their own checks and the rows of the numerics folder given (`report --numerics`)"
+    source = ("their own checks and the rows of the numerics folder given (`report --numerics`; its own "
+              "page: [numerics.md](numerics.md))"
               if study.numerics is not None else "their own checks only (`report --numerics DIR` adds the "
               "float64 full-size rows of the same backend and problem)")
     out = ["## Correctness of the timed kernels", "",
