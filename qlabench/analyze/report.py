@@ -143,12 +143,19 @@ def noise_summary(df: pd.DataFrame) -> str | None:
     return text
 
 
-def speedup_table(df: pd.DataFrame, baseline: str) -> pd.DataFrame:
-    """One row per workload; columns `<backend>` (median ms or status), `<backend> x` (speedup) and
-    `<backend> noise` (the row's noise_mark: '', NOISY or FEW)."""
+def speedup_table(df: pd.DataFrame, baseline: str, numerics: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One row per workload; columns `<backend>` (median ms or status), `<backend> x` (speedup),
+    `<backend> noise` (the row's noise_mark: '', NOISY or FEW), `<backend> err` (its error mark,
+    analyze/accuracy.py: worst error / tolerance and the reference, from its own check and the `numerics`
+    rows of the same backend and workload; `<backend> e` the same, short) and `<backend> over` (over
+    tolerance in some check). A speedup
+    whose faster side is over tolerance is left empty: the err mark says why."""
+    from qlabench.analyze.accuracy import evidence_of, speedup_allowed
+
     if df.empty:
         return pd.DataFrame()
     df = df.copy()
+    df["_ev"] = evidence_of(df, numerics)
     df["heads"] = df.apply(heads_label, axis=1)
     df["sequences"] = df.apply(sequences_label, axis=1)
     if "cp_world_size" in df.columns and df["cp_world_size"].notna().any():
@@ -168,14 +175,18 @@ def speedup_table(df: pd.DataFrame, baseline: str) -> pd.DataFrame:
         base_ms = base["median_ms"] if base is not None and base["status"] == "ok" else None
         for b in backends:
             r = by_backend.get(b)
-            rec[f"{b} noise"] = ""
+            rec[f"{b} noise"], rec[f"{b} err"], rec[f"{b} e"], rec[f"{b} over"] = "", "", "", False
             if r is None:
                 rec[b], rec[f"{b} x"] = None, None
-            elif r["status"] != "ok":
+                continue
+            ev = r["_ev"]
+            rec[f"{b} err"], rec[f"{b} e"], rec[f"{b} over"] = ev.mark(), ev.short(), ev.over
+            if r["status"] != "ok":
                 rec[b], rec[f"{b} x"] = r["status"], None
             else:
                 rec[b] = float(r["median_ms"])
-                rec[f"{b} x"] = base_ms / r["median_ms"] if base_ms else None
+                x = base_ms / r["median_ms"] if base_ms else None
+                rec[f"{b} x"] = x if speedup_allowed(x, ev.over, base_ms is not None and base["_ev"].over) else None
                 rec[f"{b} noise"] = noise_mark(r)
         out.append(rec)
     return pd.DataFrame(out)

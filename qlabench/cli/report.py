@@ -1,5 +1,6 @@
-"""CLI for the report pages: `qlabench report RESULTS... [--published FILE] [--out DIR]` (the FlashQLA study)
-and `qlabench report --serving RESULTS... [--out DIR]` (decode and multi-token verify)."""
+"""CLI for the report pages: `qlabench report RESULTS... [--published FILE] [--numerics DIR] [--out DIR]` (the
+FlashQLA study page, or the numerics page of results checked against float64 at full size) and `qlabench report
+--serving RESULTS... [--out DIR]` (decode and multi-token verify)."""
 
 from __future__ import annotations
 
@@ -12,41 +13,54 @@ from qlabench.cli.app import console
 
 
 def report_cmd(
-    results: list[Path] = typer.Argument(..., help="Result files or folders (e.g. results/h200-study)"),
+    results: list[Path] = typer.Argument(None, help="Result files or folders (e.g. results/h200-study); a "
+                                         "numerics folder (every row checked against fp64-full, e.g. "
+                                         "results/h200-numerics) gets the numerics page"),
     published: Path = typer.Option(None, "--published", help="Published table CSV (default: the packaged "
                                    "FlashQLA H200 table)"),
-    out: Path = typer.Option(Path("report"), "--out", "-o", help="Folder for the page (report.md, or serving.md "
-                             "with --serving) and its PNGs"),
+    out: Path = typer.Option(Path("report"), "--out", "-o", help="Folder for the page (report.md, numerics.md, "
+                             "or serving.md with --serving) and its PNGs"),
     tolerance: float = typer.Option(0.10, "--tolerance", min=0, help="Relative gap that still counts as "
                                     "reproducing a published value"),
     layer: list[Path] = typer.Option(None, "--layer", help="Layer-benchmark results (e.g. results/h200-layer): "
                                      "the advice gets the whole layer's speedup"),
+    numerics: list[Path] = typer.Option(None, "--numerics", help="Results checked against float64 at full size "
+                                        "(e.g. results/h200-numerics): their errors count as evidence for the "
+                                        "study's speedups, and numerics.md is written beside the page"),
     serving: bool = typer.Option(False, "--serving", help="The serving page instead (modes decode and mtp): "
                                  "time, TB/s and share of the HBM limit per backend against batch, the winners "
                                  "and where they change"),
 ):
-    """The FlashQLA study in one page (our results against FlashQLA's published H200 table), or with
-    --serving the decode / multi-token-verify page."""
+    """The FlashQLA study in one page (our results against FlashQLA's published H200 table); for a numerics
+    folder (or --numerics alone) error against T and gate regime, worst cases and every point outside
+    tolerance; with --serving the decode / multi-token-verify page."""
+    from qlabench.analyze.numerics_page import is_numerics, write_numerics
     from qlabench.cli.options import writable_folder
+    from qlabench.core.errors import ConfigError
+    from qlabench.store.files import read_results
 
-    if serving and (published or layer):
-        from qlabench.core.errors import ConfigError
-
-        raise ConfigError("--published and --layer belong to the study page, not to --serving")
+    if serving and (published or layer or numerics):
+        raise ConfigError("--published, --layer and --numerics belong to the study page, not to --serving")
+    if not results and not numerics:
+        raise ConfigError("give result folders to report on, or --numerics DIR")
     writable_folder(out)
     if serving:
         return _serving(results, out)
+    if not results or is_numerics(read_results(results)):
+        sources = list(results or numerics)
+        files = write_numerics(read_results(sources), out, [str(s) for s in sources])
+        console.print(f"wrote {files.page} and {len(files.figures)} figures", highlight=False)
+        return
     from qlabench.analyze.study import study_from_paths, write_report
 
-    study = study_from_paths(results, published, tolerance)
-    layer_rows = None
-    if layer:
-        from qlabench.store.files import read_results
-
-        layer_rows = read_results(layer)
+    study = study_from_paths(results, published, tolerance, numerics=numerics)
+    layer_rows = read_results(layer) if layer else None
     files = write_report(study, out, layer_rows)
     console.print(study.summary.line, highlight=False, soft_wrap=True)
     console.print(f"wrote {files.page} and {len(files.figures)} figures", highlight=False)
+    if numerics:
+        nfiles = write_numerics(study.numerics, out, [str(s) for s in numerics])
+        console.print(f"wrote {nfiles.page} and {len(nfiles.figures)} figures", highlight=False)
 
 
 def _serving(results: list[Path], out: Path) -> None:

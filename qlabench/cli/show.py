@@ -30,10 +30,16 @@ def show_cmd(
                              "or in full ('flashqla(zero=0,/64)')"),
     backend: list[str] = typer.Option(None, "--backend", help="Only these backends (repeat the option); the "
                                       "baseline is kept for the speedups"),
+    numerics: list[Path] = typer.Option(None, "--numerics", help="Result folders whose checks count as error "
+                                        "evidence for the same backend and point (e.g. results/h200-numerics, "
+                                        "checked against float64 at full size); repeat the option"),
 ):
     """Print the speedup table of stored results: median ms per call and speedup against a baseline.
 
     A `~` after a time: the point missed its noise target; `!`: fewer samples than min_samples.
+    Under each time, its error mark: the worst error / tolerance and the reference it was checked against
+    (`fp64@full`: float64 at the point's size; `oracle@256 †`: the fp32 recurrence on 256 tokens only);
+    `✗`: over tolerance in its own check or a --numerics row, and no speedup where it is the faster side.
     Under the table: newer evidence for these points in sibling folders (e.g. results/h200-study beside
     results/h200), where it disagrees, with what the rows recorded differently.
     """
@@ -41,7 +47,7 @@ def show_cmd(
 
     from qlabench.analyze.report import GATE_LEGEND, pick_baseline, speedup_table, suite_baselines
     from qlabench.analyze.row_filter import RowFilter
-    from qlabench.cli.views import print_marks, speedup_markdown, speedup_rich_table
+    from qlabench.cli.views import check_lines, print_marks, speedup_markdown, speedup_rich_table
     from qlabench.core.errors import ConfigError
     from qlabench.store.files import latest_per_point, read_results
 
@@ -59,15 +65,18 @@ def show_cmd(
     df = RowFilter(model=model, tp=tp, heads=heads, seqlen=seqlen, tokens=tokens, gate=gate, backends=keep).apply(df)
     if base not in set(df["backend"]):
         raise ConfigError(f"baseline {base!r} has no rows here (backends: {', '.join(sorted(set(df['backend'])))})")
-    table = speedup_table(df, base)
+    num_rows = read_results(numerics) if numerics else None
+    table = speedup_table(df, base, num_rows)
     if fmt == "csv":
         table.to_csv(sys.stdout, index=False)
         return
     if fmt == "markdown":
         print(speedup_markdown(table, base))
+        for line in check_lines(df, num_rows):
+            print(f"\n_{line}_")
     else:
         console.print(speedup_rich_table(table, base))
-        print_marks(console, df)
+        print_marks(console, df, num_rows)
         console.print(GATE_LEGEND)
     if other_evidence:
         from qlabench.analyze.evidence import newer_evidence

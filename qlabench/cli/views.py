@@ -12,21 +12,24 @@ _LABELS = ("mode", "heads", "sequences", "dtype", "gate")
 SHORT_DTYPE = {"float64": "fp64", "float32": "fp32", "bfloat16": "bf16", "float16": "fp16"}
 
 def _backends(table: pd.DataFrame) -> list[str]:
-    return [c for c in table.columns if c not in _LABELS + ("gate_short",) and not c.endswith((" x", " noise"))]
+    return [c for c in table.columns if c not in _LABELS + ("gate_short",) and not c.endswith((" x", " noise", " err", " e", " over"))]
 
 def _missing(v) -> bool:
     return v is None or (isinstance(v, float) and pd.isna(v))
 
-def _cell(r, b: str, sep: str = " ") -> str:
-    """'15.156 (216.67x) ~': the median, the speedup and the row's noise mark; a status word; '-' where the
-    backend has no row. `sep` goes between the median and the rest (a newline keeps terminal columns narrow)."""
+def _cell(r, b: str, sep: str = " ", short: bool = False) -> str:
+    """'15.156 (216.67x) ~ 0.22 oracle@256 †': the median, the speedup, the row's noise mark and its error
+    mark (analyze/accuracy.py; over tolerance: the mark instead of the speedup; `short`: 'e0.22†', the
+    reference said under the table); a status word; '-' where the backend has no row. `sep` goes between
+    the median and the rest (a newline keeps terminal columns narrow)."""
     v, x, mark = r[b], r[f"{b} x"], r.get(f"{b} noise") or ""
+    err = r.get(f"{b} e" if short else f"{b} err") or ""
     if _missing(v):
         return "-"
     if isinstance(v, str):
-        return v
+        return v + (sep + err if err and r.get(f"{b} over") else "")
     rest = " ".join(filter(None, [f"({x:.2f}x)" if not _missing(x) else "", mark]))
-    return f"{v:.3f}" + (sep + rest if rest else "")
+    return f"{v:.3f}" + "".join(sep + part for part in (rest, err) if part)
 
 def speedup_title(baseline: str | None) -> str:
     return f"median ms per call, speedup vs {baseline}"
@@ -46,8 +49,9 @@ def speedup_rich_table(table: pd.DataFrame, baseline: str | None) -> Table:
         cells = [str(r["mode"]), str(r["heads"]), str(r["sequences"]), SHORT_DTYPE.get(dtype, dtype),
                  escape(str(r.get("gate_short", r["gate"])))]
         for b in backends:
-            c = _cell(r, b, sep="\n")
-            cells.append(f"[red]{c}[/red]" if isinstance(r[b], str) else escape(c))
+            c = _cell(r, b, sep="\n", short=True)
+            bad = isinstance(r[b], str) or bool(r.get(f"{b} over"))
+            cells.append(f"[red]{escape(c)}[/red]" if bad else escape(c))
         t.add_row(*cells)
     return t
 
@@ -63,13 +67,23 @@ def speedup_markdown(table: pd.DataFrame, baseline: str | None) -> str:
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     return f"{speedup_title(baseline)}\n\n" + "\n".join(lines)
 
-def print_marks(console: Console, df: pd.DataFrame) -> None:
-    """The noise line under a speedup table: how many points met their target, what ~ and ! mean."""
+def print_marks(console: Console, df: pd.DataFrame, numerics: pd.DataFrame | None = None) -> None:
+    """The lines under a speedup table: how many points met their noise target (what ~ and ! mean), and
+    how they were checked (what the err marks mean: analyze/accuracy.py)."""
     from qlabench.analyze.report import noise_summary
 
     line = noise_summary(df)
     if line:
         console.print(escape(line))
+    for line in check_lines(df, numerics):
+        console.print(escape(line), highlight=False)
+
+def check_lines(df: pd.DataFrame, numerics: pd.DataFrame | None = None) -> list[str]:
+    """How the ok rows were checked (full size, reduced only, over tolerance) and what the err marks mean."""
+    from qlabench.analyze.accuracy import LEGEND, evidence_of, evidence_summary
+
+    line = evidence_summary(evidence_of(df[df["status"] == "ok"], numerics))
+    return [line, LEGEND] if line else []
 
 def print_sweep_summary(console: Console, res, baseline: str | None, out) -> None:
     """What `run sweep` prints after a sweep: skipped and unrun points, the speedup table, the row counts."""

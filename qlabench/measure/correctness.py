@@ -26,20 +26,7 @@ import math
 
 import torch
 
-# dtype -> tensor -> max relative L2 error. "*" is the default for tensors not listed.
-# "pool" (a serving step's slots outside its batch) is 0 everywhere: a step must not touch another
-# sequence's state at all.
-TOLERANCES: dict[str, dict[str, float]] = {
-    "float64": {"*": 1e-9, "pool": 0.0},
-    "float32": {"*": 1e-4, "dg": 1e-3, "dbeta": 1e-3, "pool": 0.0},
-    "bfloat16": {"*": 0.02, "dg": 0.035, "dbeta": 0.035, "pool": 0.0},
-    "float16": {"*": 0.01, "dg": 0.02, "dbeta": 0.02, "pool": 0.0},
-}
-
-
-def tolerance(dtype: str, tensor: str) -> float:
-    table = TOLERANCES[dtype]
-    return table.get(tensor, table["*"])
+from qlabench.core.tolerances import TOLERANCES, tolerance  # noqa: F401 (in the core: analyze reads it)
 
 
 def rel_l2(got: torch.Tensor, ref: torch.Tensor) -> float:

@@ -246,7 +246,8 @@ def run_sweep(suite: Suite, out_root: str | Path = "results", options: RunOption
     with resumemod.resume_lock(out_root, suite.name) if opts.resume else contextlib.nullcontext():
         if opts.resume:
             done = resumemod.done_keys(out_root, suite.name, env["env_fingerprint"], checked=check,
-                                       cpu_threads=resume_threads(suite, device, caller_threads))
+                                       cpu_threads=resume_threads(suite, device, caller_threads),
+                                       reference=suite.check.reference)
             todo = resumemod.remaining(points, done)
             resumed = len(points) - len(todo)
             points = todo

@@ -2,7 +2,9 @@
 
 A row counts as done when its suite name, its env fingerprint (env.FINGERPRINT_FIELDS: device and
 library versions) and its (backend, workload) key match, and its status is ok. Rows of any status
-other than ok are measured again, so a timeout or crash gets another chance.
+other than ok are measured again, so a timeout or crash gets another chance. A checked resume also
+asks for the same reference (`[check] reference`): a row checked against the fp32 oracle on 256 tokens
+is no answer for a sweep that checks against float64 at full size, nor the other way round.
 """
 
 from __future__ import annotations
@@ -19,17 +21,34 @@ from qlabench.core.point import Point
 from qlabench.core.result import Status
 from qlabench.store.files import read_results, result_files
 
+# How a row's `oracle` column names its reference (run/point.py writes it).
+FP64_LABEL = "fp64-full"
+SINGLE_DEVICE_MARK = "(one device, no CP)"  # a distributed point: checked against its single-device backend
+
+
+def check_reference(oracle) -> str | None:
+    """The `[check] reference` a row was checked under, from its `oracle` label: 'fp64-full', 'oracle', or
+    None for a distributed row (checked against one device whatever the reference) and an unchecked one."""
+    if not isinstance(oracle, str) or not oracle:
+        return None
+    if oracle.startswith(FP64_LABEL):
+        return "fp64-full"
+    return None if SINGLE_DEVICE_MARK in oracle else "oracle"
+
+
 def point_key(p: Point) -> tuple:
     return key_tuple(getattr(p, c) for c in KEY_COLUMNS)
 
 
 def done_keys(out_root: str | os.PathLike, suite: str, env_fingerprint: str, checked: bool = False,
-              cpu_threads: int | None = None) -> set[tuple]:
+              cpu_threads: int | None = None, reference: str | None = None) -> set[tuple]:
     """Keys of the points of `suite` recorded ok under `env_fingerprint` in <out_root>/<suite>/.
 
     checked: count only rows whose outputs were checked against the oracle (a row measured with
     --no-check has no `oracle`), so a checked resume re-measures what an unchecked run timed.
-    cpu_threads: count only rows measured with this many torch threads (None: any)."""
+    cpu_threads: count only rows measured with this many torch threads (None: any).
+    reference: with `checked`, count only rows checked under this `[check] reference` ('oracle' or
+    'fp64-full'; distributed rows, checked against one device under either, count for both)."""
     folder = Path(out_root) / suite
     if not folder.is_dir():
         return set()
@@ -41,6 +60,9 @@ def done_keys(out_root: str | os.PathLike, suite: str, env_fingerprint: str, che
     df = df[(df["status"] == Status.OK.value) & (df["env_fingerprint"] == env_fingerprint) & (df["suite"] == suite)]
     if checked:
         df = df[df["oracle"].notna()]
+        if reference is not None:
+            refs = df["oracle"].map(check_reference)
+            df = df[refs.isna() | (refs == reference)]
     if cpu_threads is not None:
         df = df[df["cpu_threads"] == cpu_threads]
     return {key_tuple(row) for row in df[list(KEY_COLUMNS)].itertuples(index=False, name=None)}

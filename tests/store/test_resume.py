@@ -161,3 +161,39 @@ def test_point_keys_survive_parquet_nulls_next_to_ints(tmp_path):
     p = Point(backend="b", mode="fwd", layout="dense", batch=1, seqlens=(2,), h_qk=1, h_v=1, K=8, V=8,
               dtype="float32", model="m", tp=2)
     assert point_key(p) in done_keys(tmp_path, "s", "f")
+
+
+def test_a_checked_resume_needs_the_same_reference(tmp_path):
+    """Rows checked against the fp32 oracle on a reduced problem are not done for a float64 full-size sweep,
+    and the other way round; a distributed row (checked against one device under either) counts for both."""
+    import dataclasses
+
+    labels = ["naive-recurrent float32 @256 tokens", "fp64-full float64 @3 tokens",
+              "flash_qla-nocp bfloat16 @4 tokens (one device, no CP)", None]
+    rows = [dataclasses.replace(_row("r", i), oracle=label) for i, label in enumerate(labels)]
+    write_rows(tmp_path / "s" / "r.parquet", rows)
+
+    keys = {n: point_key(Point(backend="b", mode="fwd", layout="dense", batch=1, seqlens=(n,), h_qk=1, h_v=1, K=8,
+                               V=8, dtype="float32")) for n in (1, 2, 3, 4)}
+    assert done_keys(tmp_path, "s", "f", checked=True, reference="oracle") == {keys[1], keys[3]}
+    assert done_keys(tmp_path, "s", "f", checked=True, reference="fp64-full") == {keys[2], keys[3]}
+    assert done_keys(tmp_path, "s", "f", checked=True) == {keys[1], keys[2], keys[3]}  # row 4: unchecked
+    assert done_keys(tmp_path, "s", "f") == set(keys.values())  # an unchecked resume takes any row
+
+
+def test_resume_of_an_fp64_sweep_remeasures_what_the_oracle_checked(tmp_path):
+    """End to end: a sweep checked against the reduced oracle, then the same suite resumed with
+    `reference = "fp64-full"` measures every point again; a second fp64 resume finds them all done."""
+    base = {"name": "refs", "device": "cpu",
+            "sweep": {"backends": ["naive-chunk"], "modes": ["fwd"], "seqlen": [8, 16],
+                      "heads": [{"h_qk": 1, "h_v": 2}], "K": 8, "V": 8, "dtype": "float32"},
+            "timing": {"timer": "wall", "warmup": 0, "min_samples": 1, "max_samples": 1}}
+    opts = RunOptions(executor=InProcess(REGISTRY), resume=True)
+    first = run_sweep(parse_suite(base), tmp_path, opts)
+    assert len(first.rows) == 2 and all(r.oracle.startswith("naive-recurrent") for r in first.rows)
+    fp64 = parse_suite({**base, "check": {"reference": "fp64-full"}})
+    again = run_sweep(fp64, tmp_path, opts)
+    assert again.resumed == 0 and len(again.rows) == 2
+    assert all(r.oracle.startswith("fp64-full") for r in again.rows)
+    assert run_sweep(fp64, tmp_path, opts).resumed == 2
+    assert run_sweep(parse_suite(base), tmp_path, opts).resumed == 2  # the oracle rows are still there

@@ -110,6 +110,7 @@ def render(study: Study, figures: dict[str, str], layer_rows: pd.DataFrame | Non
         if stem in figures:
             out.extend([f"![{alt}]({figures[stem]})", ""])
 
+    out += _correctness_section(study)
     out += ["## Speedup curves", ""]
     stems = [k for k in figures if k.startswith("speedup_")]
     if not stems:
@@ -193,6 +194,36 @@ def render(study: Study, figures: dict[str, str], layer_rows: pd.DataFrame | Non
             "- FlashQLA's speed depends on the gate values through its CP warm-up; every row records its gate "
             "profile, and the gate section above shows how much.", ""]
     return "\n".join(out)
+
+
+def _correctness_section(study: Study) -> list[str]:
+    """How the timed rows were checked, against which reference and at what size, and every speedup left
+    out because its faster side is over tolerance (analyze/accuracy.py)."""
+    from qlabench.analyze.accuracy import LEGEND, evidence_of, evidence_summary
+
+    rows = study.primary_rows
+    ok = rows[rows["status"] == "ok"] if not rows.empty else rows
+    line = evidence_summary(evidence_of(ok, study.numerics)) if not ok.empty else None
+    if line is None:
+        return []
+    source = ("their own checks and the rows of the numerics folder given (`report --numerics`; its own "
+              "page: [numerics.md](numerics.md))"
+              if study.numerics is not None else "their own checks only (`report --numerics DIR` adds the "
+              "float64 full-size rows of the same backend and problem)")
+    out = ["## Correctness of the timed kernels", "",
+           f"Evidence: {source}. {line[0].upper() + line[1:]}. A row checked at a reduced size only passed "
+           "its check there; it says nothing of the error at its own size.", "", f"_{LEGEND}._", ""]
+    over = ok[ok["err_over"].map(bool)] if "err_over" in ok else ok.iloc[:0]
+    if over.empty:
+        out += ["No timed row is over tolerance in its evidence.", ""]
+    else:
+        out += [f"{_n(len(over), 'timed row')} over tolerance (their speedups are not given):", "",
+                md_table(over, columns=["mode", "heads", "sequences", "backend", "err_mark"])]
+    withheld = study.speedups[study.speedups["withheld"].notna()] if "withheld" in study.speedups else None
+    if withheld is not None and not withheld.empty:
+        out += [f"{_n(len(withheld), 'speedup')} withheld (the faster side over tolerance):", "",
+                md_table(withheld, columns=["mode", "heads", "x_label", "baseline", "withheld"])]
+    return out
 
 
 def _advice_section(study: Study, layer_rows: pd.DataFrame | None = None) -> list[str]:

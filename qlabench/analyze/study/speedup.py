@@ -3,7 +3,9 @@
 speedup = baseline time / flash_qla time, from ok rows of the same point (same stack choice as the
 comparison: the newest library version of each backend). Points are the published method's problem
 (K = V = 128, bf16, flashqla gate at its defaults, initial state); a dense and a packed varlen row of the
-same lengths are one point, the varlen row preferred.
+same lengths are one point, the varlen row preferred. A speedup whose faster side is over tolerance in
+its evidence (the rows' `err_over`, analyze/accuracy.py) is not a speedup: it is left out (NaN) and
+`withheld` holds the faster side's error mark instead.
 """
 
 from __future__ import annotations
@@ -11,12 +13,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from qlabench.analyze.accuracy import flagged, speedup_allowed
 from qlabench.core.identity import heads_label
 from qlabench.analyze.study.published import BACKEND_COLUMNS, PUBLISHED_METHOD, match_key, method_differences
 
 BASELINES = ("fla", "flashinfer")
 COLUMNS = ["mode", "heads", "h_qk", "h_v", "model_config", "match_key", "x_label", "total_tokens", "num_seqs",
-           "first_len", "baseline", "speedup", "published_speedup"]
+           "first_len", "baseline", "speedup", "published_speedup", "withheld"]
 
 
 def x_label(seqkey: str, total: int, n: int, by_totals: bool) -> str:
@@ -64,7 +67,9 @@ def speedup_curves(rows: pd.DataFrame, pub: pd.DataFrame) -> pd.DataFrame:
                            "x_label": x_label(first["seqkey"], int(first["total_tokens"]), int(first["num_seqs"]),
                                                bool(first["by_totals"])),
                            "total_tokens": int(first["total_tokens"]), "num_seqs": int(first["num_seqs"]),
-                           "ms": dict(zip(grp["backend"], grp["median_ms"].astype(float))), "pub": {}}
+                           "ms": dict(zip(grp["backend"], grp["median_ms"].astype(float))), "pub": {},
+                           "over": dict(zip(grp["backend"], grp.get("err_over", pd.Series(False, grp.index)))),
+                           "mark": dict(zip(grp["backend"], grp.get("err_mark", pd.Series("", grp.index))))}
     for p in pub.to_dict("records"):
         pt = points.setdefault(p["match_key"], {
             "mode": p["mode"], "heads": p["heads"], "h_qk": int(p["h_qk"]), "h_v": int(p["h_v"]),
@@ -78,14 +83,19 @@ def speedup_curves(rows: pd.DataFrame, pub: pd.DataFrame) -> pd.DataFrame:
             fq, b = pt["ms"].get("flash_qla"), pt["ms"].get(base)
             pfq, pb = pt.get("pub", {}).get("flash_qla"), pt.get("pub", {}).get(base)
             ours_x = b / fq if fq and b else np.nan
+            over, mark, withheld = pt.get("over", {}), pt.get("mark", {}), None
+            if not np.isnan(ours_x) and not speedup_allowed(ours_x, flagged(over.get("flash_qla")),
+                                                                  flagged(over.get(base))):
+                withheld = mark.get("flash_qla" if ours_x >= 1 else base)
+                ours_x = np.nan
             pub_x = pb / pfq if pfq and pb else np.nan
-            if np.isnan(ours_x) and np.isnan(pub_x):
+            if np.isnan(ours_x) and np.isnan(pub_x) and withheld is None:
                 continue
             out.append({"mode": pt["mode"], "heads": pt["heads"], "h_qk": pt["h_qk"], "h_v": pt["h_v"],
                         "model_config": pt.get("model_config"), "match_key": key, "x_label": pt["x_label"],
                         "total_tokens": pt["total_tokens"], "num_seqs": pt["num_seqs"],
                         "first_len": _first_len(key), "baseline": base,
-                        "speedup": ours_x, "published_speedup": pub_x})
+                        "speedup": ours_x, "published_speedup": pub_x, "withheld": withheld})
     if not out:
         return pd.DataFrame(columns=COLUMNS)
     return (pd.DataFrame(out, columns=COLUMNS)

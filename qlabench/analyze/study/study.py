@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from qlabench.analyze.accuracy import OVER, flagged, speedup_allowed, with_error_marks
 from qlabench.analyze.study.explain import WITHIN, explain_all, within
 from qlabench.analyze.study.gate import gate_sweep
 from qlabench.analyze.study.intracp import intracp_table
@@ -33,7 +34,7 @@ DEFAULT_TOLERANCE = 0.10
 OUR_COLUMNS = ["status", "reason", "ours_ms", "ratio", "stack", "library", "lib_version", "our_sequences", "layout",
                "timer", "gate_label", "method_diffs", "cp_launched", "sm_coverage", "dominant_kernel",
                "dominant_share", "rel_noise", "clock_drop", "clock_drop_reason", "sm_clock_mhz_before", "sm_clock_mhz_after",
-               "run_id", "study_key"]
+               "run_id", "study_key", "err_over", "err_mark", "err_reduced"]
 _PUB_COLUMNS = ["pub_id", "backend", "mode", "model_config", "heads", "sequences", "h_qk", "h_v", "num_seqs",
                 "total_tokens", "by_totals", "published_ms"]
 
@@ -83,6 +84,7 @@ class Study:
     summary: Summary
     tolerance: float = DEFAULT_TOLERANCE
     sources: tuple[str, ...] = field(default=())
+    numerics: pd.DataFrame | None = None  # the rows whose checks count as error evidence (report --numerics)
 
     @property
     def primary_rows(self) -> pd.DataFrame:
@@ -103,11 +105,16 @@ class Study:
 
 
 def build_study(results: pd.DataFrame, published: pd.DataFrame | None = None,
-                tolerance: float = DEFAULT_TOLERANCE, sources: Iterable[str] = ()) -> Study:
-    """Every table of the study from result rows (a read_results DataFrame) and the published table."""
+                tolerance: float = DEFAULT_TOLERANCE, sources: Iterable[str] = (),
+                numerics: pd.DataFrame | None = None) -> Study:
+    """Every table of the study from result rows (a read_results DataFrame) and the published table.
+
+    numerics: rows of another folder (e.g. results/h200-numerics, float64 at full size) whose checks count
+    as error evidence for the same backend and problem; a speedup is only given for a kernel inside
+    tolerance in all its evidence (analyze/accuracy.py)."""
     pub = load_published() if published is None else published
     prepared = prepare(results)
-    rows = newest_per_point(prepared)
+    rows = with_error_marks(newest_per_point(prepared), numerics)
     primary = primary_stacks(rows) if not rows.empty else {}
     comparison, comparison_all = compare_published(rows, pub, primary, tolerance)
     primary_rows = rows[is_primary(rows, primary)] if not rows.empty else rows
@@ -116,16 +123,20 @@ def build_study(results: pd.DataFrame, published: pd.DataFrame | None = None,
         speedups=speedup_curves(primary_rows, pub), regret=regret_table(prepared),
         gate_zero_frac=gate_sweep(primary_rows, "gate_zero_frac"), gate_scale=gate_sweep(primary_rows, "gate_scale"),
         versions=versions_table(rows), stacks=stack_comparison(rows, comparison_all, tolerance),
-        summary=summarise(comparison, len(pub), tolerance), tolerance=tolerance, sources=tuple(map(str, sources)))
+        summary=summarise(comparison, len(pub), tolerance), tolerance=tolerance, sources=tuple(map(str, sources)),
+        numerics=numerics)
 
 
 def study_from_paths(paths: Iterable[str | os.PathLike], published: str | os.PathLike | None = None,
-                     tolerance: float = DEFAULT_TOLERANCE) -> Study:
-    """read_results(paths) and the published table (default: the packaged copy), into a Study."""
+                     tolerance: float = DEFAULT_TOLERANCE,
+                     numerics: Iterable[str | os.PathLike] = ()) -> Study:
+    """read_results(paths) and the published table (default: the packaged copy), into a Study; the rows
+    of `numerics` folders count as error evidence."""
     from qlabench.store.files import read_results
 
-    paths = list(paths)
-    return build_study(read_results(paths), load_published(published), tolerance, sources=paths)
+    paths, numerics = list(paths), list(numerics or ())
+    return build_study(read_results(paths), load_published(published), tolerance, sources=paths,
+                       numerics=read_results(numerics) if numerics else None)
 
 
 def compare_published(rows: pd.DataFrame, pub: pd.DataFrame, primary: dict[str, str],
@@ -220,10 +231,18 @@ def published_wide(comparison: pd.DataFrame, mode: str) -> pd.DataFrame:
             if b == "flash_qla" or b not in by or fq is None:
                 continue
             r = by[b]
-            rec[f"speedup vs {b}"] = r["ours_ms"] / fq["ours_ms"] if _ok(r) and _ok(fq) else np.nan
+            rec[f"speedup vs {b}"] = _speedup(r, fq, r["ours_ms"], fq["ours_ms"]) if _ok(r) and _ok(fq) else np.nan
             rec[f"speedup vs {b} (published)"] = r["published_ms"] / fq["published_ms"]
         out.append(rec)
     return pd.DataFrame(out)
+
+
+def _speedup(base: dict, fq: dict, base_ms, fq_ms):
+    """base_ms / fq_ms, or the faster side's error mark (a string) where that side is over tolerance."""
+    x = float(base_ms) / float(fq_ms)
+    if speedup_allowed(x, flagged(fq.get("err_over")), flagged(base.get("err_over"))):
+        return x
+    return (fq if x >= 1 else base).get("err_mark") or OVER
 
 
 def _ok(r) -> bool:
@@ -260,7 +279,7 @@ def mode_tables(rows: pd.DataFrame, exclude: set[str]) -> dict[str, pd.DataFrame
                 r = by.get(b)
                 if b != "flash_qla" and b in BACKEND_COLUMNS and r is not None and fq is not None:
                     both = r["status"] == "ok" and fq["status"] == "ok"
-                    rec[f"speedup vs {b}"] = float(r["median_ms"]) / float(fq["median_ms"]) if both else np.nan
+                    rec[f"speedup vs {b}"] = _speedup(r, fq, r["median_ms"], fq["median_ms"]) if both else np.nan
             recs.append(rec)
         if recs:
             t = pd.DataFrame(recs).sort_values("_order", kind="stable").drop(columns="_order").reset_index(drop=True)
