@@ -81,3 +81,15 @@ def test_without_fla_intracp_rows_the_section_says_nothing_is_measured():
     assert s.fla_intracp().empty
     text = "\n".join(_intracp_section(s))
     assert "No fla-intracp forward row is ok in these results: nothing measured" in text
+
+
+def test_kernel_time_compares_the_gpu_work_whatever_the_timers(measured):
+    """The kernel columns sum each row's traced kernels: a ratio no timer's launch gaps enter."""
+    a = {(r["h_v"], r["total_tokens"]): r for r in measured.fla_intracp().to_dict("records")}[(8, 32768)]
+    split_us = sum(us for _, us in FLA_SPLIT)
+    fla_us = sum(us for _, us in FLA)
+    assert a["kernel ms"] == pytest.approx(split_us / 1000)
+    assert a["kernel vs fla"] == pytest.approx(split_us / fla_us)
+    from qlabench.analyze.study.intracp import intracp_sentence
+
+    assert "its GPU kernel time / fla's: median" in intracp_sentence(measured.fla_intracp())

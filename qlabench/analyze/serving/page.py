@@ -12,6 +12,7 @@ import pandas as pd
 
 from qlabench.analyze.plot import png_path
 from qlabench.analyze.serving.figures import serving_figures
+from qlabench.analyze.serving.kernels import kernel_breakdown
 from qlabench.analyze.serving.serving import Serving
 from qlabench.analyze.study.page import md_table
 
@@ -130,6 +131,13 @@ def render(s: Serving, figures: dict[str, str], command: str | None = None) -> s
     out += ["## Every variant against batch", "",
             "Median ms per step · % of the limit · achieved TB/s; `L2`: the run said the states stayed in L2.", "",
             _collapsible("time and % of the limit per variant", table(wide), len(wide))]
+    kb = kernel_breakdown(s.rows)
+    out += ["## Where the time goes", "",
+            "Each variant's largest step (most bytes), as its traced call ran it: every kernel's time, its share of "
+            "the call and its grid. A step far below the limit shows here why: gathers and scatters around a "
+            "kernel that takes no pool, or a grid that leaves SMs idle.", "",
+            _collapsible("kernels of each variant's largest step", table(kb), len(kb)) if not kb.empty
+            else "_No traced kernels in these rows._\n"]
     out += ["## Rows that are not ok", ""]
     out += [_collapsible("not-ok rows", table(s.not_ok), len(s.not_ok)) if not s.not_ok.empty
             else "_Every row is ok._\n"]

@@ -4,8 +4,10 @@ One row per forward point where fla-intracp ran ok, with the other two backends'
 (missing where they did not run ok), both ratios, whether each library actually split the call (from the
 kernels its row launched: prepare.cp_launched), the timer of each row and how many runs the times come
 from. fla-intracp's call cannot be captured in a CUDA graph, so its rows are timed with CUDA events while
-the study times the others with graphs: events include launch gaps, so where the timers differ a ratio
-leans against fla-intracp, and `timers` says so per row.
+the study times the others with graphs: events include launch gaps and FLA's host-side planning, so where
+the timers differ a ratio leans against fla-intracp, and `timers` says so per row. The `kernel` columns
+compare what no timer changes: the summed GPU time of each row's traced call (`kernel_dur_us`), so the
+kernel ratio says what the split costs or saves on the GPU itself.
 """
 
 from __future__ import annotations
@@ -17,8 +19,16 @@ from qlabench.store.keys import plain_value
 INTRACP = "fla-intracp"
 OTHERS = ("fla", "flash_qla")
 _POINT = ["heads", "sequences", "h_qk", "h_v", "total_tokens", "num_seqs", "gate_label"]
-COLUMNS = _POINT + ["fla-intracp ms", "fla ms", "flash_qla ms", "vs fla", "vs flash_qla", "fla split",
-                    "flash_qla split", "timers", "runs"]
+COLUMNS = _POINT + ["fla-intracp ms", "fla ms", "flash_qla ms", "vs fla", "vs flash_qla", "kernel ms",
+                    "kernel vs fla", "kernel vs flash_qla", "fla split", "flash_qla split", "timers", "runs"]
+
+
+def kernel_ms(row) -> float | None:
+    """The GPU time of a row's traced call: its kernels' durations summed (None when not traced)."""
+    durs = row.get("kernel_dur_us")
+    if durs is None or len(durs) == 0:
+        return None
+    return float(sum(durs)) / 1000
 
 
 def _flag(v) -> bool | None:
@@ -44,6 +54,9 @@ def intracp_table(rows: pd.DataFrame) -> pd.DataFrame:
         ms = {b: float(by[b]["median_ms"]) if b in by else None for b in (INTRACP, *OTHERS)}
         rec.update({f"{b} ms": v for b, v in ms.items()})
         rec.update({f"vs {b}": ms[INTRACP] / ms[b] if ms[b] else None for b in OTHERS})
+        kms = {b: kernel_ms(by[b]) if b in by else None for b in (INTRACP, *OTHERS)}
+        rec["kernel ms"] = kms[INTRACP]
+        rec.update({f"kernel vs {b}": kms[INTRACP] / kms[b] if kms[INTRACP] and kms[b] else None for b in OTHERS})
         rec["fla split"] = _flag(mine.get("cp_launched"))
         rec["flash_qla split"] = _flag(by["flash_qla"].get("cp_launched")) if "flash_qla" in by else None
         present = [b for b in (INTRACP, *OTHERS) if b in by]
@@ -74,4 +87,7 @@ def intracp_sentence(t: pd.DataFrame) -> str:
         if len(r):
             parts.append(f"where it split, its time / {b}'s: median {r.median():.2f} over {_n(len(r), 'point')} "
                          f"(range {r.min():.2f}-{r.max():.2f})")
+        k = split[f"kernel vs {b}"].dropna()
+        if len(k):
+            parts.append(f"its GPU kernel time / {b}'s: median {k.median():.2f} (range {k.min():.2f}-{k.max():.2f})")
     return "; ".join(parts) + "."

@@ -249,16 +249,18 @@ def _intracp_section(study: Study) -> list[str]:
     out = ["## FLA's CP against FlashQLA's", "",
            "`fla-intracp` is FLA's own intra-card CP (FLA_INTRACARD_CP=1, under inference mode, packed varlen "
            "calls only; docs/CONTEXT-PARALLEL.md). `vs X` = fla-intracp time / X time on the same point (below 1: "
-           "fla-intracp faster); `fla split` / `flash_qla split` = whether each library's intra-card split ran, "
+           "fla-intracp faster); `kernel vs X` = the same ratio of the GPU kernel time of each row's traced call, "
+           "which no timer's launch gaps enter; `fla split` / `flash_qla split` = whether each library's intra-card split ran, "
            "from the kernels its row launched. fla-intracp cannot be captured in a CUDA graph and is timed with "
            "CUDA events, which include launch gaps: where `timers` differ, a ratio leans against it.", ""]
     t = study.fla_intracp()
     if t.empty:
         return out + ["_No fla-intracp forward row is ok in these results: nothing measured "
                       "(suites/flashqla-study.toml runs it on the forward points)._", ""]
-    table = md_table(t, _ratio_formats(t) | {"vs fla": ".2f", "vs flash_qla": ".2f"},
+    table = md_table(t, _ratio_formats(t) | {"vs fla": ".2f", "vs flash_qla": ".2f", "kernel ms": ".3f",
+                                             "kernel vs fla": ".2f", "kernel vs flash_qla": ".2f"},
                      ["heads", "sequences", "fla-intracp ms", "fla ms", "flash_qla ms", "vs fla", "vs flash_qla",
-                      "fla split", "flash_qla split", "timers", "runs"])
+                      "kernel vs fla", "kernel vs flash_qla", "fla split", "flash_qla split", "timers", "runs"])
     return out + [intracp_sentence(t), "", _collapsible("fla-intracp per point", table, len(t))]
 
 
