@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from qlabench.core.result import CHECKED_TENSORS
-from qlabench.core.tolerances import TOLERANCES, tolerance
+from qlabench.core.tolerances import TOLERANCES, error_ratio, tolerance_dtype
 from qlabench.analyze.evidence import problem_keys
 from qlabench.store.keys import key_value
 
@@ -75,7 +75,7 @@ def _segments(oracle: str, total: int | None) -> list[tuple[str, int | None, boo
 def row_check(row, source: str = "row") -> Check | None:
     """The check a stored row records (None: unchecked, or a dtype with no tolerance)."""
     oracle = key_value(row.get("oracle"))
-    dtype = key_value(row.get("dtype"))
+    dtype = tolerance_dtype(key_value(row.get("dtype")), key_value(row.get("state_dtype")))
     if not oracle or dtype not in TOLERANCES:
         return None
     worst, tensor = -1.0, ""
@@ -83,7 +83,7 @@ def row_check(row, source: str = "row") -> Check | None:
         e = key_value(row.get(f"err_{name}"))
         if e is None:
             continue
-        r = math.inf if not math.isfinite(float(e)) else float(e) / tolerance(dtype, name)
+        r = error_ratio(float(e), dtype, name)
         if r > worst:
             worst, tensor = r, name
     if key_value(row.get("status")) == "incorrect" and worst <= 1.0:  # failed its check, whatever it recorded

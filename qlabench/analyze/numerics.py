@@ -9,13 +9,12 @@ An error is read against its tolerance (core/tolerances.py): `ratio` = error / t
 
 from __future__ import annotations
 
-import math
 
 import pandas as pd
 
 from qlabench.analyze.report import gate_label_of, heads_label, layout_label
 from qlabench.core.result import CHECKED_TENSORS
-from qlabench.core.tolerances import TOLERANCES, tolerance
+from qlabench.core.tolerances import TOLERANCES, error_ratio, tolerance
 from qlabench.store.keys import key_value
 
 FWD_TENSORS = ("o", "ht")
@@ -39,7 +38,7 @@ def long_errors(rows: pd.DataFrame) -> pd.DataFrame:
                 continue
             tol = tolerance(dtype, t)
             recs.append({**base, "tensor": t, "error": float(e), "tolerance": tol,
-                         "ratio": float(e) / tol if math.isfinite(float(e)) else math.inf})
+                         "ratio": error_ratio(float(e), dtype, t)})
     cols = ["backend", "mode", "dtype", "heads", "K", "V", "layout", "sequences", "total_tokens", "gate", "status",
             "reference", "tensor", "error", "tolerance", "ratio"]
     return pd.DataFrame(recs, columns=cols)

@@ -62,10 +62,8 @@ def backends_table(backends: Iterable, width: int | None = None):
     t = Table(title="qlabench backends")
     t.add_column("backend", no_wrap=True)
     t.add_column("available", no_wrap=True)
-    t.add_column("modes")
-    t.add_column("dtypes")
-    t.add_column("devices")
-    t.add_column("cp")
+    for c in ("modes", "dtypes", "devices", "cp"):  # folded, never cut to 'bwd_tra…'
+        t.add_column(c, overflow="fold")
     if wide:
         t.add_column("notes", overflow="fold")
     for b in backends:

@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass
 from qlabench.core import identity
 from qlabench.core.errors import PointError
 from qlabench.core.identity import GATE_PARAMS, gate_label
+from qlabench.core.tolerances import tolerance_dtype
 
 # bwd: the backward kernels alone, as FlashQLA's published table times them (the forward's outputs
 # handed over, nothing else); bwd_train: the backward alone as autograd runs it in a training step
@@ -41,7 +42,6 @@ GATES = ("flashqla", "fla", "strong")
 FLASHQLA_GATE_ZERO_FRAC = 0.25
 FLASHQLA_GATE_SCALE = 16.0
 LAYOUTS = ("dense", "varlen")
-_PRECISION = {"float64": 53, "float32": 24, "float16": 11, "bfloat16": 8}  # significand bits
 # Inter-card context parallel modes: FlashQLA inter / inter+intra ("dual"), FLA's own CP ("fla-cp").
 CP_MODES = ("inter", "dual", "fla-cp")
 
@@ -156,9 +156,7 @@ class Point:
     def tolerance_dtype(self) -> str:
         """The dtype whose tolerances the check applies (measure/correctness.py): the input dtype, or a
         serving point's state dtype where that is the less precise (a bfloat16 pool rounds every step's state)."""
-        if self.is_serving and _PRECISION[self.state_dtype] < _PRECISION[self.dtype]:
-            return self.state_dtype
-        return self.dtype
+        return tolerance_dtype(self.dtype, self.state_dtype if self.is_serving else None)
 
     @property
     def tokens_per_seq(self) -> int:

@@ -175,3 +175,16 @@ def test_the_study_withholds_a_speedup_whose_faster_side_is_over_tolerance(tmp_p
     assert "speedups withheld" in page or "speedup withheld" in page
     assert "No timed row is over tolerance" in render(plain, {})
     assert "reduced size only" in render(plain, {})
+
+
+def test_a_serving_row_is_read_against_its_state_dtype_and_an_exact_pool():
+    """A bf16 pool's rows are held to bf16 tolerances, and err_pool (tolerance 0) reads 0 when exact, never a
+    division by zero; a pool that moved is over tolerance."""
+    from qlabench.analyze.accuracy import row_check
+
+    base = {"oracle": "naive-recurrent float32 @64 tokens", "dtype": "float32", "state_dtype": "bfloat16",
+            "status": "ok", "total_tokens": 64, "err_o": 1e-3, "err_ht": 2e-3, "err_pool": 0.0}
+    c = row_check(base)
+    assert c is not None and c.ratio < 1 and c.tensor == "ht"  # 2e-3 against bf16's 0.02, not fp32's 1e-4
+    moved = row_check({**base, "err_pool": 1e-6})
+    assert moved.ratio == float("inf") and moved.tensor == "pool"
