@@ -6,6 +6,7 @@ Only ok rows are plotted; a backend with no ok row at a point leaves a gap rathe
 from __future__ import annotations
 
 import hashlib
+import math
 from pathlib import Path
 
 import matplotlib
@@ -115,3 +116,23 @@ def plot_speedups(df: pd.DataFrame, out_dir: str | Path, baseline: str, x: str =
     if not written:
         raise QlabenchError("nothing to plot: no ok rows")
     return written
+
+
+def finish_figure(fig, axes, title: str, ylabel: str | None = None, extra: dict | None = None) -> None:
+    """Title on top, one legend at the bottom (every distinct label of the panels, then `extra`'s handles),
+    an optional shared y label, and the panels laid out between."""
+    seen = {}
+    for ax in axes:
+        for h, label in zip(*ax.get_legend_handles_labels()):
+            seen.setdefault(label, h)
+    seen.update(extra or {})
+    height = fig.get_figheight()
+    bottom = 0.0
+    if seen:
+        fig.legend(list(seen.values()), list(seen), loc="lower center", fontsize=7, ncol=min(4, len(seen)),
+                   bbox_to_anchor=(0.5, 0.0), frameon=False)
+        bottom = (0.25 + 0.2 * math.ceil(len(seen) / 4)) / height
+    if ylabel:
+        fig.supylabel(ylabel, fontsize=9)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout(rect=(0, bottom, 1, 1 - 0.35 / height))

@@ -13,6 +13,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter, NullFormatter
 
+from qlabench.analyze.plot import finish_figure
 from qlabench.analyze.serving.frame import panel_order
 from qlabench.analyze.serving.serving import Serving
 
@@ -94,23 +95,7 @@ def _figure(sub: pd.DataFrame, col: str, ylabel: str, what: str, key: tuple, sty
         title += " (dashed: 100%)"
     extra = {"hollow: the run said the states stayed in L2": Line2D([], [], ls="", marker="o", color="grey",
                                                                         mfc="none")} if any_l2 else {}
-    _finish(fig, axes[: len(panels)], title, ylabel, extra)
+    finish_figure(fig, axes[: len(panels)], title, ylabel, extra)
     return fig
 
 
-def _finish(fig: Figure, axes, title: str, ylabel: str, extra: dict) -> None:
-    """Title on top, one y label, one legend (every distinct label, then `extra`'s) at the bottom."""
-    seen = {}
-    for ax in axes:
-        for h, label in zip(*ax.get_legend_handles_labels()):
-            seen.setdefault(label, h)
-    seen.update(extra)
-    height = fig.get_figheight()
-    bottom = 0.0
-    if seen:
-        fig.legend(list(seen.values()), list(seen), loc="lower center", fontsize=7, ncol=min(4, len(seen)),
-                   bbox_to_anchor=(0.5, 0.0), frameon=False)
-        bottom = (0.25 + 0.2 * math.ceil(len(seen) / 4)) / height
-    fig.supylabel(ylabel, fontsize=9)
-    fig.suptitle(title, fontsize=10)
-    fig.tight_layout(rect=(0, bottom, 1, 1 - 0.35 / height))

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from qlabench.analyze.plot import finish_figure
 from qlabench.analyze.study.heads import head_scaling
 from qlabench.core.identity import heads_label
 from qlabench.analyze.study.prepare import PROFILE_GATE_DEFAULTS
@@ -88,7 +89,7 @@ def speedup_figures(study: Study) -> list[tuple[str, Figure]]:
             ax.set_title(heads + (f" · {config.iloc[0]}" if len(config) else ""), fontsize=9)
             ax.set_ylabel("flash_qla speedup", fontsize=8)
             ax.grid(True, axis="y", alpha=0.3)
-        _finish(fig, axes, f"{mode}: flash_qla speedup = baseline time / flash_qla time (solid: ours, dashed: "
+        finish_figure(fig, axes, f"{mode}: flash_qla speedup = baseline time / flash_qla time (solid: ours, dashed: "
                            "published; higher is faster)")
         out.append((f"speedup_{mode}", fig))
     return out
@@ -100,20 +101,6 @@ def _mode_order(modes) -> list[str]:
     return [m for m in ("fwd", "bwd") if m in present] + sorted(present - {"fwd", "bwd"})
 
 
-def _finish(fig: Figure, axes, title: str) -> None:
-    """Title on top, one legend (every distinct label of the panels) at the bottom, panels between."""
-    seen = {}
-    for ax in axes:
-        for h, label in zip(*ax.get_legend_handles_labels()):
-            seen.setdefault(label, h)
-    height = fig.get_figheight()
-    bottom = 0.0
-    if seen:
-        fig.legend(list(seen.values()), list(seen), loc="lower center", fontsize=7, ncol=min(4, len(seen)),
-                   bbox_to_anchor=(0.5, 0.0), frameon=False)
-        bottom = (0.25 + 0.2 * math.ceil(len(seen) / 4)) / height
-    fig.suptitle(title, fontsize=10)
-    fig.tight_layout(rect=(0, bottom, 1, 1 - 0.35 / height))
 
 
 def published_figure(study: Study) -> list[tuple[str, Figure]]:
@@ -175,7 +162,7 @@ def gate_figures(study: Study) -> list[tuple[str, Figure]]:
             ax.set_ylabel("ms")
             ax.set_title(f"{mode} · {heads} · {seqs}", fontsize=9)
             ax.grid(True, alpha=0.3)
-        _finish(fig, axes, f"time vs {axis} (filled marker: FlashQLA's intra-CP warm-up launched)")
+        finish_figure(fig, axes, f"time vs {axis} (filled marker: FlashQLA's intra-CP warm-up launched)")
         out.append((f"gate_{axis}", fig))
     return out
 
@@ -212,7 +199,7 @@ def regret_figure(study: Study) -> list[tuple[str, Figure]]:
         ax.set_ylabel("auto / min(nocp, forcecp)", fontsize=8)
         ax.set_title(f"{mode} · {heads}", fontsize=9)
         ax.grid(True, axis="y", alpha=0.3)
-    _finish(fig, axes, "auto-CP regret (> 1: the automatic intra-CP decision lost; filled: auto launched intra-CP)")
+    finish_figure(fig, axes, "auto-CP regret (> 1: the automatic intra-CP decision lost; filled: auto launched intra-CP)")
     return [("cp_regret", fig)]
 
 
