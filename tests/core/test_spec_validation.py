@@ -108,6 +108,22 @@ def test_points_larger_than_the_device_memory_are_refused_before_any_worker(tmp_
     assert not (tmp_path / "v").exists()
 
 
+def test_a_state_pool_larger_than_the_device_memory_is_refused_before_any_worker(tmp_path):
+    """A serving point's tensors are small; its pool (held twice) is what fills the memory."""
+    from qlabench.core.errors import ConfigError
+    from qlabench.run.options import InProcess, RunOptions
+    from qlabench.run.sweep import device_memory_bytes, run_sweep
+
+    per_slot = 1 * 128 * 128 * 4
+    factor = device_memory_bytes("cpu") // (2 * 2 * per_slot) + 1  # pool = factor x batch 2 slots, held twice
+    s = parse_suite({**BASE, "sweep": {**BASE["sweep"], "backends": ["naive-step"], "modes": ["decode"],
+                                       "batch": [2], "seqlen": [1], "K": 128, "V": 128, "pool_factor": [factor]}},
+                    "v.toml")
+    with pytest.raises(ConfigError, match="--allow-oversized"):
+        run_sweep(s, tmp_path, RunOptions(executor=InProcess()))
+    assert not (tmp_path / "v").exists()
+
+
 def test_dry_run_of_a_large_suite_shows_the_count_and_a_bound_on_time(tmp_path):
     f = tmp_path / "large.toml"
     f.write_text(TINY.read_text().replace("seqlen = [16, 32]", "seqlen = [16, 32]\nseed = " +
