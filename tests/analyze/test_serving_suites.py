@@ -18,6 +18,7 @@ TAKES = {
     "flashinfer-decode-pt": ({"vk"}, {"float32", "bfloat16"}, {"decode", "mtp"}),
     "flashinfer-mtp": ({"vk"}, {"float32"}, {"mtp"}),
     "naive-recurrent": ({"kv", "vk"}, {"float32", "bfloat16"}, {"decode", "mtp"}),
+    "naive-step": ({"kv", "vk"}, {"float32", "bfloat16"}, {"decode", "mtp"}),
 }
 
 
@@ -54,6 +55,6 @@ def test_the_serving_suite_counts_591_points_within_the_six_minute_budget():
 
 def test_the_cpu_suite_is_four_naive_points_on_cpu():
     suite = _load("serving-cpu")
-    assert suite.device == "cpu" and len(suite.points) == 4
-    assert {p.backend for p in suite.points} == {"naive-recurrent"}
-    assert Counter(p.mode for p in suite.points) == {"decode": 2, "mtp": 2}
+    assert suite.device == "cpu" and len(suite.points) == 8
+    assert {p.backend for p in suite.points} == {"naive-recurrent", "naive-step"}
+    assert Counter(p.mode for p in suite.points) == {"decode": 4, "mtp": 4}
