@@ -9,7 +9,8 @@ carry `replicate = r`, and the comparison is paired by round (stats.run_stats, p
 A variant is one of:
   - `current` (or `.`): this Python environment, unchanged;
   - a directory: a Python environment put in front of PYTHONPATH in the workers: a site folder (e.g.
-    `pip install --target DIR flash-qla==0.1.2`) or a venv (its site-packages is used);
+    `pip install --target DIR flash-qla==0.1.2`) or a venv (its site-packages is used), with the folders
+    its .pth files name (Python reads those only for site directories);
   - anything else: a git ref of `repo` (default: the current directory), checked out into a temporary
     worktree that is put on PYTHONPATH (its `subdir`, if given), and removed afterwards.
 A variant's PYTHONPATH reaches the workers only (they are fresh interpreters); the driver is unchanged.
@@ -91,6 +92,27 @@ def _site_packages(venv: Path) -> list[str]:
     return found
 
 
+def with_pth_dirs(dirs: list[str]) -> list[str]:
+    """`dirs` with the folders their `.pth` files name, each after its site folder.
+
+    Python reads a folder's .pth files only for site directories, never for a PYTHONPATH entry, so a site
+    folder made with `pip install --target` loses what its packages put there: nvidia-cutlass-dsl (which
+    FlashInfer 0.7's kernels import) finds its `cutlass` package only through its .pth line. Lines that
+    execute code (`import ...`) are left alone: a variant's path is data, not a script to run."""
+    out: list[str] = []
+    for d in dirs:
+        out.append(d)
+        for pth in sorted(Path(d).glob("*.pth")):
+            for line in pth.read_text(errors="replace").splitlines():
+                line = line.strip()
+                if not line or line.startswith(("#", "import ", "import\t")):
+                    continue
+                extra = (Path(d) / line).resolve()
+                if extra.is_dir() and str(extra) not in out:
+                    out.append(str(extra))
+    return out
+
+
 @contextlib.contextmanager
 def variant(spec: str, repo: str | os.PathLike = ".", subdir: str = "") -> Iterator[Variant]:
     """Resolve a variant spec (see the module doc); a git ref's worktree lives while the context does."""
@@ -101,7 +123,7 @@ def variant(spec: str, repo: str | os.PathLike = ".", subdir: str = "") -> Itera
     if path.is_dir():
         path = path.resolve()
         pp = _site_packages(path) if (path / "pyvenv.cfg").exists() else [str(path)]
-        yield Variant(spec, tuple(pp))
+        yield Variant(spec, tuple(with_pth_dirs(pp)))
         return
     repo = Path(repo)
     check = subprocess.run(["git", "-C", str(repo), "rev-parse", "--verify", "--quiet", f"{spec}^{{commit}}"],

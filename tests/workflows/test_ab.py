@@ -234,3 +234,13 @@ def test_ab_bounds_its_numeric_options(tmp_path, kw):
     kw = {"rounds": 2, **kw}
     with pytest.raises(ConfigError, match="must be between"):
         run_ab(load_suite(str(suite)), Variant(CURRENT), Variant(CURRENT), tmp_path / "out", **kw)
+
+
+def test_a_site_folder_variant_carries_the_folders_its_pth_files_name(tmp_path):
+    """`pip install --target` keeps .pth files that Python reads only for site directories: the variant puts
+    the folders they name on PYTHONPATH after the site folder, and runs none of their `import` lines."""
+    site = tmp_path / "site"
+    (site / "pkg_dsl" / "dsl_packages").mkdir(parents=True)
+    (site / "dsl.pth").write_text("# the DSL's packages\npkg_dsl/dsl_packages\nimport os; os.exit(1)\nmissing_dir\n")
+    with variant(str(site)) as v:
+        assert v.pythonpath == (str(site.resolve()), str((site / "pkg_dsl" / "dsl_packages").resolve()))
