@@ -59,3 +59,5 @@ def test_decode_and_bad_questions_are_one_line_errors(monkeypatch):
     for args in (["--workload", "decode"], ["--tp", "3"], ["--gate", "zero=7"], ["--format", "yaml"]):
         r = cli("advise", "--model", "qwen3.5-397b", "--seqlens", "32768", *args)
         assert r.exit_code == 2, (args, r.output)
+        if args[0] == "--workload":  # points to where decode is answered
+            assert "report --serving" in " ".join(r.output.split())

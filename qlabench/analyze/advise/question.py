@@ -167,6 +167,7 @@ def make_question(model: str, tp: int, workload: str, seqlens: str, gate: str | 
     if workload not in WORKLOADS:
         raise ConfigError(f"--workload must be one of {', '.join(WORKLOADS)}, got {workload!r}")
     if workload == "decode":
-        raise ConfigError("--workload decode: qlabench does not measure decode points yet (no decode mode); "
-                          "prefill and train can be answered")
+        raise ConfigError("--workload decode: advise ranks prefill and train rows only; decode and mtp rows are "
+                          "ranked by `qlabench report --serving RESULTS` (the winner per model, TP, batch, T and "
+                          "state dtype; docs/SERVING.md)")
     return Question(m.name, tp, workload, parse_cases(seqlens), parse_gate(gate), current)
