@@ -119,3 +119,18 @@ def test_the_labels_say_which_peaks_and_what_the_l2_hints_were():
                                          extra_json=None))
     assert "No row carries a measured HBM peak" in peak_text(cpu) and not cpu.has_fraction
     assert "No row carries an `l2_resident` hint" in l2_text(cpu)
+
+
+def test_a_tie_is_no_winner_to_cross_from_and_the_ranges_say_tie():
+    """Batch 1 within noise (a tie), batches 4 and 16 decided for FlashInfer: no crossing is reported, and the
+    at-a-glance ranges name both variants of the tie rather than crown one."""
+    rows = [sr.serving_row("fla-recurrent", "kv", 1, 0.0100, rel_noise=0.05),
+            sr.serving_row("flashinfer-decode-pt", "vk", 1, 0.0102, rel_noise=0.05),
+            sr.serving_row("fla-recurrent", "kv", 4, 0.100, rel_noise=0.001),
+            sr.serving_row("flashinfer-decode-pt", "vk", 4, 0.050, rel_noise=0.001),
+            sr.serving_row("fla-recurrent", "kv", 16, 0.400, rel_noise=0.001),
+            sr.serving_row("flashinfer-decode-pt", "vk", 16, 0.200, rel_noise=0.001)]
+    s = build_serving(pd.DataFrame(rows))
+    assert s.crossings.empty
+    (ranges,) = s.ranges["winners"].tolist()
+    assert ranges == "1: fla-recurrent [kv] ~ flashinfer-decode-pt [vk] (tie); 4-16: flashinfer-decode-pt [vk]"

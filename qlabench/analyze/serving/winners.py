@@ -54,12 +54,15 @@ def _finite(x) -> bool:
 def crossings(d: pd.DataFrame, w: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per group, every place the winner changes between two measured batches: the batches either side, the
     winners before and after, and `at_about`: the batch where the two curves cross, interpolated on log-log
-    axes from both variants' times at the two batches (null when either lacks a usable time there)."""
+    axes from both variants' times at the two batches (null when either lacks a usable time there). Batches
+    whose winner ties with its runner-up are passed over: a tie is no winner to change from."""
     w = winners(d) if w is None else w
     recs = []
     if w.empty:
         return pd.DataFrame()
-    for key, g in w[w["winner"].notna()].groupby(list(GROUP_KEYS), sort=False, dropna=False):
+    # A batch whose winner is within noise of its runner-up (`tie`) has no winner to change from or to.
+    decided = w[w["winner"].notna() & (w["tie"] != True)]  # noqa: E712 (None: no runner-up, still decided)
+    for key, g in decided.groupby(list(GROUP_KEYS), sort=False, dropna=False):
         g = g.sort_values("batch")
         rows = list(g.itertuples())
         times = d[(d["group"] == key[0]) & d["usable"]].set_index(["variant", "batch"])["time_ms"]
@@ -94,7 +97,8 @@ def winner_ranges(w: pd.DataFrame) -> pd.DataFrame:
         g = g.sort_values("batch")
         spans, cur = [], None
         for r in g.itertuples():
-            name = "no usable row" if pd.isna(r.winner) else r.winner
+            name = ("no usable row" if pd.isna(r.winner)
+                    else f"{r.winner} ~ {r.runner_up} (tie)" if r.tie is True else r.winner)
             if cur and cur[0] == name:
                 cur[2] = r.batch
             else:
