@@ -185,7 +185,21 @@ mkdir -p "$DEST" "$RES"
 export QLABENCH_CACHE_DIR=${QLABENCH_CACHE_DIR:-$WORK/cache}
 mkdir -p "$QLABENCH_CACHE_DIR"
 export PYTHONUNBUFFERED=1
-[ -d "$SITE" ] && export PYTHONPATH=$SITE${PYTHONPATH:+:$PYTHONPATH}
+# The folders the site's .pth files name (Python reads .pth files only for site directories, never for a
+# PYTHONPATH entry; nvidia-cutlass-dsl, which FlashInfer 0.7's kernels import, is found only through one).
+# Lines that run code (`import ...`) are left alone.
+pth_dirs() {
+  local d=$1 f line dir
+  for f in "$d"/*.pth; do
+    [ -f "$f" ] || continue
+    while IFS= read -r line || [ -n "$line" ]; do
+      case "$line" in ""|"#"*|"import "*|"import	"*) continue ;; esac
+      case "$line" in /*) dir=$line ;; *) dir=$d/$line ;; esac
+      [ -d "$dir" ] && printf ':%s' "$(cd "$dir" && pwd)"
+    done < "$f"
+  done
+}
+[ -d "$SITE" ] && export PYTHONPATH=$SITE$(pth_dirs "$SITE")${PYTHONPATH:+:$PYTHONPATH}
 export PYTHONPATH=$REPO${PYTHONPATH:+:$PYTHONPATH}
 # NVLink multicast stays off in every process on multi-GPU hosts; qlabench also sets these in every
 # process it starts (qlabench/run/distributed/safety.py).
@@ -218,6 +232,7 @@ case "$STEP" in
       date -u
       echo "qlabench commit: ${QLABENCH_GIT_SHA:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}"
       echo "site: $SITE$([ -d "$SITE" ] || echo ' (missing: using the host Python only)')"
+      echo "python path: $PYTHONPATH"
       gpu_state
       python3 - <<'EOF'
 import importlib
@@ -227,7 +242,7 @@ try:
           torch.cuda.get_device_name() if torch.cuda.is_available() else "(no CUDA device)")
 except Exception as e:
     print("torch: not importable:", e)
-for mod in ("triton", "tilelang", "flash_qla", "fla", "ray"):
+for mod in ("triton", "tilelang", "flash_qla", "fla", "flashinfer", "cutlass", "ray"):
     try:
         print(mod, getattr(importlib.import_module(mod), "__version__", "?"))
     except Exception as e:

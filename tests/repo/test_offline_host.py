@@ -1,0 +1,35 @@
+"""scripts/offline-host.sh on the GPU host: the site folder goes on PYTHONPATH with the folders its .pth files
+name (Python reads .pth files only for site directories), so a package found only through one (the CuTe DSL
+FlashInfer 0.7 imports) imports there too. Run through the script's `check` step, which needs no GPU."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_check_puts_the_site_and_its_pth_folders_on_the_path(tmp_path):
+    site = tmp_path / "site"
+    pkgs = site / "dsl" / "dsl_packages"
+    pkgs.mkdir(parents=True)
+    (pkgs / "pth_only_module.py").write_text("VALUE = 42\n")
+    (site / "dsl.pth").write_text("# the DSL's packages\ndsl/dsl_packages\nimport sys; sys.exit(9)\nnot_there\n")
+    env = {**os.environ, "QLABENCH_OFFLINE_SITE": str(site), "QLABENCH_OFFLINE_WORK": str(tmp_path / "work"),
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    env.pop("PYTHONPATH", None)
+    r = subprocess.run(["bash", str(REPO / "scripts" / "offline-host.sh"), "--out", str(tmp_path / "out"), "check"],
+                       cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    text = (tmp_path / "out" / "env.txt").read_text()
+    (line,) = [ln for ln in text.splitlines() if ln.startswith("python path: ")]
+    parts = line.removeprefix("python path: ").split(":")
+    assert parts[:3] == [str(REPO), str(site), str(pkgs.resolve())]
+    assert not any(p.endswith("not_there") for p in parts)
+    # and a Python started with that path imports the module only the .pth made reachable
+    out = subprocess.run([sys.executable, "-c", "import pth_only_module; print(pth_only_module.VALUE)"],
+                         env={**env, "PYTHONPATH": ":".join(parts)}, capture_output=True, text=True)
+    assert out.stdout.strip() == "42"
