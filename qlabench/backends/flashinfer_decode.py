@@ -34,6 +34,7 @@ import torch
 from qlabench.backends._gpu import needs_cuda, package_missing
 from qlabench.backends.base import Backend
 from qlabench.backends.decode import ServingSteps
+from qlabench.core import kernel_event
 from qlabench.core.point import Point
 from qlabench.measure import caches as cache
 from qlabench.measure.inputs import GDNInputs
@@ -140,12 +141,8 @@ class _FlashInferServing(ServingSteps, Backend):
         return gd is not None and not why, why
 
     def provenance_error(self, kernel_names: list[str]) -> str | None:
-        bad = sorted({n for n in kernel_names if n.startswith(self.forbid_kernels)})
-        if bad:
-            return f"backend provenance mismatch: launched {', '.join(bad[:3])}"
-        if not any(k in n for n in kernel_names for k in self.expect_kernels):
-            return f"backend provenance mismatch: launched no *{'*/*'.join(self.expect_kernels)}* kernel"
-        return None
+        return kernel_event.provenance_error(kernel_names, self.expect_kernels, self.forbid_kernels,
+                                             expect_inside=True)
 
     def _fn(self):
         gd, why = _import()

@@ -60,12 +60,18 @@ def _float(v) -> float | None:
         return None
 
 
-def provenance_error(kernel_names: list[str], expect: tuple[str, ...], forbid: tuple[str, ...]) -> str | None:
-    """Why these kernels do not match the backend's declared identity (None when they do)."""
+def provenance_error(kernel_names: list[str], expect: tuple[str, ...], forbid: tuple[str, ...],
+                     expect_inside: bool = False) -> str | None:
+    """Why these kernels do not match the backend's declared identity (None when they do). `expect` are name
+    prefixes, or with `expect_inside` names to find anywhere in a kernel's name (a compiler that decorates a
+    function name on both sides, e.g. the CuTe DSL); `forbid` are always prefixes."""
     bad = sorted({n for n in kernel_names if n.startswith(forbid)}) if forbid else []
     if bad:
         return f"backend provenance mismatch: launched {', '.join(bad[:3])}"
-    if expect and not any(n.startswith(expect) for n in kernel_names):
+    if expect_inside:
+        if expect and not any(k in n for n in kernel_names for k in expect):
+            return f"backend provenance mismatch: launched no {'/'.join('*' + k + '*' for k in expect)} kernel"
+    elif expect and not any(n.startswith(expect) for n in kernel_names):
         return f"backend provenance mismatch: launched no {'/'.join(p + '*' for p in expect)} kernel"
     return None
 
