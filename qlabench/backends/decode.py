@@ -72,7 +72,10 @@ class ServingSteps:
     def _prepare_serving(self, inp: GDNInputs) -> Callable[[], dict]:
         args = self.convert(inp)
         pool = inp.pool.clone()
-        rotations = [r.to(self.slot_dtype).contiguous() for r in inp.slots]
+        # Each rotation in its own allocation, as an engine's index tensor is: a row of inp.slots starts
+        # i * B * 4 bytes into one tensor, and FlashInfer's CuTe DSL kernels refuse an index tensor that is
+        # not 16-byte aligned ("Misaligned Tensor data" at B = 1 on the H200).
+        rotations = [r.to(self.slot_dtype).clone() for r in inp.slots]
         layout = inp.state_layout
         calls = itertools.count()
 

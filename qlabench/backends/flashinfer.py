@@ -1,4 +1,8 @@
-"""FlashInfer's GDN prefill (package flashinfer-python 0.6.13): forward only, SM90 (CUTLASS) / SM100.
+"""FlashInfer's GDN prefill (flashinfer-python 0.6.13, or 0.7.x): forward only, SM90 / SM100.
+
+0.6.13 runs one CUTLASS C++ kernel on SM90, JIT-built (below); 0.7.x runs CuTe DSL kernels compiled at
+first call and may split a call into chunks (its intra-call CP, `use_cp="auto"`); `flashinfer-nocp` pins
+`use_cp=False`. Measured against each other on the H200 in docs/FLASHINFER.md.
 
 `flashinfer.gdn_prefill.chunk_gated_delta_rule(q, k, v, g, beta, scale, initial_state,
 output_final_state, cu_seqlens, ...)` differs from FlashQLA's and FLA's op in its conventions, and this
@@ -26,6 +30,7 @@ which the provenance check requires.
 
 from __future__ import annotations
 
+import inspect
 import os
 from collections.abc import Callable
 from functools import lru_cache
@@ -35,6 +40,7 @@ import torch
 from qlabench.backends import flashinfer_build as fib
 from qlabench.backends._gpu import needs_cuda, package_missing
 from qlabench.backends.base import Backend, JitBuild, Outputs
+from qlabench.core import kernel_event
 from qlabench.core.errors import ConfigError
 from qlabench.core.point import Point
 from qlabench.measure import caches as cache
@@ -43,9 +49,11 @@ from qlabench.measure.inputs import GDNInputs
 # FlashInfer 0.6.13 runs GDN prefill on Hopper (C++/CUTLASS JIT) and Blackwell SM100/SM103 (CuTe DSL).
 SUPPORTED_SM = ((9, 0), (10, 0), (10, 3))
 KERNEL = "cutlass::device_kernel<flat::kernel::FlatKernelTmaWarpSpecializedDeltaRule"
-# 0.7.x's SM90 prefill is a CuTe DSL class (`_FullyFusedDeltaRuleSm90.kernel`); the DSL names a kernel
-# "kernel_cutlass_<function>_<args>", so a method named `kernel` starts so (docs/FLASHINFER.md, 0.7.2).
-KERNEL_07 = "kernel_cutlass_kernel"
+# 0.7.x's SM90 prefill is CuTe DSL classes whose `kernel` methods the DSL names "kernel_cutlass_kernel_<module
+# path><class>_object_at_<specialisation>" (as launched on the H200, docs/FLASHINFER.md): one fused kernel
+# (`_FullyFusedDeltaRuleSm90`), or its intra-call CP, four kernels ending in `CPDeltaRulePrefillSm90`.
+KERNELS_07 = ("FullyFusedDeltaRuleSm90", "CPDeltaRulePrefillSm90")
+CP_KERNEL_07 = "CPDeltaRule"  # any of the four CP kernels: the call was split
 
 
 @lru_cache(maxsize=1)
@@ -77,7 +85,7 @@ class FlashInfer(Backend):
     dtypes = frozenset({"bfloat16", "float16"})
     devices = frozenset({"cuda"})
     # Demangled CUDA names of C++ kernels usually carry their return type ("void cutlass::...").
-    expect_kernels = (KERNEL, "void " + KERNEL, KERNEL_07)
+    expect_kernels = (KERNEL, "void " + KERNEL)  # 0.6.x; 0.7.x: KERNELS_07, inside the DSL's names
     # Nothing of the other two libraries may run inside its call: FlashQLA's TileLang kernels, FLA's
     # Triton GDN kernels (names as its rows record them).
     forbid_kernels = ("tilelang_", "chunk_gated_delta_rule", "chunk_local_cumsum", "recompute_w_u",
@@ -86,6 +94,17 @@ class FlashInfer(Backend):
     def available(self) -> tuple[bool, str]:
         fn, why = _import()
         return fn is not None, why
+
+    def provenance_error(self, kernel_names: list[str]) -> str | None:
+        if any(n.startswith(kernel_event.DSL_PREFIX) for n in kernel_names):  # 0.7.x: the DSL decorates both sides
+            return kernel_event.provenance_error(kernel_names, KERNELS_07, self.forbid_kernels, expect_inside=True)
+        return super().provenance_error(kernel_names)
+
+    def point_details(self, fn, kernels, kernel_dur_us, median_ms, time_ms) -> dict:
+        details = super().point_details(fn, kernels, kernel_dur_us, median_ms, time_ms)
+        if any(k.startswith(kernel_event.DSL_PREFIX) for k in kernels):  # 0.7.x decides per call whether to split it
+            details["flashinfer_cp"] = any(CP_KERNEL_07 in k for k in kernels)
+        return details
 
     def check_point(self, point: Point, device: str) -> tuple[bool, str]:
         if point.K != point.V:
@@ -132,13 +151,17 @@ class FlashInfer(Backend):
             raise RuntimeError(f"flashinfer unavailable: {why}")
         return fn
 
+    # None: FlashInfer's own choice (0.7's "auto" heuristic splits a call into chunks when its sequences x
+    # value heads would leave SMs idle); False: never split (flashinfer-nocp).
+    use_cp: bool | None = None
+
     def forward(self, inp: GDNInputs) -> tuple[torch.Tensor, torch.Tensor]:
         out = self._prepare_fwd(inp)()
         return out["o"], out["ht"]
 
     def _prepare_fwd(self, inp: GDNInputs) -> Callable[[], Outputs]:
         prefill = self._prefill()
-        args = flashinfer_args(inp)
+        args = flashinfer_args(inp) | version_args(prefill, inp, self.use_cp)
         B, T, HV, V = inp.v.shape
 
         def run() -> Outputs:
@@ -147,6 +170,45 @@ class FlashInfer(Backend):
             return {"o": o.view(B, T, HV, V), "ht": ht.transpose(-1, -2)}
 
         return run
+
+
+def version_args(prefill: Callable, inp: GDNInputs, use_cp: bool | None = None) -> dict:
+    """The keyword arguments only 0.7's prefill takes, as an engine passes them (made outside the timing):
+    - `max_seqlen`, the longest sequence, known on the host: without it 0.7 sizes its CP chunks for one
+      sequence of all the tokens;
+    - `backend="flashinfer"`: FlashInfer's own kernels, never a Cake or cuDNN route;
+    - `use_cp` when the backend pins it."""
+    params = inspect.signature(prefill).parameters
+    kw: dict = {}
+    if "max_seqlen" in params:
+        cu = inp.cu_seqlens
+        kw["max_seqlen"] = int(cu.diff().max().item()) if cu is not None else int(inp.q.shape[1])
+    if "backend" in params:
+        kw["backend"] = "flashinfer"
+    if use_cp is not None:
+        if "use_cp" not in params:
+            raise RuntimeError("this flashinfer's chunk_gated_delta_rule has no use_cp (FlashInfer 0.7 or later)")
+        kw["use_cp"] = use_cp
+    return kw
+
+
+def has_cp_switch() -> bool:
+    """Whether the installed FlashInfer's prefill can be told not to split a call (0.7's use_cp)."""
+    fn, _ = _import()
+    return fn is not None and "use_cp" in inspect.signature(fn).parameters
+
+
+class FlashInferNoCP(FlashInfer):
+    name = "flashinfer-nocp"
+    description = "FlashInfer >= 0.7 GDN prefill with its intra-call CP off (use_cp=False): the unsplit kernel"
+    use_cp = False
+
+    def available(self) -> tuple[bool, str]:
+        ok, why = super().available()
+        if ok and not has_cp_switch():
+            return False, ("this flashinfer never splits a call (its prefill has no use_cp; FlashInfer 0.7 added "
+                           "it): `flashinfer` is already the unsplit kernel")
+        return ok, why
 
 
 def flashinfer_args(inp: GDNInputs) -> dict:

@@ -60,6 +60,10 @@ def _float(v) -> float | None:
         return None
 
 
+# The CuTe DSL (nvidia-cutlass-dsl) names a kernel "kernel_cutlass_<function>_<specialisation>": FlashInfer 0.7.
+DSL_PREFIX = "kernel_cutlass_"
+
+
 def provenance_error(kernel_names: list[str], expect: tuple[str, ...], forbid: tuple[str, ...],
                      expect_inside: bool = False) -> str | None:
     """Why these kernels do not match the backend's declared identity (None when they do). `expect` are name

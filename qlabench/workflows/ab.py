@@ -31,10 +31,12 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import hashlib
+import json
 import os
 import re
 import shutil
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -92,24 +94,30 @@ def _site_packages(venv: Path) -> list[str]:
     return found
 
 
+_SITE_DIRS = ("import json, site, sys; before = list(sys.path); site.addsitedir(sys.argv[1]); "
+              "print(json.dumps([p for p in sys.path if p not in before]))")
+
+
 def with_pth_dirs(dirs: list[str]) -> list[str]:
-    """`dirs` with the folders their `.pth` files name, each after its site folder.
+    """`dirs` with the folders their `.pth` files add to sys.path, each after its site folder.
 
     Python reads a folder's .pth files only for site directories, never for a PYTHONPATH entry, so a site
     folder made with `pip install --target` loses what its packages put there: nvidia-cutlass-dsl (which
-    FlashInfer 0.7's kernels import) finds its `cutlass` package only through its .pth line. Lines that
-    execute code (`import ...`) are left alone: a variant's path is data, not a script to run."""
+    FlashInfer 0.7's kernels import) finds its `cutlass` package only through its .pth, an `import` line
+    (4.8: `import sys, os, nvidia_cutlass_dsl; sys.path.insert(...)`). So each folder is made a site
+    directory in a throwaway interpreter (`-S`: no other site folder), exactly as Python would for an
+    installed environment, and the folders that added are read back (a failing .pth line is skipped, as
+    Python skips it there)."""
     out: list[str] = []
     for d in dirs:
         out.append(d)
-        for pth in sorted(Path(d).glob("*.pth")):
-            for line in pth.read_text(errors="replace").splitlines():
-                line = line.strip()
-                if not line or line.startswith(("#", "import ", "import\t")):
-                    continue
-                extra = (Path(d) / line).resolve()
-                if extra.is_dir() and str(extra) not in out:
-                    out.append(str(extra))
+        r = subprocess.run([sys.executable, "-S", "-c", _SITE_DIRS, d], capture_output=True, text=True)
+        if r.returncode != 0:
+            tail = (r.stderr.strip().splitlines() or ["no output"])[-1]
+            raise ConfigError(f"{d}: its .pth files fail when read as a site folder: {tail}")
+        for extra in json.loads(r.stdout.strip().splitlines()[-1]):
+            if extra != d and Path(extra).is_dir() and extra not in out:
+                out.append(extra)
     return out
 
 

@@ -40,6 +40,8 @@ class GateResult:
     run_paths: list[Path]  # the head run, then any confirmation A/B runs
     confirmed: int = 0  # slower points that reproduced in every confirmation A/B
     dismissed: int = 0  # slower points that did not
+    # each re-measured point's verdicts in the confirmation A/Bs (None: the A/B had no time for it)
+    reruns: dict[str, list[PairResult | None]] = dataclasses.field(default_factory=dict)
 
 
 def suite_point_keys(suite: Suite) -> set[str]:
@@ -72,7 +74,10 @@ def check_baseline_env(base, suite: Suite, run: RunOptions, allow_env_mismatch: 
 
 
 def _reconcile(first: PairResult, reruns: list[PairResult | None]) -> PairResult:
-    changes = ", ".join(f"{r.change:+.1%}" if r is not None and r.change is not None else "n/a" for r in reruns)
+    # each A/B's change and verdict: a big change the A/B could not call (not gateable on a noisy box) reads
+    # differently from one it measured as the same
+    changes = ", ".join(f"{r.change:+.1%} {r.verdict.value}" if r is not None and r.change is not None else "n/a"
+                        for r in reruns)
     if all(r is not None and r.verdict is Verdict.SLOWER for r in reruns):
         return dataclasses.replace(first, reason=f"{first.reason}; reproduced in an interleaved A/B of base and "
                                                  f"head ({changes})")
@@ -137,4 +142,4 @@ def run_gate(suite: Suite, baseline: Iterable[str | os.PathLike], out_root: str 
     note = (f"{len(suspects)} slower point(s) re-measured in {confirm} interleaved A/B(s) of {base_ref} (base) "
             f"and the current code (head): {confirmed} reproduced, {len(suspects) - confirmed} did not (now ambiguous)")
     cmp = dataclasses.replace(cmp, pairs=pairs, notes=cmp.notes + (note,))
-    return GateResult(cmp, paths, confirmed, len(suspects) - confirmed)
+    return GateResult(cmp, paths, confirmed, len(suspects) - confirmed, reruns)

@@ -106,3 +106,16 @@ def test_templates_sharing_a_short_name_are_numbered():
                 kernel_block=("128,1,1",) * 2)
     head = dict(base, kernel_dur_us=(1.0, 20.0))
     assert kernel_change(base, head) == "vectorized_elementwise_kernel#2 10->20 us"
+
+
+def test_cute_dsl_names_read_as_their_class_or_their_head():
+    """FlashInfer 0.7's kernels as launched on the H200: 180 characters with no delimiter."""
+    cp = ("kernel_cutlass_kernel_flashinfergdn_kernelsdelta_rule_dsldelta_rule_cp_sm90CPDeltaRuleFixupSimtSm90_object_at_"
+          "_tensorptrf32gmemalign128oi641i64i64_tensorptrf32gmemalign128oi641i64i64_tens_0")
+    fused = ("kernel_cutlass_kernel_flashinfergdn_kernelsdelta_rule_dsldelta_rule_sm90_FullyFusedDeltaRuleSm90_object_"
+             "at__tensorptrf32gmemalign16o1_tensorptrf32gmemalign16o1_CopyAtom_ThrID10_TVLayoutSr_0")
+    decode = ("kernel_cutlass_gdn_decode_kernel_small_batch_pretranspose_TiledCopy_TilerMN411281_TVLayouttiled32441614_"
+              "CopyAtom_ThrID10_TVLayoutSrc1401_TVLayoutDst1401_Valuetypef32_tensorptrf32gmemalign_0")
+    assert short_name(cp) == "CPDeltaRuleFixupSimtSm90.kernel"
+    assert short_name(fused) == "FullyFusedDeltaRuleSm90.kernel"
+    assert short_name(decode).startswith("gdn_decode_kernel_small_batch_pretranspose") and len(short_name(decode)) <= 60

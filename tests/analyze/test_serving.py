@@ -4,7 +4,6 @@ what never wins, and the honest labels (which peak, L2 hints)."""
 from __future__ import annotations
 
 import json
-import math
 
 import pandas as pd
 import pytest
@@ -45,9 +44,8 @@ def test_the_crossing_is_between_the_batches_where_the_winner_changes_and_interp
                                                                       "flashinfer-decode-pt [vk]")
     # The two synthetic lines meet at B = 25; interpolating log-time over log-batch lands near it.
     assert 16 < c["at_about"] < 64 and abs(c["at_about"] - 25) < 3
-    # mtp: FlashInfer has no usable time at 64 (above the limit), so the crossing has no estimate.
-    m = s.crossings[s.crossings["group"] == MTP].iloc[0]
-    assert (m["before"], m["after"]) == ("flashinfer-mtp [vk]", "fla-recurrent [kv]") and math.isnan(m["at_about"])
+    # mtp: FlashInfer's row at 64 is above the limit (incorrect): FLA wins 64 because of it, no crossing.
+    assert s.crossings[s.crossings["group"] == MTP].empty
 
 
 def test_a_row_above_the_limit_is_listed_and_never_wins_even_when_an_older_file_left_it_ok():
@@ -60,9 +58,11 @@ def test_a_row_above_the_limit_is_listed_and_never_wins_even_when_an_older_file_
     assert op.loc[(DECODE, 256), "status"] == "ok" and op.loc[(DECODE, 256), "pct_hbm"] == pytest.approx(120)
     assert op.loc[(MTP, 64), "status"] == "incorrect" and "hbm_frac 1.30" in op.loc[(MTP, 64), "reason"]
     mtp = s.ranges.set_index("group").loc[MTP, "winners"]
-    assert mtp == "1: flashinfer-mtp [vk]; 64: fla-recurrent [kv]"
+    # flashinfer-mtp ran at 64 and failed its check: fla-recurrent won without it, and the range says so
+    assert mtp == "1: flashinfer-mtp [vk]; 64: fla-recurrent [kv] (unranked: flashinfer-mtp [vk] incorrect)"
     only_fi = build_serving(df[~((df["backend"] == "fla-recurrent") & (df["mode"] == "mtp"))])
-    assert only_fi.ranges.set_index("group").loc[MTP, "winners"] == "1: flashinfer-mtp [vk]; 64: no usable row"
+    assert only_fi.ranges.set_index("group").loc[MTP, "winners"] == ("1: flashinfer-mtp [vk]; 64: no usable row "
+                                                                   "(unranked: flashinfer-mtp [vk] incorrect)")
     assert "above 100% of the limit" in s.winners.set_index(["group", "batch"]).loc[(DECODE, 256), "not_competing"]
     assert not s.rows[s.rows["over_peak"]]["usable"].any()
 
@@ -134,3 +134,43 @@ def test_a_tie_is_no_winner_to_cross_from_and_the_ranges_say_tie():
     assert s.crossings.empty
     (ranges,) = s.ranges["winners"].tolist()
     assert ranges == "1: fla-recurrent [kv] ~ flashinfer-decode-pt [vk] (tie); 4-16: flashinfer-decode-pt [vk]"
+
+
+def test_a_winner_change_caused_by_a_failed_row_is_no_crossing():
+    """FlashInfer errored at batch 1 on the H200 (its index tensor misaligned): FLA 'won' batch 1, which is
+    no crossing of the curves; the range names the failure instead."""
+    df = sr.rows()
+    fail = (df["backend"] == "flashinfer-decode-pt") & (df["batch"] == 64) & (df["mode"] == "decode")
+    df.loc[fail, ["status", "reason", "median_ms"]] = ["error", "ValueError: Misaligned Tensor data", None]
+    s = build_serving(df)
+    assert _winners(s, DECODE)[64] == "fla-recurrent [kv]"
+    c = s.crossings[s.crossings["group"] == DECODE]
+    assert list(zip(c["from_batch"], c["to_batch"])) == []  # 16 -> 64 and 64 -> 256 both pass over the error
+    assert "64: fla-recurrent [kv] (unranked: flashinfer-decode-pt [vk] error)" in s.ranges.set_index("group").loc[
+        DECODE, "winners"]
+
+
+def test_a_variant_missing_at_a_batch_is_named_and_makes_no_crossing():
+    """A run cut short measured FlashInfer at the small batches only: FLA is the fastest of what ran at the
+    large ones, which the ranges must not pass off as FLA beating FlashInfer there."""
+    df = sr.rows()
+    cut = (df["backend"] == "flashinfer-decode-pt") & (df["batch"] == 256) & (df["mode"] == "decode")
+    s = build_serving(df[~cut])
+    assert _winners(s, DECODE)[256] == "fla-recurrent [kv]"
+    assert s.ranges.set_index("group").loc[DECODE, "winners"].endswith(
+        "256: fla-recurrent [kv] (unranked: flashinfer-decode-pt [vk] not measured)")
+    c = s.crossings[s.crossings["group"] == DECODE]
+    assert list(zip(c["from_batch"], c["to_batch"])) == [(16, 64)]  # 64 -> 256 is the missing row, no crossing
+
+
+def test_a_variant_absent_from_a_whole_group_is_named_where_it_ran_for_another_model():
+    """A run cut short reached 27B at TP8 with FLA only; FlashInfer's pool kernel ran at 397B: the 27B
+    winner is FLA among what ran there, and the range says FlashInfer was not measured."""
+    df = sr.rows()
+    other = [sr.serving_row("fla-recurrent", "kv", b, sr.fla_ms(b), model="qwen3.5-27b", h_qk=2, h_v=6)
+             for b in (1, 16)]
+    s = build_serving(pd.concat([df, pd.DataFrame(other)], ignore_index=True))
+    ranges = s.ranges.set_index("group")["winners"]
+    g27 = next(g for g in ranges.index if g.startswith("qwen3.5-27b"))
+    assert ranges[g27] == "1-16: fla-recurrent [kv] (unranked: flashinfer-decode-pt [vk] not measured)"
+    assert "not measured" not in ranges[DECODE]  # the 397B group ran both

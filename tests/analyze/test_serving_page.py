@@ -27,6 +27,16 @@ def test_the_page_has_its_tables_and_figures_beside_it(tmp_path):
     assert "read 4.00 TB/s" in page
 
 
+def test_a_figure_the_new_page_does_not_draw_is_removed_and_other_files_stay(tmp_path):
+    write_serving(build_serving(sr.rows()), tmp_path)
+    assert (tmp_path / "serving_time_mtp_T2_bfloat16.png").exists()
+    (tmp_path / "notes.png").write_bytes(b"mine")
+    files = write_serving(build_serving(sr.rows().query("state_dtype != 'bfloat16'")), tmp_path)
+    assert not (tmp_path / "serving_time_mtp_T2_bfloat16.png").exists()
+    assert sorted(tmp_path.glob("serving_*.png")) == sorted(files.figures)
+    assert (tmp_path / "notes.png").read_bytes() == b"mine"  # not a figure of the page: left alone
+
+
 def test_without_measured_peaks_no_fraction_figure_is_drawn(tmp_path):
     s = build_serving(sr.rows().assign(hbm_frac=None, hbm_peak_read_tbs=None, hbm_peak_write_tbs=None))
     stems = [stem for stem, _ in serving_figures(s)]

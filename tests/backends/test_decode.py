@@ -109,6 +109,27 @@ def test_timed_calls_rotate_through_the_pool_and_only_the_first_returns_the_chec
     assert torch.equal(inp.pool, before)  # the prepared call steps its own copy of the pool
 
 
+def test_each_rotation_of_slots_is_its_own_aligned_tensor(monkeypatch):
+    """At batch 1 a row of inp.slots starts 4 bytes into its tensor; FlashInfer's CuTe DSL kernels refuse
+    such an index tensor ("Misaligned Tensor data", H200), so every rotation is handed over as a tensor of
+    its own, starting at offset 0 of its own storage, as an engine's index tensor is."""
+    p = Point(backend="naive-step", mode="decode", layout="dense", batch=1, seqlens=(1,), h_qk=1, h_v=2, K=8,
+              V=8, dtype="float32", state_dtype="float32", state_layout="kv", pool=4)
+    inp = make_inputs(p)
+    assert inp.slots[1].storage_offset() > 0  # the case that failed: a view into one [R, B] tensor
+    seen = []
+    b = REGISTRY["naive-step"]
+    step = type(b).step
+    monkeypatch.setattr(type(b), "step", lambda self, x, pool, slots: seen.append(slots) or step(self, x, pool, slots))
+    fn = b.prepare_point(p, inp)
+    for _ in range(fn.rotations):
+        fn()
+    assert len(seen) == fn.rotations
+    assert all(s.storage_offset() == 0 and s.untyped_storage().nbytes() == s.numel() * s.element_size()
+               for s in seen)
+    assert [s.tolist() for s in seen] == [r.tolist() for r in inp.slots]
+
+
 @pytest.mark.parametrize("mode, T", [("mtp", 4)])
 def test_mtp_steps_match_the_oracle(tmp_path, mode, T):
     out = rows(tmp_path, ["naive-step"], modes=[mode], seqlen=[T], dtype="bfloat16")

@@ -117,3 +117,59 @@ def test_its_provenance_is_the_cutlass_kernel_and_nothing_of_flashqla_or_fla():
                   "chunk_fwd_kernel_o", "recompute_w_u_fwd_kernel"):
         assert "provenance mismatch" in b.provenance_error([cutlass, other]), other
     assert "launched no" in b.provenance_error([cast])
+
+
+def flashinfer07_semantics(q, k, v, g=None, beta=None, scale=None, initial_state=None, output_final_state=False,
+                           cu_seqlens=None, use_cp="auto", backend="auto", max_seqlen=None, seen=None):
+    """0.7's signature (use_cp, backend, max_seqlen), same semantics; records what it was handed."""
+    seen.append({"use_cp": use_cp, "backend": backend, "max_seqlen": max_seqlen})
+    return flashinfer_semantics(q, k, v, g, beta, scale, initial_state, output_final_state, cu_seqlens)
+
+
+@pytest.mark.parametrize("name,use_cp", [("flashinfer", "auto"), ("flashinfer-nocp", False)])
+def test_on_07_it_passes_the_longest_sequence_pins_its_kernels_and_nocp_turns_cp_off(monkeypatch, name, use_cp):
+    import functools
+
+    seen: list[dict] = []
+    stand_in = functools.partial(flashinfer07_semantics, seen=seen)
+    stand_in.__signature__ = __import__("inspect").signature(flashinfer07_semantics)
+    monkeypatch.setattr(fi_mod, "_import", lambda: (stand_in, ""))
+    b = REGISTRY[name]
+    assert b.available() == (True, "")
+    monkeypatch.setattr(type(b), "devices", frozenset({"cpu", "cuda"}))
+    s = parse_suite({"name": "fi", "device": "cpu", "sweep": {
+        "backends": [name], "heads": [{"h_qk": 1, "h_v": 2}], "K": 128, "V": 128, "dtype": "bfloat16",
+        "gate": "flashqla", "initial_state": True, "varlen": [[24, 40, 8]]},
+        "timing": {"timer": "wall", "warmup": 0, "min_samples": 2, "max_samples": 2}}, "fi.toml")
+    ctx = MeasureContext(suite=s, device="cpu", env=envmod.capture("cpu"), run_id="r",
+                         timer=TimerPlan.resolve("wall", "cpu", s.timing), registry=REGISTRY, check=True)
+    row = run_point(s.points[0], ctx)
+    assert row.status == "ok", row.reason
+    assert seen and all(c == {"use_cp": use_cp, "backend": "flashinfer", "max_seqlen": 40} for c in seen)
+
+
+def test_nocp_is_unavailable_on_a_flashinfer_without_the_switch(monkeypatch):
+    monkeypatch.setattr(fi_mod, "_import", lambda: (flashinfer_semantics, ""))
+    ok, why = REGISTRY["flashinfer-nocp"].available()
+    assert not ok and "use_cp" in why
+    assert REGISTRY["flashinfer"].available() == (True, "")
+
+
+FUSED_07 = ("kernel_cutlass_kernel_flashinfergdn_kernelsdelta_rule_dsldelta_rule_sm90_FullyFusedDeltaRuleSm90_object_at_"
+            "_tensorptrf32gmemalign16o1_tensorptrf32gmemalign16o1_CopyAtom_ThrID10_TVLayoutSr_0")
+CP_07 = [f"kernel_cutlass_kernel_flashinfergdn_kernelsdelta_rule_dsldelta_rule_cp_sm90CPDeltaRule{c}Sm90_object_at__x_0"
+         for c in ("TPrecompute", "MNPrecompute", "FixupSimt", "Prefill")]
+
+
+def test_on_07_its_provenance_is_the_fused_kernel_or_its_cp_and_the_row_says_which():
+    """The 0.7.2 names as the H200 launched them; a DSL kernel of anything else is not FlashInfer's prefill."""
+    b = REGISTRY["flashinfer"]
+    assert b.provenance_error([FUSED_07]) is None and b.provenance_error(CP_07) is None
+    decode = "kernel_cutlass_gdn_decode_kernel_small_batch_pretranspose_x_0"
+    assert "launched no" in b.provenance_error([decode])
+    assert "launched no" in b.provenance_error(CP_07[:3])  # CP's precompute without its prefill kernel
+    assert "provenance mismatch" in b.provenance_error([FUSED_07, "tilelang_fused_chunk_gdr_fwd_kernel_kernel"])
+    details = lambda ks: b.point_details(None, tuple(ks), (1.0,) * len(ks), 1.0, None)  # noqa: E731
+    assert details([FUSED_07]) == {"flashinfer_cp": False}
+    assert details(CP_07) == {"flashinfer_cp": True}
+    assert details(["void cutlass::device_kernel<flat::kernel::FlatKernelTmaWarpSpecializedDeltaRule<float> >(int)"]) == {}

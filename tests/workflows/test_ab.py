@@ -238,9 +238,16 @@ def test_ab_bounds_its_numeric_options(tmp_path, kw):
 
 def test_a_site_folder_variant_carries_the_folders_its_pth_files_name(tmp_path):
     """`pip install --target` keeps .pth files that Python reads only for site directories: the variant puts
-    the folders they name on PYTHONPATH after the site folder, and runs none of their `import` lines."""
+    the folders they add on PYTHONPATH after the site folder, a plain path line and an `import` line alike
+    (nvidia-cutlass-dsl 4.8's .pth is `import sys, os, nvidia_cutlass_dsl; sys.path.insert(...)`)."""
     site = tmp_path / "site"
     (site / "pkg_dsl" / "dsl_packages").mkdir(parents=True)
-    (site / "dsl.pth").write_text("# the DSL's packages\npkg_dsl/dsl_packages\nimport os; os.exit(1)\nmissing_dir\n")
+    (site / "pkg_dsl" / "__init__.py").write_text("")
+    (site / "plain" / "extra").mkdir(parents=True)
+    (site / "a.pth").write_text("# a plain path\nplain/extra\nmissing_dir\n")
+    (site / "dsl.pth").write_text("import sys, os, pkg_dsl; sys.path.insert(0, os.path.join(pkg_dsl.__path__[0], "
+                                  "'dsl_packages'))\n")
     with variant(str(site)) as v:
-        assert v.pythonpath == (str(site.resolve()), str((site / "pkg_dsl" / "dsl_packages").resolve()))
+        root = site.resolve()
+        assert v.pythonpath[0] == str(root)
+        assert set(v.pythonpath[1:]) == {str(root / "pkg_dsl" / "dsl_packages"), str(root / "plain" / "extra")}

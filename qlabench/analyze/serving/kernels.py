@@ -11,10 +11,15 @@ from __future__ import annotations
 
 import pandas as pd
 
+from qlabench.analyze.compare.kernels import short_name as dsl_short_name
+from qlabench.core.kernel_event import DSL_PREFIX
+
 NAME_CHARS = 70  # C++ kernel names run to kilobytes; the head names the kernel
 
 
 def short_name(name: str) -> str:
+    if str(name).startswith(DSL_PREFIX):  # CuTe DSL: no template head to keep, see compare's short_name
+        return dsl_short_name(name)
     name = str(name).removeprefix("void ")
     return name if len(name) <= NAME_CHARS else name[: NAME_CHARS - 1] + "…"
 

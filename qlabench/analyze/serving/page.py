@@ -168,6 +168,11 @@ def write_serving(s: Serving, out_dir: str | os.PathLike, command: str | None = 
         path = png_path(out_dir, stem)
         fig.savefig(path, dpi=110)
         written[stem] = path.name
+    # Figures an earlier page wrote here that this one does not (a state dtype no longer in the rows)
+    # would otherwise sit beside the page as if they were its evidence.
+    for old in out_dir.glob("serving_*.png"):
+        if old.name not in written.values():
+            old.unlink()
     page = out_dir / PAGE
     page.write_text(render(s, written, command))
     return ServingFiles(page=page, figures=tuple(out_dir / n for n in written.values()))

@@ -22,14 +22,29 @@ def winners(d: pd.DataFrame) -> pd.DataFrame:
     runner-up and margin (runner-up time / winner time), `tie` where the margin is within the two rows'
     noise (rel_noise), and the variants that did not compete with their status."""
     recs = []
+    # The variants that ran at each (mode, T, state dtype), in any group: one missing from a group's batch
+    # was not measured there (a run cut short). The naive references are sanity points at a few batches by
+    # design (suites/serving.toml), so their absence is no gap.
+    ran_at = (d[(d["status"] != "skipped") & ~d["variant"].str.startswith("naive-")]
+              .groupby(["mode", "T", "state_dtype"], dropna=False)["variant"].agg(set))
     for key, g in _groups(d):
+        k = dict(zip(GROUP_KEYS, key))
+        ran = ran_at.get((k["mode"], k["T"], k["state_dtype"]), set())
         for batch, b in g.groupby("batch", sort=True):
             ok = b[b["usable"]].sort_values("time_ms", kind="stable")
             out = b[~b["usable"]]
+            # a variant the group has at other batches but not here (a run cut short): not measured
+            missing = sorted(ran - set(b["variant"]))
             rec = dict(zip(GROUP_KEYS, key), batch=int(batch), winner=None, ms=math.nan, pct_hbm=math.nan,
                        tbs=math.nan, l2_resident=None, runner_up=None, margin=math.nan, tie=None,
                        competed=len(ok),
-                       not_competing=", ".join(f"{v} ({_why(r)})" for v, r in zip(out["variant"], out.itertuples())))
+                       not_competing=", ".join(f"{v} ({_why(r)})" for v, r in zip(out["variant"], out.itertuples())),
+                       # variants that ran here and failed (a skip is a variant that does not apply): the
+                       # winner won without them, which the ranges say
+                       failed=", ".join([f"{v} {_why(r)}" for v, r in zip(out["variant"], out.itertuples())
+                                         if r.status != "skipped"] + [f"{v} not measured" for v in missing]),
+                       failed_variants=tuple(v for v, st in zip(out["variant"], out["status"]) if st != "skipped")
+                       + tuple(missing))
             if len(ok):
                 w = ok.iloc[0]
                 rec.update(winner=w["variant"], ms=w["time_ms"], pct_hbm=w["pct_hbm"], tbs=w["tbs"],
@@ -55,7 +70,8 @@ def crossings(d: pd.DataFrame, w: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per group, every place the winner changes between two measured batches: the batches either side, the
     winners before and after, and `at_about`: the batch where the two curves cross, interpolated on log-log
     axes from both variants' times at the two batches (null when either lacks a usable time there). Batches
-    whose winner ties with its runner-up are passed over: a tie is no winner to change from."""
+    whose winner ties with its runner-up are passed over: a tie is no winner to change from; so is a change
+    where one of the two variants failed (errored, incorrect) or was not measured at the other's batch."""
     w = winners(d) if w is None else w
     recs = []
     if w.empty:
@@ -69,9 +85,13 @@ def crossings(d: pd.DataFrame, w: pd.DataFrame | None = None) -> pd.DataFrame:
         for a, b in zip(rows, rows[1:]):
             if a.winner == b.winner:
                 continue
+            # One of the two failed at the other's batch: the winner changed because a row is missing
+            # there, not because the curves crossed (the ranges name the failure).
+            if b.winner in (a.failed_variants or ()) or a.winner in (b.failed_variants or ()):
+                continue
             recs.append(dict(zip(GROUP_KEYS, key), from_batch=a.batch, to_batch=b.batch, before=a.winner,
                              after=b.winner, at_about=_cross(times, a.winner, b.winner, a.batch, b.batch)))
-    return pd.DataFrame(recs)
+    return pd.DataFrame(recs, columns=[*GROUP_KEYS, "from_batch", "to_batch", "before", "after", "at_about"])
 
 
 def _cross(times: pd.Series, before: str, after: str, b1: int, b2: int) -> float:
@@ -89,7 +109,9 @@ def _cross(times: pd.Series, before: str, after: str, b1: int, b2: int) -> float
 
 def winner_ranges(w: pd.DataFrame) -> pd.DataFrame:
     """One row per group: the winners as batch ranges ('1-16 fla-recurrent [kv]; 64-1024 ...') and the best
-    %HBM at the largest batch any variant won: the at-a-glance line of the console and the page."""
+    %HBM at the largest batch any variant won: the at-a-glance line of the console and the page. A batch where
+    a variant errored, failed its check or was not measured (it was at other batches of the group) says so
+    beside its winner ('(unranked: X error)'): the winner is the fastest of the rest, not of all."""
     recs = []
     if w.empty:
         return pd.DataFrame()
@@ -99,6 +121,8 @@ def winner_ranges(w: pd.DataFrame) -> pd.DataFrame:
         for r in g.itertuples():
             name = ("no usable row" if pd.isna(r.winner)
                     else f"{r.winner} ~ {r.runner_up} (tie)" if r.tie is True else r.winner)
+            if getattr(r, "failed", ""):
+                name += f" (unranked: {r.failed})"
             if cur and cur[0] == name:
                 cur[2] = r.batch
             else:
