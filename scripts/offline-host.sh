@@ -185,21 +185,18 @@ mkdir -p "$DEST" "$RES"
 export QLABENCH_CACHE_DIR=${QLABENCH_CACHE_DIR:-$WORK/cache}
 mkdir -p "$QLABENCH_CACHE_DIR"
 export PYTHONUNBUFFERED=1
-# The folders the site's .pth files name (Python reads .pth files only for site directories, never for a
-# PYTHONPATH entry; nvidia-cutlass-dsl, which FlashInfer 0.7's kernels import, is found only through one).
-# Lines that run code (`import ...`) are left alone.
+# The folders the site's .pth files add to sys.path (Python reads .pth files only for site directories,
+# never for a PYTHONPATH entry; nvidia-cutlass-dsl, which FlashInfer 0.7's kernels import, is found only
+# through one, an `import` line in 4.8). The site is read as Python reads a site folder, in an interpreter
+# started with -S (no other site folder), and the folders that added are printed ':'-prefixed; a .pth that
+# stops that interpreter stops the script, naming the folder.
 pth_dirs() {
-  local d=$1 f line dir
-  for f in "$d"/*.pth; do
-    [ -f "$f" ] || continue
-    while IFS= read -r line || [ -n "$line" ]; do
-      case "$line" in ""|"#"*|"import "*|"import	"*) continue ;; esac
-      case "$line" in /*) dir=$line ;; *) dir=$d/$line ;; esac
-      [ -d "$dir" ] && printf ':%s' "$(cd "$dir" && pwd)"
-    done < "$f"
-  done
+  python3 -S -c 'import site, sys
+before = list(sys.path); site.addsitedir(sys.argv[1])
+print("".join(":" + p for p in sys.path if p not in before and p != sys.argv[1]))' "$1" \
+    || { echo "offline-host: $1: its .pth files fail when read as a site folder" >&2; exit 2; }
 }
-[ -d "$SITE" ] && export PYTHONPATH=$SITE$(pth_dirs "$SITE")${PYTHONPATH:+:$PYTHONPATH}
+if [ -d "$SITE" ]; then SITE=$(cd "$SITE" && pwd); extra=$(pth_dirs "$SITE") || exit 2; export PYTHONPATH=$SITE$extra${PYTHONPATH:+:$PYTHONPATH}; fi
 export PYTHONPATH=$REPO${PYTHONPATH:+:$PYTHONPATH}
 # NVLink multicast stays off in every process on multi-GPU hosts; qlabench also sets these in every
 # process it starts (qlabench/run/distributed/safety.py).

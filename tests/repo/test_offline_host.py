@@ -17,7 +17,11 @@ def test_check_puts_the_site_and_its_pth_folders_on_the_path(tmp_path):
     pkgs = site / "dsl" / "dsl_packages"
     pkgs.mkdir(parents=True)
     (pkgs / "pth_only_module.py").write_text("VALUE = 42\n")
-    (site / "dsl.pth").write_text("# the DSL's packages\ndsl/dsl_packages\nimport sys; sys.exit(9)\nnot_there\n")
+    (site / "dsl.pth").write_text("# the DSL's packages\ndsl/dsl_packages\nnot_there\n")
+    # nvidia-cutlass-dsl 4.8's own .pth is an import line: it counts too
+    (site / "lib4" / "inner").mkdir(parents=True)
+    (site / "lib4" / "__init__.py").write_text("")
+    (site / "lib4.pth").write_text("import sys, os, lib4; sys.path.insert(0, os.path.join(lib4.__path__[0], 'inner'))\n")
     env = {**os.environ, "QLABENCH_OFFLINE_SITE": str(site), "QLABENCH_OFFLINE_WORK": str(tmp_path / "work"),
            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
     env.pop("PYTHONPATH", None)
@@ -27,9 +31,22 @@ def test_check_puts_the_site_and_its_pth_folders_on_the_path(tmp_path):
     text = (tmp_path / "out" / "env.txt").read_text()
     (line,) = [ln for ln in text.splitlines() if ln.startswith("python path: ")]
     parts = line.removeprefix("python path: ").split(":")
-    assert parts[:3] == [str(REPO), str(site), str(pkgs.resolve())]
+    assert parts[:2] == [str(REPO), str(site)]
+    assert set(parts[2:4]) == {str(pkgs.resolve()), str((site / "lib4" / "inner").resolve())}
     assert not any(p.endswith("not_there") for p in parts)
     # and a Python started with that path imports the module only the .pth made reachable
     out = subprocess.run([sys.executable, "-c", "import pth_only_module; print(pth_only_module.VALUE)"],
                          env={**env, "PYTHONPATH": ":".join(parts)}, capture_output=True, text=True)
     assert out.stdout.strip() == "42"
+
+
+def test_check_stops_on_a_site_whose_pth_stops_python(tmp_path):
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "bad.pth").write_text("import sys; sys.exit(9)\n")
+    env = {**os.environ, "QLABENCH_OFFLINE_SITE": str(site), "QLABENCH_OFFLINE_WORK": str(tmp_path / "work"),
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    env.pop("PYTHONPATH", None)
+    r = subprocess.run(["bash", str(REPO / "scripts" / "offline-host.sh"), "--out", str(tmp_path / "out"), "check"],
+                       cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 2 and "fail when read as a site folder" in r.stderr
