@@ -12,6 +12,16 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 
 
+def run_check(tmp_path: Path, site: Path) -> tuple[subprocess.CompletedProcess, dict]:
+    """The script's `check` step with `site` as its site folder and no PYTHONPATH of ours: (result, its env)."""
+    env = {**os.environ, "QLABENCH_OFFLINE_SITE": str(site), "QLABENCH_OFFLINE_WORK": str(tmp_path / "work"),
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    env.pop("PYTHONPATH", None)
+    r = subprocess.run(["bash", str(REPO / "scripts" / "offline-host.sh"), "--out", str(tmp_path / "out"), "check"],
+                       cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    return r, env
+
+
 def test_check_puts_the_site_and_its_pth_folders_on_the_path(tmp_path):
     site = tmp_path / "site"
     pkgs = site / "dsl" / "dsl_packages"
@@ -22,11 +32,7 @@ def test_check_puts_the_site_and_its_pth_folders_on_the_path(tmp_path):
     (site / "lib4" / "inner").mkdir(parents=True)
     (site / "lib4" / "__init__.py").write_text("")
     (site / "lib4.pth").write_text("import sys, os, lib4; sys.path.insert(0, os.path.join(lib4.__path__[0], 'inner'))\n")
-    env = {**os.environ, "QLABENCH_OFFLINE_SITE": str(site), "QLABENCH_OFFLINE_WORK": str(tmp_path / "work"),
-           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
-    env.pop("PYTHONPATH", None)
-    r = subprocess.run(["bash", str(REPO / "scripts" / "offline-host.sh"), "--out", str(tmp_path / "out"), "check"],
-                       cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    r, env = run_check(tmp_path, site)
     assert r.returncode == 0, r.stderr
     text = (tmp_path / "out" / "env.txt").read_text()
     (line,) = [ln for ln in text.splitlines() if ln.startswith("python path: ")]
@@ -44,9 +50,5 @@ def test_check_stops_on_a_site_whose_pth_stops_python(tmp_path):
     site = tmp_path / "site"
     site.mkdir()
     (site / "bad.pth").write_text("import sys; sys.exit(9)\n")
-    env = {**os.environ, "QLABENCH_OFFLINE_SITE": str(site), "QLABENCH_OFFLINE_WORK": str(tmp_path / "work"),
-           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
-    env.pop("PYTHONPATH", None)
-    r = subprocess.run(["bash", str(REPO / "scripts" / "offline-host.sh"), "--out", str(tmp_path / "out"), "check"],
-                       cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    r, _ = run_check(tmp_path, site)
     assert r.returncode == 2 and "fail when read as a site folder" in r.stderr
