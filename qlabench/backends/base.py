@@ -85,6 +85,16 @@ class Backend:
     # same layer around the oracle's core, since its outputs are not a bare core's.
     oracle: ClassVar[str] = ""
     full_size_reference: ClassVar[str] = ""
+    # Whether the code path a call takes depends on the problem's size, as an intra-card CP that splits
+    # only long sequences does. The reduced-size check may then have run another path than the timed call;
+    # run_point traces the check's kernels too and, when `call_path` differs, checks the timed call's
+    # outputs at full size (run/point.py, check_timed_path).
+    size_dependent_path: ClassVar[bool] = False
+
+    def call_path(self, kernel_names) -> str | None:
+        """Which of its code paths a traced call took, from the kernels it launched (e.g. "cp" or
+        "unsplit"); None when the kernels do not say. Meaningful where `size_dependent_path` is set."""
+        return None
 
     # -- capability ---------------------------------------------------------------------------
     def available(self) -> tuple[bool, str]:

@@ -51,6 +51,7 @@ import torch
 
 from qlabench.measure import caches as cache
 from qlabench.measure.inputs import GDNInputs
+from qlabench.core import kernel_event
 from qlabench.core.point import Point
 from qlabench.backends._gpu import needs_cuda, package_missing
 from qlabench.backends.base import Backend, Outputs, backward_outputs
@@ -63,7 +64,7 @@ DISPATCH_INTRACARD = {"FLA_FLASH_QLA": "0", "FLA_INTRACARD_CP": "1"}
 # Launched by FLA's intra-card CP only when it splits a call: the pre-scan that summarises each
 # sub-sequence (`chunk_cp_fwd_h`) and the merge of those summaries into initial states. (FLA's
 # inter-card CP launches them too, but `fla-intracp` runs no distributed point.)
-INTRACARD_KERNELS = ("chunk_cp_fwd_kernel_h", "chunk_cp_fwd_bwd_kernel_merge")
+INTRACARD_KERNELS = (kernel_event.FLA_CP_MARK, "chunk_cp_fwd_bwd_kernel_merge")
 CHUNK = 64  # FLA's chunk size for the gated delta rule (chunk_gated_delta_rule's default)
 # Every FlashQLA kernel is named `tilelang_*` (FLA's own TileLang dqkwg kernel is `kernel_kernel`).
 FLASHQLA_KERNELS = ("tilelang_",)
@@ -252,6 +253,14 @@ class FLAIntraCP(FLAChunk):
 
     def point_details(self, fn, kernels, kernel_dur_us, median_ms, time_ms) -> dict:
         return {"intracard_cp": intracard_evidence(kernels, getattr(fn, "intracard_plan", None))}
+
+    # FLA splits only a sequence at least three sub-sequence lengths long: never the check's short problem.
+    size_dependent_path = True
+
+    def call_path(self, kernel_names) -> str | None:
+        if not kernel_names:
+            return None
+        return "cp" if any(str(k).startswith(INTRACARD_KERNELS[0]) for k in kernel_names) else "unsplit"
 
 
 def split_plan(inp: GDNInputs) -> dict:

@@ -33,6 +33,7 @@ import torch
 
 from qlabench.measure import caches as cache
 from qlabench.measure.inputs import GDNInputs
+from qlabench.core import kernel_event
 from qlabench.core.point import Point
 from qlabench.backends._gpu import needs_cuda, package_missing
 from qlabench.backends.base import Backend, Outputs, backward_outputs
@@ -78,10 +79,18 @@ class FlashQLA(Backend):
     force_intra_cp = False
     cp_modes = ("inter", "dual")
     cp_reference = "flash_qla-nocp"
+    # auto_cp splits a call only when its sequences x value heads leave SMs idle: the check's short problem
+    # may run unsplit where the timed call splits.
+    size_dependent_path = True
 
     def available(self) -> tuple[bool, str]:
         mods, why = _import()
         return mods is not None, why
+
+    def call_path(self, kernel_names) -> str | None:
+        if not kernel_names:
+            return None
+        return "cp" if any(kernel_event.FLASHQLA_CP_MARK in str(k) for k in kernel_names) else "unsplit"
 
     def check_point(self, point: Point, device: str) -> tuple[bool, str]:
         if point.K != 128 or point.V != 128:
@@ -185,6 +194,7 @@ class FlashQLANoCP(FlashQLA):
     name = "flash_qla-nocp"
     description = "FlashQLA with intra-card CP off (auto_cp=False)"
     auto_cp = False
+    size_dependent_path = False  # never splits, at any size
     cp_modes = ()
 
 

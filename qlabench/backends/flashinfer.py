@@ -100,10 +100,19 @@ class FlashInfer(Backend):
             return kernel_event.provenance_error(kernel_names, KERNELS_07, self.forbid_kernels, expect_inside=True)
         return super().provenance_error(kernel_names)
 
+    # 0.7.x decides per call whether to split it, by the sequences' lengths: the check's short problem may
+    # run unsplit where the timed call splits.
+    size_dependent_path = True
+
+    def call_path(self, kernel_names) -> str | None:
+        if not any(str(k).startswith(kernel_event.DSL_PREFIX) for k in kernel_names):
+            return None  # 0.6.x: one kernel, one path
+        return "cp" if any(CP_KERNEL_07 in str(k) for k in kernel_names) else "unsplit"
+
     def point_details(self, fn, kernels, kernel_dur_us, median_ms, time_ms) -> dict:
         details = super().point_details(fn, kernels, kernel_dur_us, median_ms, time_ms)
-        if any(k.startswith(kernel_event.DSL_PREFIX) for k in kernels):  # 0.7.x decides per call whether to split it
-            details["flashinfer_cp"] = any(CP_KERNEL_07 in k for k in kernels)
+        if (path := self.call_path(kernels)) is not None:
+            details["flashinfer_cp"] = path == "cp"
         return details
 
     def check_point(self, point: Point, device: str) -> tuple[bool, str]:
@@ -202,6 +211,7 @@ class FlashInferNoCP(FlashInfer):
     name = "flashinfer-nocp"
     description = "FlashInfer >= 0.7 GDN prefill with its intra-call CP off (use_cp=False): the unsplit kernel"
     use_cp = False
+    size_dependent_path = False  # never splits, at any size
 
     def available(self) -> tuple[bool, str]:
         ok, why = super().available()

@@ -12,6 +12,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
+# Kernels a library launches only when it splits a call (its intra-card CP), so a row's kernels say
+# whether it split. FlashQLA warms each split up from chunks counted at run time
+# (`tilelang_get_warmup_chunks_kernel`, `..._bidi_kernel` in the backward); FLA runs its pre-scan
+# (backends/fla.py INTRACARD_KERNELS).
+FLASHQLA_CP_MARK = "get_warmup_chunks"
+FLA_CP_MARK = "chunk_cp_fwd_kernel_h"
+
+
 @dataclass(frozen=True)
 class KernelEvent:
     name: str

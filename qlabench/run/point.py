@@ -28,6 +28,7 @@ from qlabench.measure.probes import clocks as gpustate
 from qlabench.measure.probes import ncu
 from qlabench.measure.probes.peaks import measure_peaks
 from qlabench.measure.probes.autotune import autotune_choices
+from qlabench.measure.probes.kineto import capture_kernels
 from qlabench.core.result import CHECKED_TENSORS, ResultRow, Status
 from qlabench.core.spec import Suite
 from qlabench.measure.timing import TimerPlan, summarize
@@ -137,12 +138,20 @@ def _oracle_outputs(p: Point, seqlens: tuple[int, ...], ctx: MeasureContext, ora
     return ctx.oracle_cache.get(key, compute, grads=grads)
 
 
-def check_correctness(p: Point, backend: Backend, ctx: MeasureContext, row: PointRow) -> tuple[str | None, float]:
+def check_correctness(p: Point, backend: Backend, ctx: MeasureContext, row: PointRow,
+                      trace_path: bool = False) -> tuple[str | None, float]:
     """Compare the backend with the fp32 oracle on a reduced problem (filling `row`'s error columns);
-    returns the failure, if any, and that call's wall time."""
+    returns the failure, if any, and that call's wall time.
+
+    `trace_path` (CUDA only), for a backend whose path depends on the problem's size: trace the checked
+    call's kernels too and record its `call_path` in the row's details (`check_path`), for
+    `check_timed_path` to hold against the timed call's."""
     seqlens = reduced_seqlens(p, ctx.suite.check.oracle_max_tokens)
     fn = backend.prepare_point(p, make_inputs(p, ctx.device, seqlens=seqlens))
     got, call_s = _timed_call(fn, _sync(ctx.device))
+    if trace_path and backend.size_dependent_path:
+        names = [e.name for e in capture_kernels(fn)]
+        row.details["check_path"] = {"checked": backend.call_path(names), "check_tokens": sum(seqlens)}
     oracle = backend.oracle or ORACLE
     ref = _oracle_outputs(p, seqlens, ctx, oracle)
     errors, failure = compare(got, ref, p.tolerance_dtype)
@@ -168,6 +177,30 @@ def check_full_size(p: Point, got: dict, inp, ctx: MeasureContext, fields: dict,
         fields[f"err_{n}"] = e if prev is None or not (e <= prev) else prev
     fields["oracle"] = (fields.get("oracle") or "") + f"; {reference} float32 @{p.total_tokens} tokens"
     return f"full size vs {reference}: {failure}" if failure else None
+
+
+def check_timed_path(p: Point, backend: Backend, ctx: MeasureContext, row: PointRow, got: dict, inp,
+                     reference: str = FULL_SIZE_REFERENCE) -> str | None:
+    """Whether the reduced check vouched for the code path that was timed; if not, check at full size.
+
+    A backend whose path depends on the problem's size (an intra-card CP that splits only long sequences:
+    FlashQLA's auto CP, FLA's, FlashInfer 0.7's) may run its unsplit kernels on the check's few hundred
+    tokens and its CP kernels on the timed call. When the timed call's `call_path` (from the kernels
+    traced for the row) is not the checked call's, its outputs `got` are compared with `reference` at
+    full size in fp32, as `[check] full_size` does; the row's details record both paths and that check.
+    Returns the failure, if any. Nothing to do for a row whose check recorded no path."""
+    path = row.details.get("check_path")
+    if path is None:
+        return None
+    path["timed"] = backend.call_path(list(row.fields.get("kernels") or ()))
+    if path["timed"] == path["checked"]:
+        return None
+    path["full_size_check"] = f"{reference} float32 @{p.total_tokens} tokens"
+    failure = check_full_size(p, got, inp, ctx, row.fields, reference)
+    if failure:
+        return (f"the timed call ran its {path['timed']} path, the reduced check its {path['checked']} one; "
+                f"checked at full size: {failure}")
+    return None
 
 
 def check_fp64_full(p: Point, got: dict, inp, fields: dict) -> str | None:
@@ -222,8 +255,10 @@ def run_point(p: Point, ctx: MeasureContext) -> ResultRow:
     lap = _Lap(phases)
     fp64_full = ctx.check and ctx.suite.check.reference == FP64_REFERENCE
     try:
+        # a size-dependent path is traced in the check when nothing else will see the point at full size
+        trace_path = on_cuda and not ctx.suite.check.full_size and not p.is_serving
         if ctx.check and not fp64_full:
-            failure, check_call_s = check_correctness(p, backend, ctx, row)
+            failure, check_call_s = check_correctness(p, backend, ctx, row, trace_path=trace_path)
             lap("check")
             if failure:
                 return row.done(Status.INCORRECT, failure)
@@ -246,7 +281,6 @@ def run_point(p: Point, ctx: MeasureContext) -> ResultRow:
             lap("full_size_check")
             if failure:
                 return row.done(Status.INCORRECT, failure)
-        del got
         row.first_call(first_call_s, check_call_s)
         if on_cuda:
             row.kernels(kernel_columns(fn, ctx.num_sms))
@@ -255,7 +289,12 @@ def run_point(p: Point, ctx: MeasureContext) -> ResultRow:
             lap("kernel_capture")
             if bad:
                 return row.done(Status.ERROR, bad)
+            failure = check_timed_path(p, backend, ctx, row, got, inp, full_ref)
+            lap("timed_path_check")
+            if failure:
+                return row.done(Status.INCORRECT, failure)
             before = gpustate.snapshot(ctx.device_index)
+        del got
         lap.restart()  # sampling_s is timed on its own (and is its own column)
         t_sampling = time.perf_counter()
         plan, timer_details = ctx.timer.for_backend(backend.name, backend.graph_capturable)

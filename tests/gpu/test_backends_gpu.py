@@ -103,10 +103,26 @@ def test_flash_qla_published_bwd_redoes_the_cp_prepass_that_bwd_train_is_handed(
 
 
 def test_flashinfer_kernel_provenance():
+    # 0.6.x runs its CUTLASS C++ kernel; 0.7.x a CuTe DSL kernel (fused, or its CP pair) whose class name
+    # sits inside the DSL's decorated name. Either way the row names the kernel that ran.
     _need("flashinfer")
+    from qlabench.backends import flashinfer as fi
+    from qlabench.backends import flashinfer_build as fib
+
     row = run_point(_point("flashinfer", "fwd", "varlen", (2048,)), _ctx([], full_size=False))
     assert row.status == "ok", row.reason
-    assert any("FlatKernelTmaWarpSpecializedDeltaRule" in k for k in row.kernels), row.kernels
+    expected = (fi.KERNEL,) if fib.has_cutlass_module() else fi.KERNELS_07
+    assert any(e in k for k in row.kernels for e in expected), row.kernels
+
+
+def test_flashinfer_nocp_never_splits():
+    # 32k tokens of one sequence at 2/8 heads is where 0.7's heuristic splits the call; use_cp=False must not.
+    _need("flashinfer-nocp")
+    from qlabench.backends import flashinfer as fi
+
+    row = run_point(_point("flashinfer-nocp", "fwd", "varlen", (32768,)), _ctx([], full_size=False))
+    assert row.status == "ok", row.reason
+    assert not any(fi.CP_KERNEL_07 in k for k in row.kernels), row.kernels
 
 
 def test_provenance_check_fires_when_fla_dispatch_is_left_on():
@@ -164,3 +180,21 @@ def test_compile_cache_is_reused_by_a_new_process(tmp_path):
         compile_s.append(float(df["compile_s"].iloc[0]))
     print(json.dumps({"compile_s": compile_s}))
     assert compile_s[1] < 0.25 * compile_s[0], compile_s
+
+
+@pytest.mark.parametrize("backend", ["flash_qla", "flashinfer"])
+def test_a_split_timed_call_is_checked_at_full_size(backend):
+    # Both split one 32k sequence at h 2/8 (their intra-card CP); the check's 512 tokens may run unsplit.
+    # Whatever path the check saw, the timed CP path must have been checked: by it, or at full size.
+    _need(backend)
+    from qlabench.backends import flashinfer_build as fib
+
+    if backend == "flashinfer" and fib.has_cutlass_module():
+        pytest.skip("FlashInfer 0.6 never splits a call")
+    row = run_point(_point(backend, "fwd", "varlen", (32768,)), _ctx([], full_size=False))
+    assert row.status == "ok", row.reason
+    path = json.loads(row.extra_json)["check_path"]
+    assert path["timed"] == "cp", path
+    if path["checked"] != "cp":
+        assert path["full_size_check"] == "naive-chunk float32 @32768 tokens"
+        assert row.oracle.endswith("; naive-chunk float32 @32768 tokens") and row.err_o is not None

@@ -15,6 +15,7 @@ import pandas as pd
 
 from qlabench.analyze.compare.kernels import short_name
 from qlabench.analyze.report import heads_label, layout_label
+from qlabench.core import kernel_event
 from qlabench.core.identity import GATE_PARAMS, workload_axes
 from qlabench.core.point import FLASHQLA_GATE_SCALE, FLASHQLA_GATE_ZERO_FRAC
 from qlabench.store.keys import key_series, plain_value
@@ -26,13 +27,10 @@ GATE_AXES = GATE_PARAMS
 # profile zeroes heads and divides g: g = logsigmoid(randn) / gate_scale; the published g/16 is 16).
 PROFILE_GATE_DEFAULTS = {"flashqla": {"gate_zero_frac": FLASHQLA_GATE_ZERO_FRAC, "gate_scale": FLASHQLA_GATE_SCALE}}
 
-# FlashQLA's intra-card CP warms each split up from chunks it counts at run time: its
-# `tilelang_get_warmup_chunks_kernel` (forward) / `..._bidi_kernel` (backward) launch only when CP is on.
-CP_KERNEL_MARK = "get_warmup_chunks"
-# FLA's intra-card CP (backend fla-intracp) launches its pre-scan only when it splits a call
-# (backends/fla.py INTRACARD_KERNELS; named here too, since the data model imports no backend).
+# The kernels that launch only when FlashQLA's / FLA's intra-card CP splits a call (core/kernel_event.py).
+CP_KERNEL_MARK = kernel_event.FLASHQLA_CP_MARK
 FLA_INTRACP = "fla-intracp"
-FLA_CP_KERNEL_MARK = "chunk_cp_fwd_kernel_h"
+FLA_CP_KERNEL_MARK = kernel_event.FLA_CP_MARK
 FLASH_QLA = "flash_qla"
 FLASH_QLA_VARIANTS = {"flash_qla": "auto", "flash_qla-nocp": "nocp", "flash_qla-forcecp": "forcecp"}
 
