@@ -36,3 +36,24 @@ def test_fla_intracp_split_by_its_prescan():
     assert fla.size_dependent_path and not REGISTRY["fla"].size_dependent_path
     assert fla.call_path(["chunk_gated_delta_rule_fwd_kernel_h_blockdim64"]) == "unsplit"
     assert fla.call_path(["chunk_cp_fwd_kernel_h", "chunk_gated_delta_rule_fwd_kernel_h_blockdim64"]) == "cp"
+
+
+def test_the_paths_read_from_committed_h200_rows_agree_with_their_recorded_evidence():
+    # Rows from the H200 recorded whether the call split in their own way (FlashInfer's flashinfer_cp,
+    # FLA's intracard_cp.engaged); call_path reads the same kernels and must say the same.
+    import json
+    from pathlib import Path
+
+    import pandas as pd
+
+    root = Path(__file__).resolve().parents[2] / "results"
+    cases = [("h200-flashinfer/flashinfer-cp", "flashinfer", lambda e: e["flashinfer_cp"]),
+             ("h200-intracp", "fla-intracp", lambda e: e["intracard_cp"]["engaged"])]
+    for folder, backend, split in cases:
+        rows = pd.concat([pd.read_parquet(f) for f in sorted((root / folder).rglob("*.parquet"))])
+        rows = rows[(rows.status == "ok") & (rows.backend == backend)]
+        assert len(rows) >= 38, (folder, len(rows))
+        said = [REGISTRY[backend].call_path(list(k)) for k in rows.kernels]
+        recorded = ["cp" if split(json.loads(e)) else "unsplit" for e in rows.extra_json]
+        assert said == recorded, folder
+        assert {"cp", "unsplit"} <= set(said), folder  # both paths occur, so the agreement means something
