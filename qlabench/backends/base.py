@@ -90,11 +90,16 @@ class Backend:
     # run_point traces the check's kernels too and, when `call_path` differs, checks the timed call's
     # outputs at full size (run/point.py, check_timed_path).
     size_dependent_path: ClassVar[bool] = False
+    # Part of a kernel name that launches only when the backend splits a call (its intra-card CP):
+    # `call_path` reads a traced call's path from it.
+    cp_kernel_mark: ClassVar[str] = ""
 
     def call_path(self, kernel_names) -> str | None:
-        """Which of its code paths a traced call took, from the kernels it launched (e.g. "cp" or
-        "unsplit"); None when the kernels do not say. Meaningful where `size_dependent_path` is set."""
-        return None
+        """Which of its code paths a traced call took, from the kernels it launched: "cp" when the
+        `cp_kernel_mark` kernel ran, else "unsplit"; None when there is no mark or no kernel to read."""
+        if not self.cp_kernel_mark or not kernel_names:
+            return None
+        return "cp" if any(self.cp_kernel_mark in str(k) for k in kernel_names) else "unsplit"
 
     # -- capability ---------------------------------------------------------------------------
     def available(self) -> tuple[bool, str]:

@@ -256,11 +256,7 @@ class FLAIntraCP(FLAChunk):
 
     # FLA splits only a sequence at least three sub-sequence lengths long: never the check's short problem.
     size_dependent_path = True
-
-    def call_path(self, kernel_names) -> str | None:
-        if not kernel_names:
-            return None
-        return "cp" if any(str(k).startswith(INTRACARD_KERNELS[0]) for k in kernel_names) else "unsplit"
+    cp_kernel_mark = kernel_event.FLA_CP_MARK
 
 
 def split_plan(inp: GDNInputs) -> dict:

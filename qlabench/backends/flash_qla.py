@@ -82,15 +82,11 @@ class FlashQLA(Backend):
     # auto_cp splits a call only when its sequences x value heads leave SMs idle: the check's short problem
     # may run unsplit where the timed call splits.
     size_dependent_path = True
+    cp_kernel_mark = kernel_event.FLASHQLA_CP_MARK
 
     def available(self) -> tuple[bool, str]:
         mods, why = _import()
         return mods is not None, why
-
-    def call_path(self, kernel_names) -> str | None:
-        if not kernel_names:
-            return None
-        return "cp" if any(kernel_event.FLASHQLA_CP_MARK in str(k) for k in kernel_names) else "unsplit"
 
     def check_point(self, point: Point, device: str) -> tuple[bool, str]:
         if point.K != 128 or point.V != 128:

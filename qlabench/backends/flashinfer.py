@@ -103,11 +103,12 @@ class FlashInfer(Backend):
     # 0.7.x decides per call whether to split it, by the sequences' lengths: the check's short problem may
     # run unsplit where the timed call splits.
     size_dependent_path = True
+    cp_kernel_mark = CP_KERNEL_07
 
     def call_path(self, kernel_names) -> str | None:
         if not any(str(k).startswith(kernel_event.DSL_PREFIX) for k in kernel_names):
             return None  # 0.6.x: one kernel, one path
-        return "cp" if any(CP_KERNEL_07 in str(k) for k in kernel_names) else "unsplit"
+        return super().call_path(kernel_names)
 
     def point_details(self, fn, kernels, kernel_dur_us, median_ms, time_ms) -> dict:
         details = super().point_details(fn, kernels, kernel_dur_us, median_ms, time_ms)
