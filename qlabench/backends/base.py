@@ -93,6 +93,10 @@ class Backend:
     # Part of a kernel name that launches only when the backend splits a call (its intra-card CP):
     # `call_path` reads a traced call's path from it.
     cp_kernel_mark: ClassVar[str] = ""
+    # Module prefixes of a library whose Triton kernels autotune (FLA's): such a backend's choice of
+    # configs depends on the first shape its process met unless each point re-tunes (`[run] autotune`,
+    # measure/probes/autotune.retune). Empty: nothing of it autotunes.
+    autotune_modules: ClassVar[tuple[str, ...]] = ()
 
     def call_path(self, kernel_names) -> str | None:
         """Which of its code paths a traced call took, from the kernels it launched: "cp" when the

@@ -90,6 +90,7 @@ class _FLABase(Backend):
     dtypes = frozenset({"float32", "bfloat16", "float16"})
     forbid_kernels = FLASHQLA_KERNELS
     env = DISPATCH_OFF
+    autotune_modules = ("fla.",)  # its chunk kernels are @triton.autotune'd on keys without the length
 
     def available(self) -> tuple[bool, str]:
         mods, why = _import()

@@ -2,7 +2,7 @@
 
 0.6.13 runs one CUTLASS C++ kernel on SM90, JIT-built (below); 0.7.x runs CuTe DSL kernels compiled at
 first call and may split a call into chunks (its intra-call CP, `use_cp="auto"`); `flashinfer-nocp` pins
-`use_cp=False`. Measured against each other on the H200 in docs/FLASHINFER.md.
+`use_cp=False`, `flashinfer-forcecp` `use_cp=True`. Measured against each other on the H200 in docs/FLASHINFER.md.
 
 `flashinfer.gdn_prefill.chunk_gated_delta_rule(q, k, v, g, beta, scale, initial_state,
 output_final_state, cu_seqlens, ...)` differs from FlashQLA's and FLA's op in its conventions, and this
@@ -220,6 +220,23 @@ class FlashInferNoCP(FlashInfer):
             return False, ("this flashinfer never splits a call (its prefill has no use_cp; FlashInfer 0.7 added "
                            "it): `flashinfer` is already the unsplit kernel")
         return ok, why
+
+
+class FlashInferForceCP(FlashInferNoCP):
+    name = "flashinfer-forcecp"
+    description = ("FlashInfer >= 0.7 GDN prefill with its intra-call CP forced (use_cp=True, max_seqlen passed): "
+                   "split at every size it accepts")
+    use_cp = True
+
+    def available(self) -> tuple[bool, str]:
+        ok, why = FlashInfer.available(self)
+        if ok and not has_cp_switch():
+            return False, "this flashinfer has no intra-call CP to force (its prefill has no use_cp; FlashInfer 0.7 added it)"
+        return ok, why
+
+    # Forced, the split is decided by the argument, not the size; still traced per call, so a check on a
+    # problem the CP refuses (FlashInfer raises then) or runs otherwise is never taken for the timed one.
+    size_dependent_path = True
 
 
 def flashinfer_args(inp: GDNInputs) -> dict:

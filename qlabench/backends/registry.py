@@ -11,7 +11,7 @@ from qlabench.backends.base import Backend, Outputs
 from qlabench.backends.fault import FaultBackend
 from qlabench.backends.fla import FLAChunk, FLADispatchOn, FLAIntraCP, FLARecurrent
 from qlabench.backends.flash_qla import FlashQLA, FlashQLAForceCP, FlashQLANoCP
-from qlabench.backends.flashinfer import FlashInfer, FlashInferNoCP
+from qlabench.backends.flashinfer import FlashInfer, FlashInferForceCP, FlashInferNoCP
 from qlabench.backends.flashinfer_decode import serving_backends as flashinfer_serving
 from qlabench.backends.layer import layer_backends
 from qlabench.backends.naive import NaiveChunk, NaiveRecurrent, NaiveStep
@@ -35,6 +35,7 @@ REGISTRY: dict[str, Backend] = {
         FLADispatchOn(),
         FlashInfer(),
         FlashInferNoCP(),
+        FlashInferForceCP(),
         *flashinfer_serving(),  # decode / mtp (flashinfer-python 0.7.2)
         FaultBackend(),
         Synthetic(),

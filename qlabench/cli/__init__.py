@@ -16,6 +16,7 @@
     merge.py      merge
     selfbench.py  selfbench
     warmup.py     warmup, _warm-group
+    autotune.py   autotune-regret
     views.py, listings.py, progress.py   rich renderings, listings and the sweep progress bar
 
 Every command goes through `command()`: a QlabenchError becomes `error: ...` on stderr and exit code 2;
@@ -26,12 +27,13 @@ from __future__ import annotations
 
 import sys
 
-from qlabench.cli import ab, advise, baseline, compare, gate_study, info, merge, plot, profile, report, run, selfbench, show, warmup
+from qlabench.cli import ab, advise, autotune, baseline, compare, gate_study, info, merge, plot, profile, report, run, selfbench, show, warmup
 from qlabench.cli.app import app, baseline_app, command, err_console, run_app
 
 app.add_typer(run_app, name="run")
 command(run_app, "sweep", run.sweep_cmd)
 command(app, "warmup", warmup.warmup_cmd)
+command(app, "autotune-regret", autotune.autotune_regret_cmd)
 command(app, "_warm-group", warmup.warm_group_cmd, hidden=True)
 command(app, "backends", info.backends_cmd)
 command(app, "suites", info.suites_cmd)

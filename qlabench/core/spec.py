@@ -68,6 +68,11 @@ class RunSpec:
     point_timeout_s: float = 600.0  # a point that opens no new compile group
     compile_timeout_s: float = 1800.0  # the first point of a compile group on a worker: JIT + check + timing
     cpu_threads: int = 1  # torch intra-op threads of a CPU worker (0: torch's default, one per core)
+    # Which shape an autotuning library (FLA's Triton kernels) tunes for: "point", each point for itself
+    # whatever the worker ran before (a fair time, order-independent); "process", the library's own
+    # behaviour, the first shape of a head configuration in the process decides for the rest (what an
+    # engine that tuned on another shape gets: order-dependent). spec_limits.AUTOTUNE_MODES.
+    autotune: str = "point"
 
 
 @dataclass(frozen=True)

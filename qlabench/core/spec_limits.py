@@ -8,6 +8,8 @@ from __future__ import annotations
 import math
 import re
 
+AUTOTUNE_MODES = ("point", "process")  # [run] autotune (core/spec.py RunSpec)
+
 MAX_POINTS = 20_000  # a suite expanding to more is refused before it is expanded (run sweep --max-points N)
 MAX_BATCH = 65_536  # a dense point holds one length per sequence: batch = 10^8 would pickle 400 MB per worker
 MAX_LIMIT_S = 7 * 24 * 3600.0  # a week: beyond it a timeout is no limit, and select()/poll() overflow
@@ -55,6 +57,8 @@ def table_problems(table: str, obj) -> list[tuple[str, str]]:
         t, _, field = key.partition(".")
         if t == table and (p := bound_problem(key, getattr(obj, field))):
             out.append((key, p))
+    if table == "run" and obj.autotune not in AUTOTUNE_MODES:
+        out.append(("run.autotune", f"must be one of {', '.join(AUTOTUNE_MODES)}, got {obj.autotune!r}"))
     if table == "timing" and obj.max_samples < obj.min_samples:
         out.append(("timing.max_samples", f"must be >= min_samples ({obj.min_samples}), got {obj.max_samples}"))
     return out

@@ -27,7 +27,7 @@ from qlabench.core.point import Point
 from qlabench.measure.probes import clocks as gpustate
 from qlabench.measure.probes import ncu
 from qlabench.measure.probes.peaks import measure_peaks
-from qlabench.measure.probes.autotune import autotune_choices
+from qlabench.measure.probes.autotune import autotune_choices, retune
 from qlabench.measure.probes.kineto import capture_kernels
 from qlabench.core.result import CHECKED_TENSORS, ResultRow, Status
 from qlabench.core.spec import Suite
@@ -241,6 +241,18 @@ class _Lap:
         self.t = now
 
 
+def tune_for_point(backend: Backend, ctx: MeasureContext, row: PointRow) -> None:
+    """Make an autotuning backend's next call tune for this point (`[run] autotune = "point"`), and say in
+    the row which shape its configs were tuned for: "point", or "process" (the library's own choice, made
+    on whatever shape of these heads the worker met first; the time then depends on the sweep's order)."""
+    if not backend.autotune_modules:
+        return
+    mode = ctx.suite.run.autotune
+    if mode == "point":
+        row.details["autotuners_reset"] = retune(backend.autotune_modules)
+    row.details["autotune_tuned_for"] = mode
+
+
 def run_point(p: Point, ctx: MeasureContext) -> ResultRow:
     """Measure one point on the worker's device: exactly one row, whatever happens to it."""
     backend = ctx.registry.get(p.backend)
@@ -266,7 +278,8 @@ def run_point(p: Point, ctx: MeasureContext) -> ResultRow:
         fn = backend.prepare_point(p, inp)
         sync = _sync(ctx.device)
         lap("inputs")
-        got, first_call_s = _timed_call(fn, sync)
+        tune_for_point(backend, ctx, row)
+        got, first_call_s = _timed_call(fn, sync)  # an autotuning library tunes here, for this point
         lap("first_call")
         if fp64_full:
             failure = check_fp64_full(p, got, inp, row.fields)

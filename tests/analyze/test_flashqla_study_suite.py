@@ -14,7 +14,8 @@ import pytest
 from qlabench.core.spec import load_suite
 from qlabench.core.splits import random_split
 
-FWD_BACKENDS = {"flash_qla", "flash_qla-nocp", "flash_qla-forcecp", "fla", "flashinfer", "fla-intracp"}
+FWD_BACKENDS = {"flash_qla", "flash_qla-nocp", "flash_qla-forcecp", "fla", "fla-intracp", "flashinfer", "flashinfer-nocp",
+                "flashinfer-forcecp"}
 BWD_BACKENDS = {"flash_qla", "fla"}
 GATE_BACKENDS = {"flash_qla", "flash_qla-nocp", "flash_qla-forcecp", "fla"}
 REPO = next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").is_file())
@@ -62,8 +63,8 @@ def test_pyproject_ships_the_data():
 
 def test_point_counts_per_part(suite):
     fwd, bwd, gate = parts(suite)
-    assert len(suite.points) == 1274
-    assert (len(fwd), len(bwd), len(gate)) == (1026, 128, 120)
+    assert len(suite.points) == 1616
+    assert (len(fwd), len(bwd), len(gate)) == (1368, 128, 120)
     assert len(set(suite.points)) == len(suite.points)
 
 

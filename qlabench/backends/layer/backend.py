@@ -64,6 +64,7 @@ class LayerBackend(Backend):
         self.expect_kernels = core.expect_kernels  # the layer's trace holds the core's kernels too
         self.forbid_kernels = core.forbid_kernels
         self.env = core.env
+        self.autotune_modules = core.autotune_modules
 
     def _core_point(self, point: Point) -> Point:
         return point.with_(backend=self.core.name)

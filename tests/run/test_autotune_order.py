@@ -1,0 +1,100 @@
+"""A point of an autotuning backend is timed with configs tuned for it, whatever the worker ran before
+(`[run] autotune = "point"`, run/point.py tune_for_point); "process" keeps the library's own behaviour, and
+the row says which it was. On CPU, with a stand-in Triton autotuner keyed without the length."""
+
+from __future__ import annotations
+
+import sys
+import types
+
+import pytest
+
+from qlabench.backends import REGISTRY
+from qlabench.backends.naive import NaiveChunk
+from qlabench.core.point import Point
+from qlabench.core.spec import CheckSpec, RunSpec, Suite, TimingSpec, load_suite
+from qlabench.core.errors import SpecError
+from qlabench.measure import env as envmod
+from qlabench.measure.probes.autotune import AUTOTUNER_MODULE
+from qlabench.measure.timing import TimerPlan
+from qlabench.run.point import MeasureContext, run_point
+
+
+class Autotuner:
+    def __init__(self):
+        self.fn = self.base_fn = types.SimpleNamespace(__name__="stand_in_kernel")
+        self.cache, self.cache_results = {}, True
+
+    def run(self, heads, length):
+        self.cache.setdefault(heads, length)  # "tuned" on the first length met for these heads
+        return self.cache[heads]
+
+
+class TunesOnFirstShape(NaiveChunk):
+    """naive-chunk's outputs; each call runs the stand-in autotuner and records the length it was tuned on."""
+    name = "tunes-on-first-shape"
+    autotune_modules = ("standin_lib.",)
+
+    def __init__(self, tuner):
+        self.tuner, self.seen = tuner, []
+
+    def prepare_point(self, point, inp):
+        fn = super().prepare_point(point.with_(backend="naive-chunk"), inp)
+        length = inp.q.shape[1]  # the check's reduced problem, or the point's own
+
+        def call():
+            self.seen.append((length, self.tuner.run(point.h_v, length)))
+            return fn()
+
+        return call
+
+
+@pytest.fixture
+def backend(monkeypatch):
+    mod = types.ModuleType(AUTOTUNER_MODULE)
+    mod.Autotuner = Autotuner
+    monkeypatch.setitem(sys.modules, AUTOTUNER_MODULE, mod)
+    lib = types.ModuleType("standin_lib.ops")
+    lib.kernel = Autotuner()
+    monkeypatch.setitem(sys.modules, "standin_lib.ops", lib)
+    return TunesOnFirstShape(lib.kernel)
+
+
+def _run(backend, mode, lengths):
+    pts = [Point(backend=backend.name, mode="fwd", layout="dense", batch=1, seqlens=(n,), h_qk=2, h_v=4, K=16,
+                 V=16, dtype="float32") for n in lengths]
+    timing = TimingSpec(timer="wall", warmup=0, min_samples=2, max_samples=2, max_time_s=0.5)
+    suite = Suite(name="t", path="<t>", points=tuple(pts), timing=timing, check=CheckSpec(oracle_max_tokens=64),
+                  run=RunSpec(autotune=mode))
+    registry = dict(REGISTRY, **{backend.name: backend})
+    ctx = MeasureContext(suite=suite, device="cpu", env=envmod.capture("cpu"), run_id="r",
+                         timer=TimerPlan.resolve("wall", "cpu", timing), registry=registry, check=True)
+    return [run_point(p, ctx) for p in pts]
+
+
+def test_the_long_point_is_tuned_for_itself_after_a_short_one(backend):
+    rows = _run(backend, "point", [128, 512])
+    assert [r.status for r in rows] == ["ok", "ok"]
+    timed_long = [tuned for n, tuned in backend.seen if n == 512]
+    assert len(timed_long) >= 3 and set(timed_long) == {512}  # first call and samples: tuned for 512 tokens
+    assert rows[1].extra_json and '"autotune_tuned_for": "point"' in rows[1].extra_json
+
+
+def test_process_mode_keeps_the_first_shapes_choice_and_says_so(backend):
+    rows = _run(backend, "process", [128, 512])
+    timed_long = {tuned for n, tuned in backend.seen if n == 512}
+    assert timed_long == {64}  # tuned on the first call the process made: the first point's 64-token check
+    assert '"autotune_tuned_for": "process"' in rows[1].extra_json
+
+
+def test_a_backend_that_does_not_autotune_says_nothing_about_it():
+    rows = _run(REGISTRY["naive-chunk"], "point", [128])
+    assert "autotune_tuned_for" not in (rows[0].extra_json or "")
+
+
+def test_an_unknown_autotune_mode_is_refused_with_the_key(tmp_path):
+    f = tmp_path / "s.toml"
+    f.write_text('name = "s"\n[sweep]\nbackends = ["naive-chunk"]\nmodes = ["fwd"]\nbatch = [1]\nseqlen = [64]\n'
+                 'heads = [{ h_qk = 1, h_v = 1 }]\nK = 16\nV = 16\n[run]\nautotune = "first"\n')
+    with pytest.raises(SpecError, match="run.autotune"):
+        load_suite(str(f))
