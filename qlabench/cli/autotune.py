@@ -30,7 +30,8 @@ def autotune_regret_cmd(
     s = load_suite(str(resolve_suite_path(suite)))
     dev = device or (s.device if s.device != "auto" else "cuda")
     with console.status("tuning") as status:
-        cells = measure_regret(s, backend, dev, mode, on_step=lambda msg: status.update(msg))
+        cells = measure_regret(s, backend, dev, mode, on_step=lambda msg: status.update(msg),
+                               on_group=lambda so_far: write_regret(so_far, out))
     csv_path, md_path = write_regret(cells, out)
     console.print(regret_markdown(cells))
     console.print(f"wrote {csv_path} and {md_path}")

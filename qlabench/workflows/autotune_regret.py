@@ -9,37 +9,20 @@ and times every shape under every set of choices (`install`). The regret of shap
 time(B | A's configs) / time(B | its own configs): 1.0 on the diagonal, above 1 where the order costs.
 
 One process, one device: the tunings and all timings of a head configuration share its compiled kernels and
-clocks. Writes `autotune-regret.csv` (a row per head configuration, tuning shape and timed shape) and
-`autotune-regret.md` (per timed shape: its own time, the median and worst regret and which first shape
-caused the worst) into the output folder.
+clocks. The table's file format (`autotune-regret.csv` and `.md`) is store/autotune_regret.py's.
 """
 
 from __future__ import annotations
 
-import csv
-import statistics
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
-from pathlib import Path
 
 from qlabench.core.errors import ConfigError
 from qlabench.core.point import Point
 from qlabench.core.spec import Suite
+from qlabench.store.autotune_regret import RegretCell, read_regret, regret_markdown, regret_summary, write_regret
 
-CSV_NAME = "autotune-regret.csv"
-MD_NAME = "autotune-regret.md"
-
-
-@dataclass(frozen=True)
-class RegretCell:
-    heads: str  # "h_qk/h_v"
-    tuned_on: str  # the shape whose tuning the configs came from
-    timed: str  # the shape timed under them
-    median_ms: float
-    own_ms: float  # the timed shape under its own tuning
-    regret: float  # median_ms / own_ms
-    backend: str
-    configs_differ: bool  # whether any autotuned kernel ran another config than under its own tuning
+__all__ = ["measure_regret", "regret_points", "RegretCell", "read_regret", "regret_markdown", "regret_summary",
+           "write_regret"]
 
 
 def shape_label(p: Point) -> str:
@@ -67,10 +50,12 @@ def regret_points(suite: Suite, backend: str, mode: str = "fwd") -> dict[str, li
 
 
 def measure_regret(suite: Suite, backend_name: str, device: str, mode: str = "fwd",
-                   on_step: Callable[[str], None] | None = None, registry=None) -> list[RegretCell]:
+                   on_step: Callable[[str], None] | None = None, registry=None,
+                   on_group: Callable[[list[RegretCell]], None] | None = None) -> list[RegretCell]:
     """Tune `backend_name` on every shape of each head configuration and time every shape under every
     shape's configs (see the module docstring). Raises ConfigError when the backend cannot run here.
-    `registry`: where the backend is looked up (default: qlabench's)."""
+    `registry`: where the backend is looked up (default: qlabench's); `on_group` is handed every cell so
+    far after each head configuration (to write them as they come: a long run keeps what it measured)."""
     import torch
 
     from qlabench.backends import REGISTRY
@@ -128,59 +113,8 @@ def measure_regret(suite: Suite, backend_name: str, device: str, mode: str = "fw
         del fns
         if torch.device(device).type == "cuda":
             torch.cuda.empty_cache()
+        if on_group:
+            on_group(list(cells))
     return cells
 
 
-def write_regret(cells: list[RegretCell], out: str | Path) -> tuple[Path, Path]:
-    """Write the cells as CSV and the per-shape summary as markdown into folder `out`."""
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    csv_path, md_path = out / CSV_NAME, out / MD_NAME
-    with open(csv_path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(asdict(cells[0])))
-        w.writeheader()
-        w.writerows(asdict(c) for c in cells)
-    md_path.write_text(regret_markdown(cells))
-    return csv_path, md_path
-
-
-def regret_summary(cells: list[RegretCell]) -> list[dict]:
-    """Per (heads, timed shape): its own time, the median and worst regret over the other tuning shapes,
-    and the shape that caused the worst."""
-    rows = []
-    keys = dict.fromkeys((c.heads, c.timed) for c in cells)
-    for heads, timed in keys:
-        others = [c for c in cells if c.heads == heads and c.timed == timed and c.tuned_on != timed]
-        if not others:
-            continue
-        worst = max(others, key=lambda c: c.regret)
-        rows.append({"heads": heads, "timed": timed, "own_ms": others[0].own_ms,
-                     "median_regret": round(statistics.median(c.regret for c in others), 3),
-                     "worst_regret": worst.regret, "worst_after": worst.tuned_on,
-                     "configs_differ": sum(c.configs_differ for c in others), "others": len(others)})
-    return rows
-
-
-def regret_markdown(cells: list[RegretCell]) -> str:
-    """The summary table: what each shape costs when another shape of its heads tuned the library first."""
-    lines = ["| heads | shape | own tuning ms | median regret | worst regret | worst after | configs differ |",
-             "| --- | --- | --- | --- | --- | --- | --- |"]
-    for r in regret_summary(cells):
-        lines.append(f"| {r['heads']} | {r['timed']} | {r['own_ms']:.3f} | {r['median_regret']:.2f}x | "
-                     f"{r['worst_regret']:.2f}x | {r['worst_after']} | {r['configs_differ']} of {r['others']} |")
-    backend = cells[0].backend if cells else "?"
-    return (f"Autotune regret of `{backend}`: each shape timed under the configs every other shape of its heads "
-            "tuned first (regret = that time / the time under its own tuning; 1.00x = order does not matter).\n\n"
-            + "\n".join(lines) + "\n")
-
-
-def read_regret(path: str | Path) -> list[RegretCell]:
-    """Cells back from an `autotune-regret.csv`."""
-    out = []
-    with open(path, newline="") as f:
-        for r in csv.DictReader(f):
-            out.append(RegretCell(heads=r["heads"], tuned_on=r["tuned_on"], timed=r["timed"],
-                                  median_ms=float(r["median_ms"]), own_ms=float(r["own_ms"]),
-                                  regret=float(r["regret"]), backend=r["backend"],
-                                  configs_differ=r["configs_differ"] == "True"))
-    return out

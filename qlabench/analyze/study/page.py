@@ -172,6 +172,7 @@ def render(study: Study, figures: dict[str, str], layer_rows: pd.DataFrame | Non
                 "best", "regret", "run_id", "mixes"]
         out += [_collapsible("regret per point", md_table(r, _ratio_formats(r), cols), len(r))]
 
+    out += autotune_regret_section(study.sources)
     out += _intracp_section(study)
     out += _advice_section(study, layer_rows)
     out += ["## Library versions", "", md_table(study.versions), ""]
@@ -194,6 +195,26 @@ def render(study: Study, figures: dict[str, str], layer_rows: pd.DataFrame | Non
             "- FlashQLA's speed depends on the gate values through its CP warm-up; every row records its gate "
             "profile, and the gate section above shows how much.", ""]
     return "\n".join(out)
+
+
+def autotune_regret_section(sources) -> list[str]:
+    """FLA's time at each shape under the configs another shape tuned first (`qlabench autotune-regret`
+    writes the table into a results folder; this section shows every one found among the sources)."""
+    from qlabench.store.autotune_regret import find_regret_files, read_regret, regret_markdown
+
+    out = ["## Autotune regret: what sweep order costs FLA", "",
+           "FLA's Triton kernels autotune once per process on keys without the sequence length, so the first "
+           "shape of a head configuration decides the configs of every later one. Rows here are tuned for each "
+           "point (`[run] autotune = \"point\"`); the table times each shape under the configs every other shape "
+           "picked first: what an engine that tuned on another shape, or a worker that ran another point first, "
+           "gets.", ""]
+    files = find_regret_files(p for p in sources if isinstance(p, (str, os.PathLike)))
+    if not files:
+        return out + ["_No autotune-regret table among these results (`qlabench autotune-regret --suite "
+                      "autotune-regret --out RESULTS/autotune-regret`)._", ""]
+    for f in files:
+        out += [f"From `{f}`:", "", regret_markdown(read_regret(f))]
+    return out
 
 
 def _correctness_section(study: Study) -> list[str]:
