@@ -1,13 +1,12 @@
-"""Executors: where points are measured. In worker subprocesses (isolated) or in this process.
+"""The worker pool: points measured in worker subprocesses (isolated), or in this process.
 
-A sweep hands an executor its points grouped by compile group and a `RowSink`; the executor calls
-`sink.started(point)` and then exactly one `sink.done(point, row)` per point it starts, whatever
-happens to the point. Writing, progress and resume stay in sweep.py.
+Both are executors (job.py: what a sweep hands an executor, and what it must answer).
 
 `WorkerPool` runs one worker subprocess per `Slot` (a device plus environment, e.g. one per GPU),
 each a fresh interpreter (no fork: no CUDA state is inherited; no multiprocessing 'spawn': the
-caller's __main__ is not re-imported). A slot takes a whole compile group and
-keeps its worker across the group's points, so kernels compile once per worker. A worker is replaced:
+caller's __main__ is not re-imported), supervised by supervised.Supervised. A slot takes a whole
+compile group and keeps its worker across the group's points, so kernels compile once per worker.
+A worker is replaced:
   - when it dies (segfault, abort, SIGKILL from the OOM killer): the point gets
     `error: worker died: SIGSEGV (<last error line of its stderr>)`;
   - when a point outlives its time limit (a hung kernel): the worker is killed and the point gets
@@ -27,86 +26,23 @@ before torch is imported.
 from __future__ import annotations
 
 import collections
-import dataclasses
 import importlib
 import os
 import shutil
 import signal
 import socket
-import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
-from typing import Protocol
 
 from qlabench.core.errors import ConfigError
 from qlabench.core.point import Point
-from qlabench.core.result import ResultRow, Status, make_row
-from qlabench.core.spec import Suite
-from qlabench.measure.timing.plan import TimerPlan
+from qlabench.core.result import ResultRow, Status
+from qlabench.run.job import WORKER_ENV, RowSink, WorkerJob, point_to_dict, unmeasured_row
+from qlabench.run.supervised import Deadline, Supervised
 from qlabench.run.tempdirs import private_temp_dir
-
-DEFAULT_REGISTRY = "qlabench.backends:REGISTRY"
-WORKER_ENV = "QLABENCH_WORKER"
-START_TIMEOUT_S = 300.0  # imports + CUDA context creation; generous, a cold start on a busy node is slow
-_LOG_TAIL_BYTES = 8192
-
-
-def exit_description(code: int) -> str:
-    """A finished process's return code in words: 'died: SIGKILL' for a signal, else 'exited with code N'."""
-    if code < 0:
-        try:
-            return f"died: {signal.Signals(-code).name}"
-        except ValueError:
-            return f"died: signal {-code}"
-    return f"exited with code {code}"
-
-
-def log_tail_lines(path: str, tail_bytes: int = _LOG_TAIL_BYTES) -> list[str] | None:
-    """The non-blank lines of the last `tail_bytes` of a log, stripped; None when it cannot be read."""
-    try:
-        with open(path, "rb") as f:
-            f.seek(0, os.SEEK_END)
-            f.seek(max(0, f.tell() - tail_bytes))
-            return [ln.strip() for ln in f.read().decode(errors="replace").splitlines() if ln.strip()]
-    except OSError:
-        return None
-
-
-class RowSink(Protocol):
-    def started(self, point: Point) -> None: ...
-    def done(self, point: Point, row: ResultRow) -> None: ...
-
-
-class Executor(Protocol):
-    def run(self, groups: Sequence[Sequence[Point]], sink: RowSink, should_stop: Callable[[], bool]) -> None:
-        """Measure the groups' points; start no new point once `should_stop()` is true."""
-        ...
-
-    def close(self) -> None: ...
-
-
-@dataclass(frozen=True)
-class WorkerJob:
-    """What every worker of one sweep needs to build its MeasureContext: plain data, no backend objects."""
-
-    suite: Suite
-    run_id: str
-    timer: TimerPlan  # resolved once, by the sweep
-    check: bool
-    registry: str = DEFAULT_REGISTRY  # "module:attribute" of the backend registry, imported in the worker
-    # Time limits per worker call; None (the default) takes the suite's [run] table (core/spec.py RunSpec).
-    point_timeout_s: float | None = None
-    compile_timeout_s: float | None = None
-    start_timeout_s: float = START_TIMEOUT_S
-
-    def __post_init__(self) -> None:
-        for k in ("point_timeout_s", "compile_timeout_s"):
-            if getattr(self, k) is None:
-                object.__setattr__(self, k, getattr(self.suite.run, k))
 
 
 @dataclass(frozen=True)
@@ -129,15 +65,6 @@ def take_next(slot_state, pending: collections.deque, should_stop: Callable[[], 
         slot_state.queue.clear()
         pending.clear()
     return slot_state.queue.popleft() if slot_state.queue else None
-
-
-def point_to_dict(p: Point) -> dict:
-    return dataclasses.asdict(p)
-
-
-def failure_row(p: Point, job: WorkerJob, env: dict, reason: str) -> ResultRow:
-    """The `error` row of a point whose worker gave no row (died, timed out, failed to start)."""
-    return make_row(p, run_id=job.run_id, suite=job.suite.name, env=env, status=Status.ERROR, reason=reason[:500])
 
 
 # -- the worker process ------------------------------------------------------------------------
@@ -182,17 +109,21 @@ class _Worker:
     multiprocessing's spawn: nothing of the parent (CUDA state, the caller's __main__) is inherited."""
 
     def __init__(self, job: WorkerJob, slot: Slot, log_dir: str):
-        fd, self.log_path = tempfile.mkstemp(prefix=f"{slot.name}-", suffix=".log", dir=log_dir)
+        fd, log_path = tempfile.mkstemp(prefix=f"{slot.name}-", suffix=".log", dir=log_dir)
+        os.close(fd)
         ours, theirs = socket.socketpair()
         from qlabench.run.distributed.safety import SAFE_ENV
 
         env = {**os.environ, **slot.env, WORKER_ENV: "1", **SAFE_ENV}  # NVLink multicast off, always
         code = f"from qlabench.run.pool import worker_main; worker_main({theirs.fileno()}, {os.getpid()})"
         try:
-            self.proc = subprocess.Popen([sys.executable, "-c", code], pass_fds=[theirs.fileno()], env=env,
-                                         stdin=subprocess.DEVNULL, stdout=fd, stderr=fd)
+            self.proc = Supervised([sys.executable, "-c", code], who="worker", log_path=log_path, env=env,
+                                   pass_fds=[theirs.fileno()])
+        except BaseException:
+            ours.close()
+            os.unlink(log_path)
+            raise
         finally:
-            os.close(fd)
             theirs.close()
         self.conn = Connection(ours.detach())
         self.conn.send((job, slot.device))
@@ -204,37 +135,19 @@ class _Worker:
         return self.env is not None
 
     def alive(self) -> bool:
-        return self.proc.poll() is None
-
-    def death_reason(self) -> str:
-        try:
-            code = self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            code = None
-        what = "stopped answering" if code is None else exit_description(code)
-        last = self.last_error_line()
-        return f"worker {what}" + (f" ({last})" if last else "")
-
-    def last_error_line(self) -> str | None:
-        lines = log_tail_lines(self.log_path)
-        if not lines:
-            return None
-        marked = [ln for ln in lines if "Error" in ln or "error" in ln or "Fatal" in ln]
-        return (marked or lines)[-1][:300]
+        return self.proc.alive()
 
     def stop(self, graceful: bool) -> None:
         if graceful and self.alive():
             try:
                 self.conn.send(None)
-                self.proc.wait(timeout=5)
-            except (OSError, ValueError, subprocess.TimeoutExpired):
+                self.proc.wait(5.0)
+            except (OSError, ValueError):
                 pass
-        if self.alive():
-            self.proc.kill()
-        self.proc.wait()
+        self.proc.kill()
         self.conn.close()
         try:
-            os.unlink(self.log_path)
+            os.unlink(self.proc.log_path)
         except OSError:
             pass
 
@@ -245,8 +158,7 @@ class _SlotState:
     worker: _Worker | None = None
     queue: collections.deque = field(default_factory=collections.deque)
     current: Point | None = None
-    deadline: float = 0.0
-    limit: str = ""  # which limit the current deadline is: start, compile or point
+    deadline: Deadline = field(default_factory=Deadline)  # start-up, compile or point limit
 
 
 class WorkerPool:
@@ -272,7 +184,7 @@ class WorkerPool:
             busy = [st for st in self.states if st.current is not None]
             if not busy:
                 return
-            timeout = max(0.0, min(st.deadline for st in busy) - time.monotonic())
+            timeout = min(st.deadline.left_s() for st in busy)
             waitables = [st.worker.conn for st in busy]  # a dying worker's socket reads as EOF
             wait(waitables, timeout=timeout)
             for st in busy:
@@ -287,14 +199,12 @@ class WorkerPool:
         if st.worker is None:
             st.worker = _Worker(self.job, st.slot, self._log_dir)
             self.workers_started += 1
-            st.deadline, st.limit = time.monotonic() + self.job.start_timeout_s, "start"
+            st.deadline.arm(self.job.start_timeout_s, "worker start-up")
         else:
             self._send(st)
 
     def _send(self, st: _SlotState) -> None:
-        first = st.current.compile_group not in st.worker.groups_seen
-        limit = self.job.compile_timeout_s if first else self.job.point_timeout_s
-        st.deadline, st.limit = time.monotonic() + limit, "compile" if first else "point"
+        st.deadline.arm(*self.job.point_limit(first_of_group=st.current.compile_group not in st.worker.groups_seen))
         try:
             st.worker.conn.send(point_to_dict(st.current))
         except (OSError, ValueError):
@@ -323,19 +233,14 @@ class WorkerPool:
         if st.current is None:
             return
         if broken or not w.alive():
-            reason = w.death_reason()
-            if not w.ready:
-                reason = "worker failed to start: " + reason
-            self._fail(st, reason, sink)
-        elif time.monotonic() >= st.deadline:
-            limit_s, key = {"start": (self.job.start_timeout_s, "worker start-up"),
-                            "compile": (self.job.compile_timeout_s, "run.compile_timeout_s: first point of a compile group"),
-                            "point": (self.job.point_timeout_s, "run.point_timeout_s")}[st.limit]
-            self._fail(st, f"timeout: no result within {limit_s:g}s ({key}); worker killed", sink)
+            reason = w.proc.died()
+            self._fail(st, reason if w.ready else "worker failed to start: " + reason, sink)
+        elif st.deadline.passed():
+            self._fail(st, w.proc.timed_out(st.deadline), sink)
 
     def _fail(self, st: _SlotState, reason: str, sink: RowSink) -> None:
         env = st.worker.env or _fallback_env(st.slot.device)
-        row = failure_row(st.current, self.job, env, reason)
+        row = unmeasured_row(st.current, self.job, env, reason)
         self._replace(st, graceful=False)
         self._finish(st, row, sink)
 
@@ -381,4 +286,4 @@ class InlineExecutor:
         pass
 
 
-__all__ = ["Executor", "InlineExecutor", "RowSink", "Slot", "WorkerJob", "WorkerPool", "failure_row"]
+__all__ = ["InlineExecutor", "Slot", "WorkerPool", "take_next", "worker_main"]

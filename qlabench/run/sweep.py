@@ -35,7 +35,9 @@ from qlabench.core.point import Point
 from qlabench.core.result import ResultRow
 from qlabench.core.spec import Suite
 from qlabench.store.files import PartWriter, check_writable
-from qlabench.run.pool import Executor, InlineExecutor, WorkerJob
+from qlabench.run.distributed.launch import CPLauncher
+from qlabench.run.job import Executor, WorkerJob
+from qlabench.run.pool import InlineExecutor
 
 class Progress(Protocol):
     def start(self, total: int) -> None: ...
@@ -260,11 +262,16 @@ def run_sweep(suite: Suite, out_root: str | Path = "results", options: RunOption
             resumed = len(points) - len(todo)
             points = todo
 
-        def new_executor() -> Executor:
+        def new_executors() -> dict[bool, Executor]:
+            """The round's executors, by whether they take distributed points: those run through launches of
+            their ranks (distributed/launch.py) wherever the others run, and never alongside them."""
             if isinstance(opts.executor, InProcess):
-                return InlineExecutor(MeasureContext(suite=suite, device=device, env=env, run_id=run_id, timer=timer,
-                                                     registry=opts.executor.registry or REGISTRY, check=check))
-            return (opts.executor or local_executor)(job, device, env)
+                single = InlineExecutor(MeasureContext(suite=suite, device=device, env=env, run_id=run_id,
+                                                       timer=timer, registry=opts.executor.registry or REGISTRY,
+                                                       check=check))
+            else:
+                single = (opts.executor or local_executor)(job, device, env)
+            return {False: single, True: CPLauncher(job, device, env)}
 
         recorder = _Recorder(writer, progress)
 
@@ -281,13 +288,13 @@ def run_sweep(suite: Suite, out_root: str | Path = "results", options: RunOption
                 if out_of_time():
                     break
                 recorder.replicate = rnd if replicates > 1 else None
-                ex = new_executor()  # a fresh pool per round: every replicate in fresh worker processes
+                executors = new_executors()  # fresh ones per round: every replicate in fresh worker processes
                 try:
-                    _run_round(points, suite, job=job, device=device, env=env, executor=ex, recorder=recorder,
-                               out_of_time=out_of_time)
+                    _run_round(points, suite.points, executors, recorder, out_of_time)
                 finally:
-                    ex.close()
-                    workers_started += getattr(ex, "workers_started", 0)
+                    for ex in executors.values():
+                        ex.close()
+                    workers_started += getattr(executors[False], "workers_started", 0)
         except KeyboardInterrupt:  # Ctrl-C (or SIGTERM, which the CLI turns into one): keep what was measured
             interrupted = True
         finally:
@@ -315,25 +322,13 @@ def resume_threads(suite: Suite, device: str, default_threads: int) -> int | Non
     return suite.run.cpu_threads or default_threads  # 0: torch's default in a fresh process, as here
 
 
-def _run_round(points: list[Point], suite: Suite, *, job: WorkerJob, device: str, env: dict, executor: Executor,
+def _run_round(points: list[Point], suite_order: Sequence[Point], executors: dict[bool, Executor],
                recorder: _Recorder, out_of_time) -> None:
-    """Measure every point once with `executor` (distributed points through torchrun launches)."""
-    if not any(p.distributed for p in points):
-        executor.run(group_points(points), recorder, out_of_time)
-        return
-    # Distributed (context-parallel) points: the suite's order is kept, and each run of consecutive
-    # distributed points goes to torchrun launches over the first W GPUs
-    # (qlabench/run/distributed/launch.py), never alongside the single-device workers.
-    from qlabench.run.distributed.launch import CPLauncher
-
-    cp_launcher = CPLauncher(job, device, env)
-    try:
-        for distributed, seg in segments(points, suite.points):
-            if out_of_time():
-                break
-            if distributed:
-                cp_launcher.run(seg, recorder, out_of_time)
-            else:
-                executor.run(group_points(seg), recorder, out_of_time)
-    finally:
-        cp_launcher.close()
+    """Measure every point once. The suite's order of distributed and single-device points is kept: each
+    run of one kind goes to its executor (`executors[p.distributed]`), the single-device points in compile
+    groups, the distributed ones as one group in the suite's order."""
+    runs = segments(points, suite_order) if any(p.distributed for p in points) else [(False, points)]
+    for distributed, seg in runs:
+        if out_of_time():
+            break
+        executors[distributed].run([seg] if distributed else group_points(seg), recorder, out_of_time)

@@ -228,6 +228,7 @@ def test_safe_env_is_forced_everywhere(monkeypatch, tmp_path):
     assert cmd[cmd.index("--nproc") + 1] == "2" and cmd[-6:] == ["--job", "j", "--events", "e", "--stop", "s"]
     # single-device workers get it too
     import qlabench.run.pool as w
+    from qlabench.run import supervised
 
     seen = {}
 
@@ -236,7 +237,7 @@ def test_safe_env_is_forced_everywhere(monkeypatch, tmp_path):
             seen.update(env)
             raise OSError("not started in this test")
 
-    monkeypatch.setattr(w.subprocess, "Popen", FakePopen)
+    monkeypatch.setattr(supervised.subprocess, "Popen", FakePopen)
     monkeypatch.setenv("NCCL_NVLS_ENABLE", "1")
     job = w.WorkerJob(suite=(s := load_suite(str(DATA / "tiny-cpu.toml"))), run_id="r",
                       timer=TimerPlan.resolve("wall", "cpu", s.timing), check=False)
@@ -257,8 +258,9 @@ class _Sink:
 
 
 def test_too_few_gpus_is_skipped_without_a_launch(monkeypatch):
+    from qlabench.run import supervised
     from qlabench.run.distributed import launch
-    from qlabench.run.pool import WorkerJob
+    from qlabench.run.job import WorkerJob
 
     suite = load_suite("h200x2-cp")
     pts = [p for p in suite.points if p.distributed][:3] + [
@@ -268,9 +270,9 @@ def test_too_few_gpus_is_skipped_without_a_launch(monkeypatch):
     def no_launch(*a, **k):
         raise AssertionError("nothing may be started")
 
-    monkeypatch.setattr(launch.subprocess, "Popen", no_launch)
+    monkeypatch.setattr(supervised.subprocess, "Popen", no_launch)
     rec = _Sink()
-    launch.CPLauncher(job, "cuda", {"host": "h", "device": "NVIDIA H200"}, gpu_ids=["0"]).run(pts, rec, lambda: False)
+    launch.CPLauncher(job, "cuda", {"host": "h", "device": "NVIDIA H200"}, gpu_ids=["0"]).run([pts], rec, lambda: False)
     assert [r.status for r in rec.rows] == ["skipped"] * 4 and len(rec.seen) == 4
     assert "needs 2 GPUs" in rec.rows[0].reason and "1 visible" in rec.rows[0].reason
     assert "divisible" in rec.rows[3].reason
@@ -451,7 +453,7 @@ def test_an_untimed_row_gets_no_note(make_row):
 
 def test_the_launcher_notes_the_timer_on_the_rows_it_receives(make_row):
     from qlabench.run.distributed import launch
-    from qlabench.run.pool import WorkerJob
+    from qlabench.run.job import WorkerJob
 
     suite = load_suite("h200x2-cp")
     p = next(p for p in suite.points if p.distributed)

@@ -16,7 +16,7 @@ from qlabench.run.executors.shard import partition
 from qlabench.store.merge import merge_results, write_merged
 from qlabench.core.spec import load_suite
 from qlabench.store.files import read_rows, write_rows
-from qlabench.run.pool import WorkerJob, failure_row
+from qlabench.run.job import WorkerJob, unmeasured_row
 
 SUITE_PATH = str(Path(__file__).resolve().parents[1] / "data" / "tiny-cpu.toml")
 ENV = {k: None for k in ("device_index", "git_sha", "python_version", "torch_version", "triton_version",
@@ -33,7 +33,7 @@ def rows_for(suite, points, run_id, status="ok", second=0, host="node-a"):
     job = WorkerJob(suite=suite, run_id=run_id, timer=TimerPlan.resolve("wall", "cpu", suite.timing), check=True)
     out = []
     for p in points:
-        r = failure_row(p, job, {**ENV, "host": host}, "boom")
+        r = unmeasured_row(p, job, {**ENV, "host": host}, "boom")
         r = dataclasses.replace(r, timestamp=f"2026-01-01T00:00:{second:02d}+00:00")
         if status == "ok":
             r = dataclasses.replace(r, status="ok", reason=None, median_ms=1.0)

@@ -1,7 +1,8 @@
 """Launching distributed points: W ranks of `qlabench.run.distributed.worker` on this machine (spawn.py).
 
-`CPLauncher` is the executor of a sweep's distributed points (sweep.py hands it every point with
-`cp_world_size` set, after or instead of the single-device executor). For each world size W it:
+`CPLauncher` is the executor (run/job.py) of a sweep's distributed points: sweep.py hands it every point
+with `cp_world_size` set, in the suite's order, between the single-device executor's runs. For each
+world size W it:
 
 - records a `skipped` row, without starting anything, for a point that cannot run at all
   (`Point.cp_problem`: batch > 1, tokens not divisible by W) or when fewer than W GPUs are visible
@@ -11,10 +12,11 @@
   SAFE_ENV (NVLink multicast off) in its environment and
   CUDA_VISIBLE_DEVICES set to the first W visible GPUs. Rank 0 reports through an events file:
   `ready` (process group up), `start i`, `row i`; each row goes to the sweep's sink as it arrives;
-- applies the sweep's time limits: start-up (workers.START_TIMEOUT_S, for torchrun + NCCL init),
+- applies the sweep's time limits: start-up (job.START_TIMEOUT_S, for the ranks' imports and process group),
   `compile_timeout_s` for the first point of a compile group in a launch, `point_timeout_s` otherwise.
   A launch that dies or outlives a limit is killed (its whole process group); the point in flight gets
-  an `error` row (with the last error line of the ranks' log), and a fresh launch takes the points
+  an `error` row (run/supervised.py's verdict, with the telling line of the ranks' log, `last_error_line`),
+  and a fresh launch takes the points
   not yet started. After an `error` row the ranks exit on their own (a CUDA error poisons a process)
   and a fresh launch continues likewise. A launch that never comes up fails all its points (no retry
   loop on a broken host);
@@ -35,26 +37,17 @@ import json
 import os
 import pickle
 import shutil
-import signal
-import subprocess
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from qlabench.core.point import Point
-from qlabench.core.result import ResultRow, Status, make_row
+from qlabench.core.result import ResultRow, Status
 from qlabench.measure.timing.plan import TimerPlan
+from qlabench.run.job import START_TIMEOUT_S, WORKER_ENV, RowSink, WorkerJob, point_to_dict, unmeasured_row
 from qlabench.run.reaper import die_with_parent
+from qlabench.run.supervised import Deadline, Supervised, log_tail_lines
 from qlabench.run.tempdirs import private_temp_dir
-from qlabench.run.pool import (
-    START_TIMEOUT_S,
-    WORKER_ENV,
-    RowSink,
-    WorkerJob,
-    exit_description,
-    log_tail_lines,
-    point_to_dict,
-)
 from qlabench.run.distributed.safety import safe_env
 
 WORKER_MODULE = "qlabench.run.distributed.worker"
@@ -137,12 +130,15 @@ def last_error_line(log_path: str) -> str | None:
     return (marked or lines)[-1][:300]
 
 
+START_LIMIT = "start-up: torchrun, imports, process group"
+
+
 @dataclass
 class _Launch:
-    """One torchrun launch and what it has reported so far."""
+    """One launch of the ranks (a supervised process) and what it has reported so far."""
 
     points: list[Point]
-    proc: subprocess.Popen
+    proc: Supervised
     dir: str
     events_path: str
     stop_path: str
@@ -151,8 +147,7 @@ class _Launch:
     env: dict | None = None  # rank 0's environment fields, from "ready"
     current: int | None = None  # index of the point in flight
     done: set = field(default_factory=set)
-    deadline: float = 0.0
-    limit: str = "start"
+    deadline: Deadline = field(default_factory=Deadline)
     stop_sent: bool = False
     buf: str = ""
 
@@ -168,20 +163,9 @@ class _Launch:
         *lines, self.buf = self.buf.split("\n")
         return [json.loads(ln) for ln in lines if ln.strip()]
 
-    def kill(self) -> None:
-        if self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)  # torchrun and its ranks: the group we started
-            except (ProcessLookupError, PermissionError):
-                self.proc.kill()
-        try:
-            self.proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            pass
-
 
 class CPLauncher:
-    """Runs a sweep's distributed points (see the module doc)."""
+    """The executor of a sweep's distributed points (see the module doc)."""
 
     def __init__(self, job: WorkerJob, device: str, env: dict, *, gpu_ids: Sequence[str] | None = None,
                  start_timeout_s: float | None = None):
@@ -202,12 +186,12 @@ class CPLauncher:
         return self._gpu_ids
 
     def _row(self, p: Point, env: dict | None, status: Status, reason: str) -> ResultRow:
-        return make_row(p, run_id=self.job.run_id, suite=self.job.suite.name, env=env or self.env, status=status,
-                        reason=reason[:500])
+        return unmeasured_row(p, self.job, env or self.env, reason, status)
 
-    def run(self, points: Sequence[Point], sink: RowSink, should_stop: Callable[[], bool]) -> None:
+    def run(self, groups: Sequence[Sequence[Point]], sink: RowSink, should_stop: Callable[[], bool]) -> None:
+        """The groups' points, in the order given, in one launch per world size at a time."""
         by_world: dict[int, list[Point]] = {}
-        for p in points:
+        for p in (p for g in groups for p in g):
             by_world.setdefault(p.cp_world_size, []).append(p)
         for ws, pts in by_world.items():
             runnable = []
@@ -230,20 +214,14 @@ class CPLauncher:
         paths = {k: os.path.join(d, k) for k in ("job.pkl", "events.jsonl", "stop", "ranks.log")}
         with open(paths["job.pkl"], "wb") as f:
             pickle.dump(job, f)
-        log = open(paths["ranks.log"], "wb")
-        try:
-            proc = subprocess.Popen(
-                torchrun_command(ws, paths["job.pkl"], paths["events.jsonl"], paths["stop"]),
-                env=launch_env(self.device_type, self.gpu_ids, ws), stdin=subprocess.DEVNULL, stdout=log,
-                stderr=subprocess.STDOUT, start_new_session=True,
-                preexec_fn=functools.partial(die_with_parent, os.getpid()),  # no torchrun outlives the sweep
-            )
-        finally:
-            log.close()
+        proc = Supervised(torchrun_command(ws, paths["job.pkl"], paths["events.jsonl"], paths["stop"]),
+                          who="distributed ranks", log_path=paths["ranks.log"], own_group=True,
+                          env=launch_env(self.device_type, self.gpu_ids, ws), last_line=last_error_line,
+                          preexec_fn=functools.partial(die_with_parent, os.getpid()))  # no launch outlives the sweep
         self.launches += 1
         la = _Launch(points=list(pts), proc=proc, dir=d, events_path=paths["events.jsonl"],
                      stop_path=paths["stop"], log_path=paths["ranks.log"])
-        la.deadline, la.limit = time.monotonic() + self.start_timeout_s, "start"
+        la.deadline.arm(self.start_timeout_s, START_LIMIT)
         return la
 
     def _launch(self, ws: int, pts: list[Point], sink: RowSink, should_stop: Callable[[], bool]) -> list[Point]:
@@ -258,27 +236,18 @@ class CPLauncher:
                 if should_stop() and not la.stop_sent:
                     open(la.stop_path, "w").close()
                     la.stop_sent = True
-                if la.proc.poll() is not None:
+                if not la.proc.alive():
                     for ev in la.new_events():
                         self._handle(la, ev, sink, groups_seen)
-                    if la.proc.returncode != 0 or la.current is not None:
-                        failure = self._death_reason(la)
+                    if la.proc.wait(0) != 0 or la.current is not None:
+                        failure = la.proc.died()
                     break
-                if time.monotonic() >= la.deadline:
-                    limit_s, key = {
-                        "start": (self.start_timeout_s, "start-up: torchrun, imports, process group"),
-                        "compile": (self.job.compile_timeout_s, "run.compile_timeout_s: first point of a compile group"),
-                        "point": (self.job.point_timeout_s, "run.point_timeout_s"),
-                    }[la.limit]
-                    failure = f"timeout: no result within {limit_s:g}s ({key}); ranks killed"
-                    last = last_error_line(la.log_path)
-                    if last:
-                        failure += f" (last: {last})"
-                    la.kill()
+                if la.deadline.passed():
+                    failure = la.proc.timed_out(la.deadline)
                     break
                 time.sleep(_POLL_S)
         finally:
-            la.kill()
+            la.proc.kill()
             self._active = None
         started = la.done | ({la.current} if la.current is not None else set())
         if failure is not None:
@@ -307,7 +276,7 @@ class CPLauncher:
         kind = ev.get("event")
         if kind == "ready":
             la.env = ev.get("env") or {}
-            la.deadline, la.limit = time.monotonic() + self.start_timeout_s, "start"
+            la.deadline.arm(self.start_timeout_s, START_LIMIT)
         elif kind == "start":
             i = int(ev["index"])
             p = la.points[i]
@@ -315,8 +284,7 @@ class CPLauncher:
             sink.started(p)
             first = p.compile_group not in groups_seen
             groups_seen.add(p.compile_group)
-            limit = self.job.compile_timeout_s if first else self.job.point_timeout_s
-            la.deadline, la.limit = time.monotonic() + limit, "compile" if first else "point"
+            la.deadline.arm(*self.job.point_limit(first_of_group=first))
         elif kind == "row":
             i = int(ev["index"])
             p = la.points[i]
@@ -325,17 +293,11 @@ class CPLauncher:
             la.current = None
             sink.done(p, row)
             # the ranks now check the stop file and announce the next point (or exit)
-            la.deadline, la.limit = time.monotonic() + self.start_timeout_s, "start"
-
-    def _death_reason(self, la: _Launch) -> str:
-        code = la.proc.returncode
-        what = exit_description(code) if code is not None else "exited with code None"
-        last = last_error_line(la.log_path)
-        return f"distributed ranks {what}" + (f" ({last})" if last else "")
+            la.deadline.arm(self.start_timeout_s, START_LIMIT)
 
     def close(self) -> None:
         if self._active is not None:
-            self._active.kill()
+            self._active.proc.kill()
             shutil.rmtree(self._active.dir, ignore_errors=True)
             self._active = None
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 import os
 
 from qlabench.core.errors import QlabenchError
-from qlabench.run.pool import Slot, WorkerJob, WorkerPool
+from qlabench.run.job import WorkerJob
+from qlabench.run.pool import Slot, WorkerPool
 
 VISIBLE_ENV = "CUDA_VISIBLE_DEVICES"
 

@@ -30,7 +30,8 @@ from dataclasses import dataclass, field
 from qlabench.core.errors import QlabenchError
 from qlabench.core.point import Point
 from qlabench.core.result import ENV_FIELDS, ResultRow
-from qlabench.run.pool import RowSink, WorkerJob, failure_row, point_to_dict, take_next
+from qlabench.run.job import RowSink, WorkerJob, point_to_dict, unmeasured_row
+from qlabench.run.pool import take_next
 
 # Slack on top of the worker's own limits before the driver gives up on an actor call: the worker
 # enforces the real limits; this only catches an actor that stopped answering altogether.
@@ -192,7 +193,7 @@ class RayExecutor:
         """The actor died or hung: its in-flight point gets an error row; a fresh actor takes the rest."""
         self.actors_lost += 1
         env = st.env or self.env
-        row = failure_row(st.current, self.job, env, reason)
+        row = unmeasured_row(st.current, self.job, env, reason)
         self._drop_actor(st)
         p, st.current, st.ref = st.current, None, None
         sink.done(p, row)
