@@ -102,6 +102,11 @@ def worker_main(fd: int, parent_pid: int) -> None:
         conn.send(("row", row.as_dict()))
 
 
+def worker_command(fd: int, parent_pid: int) -> list[str]:
+    """A worker's command line: a fresh interpreter that runs `worker_main` on the socket `fd`."""
+    return [sys.executable, "-c", f"from qlabench.run.pool import worker_main; worker_main({fd}, {parent_pid})"]
+
+
 # -- the parent's view of one worker -----------------------------------------------------------
 
 class _Worker:
@@ -115,10 +120,9 @@ class _Worker:
         from qlabench.run.distributed.safety import SAFE_ENV
 
         env = {**os.environ, **slot.env, WORKER_ENV: "1", **SAFE_ENV}  # NVLink multicast off, always
-        code = f"from qlabench.run.pool import worker_main; worker_main({theirs.fileno()}, {os.getpid()})"
         try:
-            self.proc = Supervised([sys.executable, "-c", code], who="worker", log_path=log_path, env=env,
-                                   pass_fds=[theirs.fileno()])
+            self.proc = Supervised(worker_command(theirs.fileno(), os.getpid()), who="worker", log_path=log_path,
+                                   env=env, pass_fds=[theirs.fileno()])
         except BaseException:
             ours.close()
             os.unlink(log_path)
