@@ -66,14 +66,16 @@ def test_a_hang_is_killed_and_named_by_its_limit(tmp_path):
     d.arm(0.5, "a test's limit")
     while not d.passed():
         time.sleep(0.05)
-    assert s.timed_out(d) == "timeout: no result within 0.5s (a test's limit); child killed (last: waiting on the kernel)"
+    assert s.timed_out(d) == ("timeout: no result within 0.5s (a test's limit); child killed "
+                              "(last: waiting on the kernel)")
     assert not s.alive()
 
 
 def test_a_group_is_killed_with_what_it_started(tmp_path):
     """A launch is killed with its ranks: nothing it started outlives the timeout."""
     pid_file = tmp_path / "grandchild.pid"
-    code = ("import subprocess, sys, time; p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)']);"
+    code = ("import subprocess, sys, time; "
+            "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)']);"
             f" open({str(pid_file)!r}, 'w').write(str(p.pid)); time.sleep(600)")
     s = _child(code, tmp_path, own_group=True)
     while not pid_file.exists() or not pid_file.read_text():
