@@ -175,12 +175,12 @@ class Backend:
         """A serving step as the reference computes it: the forward from the batch's states (`inp.h0`, their
         float32 copy) and the pool outside the batch as drawn. Library serving backends step a pool in
         place instead (backends/decode.py)."""
-        from qlabench.backends.decode import pool_rest
+        from qlabench.backends.decode import untouched_pool
 
         def run() -> Outputs:
             with torch.no_grad():
                 o, ht = self.forward(inp)
-            return {"o": o, "ht": ht, "pool": pool_rest(inp.pool, inp.slots[0])}
+            return {"o": o, "ht": ht, **untouched_pool(inp)}
 
         return run
 

@@ -41,6 +41,12 @@ def pool_rest(pool: torch.Tensor, batch_slots: torch.Tensor) -> torch.Tensor:
     return pool[keep]
 
 
+def untouched_pool(inp: GDNInputs) -> dict[str, torch.Tensor]:
+    """What a step of `inp`'s first batch must leave as drawn: the check's `pool` output, held bit for bit
+    (tolerance 0) by every reference a serving point is checked against, the oracle's and fp64-full's."""
+    return {"pool": pool_rest(inp.pool, inp.slots[0])}
+
+
 class ServingSteps:
     """Mixin for a Backend with a slot-indexed serving step (see the module docstring)."""
 

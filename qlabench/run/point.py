@@ -19,6 +19,7 @@ import torch
 
 from qlabench.measure import caches as cache
 from qlabench.backends import ORACLE, Backend
+from qlabench.backends.decode import untouched_pool
 from qlabench.backends.reference.fp64_full import fp64_errors
 from qlabench.measure.correctness import compare
 from qlabench.measure.inputs import make_inputs, reduced_seqlens
@@ -203,10 +204,18 @@ def check_timed_path(p: Point, backend: Backend, ctx: MeasureContext, row: Point
     return None
 
 
-def check_fp64_full(p: Point, got: dict, inp, fields: dict) -> str | None:
+def check_fp64_full(p: Point, got: dict, inp, fields: dict, untouched: dict | None = None) -> str | None:
     """Compare full-size outputs with the float64 reference (`[check] reference = "fp64-full"`): fills
-    `fields` with the errors, the reference's label and the tokens checked; returns the failure, if any."""
+    `fields` with the errors, the reference's label and the tokens checked; returns the failure, if any.
+
+    `untouched`: a serving point's pool outside the batch as drawn (`untouched_pool`, taken before the
+    call): the float64 reference computes o and ht, and the pool is held bit for bit as the oracle's check
+    holds it, so no reference lets a step that clobbers other sequences' states pass."""
     errors, failure = fp64_errors(got, inp, grads=p.mode != "fwd" and not p.is_serving, dtype=p.tolerance_dtype)
+    if untouched is not None:
+        pool_errors, pool_failure = compare(got, untouched, p.tolerance_dtype)
+        errors.update(pool_errors)
+        failure = "; ".join(f for f in (failure, pool_failure) if f) or None
     fields.update({f"err_{n}": errors.get(n) for n in CHECKED_TENSORS})
     fields["oracle"] = f"{FP64_REFERENCE} float64 @{p.total_tokens} tokens"
     fields["check_tokens"] = p.total_tokens
@@ -275,6 +284,8 @@ def run_point(p: Point, ctx: MeasureContext) -> ResultRow:
             if failure:
                 return row.done(Status.INCORRECT, failure)
         inp = make_inputs(p, ctx.device)
+        # taken before the call: a step may write the pool it was handed
+        untouched = untouched_pool(inp) if fp64_full and p.is_serving else None
         fn = backend.prepare_point(p, inp)
         sync = _sync(ctx.device)
         lap("inputs")
@@ -282,7 +293,8 @@ def run_point(p: Point, ctx: MeasureContext) -> ResultRow:
         got, first_call_s = _timed_call(fn, sync)  # an autotuning library tunes here, for this point
         lap("first_call")
         if fp64_full:
-            failure = check_fp64_full(p, got, inp, row.fields)
+            failure = check_fp64_full(p, got, inp, row.fields, untouched)
+            del untouched
             lap("fp64_check")
             if failure:  # with the check's cost: what the float64 reference takes at this size
                 row.fields["phases_s"] = {k: round(v, 4) for k, v in phases.items()}

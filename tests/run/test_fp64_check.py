@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 from qlabench.run.options import InProcess, RunOptions
 from qlabench.backends import REGISTRY
 from qlabench.backends.base import Backend
+from qlabench.backends.naive import NaiveStep
 from qlabench.backends.reference import recurrent_gated_delta_rule
 from qlabench.backends.reference.fp64_full import reference_outputs
 from qlabench.cli import app
@@ -122,3 +123,45 @@ def test_float64_points_agree_with_the_reference_to_round_off(tmp_path):
         assert all(e is not None and e < 1e-12 for e in errs), (r.backend, errs)
         assert not any(math.isnan(e) for e in errs)
 
+
+
+# -- a serving step keeps its pool invariant under every reference ------------------------------------
+
+
+class ZeroTheRest(NaiveStep):
+    """Steps the batch right, then zeroes every slot outside it: o and ht exact, other sequences' states lost."""
+
+    name = "zero-the-rest"
+
+    def step(self, inp, pool, slots):
+        o = super().step(inp, pool, slots)
+        keep = pool.index_select(0, slots).clone()
+        pool.zero_()
+        pool.index_copy_(0, slots, keep)
+        return o
+
+
+def serving_suite(backends, check):
+    return parse_suite({"name": "fp64-serving", "device": "cpu",
+                        "sweep": {"backends": list(backends), "modes": ["decode"], "batch": [2],
+                                  "seqlen": [1], "heads": [{"h_qk": 1, "h_v": 2}], "K": 8, "V": 8, "dtype": "float32",
+                                  "pool_factor": [2]},
+                        "include": [{"modes": ["mtp"], "seqlen": [3]}],
+                        "timing": {"timer": "wall", "warmup": 0, "min_samples": 1, "max_samples": 1},
+                        "check": check})
+
+
+@pytest.mark.parametrize("reference", ["oracle", "fp64-full"])
+def test_a_step_that_clobbers_the_pool_is_incorrect_under_every_reference(tmp_path, reference):
+    registry = {**REGISTRY, "zero-the-rest": ZeroTheRest()}
+    rows = run_sweep(serving_suite(["zero-the-rest"], {"reference": reference}), tmp_path,
+                     RunOptions(executor=InProcess(registry))).rows
+    assert rows and all(r.status == "incorrect" for r in rows), [(r.mode, r.status, r.reason) for r in rows]
+    assert all("pool rel err 1 > 0" in r.reason and r.err_pool == 1.0 and r.median_ms is None for r in rows)
+
+
+def test_a_correct_step_keeps_its_pool_under_the_fp64_reference(tmp_path):
+    rows = run_sweep(serving_suite(["naive-step"], {"reference": "fp64-full"}), tmp_path,
+                     RunOptions(executor=InProcess(REGISTRY))).rows
+    assert [r.status for r in rows] == ["ok", "ok"], [r.reason for r in rows]
+    assert all(r.err_pool == 0.0 and r.oracle.startswith("fp64-full") for r in rows)
