@@ -30,6 +30,8 @@
 #      pack       tar the results and the compile caches into DIR (results.tar.gz, compile-cache.tar.gz)
 #    Each step writes its log into DIR; results accumulate in the work folder, so `pack` last gathers
 #    everything to carry back. The GPU steps stop at once (exit 3) when flash_qla/fla are not importable.
+#    A step's exit status is its command's (qlabench's: 2 for bad input such as an unknown suite; 124 when
+#    STEP_TIMEOUT_S killed it); a failed command also prints the end of its log on stderr.
 #
 # Folders (relative paths are taken from where the script is called):
 #   QLABENCH_OFFLINE_OUT   DIR: logs, summaries and packs to carry back (default ./offline-out; --out wins)
@@ -213,6 +215,23 @@ quiet() { grep -vE "^\s*$|TileLang|Warning|j_t_vec|dk_fragment|Initialize the bu
 limited() {  # run "$@", killed after STEP_TIMEOUT_S when set
   if [ -n "${STEP_TIMEOUT_S:-}" ]; then timeout -k 15 "$STEP_TIMEOUT_S" "$@"; else "$@"; fi
 }
+# The knob `limited` hands to timeout(1), checked first: timeout would exit 125 on "abc" and run with no
+# limit at all on 0.
+if [ -n "${STEP_TIMEOUT_S:-}" ] && ! { [[ $STEP_TIMEOUT_S =~ ^[0-9]*\.?[0-9]+$ ]] && [[ $STEP_TIMEOUT_S =~ [1-9] ]]; }; then
+  die "STEP_TIMEOUT_S=$STEP_TIMEOUT_S: must be a positive number of seconds"
+fi
+# The step's status is its command's: a filter after it (grep, tee) or the gpu_state after it must not turn a
+# failed qlabench into exit 0. `ran LOG RC` keeps the first failure for the script's exit and says so.
+STEP_RC=0
+ran() {
+  local log=$1 rc=$2
+  [ "$rc" -eq 0 ] && return 0
+  [ "$STEP_RC" -ne 0 ] || STEP_RC=$rc
+  {
+    echo "offline-host.sh $STEP: the command exited $rc$([ "$rc" -eq 124 ] && echo ' (killed at STEP_TIMEOUT_S; rows so far are kept)'); the end of $log:"
+    grep -vE "^\s*$" "$log" | tail -n 5 | sed 's/^/  /'
+  } >&2
+}
 max_time() { [ -n "${MAX_TIME_S:-}" ] && echo "--max-time $MAX_TIME_S"; }
 # Fail fast, before a sweep records nothing but `skipped` rows, when the GPU packages are not importable.
 need_gpu_libs() {
@@ -247,12 +266,14 @@ for mod in ("triton", "tilelang", "flash_qla", "fla", "flashinfer", "cutlass", "
 EOF
       COLUMNS=160 python3 -m qlabench backends
     } 2>&1 | tee "$DEST/env$tag.txt"
+    ran "$DEST/env$tag.txt" "${PIPESTATUS[0]}"
     ;;
   warmup)
     SUITE=${2:-h200-smoke}
     log="$DEST/warmup-$SUITE$tag.log"
     { date -u; gpu_state; } > "$log"
     ( time limited python3 -m qlabench warmup --suite "$SUITE" --jobs "${JOBS:-16}" ) >> "$log" 2>&1
+    ran "$log" $?
     grep -E "points in|real" "$log" | tail -10
     ;;
   sweep)
@@ -263,6 +284,7 @@ EOF
     # shellcheck disable=SC2046
     limited python3 -m qlabench run sweep --suite "$SUITE" --out "$RES" --resume $(max_time) \
       ${GPUS:+--gpus $GPUS} 2>&1 | quiet >> "$log"
+    ran "$log" "${PIPESTATUS[0]}"
     { echo "== after"; gpu_state; } >> "$log"
     tail -8 "$log"
     ;;
@@ -270,6 +292,7 @@ EOF
     need_gpu_libs
     log="$DEST/pytest-gpu$tag.log"
     limited python3 -m pytest -m gpu tests/gpu -q -p no:cacheprovider -rA 2>&1 | grep -v TileLang > "$log"
+    ran "$log" "${PIPESTATUS[0]}"
     grep -E "passed|failed|error" "$log" | tail -4
     ;;
   scaling)
@@ -294,6 +317,7 @@ EOF
         | quiet >> "$log"
       rc=${PIPESTATUS[0]}
       t1=$(date +%s.%N)
+      ran "$log" "$rc"
       echo "$SUITE,$ex,$g,$(python3 -c "print(f'{$t1-$t0:.1f}')"),$rc" | tee -a "$csv"
     done
     { echo "== after"; gpu_state; } >> "$log"
@@ -304,6 +328,7 @@ EOF
     log="$DEST/ncu$tag.log"
     { echo "ncu: $(command -v ncu || echo missing)"; ncu --version 2>&1 | tail -1; } > "$log"
     limited python3 -m qlabench run sweep --suite "$SUITE" --out "$RES/ncu" --ncu 2>&1 | quiet >> "$log"
+    ran "$log" "${PIPESTATUS[0]}"
     tail -12 "$log"
     ;;
   selfbench)
@@ -316,6 +341,7 @@ EOF
     # shellcheck disable=SC2046,SC2086
     limited python3 -m qlabench selfbench "$WHAT" --suite "$SUITE" --out "$dst" $(max_time) ${SELFBENCH_ARGS:-} 2>&1 \
       | quiet >> "$log"
+    ran "$log" "${PIPESTATUS[0]}"
     { echo "== after"; gpu_state; } >> "$log"
     grep -E "^(suite|flashqla) |runs not made|agreement skipped|wrote" "$log" | tail -20
     for f in "$dst"/*.md; do [ -f "$f" ] && cp "$f" "$DEST/$(basename "${f%.md}")$tag.md"; done
@@ -325,6 +351,7 @@ EOF
     log="$DEST/study$tag.log"
     # shellcheck disable=SC2086
     limited python3 -m qlabench compare-study --suite "$SUITE" --out "$RES/study" ${STUDY_ARGS:-} 2>&1 | quiet > "$log"
+    ran "$log" "${PIPESTATUS[0]}"
     tail -12 "$log"
     ;;
   cp)
@@ -348,6 +375,7 @@ except Exception as e: print("nccl version unknown:", e)'
     # shellcheck disable=SC2046
     limited python3 -m qlabench run sweep --suite "$SUITE" --out "$RES" $(max_time) >> "$LOG" 2>&1
     RC=$?
+    ran "$LOG" "$RC"
     echo "== sweep exit $RC after $(( $(date +%s) - T0 ))s (124: killed at STEP_TIMEOUT_S; rows so far are kept)" | tee -a "$LOG"
     smi --query-gpu=index,clocks.sm,temperature.gpu,power.draw,memory.used --format=csv >> "$LOG" 2>&1
 
@@ -421,3 +449,4 @@ EOF
     ls -la "$DEST"
     ;;
 esac
+exit "$STEP_RC"

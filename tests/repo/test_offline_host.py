@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -52,3 +54,44 @@ def test_check_stops_on_a_site_whose_pth_stops_python(tmp_path):
     (site / "bad.pth").write_text("import sys; sys.exit(9)\n")
     r, _ = run_check(tmp_path, site)
     assert r.returncode == 2 and "fail when read as a site folder" in r.stderr
+
+
+# -- a step's exit status is its command's ---------------------------------------------------------------
+
+
+def run_step(tmp_path: Path, *args: str, **knobs: str) -> subprocess.CompletedProcess:
+    """A step of the script, with a site of stand-in flash_qla/fla (so the GPU steps get past their
+    import check on a machine without them) and `knobs` in its environment."""
+    site = tmp_path / "site"
+    for mod in ("flash_qla", "fla"):
+        (site / mod).mkdir(parents=True, exist_ok=True)
+        (site / mod / "__init__.py").write_text("")
+    env = {**os.environ, "QLABENCH_OFFLINE_SITE": str(site), "QLABENCH_OFFLINE_WORK": str(tmp_path / "work"),
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}", **knobs}
+    env.pop("PYTHONPATH", None)
+    return subprocess.run(["bash", str(REPO / "scripts" / "offline-host.sh"), "--out", str(tmp_path / "out"), *args],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize("args, knobs", [
+    (("warmup", "no-such-suite"), {}),
+    (("study", "no-such-suite"), {}),
+    (("sweep", "no-such-suite"), {}),
+    (("selfbench", "no-such-suite"), {"WHAT": "cost"}),
+    (("sweep", "quick-cpu"), {"MAX_TIME_S": "abc"}),
+    (("sweep", "quick-cpu"), {"GPUS": "0"}),
+], ids=["warmup-unknown-suite", "study-unknown-suite", "sweep-unknown-suite", "selfbench-unknown-suite",
+        "sweep-max-time-abc", "sweep-gpus-0"])
+def test_a_step_whose_qlabench_command_fails_exits_with_its_status_and_says_why(tmp_path, args, knobs):
+    r = run_step(tmp_path, *args, **knobs)
+    assert r.returncode == 2, (r.returncode, r.stdout, r.stderr)
+    assert f"offline-host.sh {args[0]}: the command exited 2" in r.stderr
+    # the end of the log, where qlabench says what was wrong, is shown
+    assert ("no-such-suite" in r.stderr) if "no-such-suite" in args else ("--max-time" in r.stderr or "--gpus" in r.stderr)
+
+
+@pytest.mark.parametrize("value", ["abc", "0", "-5"])
+def test_a_bad_step_timeout_is_refused_before_the_step_runs(tmp_path, value):
+    r = run_step(tmp_path, "warmup", "no-such-suite", STEP_TIMEOUT_S=value)
+    assert r.returncode == 2 and f"STEP_TIMEOUT_S={value}: must be a positive number of seconds" in r.stderr
+    assert not (tmp_path / "out" / "warmup-no-such-suite.log").exists()
