@@ -36,7 +36,14 @@ class BackendError(QlabenchError):
 
 
 class PointError(QlabenchError, ValueError):
-    """A benchmark point (or a model's head configuration at a TP degree) that cannot exist."""
+    """A benchmark point (or a model's head configuration at a TP degree) that cannot exist.
+
+    `problems`: (field, problem) pairs where the point's validation found them, so a suite can name the
+    axis that made the point."""
+
+    def __init__(self, message: str, problems: list[tuple[str, str]] | None = None):
+        super().__init__(message)
+        self.problems = list(problems or [])
 
 
 class RowError(QlabenchError, ValueError):

@@ -89,44 +89,41 @@ class Point:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "seqlens", tuple(int(s) for s in self.seqlens))
+        # (field, problem): the field says which axis of a suite made the point (core/spec.py names it)
         problems = _gate_param_problems(self)
         if not problems:
             for name, default in (("gate_zero_frac", FLASHQLA_GATE_ZERO_FRAC), ("gate_scale", FLASHQLA_GATE_SCALE)):
                 v = getattr(self, name)
                 object.__setattr__(self, name, None if v is None or float(v) == default else float(v))
-        if self.mode not in MODES:
-            problems.append(f"mode {self.mode!r} not in {MODES}")
-        if self.dtype not in DTYPES:
-            problems.append(f"dtype {self.dtype!r} not in {DTYPES}")
-        if self.gate not in GATES:
-            problems.append(f"gate {self.gate!r} not in {GATES}")
-        if self.layout not in LAYOUTS:
-            problems.append(f"layout {self.layout!r} not in {LAYOUTS}")
+        for name, allowed in (("mode", MODES), ("dtype", DTYPES), ("gate", GATES), ("layout", LAYOUTS)):
+            if getattr(self, name) not in allowed:
+                problems.append((name, f"{name} {getattr(self, name)!r} not in {allowed}"))
         if not self.seqlens or min(self.seqlens) < 1:
-            problems.append("seqlens must be a non-empty list of positive lengths")
+            problems.append(("seqlens", "seqlens must be a non-empty list of positive lengths"))
         if self.layout == "dense" and len(self.seqlens) != self.batch:
-            problems.append("dense layout: one length per batch element")
+            problems.append(("batch", "dense layout: one length per batch element"))
         if self.layout == "dense" and len(set(self.seqlens)) > 1:
-            problems.append("dense layout: all sequences have one length")
+            problems.append(("seqlens", "dense layout: all sequences have one length"))
         if self.layout == "varlen" and self.batch != 1:
-            problems.append("varlen layout packs its sequences into batch 1")
+            problems.append(("batch", "varlen layout packs its sequences into batch 1"))
         if min(self.h_qk, self.h_v, self.K, self.V) < 1:
-            problems.append("head counts and dims must be positive")
+            problems.append(("h_v", "head counts and dims must be positive"))
         elif gva := gva_error(self.h_qk, self.h_v):
-            problems.append(gva)
+            problems.append(("h_v", gva))
         if (self.cp_world_size is None) != (self.cp_mode is None):
-            problems.append("cp_world_size and cp_mode go together (both set, or neither)")
+            problems.append(("cp_mode", "cp_world_size and cp_mode go together (both set, or neither)"))
         elif self.cp_world_size is not None:
             if isinstance(self.cp_world_size, bool) or not isinstance(self.cp_world_size, int) \
                     or self.cp_world_size < 2:
-                problems.append(f"cp_world_size must be an integer >= 2, got {self.cp_world_size!r}")
+                problems.append(("cp_world_size", f"cp_world_size must be an integer >= 2, got {self.cp_world_size!r}"))
             if self.cp_mode not in CP_MODES:
-                problems.append(f"cp_mode {self.cp_mode!r} not in {CP_MODES}")
+                problems.append(("cp_mode", f"cp_mode {self.cp_mode!r} not in {CP_MODES}"))
         problems += _serving_problems(self)
         if self.beta_regime is not None and self.beta_regime not in BETA_REGIMES:
-            problems.append(f"beta_regime {self.beta_regime!r} not in {BETA_REGIMES} (or null: sigmoid(randn))")
+            problems.append(("beta_regime", f"beta_regime {self.beta_regime!r} not in {BETA_REGIMES} (or null: "
+                                            "sigmoid(randn))"))
         if problems:
-            raise PointError("invalid point: " + "; ".join(problems))
+            raise PointError("invalid point: " + "; ".join(m for _, m in problems), problems=problems)
 
     # -- derived ------------------------------------------------------------------------------
     @property
@@ -188,10 +185,7 @@ class Point:
 
     def gate_params_effective(self) -> dict[str, float | None]:
         """gate_zero_frac and gate_scale with the profile's defaults filled in (None for other profiles)."""
-        if self.gate != "flashqla":
-            return {"gate_zero_frac": None, "gate_scale": None}
-        return {"gate_zero_frac": FLASHQLA_GATE_ZERO_FRAC if self.gate_zero_frac is None else self.gate_zero_frac,
-                "gate_scale": FLASHQLA_GATE_SCALE if self.gate_scale is None else self.gate_scale}
+        return gate_params_effective(self.gate, self.gate_zero_frac, self.gate_scale)
 
     @property
     def gate_label(self) -> str:
@@ -238,50 +232,60 @@ class Point:
         return out
 
 
-def _serving_problems(p: Point) -> list[str]:
-    """What is wrong with a serving point's shape and pool, or with serving fields on a prefill point."""
+def _serving_problems(p: Point) -> list[tuple[str, str]]:
+    """(field, problem) for a serving point's shape and pool, or for serving fields on a prefill point."""
     fields = {"state_dtype": p.state_dtype, "state_layout": p.state_layout, "pool": p.pool}
     if p.mode not in SERVING_MODES:
         given = [k for k, v in fields.items() if v is not None]
-        return [f"{', '.join(given)} appl{'y' if len(given) > 1 else 'ies'} to serving modes "
-                f"({', '.join(SERVING_MODES)}) only"] if given else []
+        return [(given[0], f"{', '.join(given)} appl{'y' if len(given) > 1 else 'ies'} to serving modes "
+                 f"({', '.join(SERVING_MODES)}) only")] if given else []
     out = []
     if p.layout != "dense":
-        out.append(f"{p.mode} points are dense: B sequences of T tokens each, against their states")
+        out.append(("layout", f"{p.mode} points are dense: B sequences of T tokens each, against their states"))
     elif p.seqlens:
         T = p.seqlens[0]
         if p.mode == "decode" and T != 1:
-            out.append(f"decode is one token per sequence (seqlen 1), got {T}; use mode mtp for T = 2..{MTP_MAX_T}")
+            out.append(("seqlens", f"decode is one token per sequence (seqlen 1), got {T}; use mode mtp for "
+                                   f"T = 2..{MTP_MAX_T}"))
         if p.mode == "mtp" and not 2 <= T <= MTP_MAX_T:
-            out.append(f"mtp verifies 2..{MTP_MAX_T} tokens per sequence, got {T}")
+            out.append(("seqlens", f"mtp verifies 2..{MTP_MAX_T} tokens per sequence, got {T}"))
     if not p.initial_state:
-        out.append("a serving step always starts from its sequences' states (initial_state must be true)")
+        out.append(("initial_state", "a serving step always starts from its sequences' states (initial_state must "
+                                     "be true)"))
     if p.state_dtype not in STATE_DTYPES:
-        out.append(f"state_dtype {p.state_dtype!r} not in {STATE_DTYPES}")
+        out.append(("state_dtype", f"state_dtype {p.state_dtype!r} not in {STATE_DTYPES}"))
     if p.state_layout not in STATE_LAYOUTS:
-        out.append(f"state_layout {p.state_layout!r} not in {STATE_LAYOUTS}")
+        out.append(("state_layout", f"state_layout {p.state_layout!r} not in {STATE_LAYOUTS}"))
     if isinstance(p.pool, bool) or not isinstance(p.pool, int) or p.pool < p.batch:
-        out.append(f"pool must be an integer number of state slots >= batch ({p.batch}), got {p.pool!r}")
+        out.append(("pool", f"pool must be an integer number of state slots >= batch ({p.batch}), got {p.pool!r}"))
     if p.distributed:
-        out.append("serving points run on one device (no context parallelism)")
+        out.append(("cp_world_size", "serving points run on one device (no context parallelism)"))
     return out
 
 
-def _gate_param_problems(p: Point) -> list[str]:
+def _gate_param_problems(p: Point) -> list[tuple[str, str]]:
     out = []
     for name in GATE_PARAMS:
         v = getattr(p, name)
         if v is None:
             continue
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-            out.append(f"{name} must be a finite number, got {v!r}")
+            out.append((name, f"{name} must be a finite number, got {v!r}"))
         elif p.gate != "flashqla":
-            out.append(f"{name} applies to the flashqla gate profile only (gate={p.gate!r})")
+            out.append((name, f"{name} applies to the flashqla gate profile only (gate={p.gate!r})"))
         elif name == "gate_zero_frac" and not 0 <= v <= 1:
-            out.append(f"gate_zero_frac must be in [0, 1], got {v}")
+            out.append((name, f"gate_zero_frac must be in [0, 1], got {v}"))
         elif name == "gate_scale" and not v > 0:
-            out.append(f"gate_scale must be positive, got {v}")
+            out.append((name, f"gate_scale must be positive, got {v}"))
     return out
+
+
+def gate_params_effective(gate: str, zero_frac: float | None, scale: float | None) -> dict[str, float | None]:
+    """A gate profile's gate_zero_frac and gate_scale with its defaults filled in (None for other profiles)."""
+    if gate != "flashqla":
+        return {"gate_zero_frac": None, "gate_scale": None}
+    return {"gate_zero_frac": FLASHQLA_GATE_ZERO_FRAC if zero_frac is None else zero_frac,
+            "gate_scale": FLASHQLA_GATE_SCALE if scale is None else scale}
 
 
 def flashqla_zero_heads(h_v: int, zero_frac: float | None = None) -> int:

@@ -19,13 +19,14 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from qlabench.core import models
-from qlabench.core.errors import SpecError
+from qlabench.core import identity, models
+from qlabench.core.errors import PointError, SpecError
 from qlabench.core.names import default_name, name_problem
 from qlabench.core.point import SERVING_MODES, Point, gva_error
-from qlabench.core.spec_limits import DEVICE_RE, MAX_BATCH, MAX_POINTS, exclude_value_problem, table_problems
+from qlabench.core.spec_limits import DEVICE_RE, MAX_BATCH, MAX_POINTS, table_problems
 from qlabench.core.spec_tables import AXES as _AXES, AXIS_DEFAULTS as _AXIS_DEFAULTS, MATCH_KEYS as _MATCH_KEYS
-from qlabench.core.spec_tables import SERVING_DEFAULTS, cp_entries, is_of as _is, split_entries
+from qlabench.core.spec_tables import (SERVING_DEFAULTS, cp_entries, exclude_value_problem, is_of as _is,
+                                      matches_exclude, split_entries)
 
 SUITES_DIR = Path(__file__).resolve().parents[2] / "suites"
 DEFAULT_SUITE = "quick-cpu"
@@ -170,16 +171,6 @@ def parse_suite(data: dict, path: str = "<suite>", max_points: int | None = MAX_
     includes = _table_list(data, "include", path)
     excludes = _table_list(data, "exclude", path)
 
-    points: list[Point] = []
-    seen: set[Point] = set()
-    sweeps = [("sweep", sweep)] if sweep else []
-    sweeps += [(f"include[{i}]", {**sweep, **inc}) for i, inc in enumerate(includes)]
-    for where, axes in sweeps:
-        for p in _expand(axes, where, path, None if max_points is None else max_points - len(points)):
-            if p not in seen:
-                seen.add(p)
-                points.append(p)
-
     for i, rule in enumerate(excludes):
         for k in rule:
             if k not in _MATCH_KEYS:
@@ -194,7 +185,21 @@ def parse_suite(data: dict, path: str = "<suite>", max_points: int | None = MAX_
                         models.lookup(m)
                     except KeyError as e:
                         raise SpecError(path, f"exclude[{i}].model", e.args[0]) from None
-    points = [p for p in points if not any(_matches(p, rule) for rule in excludes)]
+
+    # [[exclude]] applies to the combinations before each becomes a point: a combination no point can be
+    # (decode at seqlen 4 in a sweep of decode and mtp over seqlen 1 and 4) may be excluded, not only refused.
+    points: list[Point] = []
+    seen: set[Point] = set()
+    sweeps = [("sweep", sweep)] if sweep else []
+    sweeps += [(f"include[{i}]", {**sweep, **inc}) for i, inc in enumerate(includes)]
+    for where, axes in sweeps:
+        for fields in _expand(axes, where, path, None if max_points is None else max_points - len(points)):
+            if any(matches_exclude(fields, rule) for rule in excludes):
+                continue
+            p = _point(fields, where, path)
+            if p not in seen:
+                seen.add(p)
+                points.append(p)
     if not points:
         raise SpecError(path, "sweep", "the sweep is empty: it expands to no points")
     return Suite(name=name, path=path, points=tuple(points), description=description, device=device,
@@ -305,7 +310,8 @@ def _heads(entries: list[dict], where: str, path: str) -> list[tuple[int, int, s
     return out
 
 
-def _expand(axes: dict, where: str, path: str, limit: int | None = None) -> list[Point]:
+def _expand(axes: dict, where: str, path: str, limit: int | None = None) -> list[dict]:
+    """The field values of every combination of a sweep's axes (Point's keyword arguments), not yet judged."""
     unknown = set(axes) - set(_AXES)
     if unknown:
         k = sorted(unknown)[0]
@@ -349,30 +355,29 @@ def _expand(axes: dict, where: str, path: str, limit: int | None = None) -> list
             seed, h0, (ws, cpm), beta in itertools.product(
                 ax["backends"], modes, layouts, heads, ax["K"], ax["V"], ax["dtype"], ax["gate"], gate_params,
                 ax["seed"], ax["initial_state"], cps, betas):
-        pts.append(Point(backend=backend, mode=mode, layout=layout, batch=b, seqlens=lens, h_qk=h_qk, h_v=h_v,
-                         K=K, V=V, dtype=dtype, gate=gate, gate_zero_frac=zf, gate_scale=gs, seed=seed,
-                         initial_state=h0, model=model, tp=tp, cp_world_size=ws, cp_mode=cpm, state_dtype=sdt,
-                         state_layout=slay, pool=None if pf is None else pf * b, beta_regime=beta))
+        pts.append(dict(backend=backend, mode=mode, layout=layout, batch=b, seqlens=tuple(lens), h_qk=h_qk, h_v=h_v,
+                        K=K, V=V, dtype=dtype, gate=gate, gate_zero_frac=zf, gate_scale=gs, seed=seed,
+                        initial_state=h0, model=model, tp=tp, cp_world_size=ws, cp_mode=cpm, state_dtype=sdt,
+                        state_layout=slay, pool=None if pf is None else pf * b, beta_regime=beta))
     return pts
 
 
-def _matches(p: Point, rule: dict) -> bool:
-    for k, want in rule.items():
-        if k == "seqlen":
-            have = p.seqlens[0] if p.layout == "dense" else None
-        elif k == "seqlens":
-            have = list(p.seqlens)
-        elif k == "total_tokens":
-            have = p.total_tokens
-        elif k == "beta_regime":
-            have = p.beta_regime or "sigmoid"
-        elif k in ("gate_zero_frac", "gate_scale"):
-            have = p.gate_params_effective()[k]  # 0.25 matches the default, stored as null
+# The suite axis that sets a Point field, where their names differ (an invalid combination names its axis).
+_FIELD_AXIS = {"backend": "backends", "mode": "modes", "pool": "pool_factor", "h_qk": "heads", "h_v": "heads",
+               "cp_world_size": "cp", "cp_mode": "cp", "model": "heads", "tp": "heads"}
+
+
+def _point(fields: dict, where: str, path: str) -> Point:
+    """The point of one combination; a combination no point can be is a SpecError naming the axis."""
+    try:
+        return Point(**fields)
+    except PointError as e:
+        field, problem = e.problems[0] if e.problems else ("", str(e))
+        if field in ("seqlens", "layout", "batch"):
+            axis = "seqlen" if fields["layout"] == "dense" else "varlen"
         else:
-            have = getattr(p, k)
-        options = want if isinstance(want, list) and k != "seqlens" else [want]
-        if k == "model":
-            options = [models.lookup(o).name if isinstance(o, str) else o for o in options]
-        if have not in options:
-            return False
-    return True
+            axis = _FIELD_AXIS.get(field, field)
+        what = f"{fields['mode']} at {identity.layout_label(fields['layout'], fields['batch'], fields['seqlens'])}"
+        raise SpecError(path, f"{where}.{axis}" if axis else where,
+                        f"{problem} (the combination {what}); change the axis, or drop the combination with an "
+                        "[[exclude]] table") from None

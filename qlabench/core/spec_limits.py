@@ -1,4 +1,4 @@
-"""Bounds of a suite's numeric settings and the value types of [[exclude]] keys (used by spec.py).
+"""Bounds of a suite's numeric settings (used by spec.py).
 
 Kept apart from spec.py so the parser stays short: each check returns the problem in words, or None.
 """
@@ -62,37 +62,6 @@ def table_problems(table: str, obj) -> list[tuple[str, str]]:
     if table == "timing" and obj.max_samples < obj.min_samples:
         out.append(("timing.max_samples", f"must be >= min_samples ({obj.min_samples}), got {obj.max_samples}"))
     return out
-
-
-_INT_KEYS = {"batch", "seqlen", "h_qk", "h_v", "K", "V", "seed", "total_tokens", "tp", "cp_world_size"}
-_STR_KEYS = {"backend", "mode", "layout", "dtype", "gate", "cp_mode", "model"}
-_FLOAT_KEYS = {"gate_zero_frac", "gate_scale"}
-
-
-def _one(key: str, v) -> bool:
-    if key in _INT_KEYS:
-        return isinstance(v, int) and not isinstance(v, bool)
-    if key in _STR_KEYS:
-        return isinstance(v, str)
-    if key in _FLOAT_KEYS:
-        return isinstance(v, (int, float)) and not isinstance(v, bool)
-    if key == "initial_state":
-        return isinstance(v, bool)
-    if key == "seqlens":
-        return isinstance(v, list) and all(isinstance(x, int) and not isinstance(x, bool) for x in v)
-    return True
-
-
-def exclude_value_problem(key: str, value) -> str | None:
-    """Why an [[exclude]] value can never match (a wrong type), or None. A list means any of its values
-    (except for `seqlens`, whose value is itself a list of lengths)."""
-    values = value if isinstance(value, list) and key != "seqlens" else [value]
-    for v in values:
-        if not _one(key, v):
-            want = ("an integer" if key in _INT_KEYS else "a string" if key in _STR_KEYS else "a number"
-                    if key in _FLOAT_KEYS else "a boolean" if key == "initial_state" else "a list of integers")
-            return f"must be {want} (or a list of them), got {type(v).__name__} {v!r}: it would exclude nothing"
-    return None
 
 
 DEVICE_RE = re.compile(r"auto|cpu|cuda(:\d+)?")

@@ -9,7 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 from qlabench.core.errors import SpecError
-from qlabench.core.point import (BETA_REGIMES, CP_MODES, DTYPES, GATES, MODES, STATE_DTYPES, STATE_LAYOUTS)
+from qlabench.core import models
+from qlabench.core.point import (BETA_REGIMES, CP_MODES, DTYPES, GATES, LAYOUTS, MODES, STATE_DTYPES,
+                                 STATE_LAYOUTS, gate_params_effective)
 from qlabench.core.splits import MAX_PERMUTATION, random_split
 
 
@@ -45,12 +47,32 @@ AXIS_DEFAULTS: dict[str, list] = {
     "cp": [{}], "gate_zero_frac": [None], "gate_scale": [None],
     "state_dtype": [None], "state_layout": [None], "pool_factor": [None], "beta_regime": ["sigmoid"],
 }
-# Keys an [[exclude]] rule may match on: the point's fields, plus `seqlen` (dense T).
-MATCH_KEYS = {
-    "backend", "mode", "layout", "batch", "seqlen", "seqlens", "model", "tp", "h_qk", "h_v", "K", "V",
-    "dtype", "gate", "gate_zero_frac", "gate_scale", "seed", "initial_state", "total_tokens", "cp_world_size",
-    "cp_mode", "state_dtype", "state_layout", "pool", "beta_regime",
+# Keys an [[exclude]] rule may match on: the point's fields, plus `seqlen` (dense T), each with the value
+# type(s) and allowed values its sweep axis has (a value no point can have would exclude nothing).
+_AS_AXIS = {"backend": "backends", "mode": "modes", "pool": "pool_factor"}  # pool: slots, an integer as the factor
+MATCH_KEYS: dict[str, tuple[tuple[type, ...], tuple | None]] = {
+    **{k: AXES[_AS_AXIS.get(k, k)] for k in (
+        "backend", "mode", "batch", "seqlen", "K", "V", "dtype", "gate", "gate_zero_frac", "gate_scale", "seed",
+        "initial_state", "state_dtype", "state_layout", "pool", "beta_regime")},
+    **{k: ((int,), None) for k in ("h_qk", "h_v", "tp", "total_tokens", "cp_world_size")},
+    "model": ((str,), None), "layout": ((str,), LAYOUTS), "cp_mode": ((str,), CP_MODES),
+    "seqlens": ((list,), None),  # one packed layout: a list of lengths
 }
+_TYPE_WORDS = {str: "a string", int: "an integer", bool: "a boolean", float: "a number", list: "a list of integers"}
+
+
+def exclude_value_problem(key: str, value: Any) -> str | None:
+    """Why an [[exclude]] value can never match (a wrong type, or a value its axis does not allow), or None.
+    A list means any of its values (except for `seqlens`, whose value is itself a list of lengths)."""
+    types, allowed = MATCH_KEYS[key]
+    values = value if isinstance(value, list) and key != "seqlens" else [value]
+    for v in values:
+        if not is_of(v, types) or (key == "seqlens" and not all(is_of(x, (int,)) for x in v)):
+            return (f"must be {_TYPE_WORDS[types[0]]} (or a list of them), got {type(v).__name__} {v!r}: "
+                    "it would exclude nothing")
+        if allowed is not None and v not in allowed:
+            return f"{v!r} is not one of {', '.join(map(str, allowed))}: it would exclude nothing"
+    return None
 
 
 def is_of(value: Any, types: tuple[type, ...]) -> bool:
@@ -115,3 +137,26 @@ def split_entries(entries: list[dict], where: str, path: str) -> list[tuple[int,
                     raise SpecError(path, f"{key}.n", f"cannot split {tokens} tokens into {n} non-empty sequences")
                 out.append(random_split(tokens, n, seed))
     return out
+
+
+def matches_exclude(f: dict, rule: dict) -> bool:
+    """Whether a combination's fields (as `_expand` gives them) match every key of an [[exclude]] rule."""
+    for k, want in rule.items():
+        if k == "seqlen":
+            have = f["seqlens"][0] if f["layout"] == "dense" else None
+        elif k == "seqlens":
+            have = list(f["seqlens"])
+        elif k == "total_tokens":
+            have = sum(f["seqlens"])
+        elif k == "beta_regime":
+            have = f["beta_regime"] or "sigmoid"
+        elif k in ("gate_zero_frac", "gate_scale"):  # 0.25 matches the default, stored as null
+            have = gate_params_effective(f["gate"], f["gate_zero_frac"], f["gate_scale"])[k]
+        else:
+            have = f[k]
+        options = want if isinstance(want, list) and k != "seqlens" else [want]
+        if k == "model":
+            options = [models.lookup(o).name if isinstance(o, str) else o for o in options]
+        if have not in options:
+            return False
+    return True

@@ -133,3 +133,52 @@ def test_dry_run_of_a_large_suite_shows_the_count_and_a_bound_on_time(tmp_path):
     assert "up to" in r.output
     r = CliRunner().invoke(app, ["run", "sweep", "--suite", str(f), "--dry-run", "--max-points", "100"])
     assert r.exit_code == 2 and "--max-points" in r.output
+
+
+SERVING = {
+    "name": "s", "device": "cpu",
+    "sweep": {"backends": ["naive-step"], "modes": ["decode"], "batch": [2], "seqlen": [1],
+              "heads": [{"h_qk": 1, "h_v": 2}], "K": 8, "V": 8, "dtype": "float32", "pool_factor": [1, 2],
+              "state_layout": ["kv", "vk"], "state_dtype": ["float32", "bfloat16"]},
+}
+
+
+@pytest.mark.parametrize("rule, key", [
+    ({"pool": "2"}, "pool"), ({"pool": True}, "pool"), ({"pool": 2.0}, "pool"), ({"state_layout": 1}, "state_layout"),
+    ({"state_layout": "xy"}, "state_layout"), ({"state_dtype": ["float32", 16]}, "state_dtype"),
+    ({"state_dtype": "float16"}, "state_dtype"), ({"beta_regime": "medium"}, "beta_regime"),
+    ({"mode": "decodee"}, "mode"), ({"dtype": "fp32"}, "dtype"),
+])
+def test_exclude_serving_values_follow_the_sweeps_typed_rules(rule, key):
+    """A value no point can have would exclude nothing: refused naming the file and key, as [sweep] does."""
+    with pytest.raises(SpecError) as e:
+        parse_suite({**SERVING, "exclude": [rule]}, "s.toml")
+    assert e.value.path == "s.toml" and e.value.key == f"exclude[0].{key}" and "exclude nothing" in e.value.message
+
+
+def test_exclude_serving_values_of_the_right_type_exclude():
+    s = parse_suite({**SERVING, "exclude": [{"pool": 2, "state_layout": "vk"}, {"state_dtype": "bfloat16"}]}, "s.toml")
+    assert sorted((p.pool, p.state_layout, p.state_dtype) for p in s.points) == [
+        (2, "kv", "float32"), (4, "kv", "float32"), (4, "vk", "float32")]
+
+
+def test_exclude_applies_before_combinations_are_judged():
+    """decode is T = 1 and mtp T = 2..16: a sweep of both modes over both lengths is valid once [[exclude]]
+    drops the two impossible combinations."""
+    sweep = {**SERVING["sweep"], "modes": ["decode", "mtp"], "seqlen": [1, 4], "pool_factor": [2],
+             "state_layout": ["kv"], "state_dtype": ["float32"]}
+    s = parse_suite({**SERVING, "sweep": sweep,
+                     "exclude": [{"mode": "decode", "seqlen": 4}, {"mode": "mtp", "seqlen": 1}]}, "s.toml")
+    assert sorted((p.mode, p.seqlens[0]) for p in s.points) == [("decode", 1), ("mtp", 4)]
+
+
+def test_an_invalid_serving_combination_names_the_file_and_key():
+    sweep = {**SERVING["sweep"], "modes": ["decode", "mtp"], "seqlen": [1, 4]}
+    with pytest.raises(SpecError) as e:
+        parse_suite({**SERVING, "sweep": sweep, "exclude": [{"mode": "mtp", "seqlen": 1}]}, "s.toml")
+    assert e.value.path == "s.toml" and e.value.key == "sweep.seqlen"
+    assert "decode is one token per sequence" in e.value.message and "[[exclude]]" in e.value.message
+    inc = {**SERVING, "include": [{"modes": ["decode"], "seqlen": [1], "initial_state": False}]}
+    with pytest.raises(SpecError) as e:
+        parse_suite(inc, "s.toml")
+    assert e.value.key == "include[0].initial_state"
