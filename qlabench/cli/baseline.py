@@ -16,11 +16,15 @@ def baseline_save_cmd(
     root: Path = typer.Option(Path("results/baselines"), "--root", help="Baselines root"),
     force: bool = typer.Option(False, "--force", help="Replace a point's ok baseline rows even by rows none of "
                                "which is ok (refused without it)"),
+    lock_wait: float = typer.Option(60.0, "--lock-wait", help="Seconds to wait for another save of the same "
+                                    "baseline to finish before giving up (exit 2, naming it)"),
 ):
     """Merge a run's rows into results/baselines/<gpu>/<suite>.parquet (newer rows replace older)."""
+    from qlabench.cli.app import err_console
     from qlabench.store.baselines import save_baseline
 
-    path, n, replaced = save_baseline(results, _suite_name(suite), root, force=force)
+    path, n, replaced = save_baseline(results, _suite_name(suite), root, force=force, lock_wait_s=lock_wait,
+                                      on_wait=lambda note: err_console.print(note, highlight=False, soft_wrap=True))
     console.print(f"{path}: {n} rows ({replaced} replaced)", highlight=False)
 
 

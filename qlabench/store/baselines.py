@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import pandas as pd
@@ -28,7 +28,7 @@ from qlabench.core.result import ResultRow
 from qlabench.store.schema import COLUMNS, arrow_schema
 from qlabench.core.names import name_problem
 from qlabench.store.files import read_results, under_root, write_rows
-from qlabench.store.locks import locked
+from qlabench.store.locks import DEFAULT_WAIT_S, locked
 from qlabench.store.replicates import latest_run_per_point
 
 DEFAULT_ROOT = Path("results") / "baselines"
@@ -48,10 +48,12 @@ def baseline_path(root: str | os.PathLike, device: str, suite: str) -> Path:
 
 
 def save_baseline(results: Iterable[str | os.PathLike], suite: str, root: str | os.PathLike = DEFAULT_ROOT,
-                  force: bool = False) -> tuple[Path, int, int]:
+                  force: bool = False, lock_wait_s: float = DEFAULT_WAIT_S,
+                  on_wait: Callable[[str], None] | None = None) -> tuple[Path, int, int]:
     """Merge the rows of `suite` in `results` into its baseline file; (path, rows written, rows replaced).
 
-    StoreError, writing nothing, when a point with an ok baseline row would keep no ok row (unless `force`)."""
+    StoreError, writing nothing, when a point with an ok baseline row would keep no ok row (unless `force`),
+    or when another process holds the file's lock for longer than `lock_wait_s` (`on_wait` is told who)."""
     results = list(results)
     baseline_path(root, "any", suite)  # a suite name that would leave `root` is refused before reading
     df = read_results(results)
@@ -64,7 +66,7 @@ def save_baseline(results: Iterable[str | os.PathLike], suite: str, root: str | 
                          "a baseline holds one device: pass the results of one machine")
     path = baseline_path(root, devices[0], suite)
     new = latest_run_per_point(df)  # every replicate: the gate's noise floor is learned from them
-    with locked(path):
+    with locked(path, lock_wait_s, on_wait):
         replaced = 0
         if path.exists():
             old = latest_run_per_point(read_results([path]))

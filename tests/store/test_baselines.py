@@ -80,3 +80,26 @@ def test_two_saves_at_once_both_land(make_row, tmp_path):
         _, err = p.communicate(timeout=120)
         assert p.returncode == 0, err.decode()
     assert sorted(read_results([path])["seed"]) == [0, 1, 2, 3, 4]
+
+
+def test_baseline_save_gives_up_on_a_held_lock_naming_its_holder(make_row, tmp_path):
+    from typer.testing import CliRunner
+
+    from qlabench.cli import app
+    from qlabench.store.baselines import baseline_path
+
+    good = _run(make_row, tmp_path / "good.parquet", "good", [0])
+    root = tmp_path / "root"
+    target = baseline_path(root, read_results([good])["device"].iloc[0], "test")
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from qlabench.store.locks import locked\n"
+                               "with locked(sys.argv[1]):\n    print('held', flush=True); time.sleep(120)\n",
+                               str(target)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        r = CliRunner().invoke(app, ["baseline", "save", str(good), "--suite", "test", "--root", str(root),
+                                     "--lock-wait", "1"])
+    finally:
+        holder.kill()
+        holder.wait()
+    assert r.exit_code == 2, r.output
+    assert f"pid {holder.pid}" in r.output and "gave up after 1 s" in r.output and not target.exists()
