@@ -86,6 +86,14 @@ def _reconcile(first: PairResult, reruns: list[PairResult | None]) -> PairResult
                                       f"base and head ({changes}): noise, or a regression near the threshold")
 
 
+def check_gate_options(confirm: int, replicates: int) -> None:
+    """QlabenchError for a confirmation count or replicate count out of range: checked before any sweep."""
+    if not 0 <= confirm <= MAX_CONFIRM:
+        raise QlabenchError(f"--confirm must be between 0 and {MAX_CONFIRM}, got {confirm}")
+    if not 1 <= replicates <= MAX_REPLICATES:
+        raise QlabenchError(f"--replicates must be between 1 and {MAX_REPLICATES}, got {replicates}")
+
+
 def run_gate(suite: Suite, baseline: Iterable[str | os.PathLike], out_root: str | os.PathLike,
              options: CompareOptions | None = None, *, fail_on=DEFAULT_FAIL_ON, allow_env_mismatch: bool = False,
              confirm: int = 1, replicates: int = DEFAULT_REPLICATES, base_ref: str | None = None,
@@ -98,10 +106,7 @@ def run_gate(suite: Suite, baseline: Iterable[str | os.PathLike], out_root: str 
     run: how the head run (and any confirmation) measures (device, timer, ...); its replicates are
     `replicates`. A baseline from another GPU model is refused before anything runs.
     """
-    if not 0 <= confirm <= MAX_CONFIRM:
-        raise QlabenchError(f"--confirm must be between 0 and {MAX_CONFIRM}, got {confirm}")
-    if not 1 <= replicates <= MAX_REPLICATES:
-        raise QlabenchError(f"--replicates must be between 1 and {MAX_REPLICATES}, got {replicates}")
+    check_gate_options(confirm, replicates)
     run = dataclasses.replace(run or RunOptions(), replicates=replicates)
     baseline = list(baseline)
     base = read_results(baseline)

@@ -31,7 +31,7 @@ from qlabench.core.errors import ConfigError
 from qlabench.core.spec import Suite
 from qlabench.run.options import RunOptions
 from qlabench.analyze.compare.comparison import Comparison
-from qlabench.workflows.gate import run_gate
+from qlabench.workflows.gate import check_gate_options, run_gate
 from qlabench.analyze.compare.verdict import CompareOptions, Failure, Verdict
 
 
@@ -114,9 +114,10 @@ def run_study(suite: Suite, out_root: str | os.PathLike, slowdowns: Sequence[flo
               options: CompareOptions | None = None, confirm: int = 1, progress=None, replicates: int = 3,
               run: RunOptions | None = None) -> StudyResult:
     """The gate's A/A false-alarm rate and its detection rate of each injected slowdown; `run` says how
-    every sweep measures (its replicates are `replicates`)."""
+    every sweep measures (its replicates are `replicates`). Every option is checked before anything runs."""
     from qlabench.run.sweep import run_sweep
 
+    check_gate_options(confirm, replicates)
     run = dataclasses.replace(run or RunOptions(), replicates=replicates)
 
     t0 = time.perf_counter()
