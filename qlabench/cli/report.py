@@ -35,6 +35,7 @@ def report_cmd(
     folder (or --numerics alone) error against T and gate regime, worst cases and every point outside
     tolerance; with --serving the decode / multi-token-verify page."""
     from qlabench.analyze.numerics_page import is_numerics, write_numerics
+    from qlabench.analyze.study.study import check_tolerance
     from qlabench.cli.options import writable_folder
     from qlabench.core.errors import ConfigError
     from qlabench.store.files import read_results
@@ -43,6 +44,7 @@ def report_cmd(
         raise ConfigError("--published, --layer and --numerics belong to the study page, not to --serving")
     if not results and not numerics:
         raise ConfigError("give result folders to report on, or --numerics DIR")
+    check_tolerance(tolerance)  # before anything is read
     writable_folder(out)
     if serving:
         return _serving(results, out)

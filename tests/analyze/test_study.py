@@ -309,3 +309,16 @@ def test_results_with_no_ok_row_still_give_a_page_and_no_number(tmp_path):
     files = write_report(s, tmp_path)
     assert files.figures == () and "skipped: no GPU" in files.page.read_text()
     assert s.speedups["speedup"].isna().all() and s.regret.empty
+
+
+@pytest.mark.parametrize("tolerance", ["inf", "1e308", "1.5"])
+def test_report_refuses_a_tolerance_out_of_range_before_reading(tmp_path, tolerance):
+    r = CliRunner().invoke(app, ["report", str(tmp_path / "nope"), "--out", str(tmp_path / "rep"),
+                                 "--tolerance", tolerance])
+    assert r.exit_code == 2 and "--tolerance must be" in r.output, r.output
+
+
+@pytest.mark.parametrize("tolerance", [float("inf"), 1e308, float("nan"), -0.1])
+def test_a_study_refuses_a_tolerance_out_of_range(tolerance):
+    with pytest.raises(QlabenchError, match="--tolerance must be"):
+        build_study(pd.DataFrame(), tolerance=tolerance)

@@ -28,8 +28,10 @@ from qlabench.analyze.study.published import BACKEND_COLUMNS, candidates, load_p
 from qlabench.analyze.study.regret import regret_table
 from qlabench.analyze.study.speedup import speedup_curves
 from qlabench.analyze.study.versions import stack_comparison, versions_table
+from qlabench.core.errors import ConfigError
 
 DEFAULT_TOLERANCE = 0.10
+MAX_TOLERANCE = 1.0
 # Our row's columns carried into the comparison (the published side keeps its own labels).
 OUR_COLUMNS = ["status", "reason", "ours_ms", "ratio", "stack", "library", "lib_version", "our_sequences", "layout",
                "timer", "gate_label", "method_diffs", "cp_launched", "sm_coverage", "dominant_kernel",
@@ -104,6 +106,13 @@ class Study:
         return mode_tables(self.primary_rows, exclude=set(self.published["mode"]))
 
 
+def check_tolerance(tolerance: float) -> None:
+    """ConfigError unless `tolerance` (the relative gap to a published value that still counts as reproducing
+    it) is in [0, MAX_TOLERANCE]: at 1 anything from 0 to twice the published time already counts."""
+    if isinstance(tolerance, bool) or not 0 <= tolerance <= MAX_TOLERANCE:  # NaN fails both comparisons
+        raise ConfigError(f"--tolerance must be a fraction in [0, {MAX_TOLERANCE:g}] (0.1 = 10%), got {tolerance}")
+
+
 def build_study(results: pd.DataFrame, published: pd.DataFrame | None = None,
                 tolerance: float = DEFAULT_TOLERANCE, sources: Iterable[str] = (),
                 numerics: pd.DataFrame | None = None) -> Study:
@@ -112,6 +121,7 @@ def build_study(results: pd.DataFrame, published: pd.DataFrame | None = None,
     numerics: rows of another folder (e.g. results/h200-numerics, float64 at full size) whose checks count
     as error evidence for the same backend and problem; a speedup is only given for a kernel inside
     tolerance in all its evidence (analyze/accuracy.py)."""
+    check_tolerance(tolerance)
     pub = load_published() if published is None else published
     prepared = prepare(results)
     rows = with_error_marks(newest_per_point(prepared), numerics)
