@@ -145,6 +145,15 @@ def _tensor_bytes(point: Point) -> dict[str, int]:
     }
 
 
+def memory_bytes(point: Point) -> int:
+    """What a point's tensors alone hold in memory: every input, output and gradient of `_tensor_bytes`, and a
+    serving point's state pool twice (the drawn pool and the prepared call's working copy)."""
+    pool = 0
+    if point.is_serving:
+        pool = 2 * point.pool * point.h_v * point.K * point.V * _ITEMSIZE[point.state_dtype]
+    return sum(_tensor_bytes(point).values()) + pool
+
+
 _FWD_READ = ("q", "k", "v", "g", "beta", "h0")
 _FWD_WRITE = ("o", "ht")
 _BWD_READ = _FWD_READ + ("do", "dht")

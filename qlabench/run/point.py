@@ -20,7 +20,8 @@ import torch
 from qlabench.measure import caches as cache
 from qlabench.backends import ORACLE, Backend
 from qlabench.backends.decode import untouched_pool
-from qlabench.backends.reference.fp64_full import fp64_errors
+from qlabench.backends.reference.fp64_full import fp64_errors, refusal as fp64_refusal
+from qlabench.core.flops import memory_bytes
 from qlabench.measure.correctness import compare
 from qlabench.measure.inputs import make_inputs, reduced_seqlens
 from qlabench.measure.oracle_cache import OracleCache, oracle_key
@@ -278,6 +279,10 @@ def run_point(p: Point, ctx: MeasureContext) -> ResultRow:
     try:
         # a size-dependent path is traced in the check when nothing else will see the point at full size
         trace_path = on_cuda and not ctx.suite.check.full_size and not p.is_serving
+        # the float64 reference's memory, estimated before anything runs: over its budget is a refusal, not
+        # an allocation error after the backend's run
+        if fp64_full and (why := fp64_refusal(p, torch.device(ctx.device), reserve=memory_bytes(p))):
+            return row.done(Status.SKIPPED, why)
         if ctx.check and not fp64_full:
             failure, check_call_s = check_correctness(p, backend, ctx, row, trace_path=trace_path)
             lap("check")

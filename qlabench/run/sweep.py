@@ -186,23 +186,16 @@ def device_memory_bytes(device: str) -> int | None:
         return None
 
 
-def pool_bytes(p: Point) -> int:
-    """A serving point's state pool, held twice (the drawn pool and the prepared call's working copy)."""
-    if not p.is_serving:
-        return 0
-    return 2 * p.pool * p.h_v * p.K * p.V * (4 if p.state_dtype == "float32" else 2)
-
-
 def check_sizes(points: Sequence[Point], device: str) -> None:
     """ConfigError before any worker starts when a point's tensors (inputs, outputs and gradients, see
     core/flops.py, and a serving point's state pool) alone exceed the device's memory; `allow_oversized`
     (--allow-oversized) skips this."""
-    from qlabench.core.flops import _tensor_bytes
+    from qlabench.core.flops import memory_bytes
 
     total = device_memory_bytes(device)
     if total is None:
         return
-    big = [(p, sum(_tensor_bytes(p).values()) + pool_bytes(p)) for p in points]
+    big = [(p, memory_bytes(p)) for p in points]
     big = [(p, b) for p, b in big if b > total]
     if big:
         p, b = max(big, key=lambda x: x[1])

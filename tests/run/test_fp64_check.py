@@ -165,3 +165,31 @@ def test_a_correct_step_keeps_its_pool_under_the_fp64_reference(tmp_path):
                      RunOptions(executor=InProcess(REGISTRY))).rows
     assert [r.status for r in rows] == ["ok", "ok"], [r.reason for r in rows]
     assert all(r.err_pool == 0.0 and r.oracle.startswith("fp64-full") for r in rows)
+
+
+# -- the reference's memory is estimated before the point runs ----------------------------------------
+
+
+def test_a_point_whose_one_head_exceeds_the_reference_budget_is_refused_before_it_runs(tmp_path, monkeypatch):
+    import qlabench.backends.reference.fp64_full as fp64
+
+    calls = []
+
+    class Counting(LateDrift):
+        name = "counting"
+
+        def forward(self, inp):
+            calls.append(1)
+            return super().forward(inp)
+
+    suite = parse_suite(suite_dict(["counting"], 256, {"reference": "fp64-full"}, modes=("fwd", "fwd_bwd")))
+    p_fwd, p_bwd = suite.points
+    need_fwd, need_bwd = fp64.point_head_bytes(p_fwd), fp64.point_head_bytes(p_bwd)
+    assert 0 < need_fwd < need_bwd  # the backward keeps autograd's graph too
+    monkeypatch.setattr(fp64, "CPU_BUDGET_BYTES", (need_fwd + need_bwd) // 2)  # fwd fits, fwd_bwd does not
+    fwd, bwd = run_sweep(suite, tmp_path, RunOptions(executor=InProcess({**REGISTRY, "counting": Counting()}))).rows
+    assert fwd.mode == "fwd" and fwd.status == "incorrect"  # it ran (LateDrift is wrong past 64 tokens)
+    assert bwd.status == "skipped" and bwd.median_ms is None, bwd.reason
+    assert "fp64-full reference" in bwd.reason and "budget" in bwd.reason
+    assert f"{need_bwd / 2**20:.1f} MiB" in bwd.reason and f"{(need_fwd + need_bwd) // 2 / 2**20:.1f} MiB" in bwd.reason
+    assert len(calls) == 1  # the refused point never called the backend

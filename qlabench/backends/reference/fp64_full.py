@@ -18,6 +18,7 @@ import torch
 
 from qlabench.backends.reference.fp64_chunk import F64, chunk_gated_delta_rule_fp64
 from qlabench.measure.correctness import RelL2Sums, failure_reason
+from qlabench.core.point import Point
 from qlabench.measure.inputs import GDNInputs
 
 CHUNK = 64
@@ -51,14 +52,38 @@ def bytes_per_head(tokens: int, K: int, V: int, grads: bool, chunk_size: int = C
     return int(8 * tokens * words * (1.5 if grads else 1.0))
 
 
-def budget_bytes(device: torch.device) -> int:
+def budget_bytes(device: torch.device, reserve: int = 0) -> int:
     """How much memory the reference may use: half of what is free on CUDA (counting what torch's caching
-    allocator holds unused, which it hands out again), 2 GiB on CPU."""
+    allocator holds unused, which it hands out again) once `reserve` more bytes are taken, 2 GiB on CPU."""
     if device.type == "cuda":
         free, _ = torch.cuda.mem_get_info(device)
         cached = torch.cuda.memory_reserved(device) - torch.cuda.memory_allocated(device)
-        return int((free + cached) * GPU_FREE_FRACTION)
+        return max(0, int((free + cached - reserve) * GPU_FREE_FRACTION))
     return CPU_BUDGET_BYTES
+
+
+def point_head_bytes(point: Point) -> int:
+    """`bytes_per_head` of a point's problem: the least the reference needs, one value head at a time."""
+    tokens = sum(math.ceil(n / CHUNK) * CHUNK for n in point.seqlens)  # as _padded_tokens pads them
+    return bytes_per_head(tokens, point.K, point.V, grads=point.mode != "fwd" and not point.is_serving)
+
+
+def _size(n: int) -> str:
+    return f"{n / 2**30:.1f} GiB" if n >= 2**30 else f"{n / 2**20:.1f} MiB"
+
+
+def refusal(point: Point, device: torch.device, reserve: int = 0) -> str | None:
+    """Why the reference cannot check `point` on `device`, before anything runs: one value head's working set
+    over the budget (`reserve`: the point's own tensors, allocated before the reference runs). The reference
+    splits the heads, never one head, so such a point would end as an allocation error after its run."""
+    need, budget = point_head_bytes(point), budget_bytes(device, reserve)
+    if need <= budget:
+        return None
+    where = "half the device's free memory after the point's own tensors" if device.type == "cuda" else "on CPU"
+    grads = point.mode != "fwd" and not point.is_serving
+    return (f"fp64-full reference: one value head needs about {_size(need)} ({point.total_tokens} tokens, "
+            f"K={point.K}, V={point.V}{', with gradients' if grads else ''}), over its budget of {_size(budget)} "
+            f"({where}); it works a value head at a time and cannot split one, so the point was not run")
 
 
 def block_heads(h_qk: int, h_v: int, per_head: int, budget: int) -> int:
