@@ -1,4 +1,4 @@
-"""Issue 17 adversarial matrix (docs/ROBUSTNESS.md): run from the repository root with qlabench importable;
+"""The adversarial matrix of failed writes, bad suites and signals (docs/ROBUSTNESS.md): run from the repository root with qlabench importable;
 prints a markdown table. Takes about 4 minutes on a 2-core CPU box. Row counts of the kill -9 case count
 only the compacted files (the killed run's parts are read separately in the doc)."""
 import os, signal, subprocess, sys, time, glob, shutil, resource

@@ -1,4 +1,4 @@
-"""Issue 22 'false passes and lost data' matrix (docs/ROBUSTNESS.md): run from the repository root with
+"""The 'false passes and lost data' matrix (docs/ROBUSTNESS.md): run from the repository root with
 qlabench importable; prints a markdown table. A few minutes on a 2-core CPU box."""
 import glob, os, signal, subprocess, sys, tempfile, time
 from pathlib import Path
