@@ -76,11 +76,10 @@ def run_step(tmp_path: Path, *args: str, **knobs: str) -> subprocess.CompletedPr
 @pytest.mark.parametrize("args, knobs", [
     (("warmup", "no-such-suite"), {}),
     (("study", "no-such-suite"), {}),
-    (("sweep", "no-such-suite"), {}),
     (("selfbench", "no-such-suite"), {"WHAT": "cost"}),
     (("sweep", "quick-cpu"), {"MAX_TIME_S": "abc"}),
     (("sweep", "quick-cpu"), {"GPUS": "0"}),
-], ids=["warmup-unknown-suite", "study-unknown-suite", "sweep-unknown-suite", "selfbench-unknown-suite",
+], ids=["warmup-unknown-suite", "study-unknown-suite", "selfbench-unknown-suite",
         "sweep-max-time-abc", "sweep-gpus-0"])
 def test_a_step_whose_qlabench_command_fails_exits_with_its_status_and_says_why(tmp_path, args, knobs):
     r = run_step(tmp_path, *args, **knobs)
