@@ -125,3 +125,20 @@ def test_kernels_decide_and_a_disagreeing_plan_is_shown():
 def test_without_kernels_engagement_is_unknown():
     e = intracard_evidence((), None)
     assert e["engaged"] is None and "unknown" in e["note"] and "plan" not in e
+
+
+def test_numerics_suite_packs_several_sequences_fla_splits():
+    """fla-core 0.6.0's intra-card CP is wrong for every split sequence after the first one in a packed call
+    (docs/upstream/fla-intracp-packed): the numerics suite holds a call where FLA splits several sequences
+    (the 8 random cuts of 128k split only two), beside plain `fla` on the same layout, so a fixed release
+    shows up as fixed. FLA splits a sequence from three sub-sequence lengths on, and a sub-sequence is at
+    least 128 chunks of 64 tokens."""
+    from qlabench.core.spec import load_suite
+
+    min_split = 3 * 128 * 64
+    packed = {(p.backend, p.seqlens) for p in load_suite("numerics").points
+              if p.mode == "fwd" and p.layout == "varlen" and sum(n >= min_split for n in p.seqlens) >= 3}
+    layouts = {s for b, s in packed if b == "fla-intracp"}
+    assert layouts and all(("fla", s) in packed for s in layouts)
+    repro = fla_mod.__file__.rsplit("/qlabench/", 1)[0] + "/docs/upstream/fla-intracp-packed/repro.py"
+    assert os.path.isfile(repro)
