@@ -108,12 +108,14 @@ def print_sweep_summary(console: Console, res, baseline: str | None, out) -> Non
 def serving_rich_table(ranges: pd.DataFrame) -> Table:
     """The serving page at a glance: per group, the winners by batch range and the winner's share of the
     HBM limit at the largest batch (analyze/serving/winners.py: winner_ranges)."""
+    from qlabench.analyze.serving.frame import hbm_text
+
     t = Table(title="serving: fastest correct variant by batch; % of the HBM limit at the largest batch")
     for c, kw in (("group", {}), ("winners by batch", {}), ("largest", {"justify": "right"}),
                   ("ms", {"justify": "right"}), ("% HBM", {"justify": "right"})):
         t.add_column(c, overflow="fold", **kw)
     for r in ranges.itertuples():
-        pct = "-" if pd.isna(r.pct_hbm_at_largest) else f"{r.pct_hbm_at_largest:.1f}"
+        pct = hbm_text(r.pct_hbm_at_largest, getattr(r, "l2_at_largest", None))
         ms = "-" if pd.isna(r.ms_at_largest) else f"{r.ms_at_largest:.4f}"
         winners = escape(str(r.winners)).replace("; ", "\n")  # one batch range a line
         t.add_row(escape(str(r.group)), winners, str(r.largest_batch or "-"), ms, pct)

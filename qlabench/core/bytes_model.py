@@ -12,8 +12,8 @@ show as a lower fraction):
              g and beta (B T h_v, float32), the B int32 slot indices
     written: the B states, o (B T h_v V) in the input dtype
 The limit is `bytes_read / read_peak + bytes_written / write_peak` seconds, with the peaks measured on
-the device (measure/probes/peaks.py: a reduction over 1 GiB reads, a fill writes). A copy's figure is not
-used: on the H200 `y.copy_(x)` moves 2.7 TB/s (read + write) while a decode kernel that reads and writes
+the device (measure/probes/peaks.py: each the best of several streaming kernels, reads and writes). A
+copy's figure is not used: on the H200 `y.copy_(x)` moves 2.7 TB/s (read + write) while a decode kernel that reads and writes
 its states reaches 3.0 TB/s, so a fraction of the copy figure would pass 100% for a correct kernel.
 A fraction above 1 is impossible for a correct measurement (a kernel that skipped work, or a state left
 in L2 across steps); run/point.py fails such a row's check.

@@ -35,9 +35,25 @@ class Peaks:
     gbps: float | None
     matmul_n: int | None = None
     copy_bytes: int | None = None
-    # HBM read and write peaks, TB/s (a reduction reads, a fill writes): the serving limit's (bytes_model.py)
+    # HBM read and write peaks, TB/s: the serving limit's (bytes_model.py). Each is the best of several kernels
+    # (measure/probes/peaks.py): `read_kernel` / `write_kernel` name the one that reached it, `stream_bytes` is
+    # the buffer they streamed, and `read_kernels` / `write_kernels` hold every candidate's (name, TB/s), a
+    # candidate that could not run or did not do its work as (name, None) with why in `kernel_errors`.
     read_tbs: float | None = None
     write_tbs: float | None = None
+    read_kernel: str | None = None
+    write_kernel: str | None = None
+    stream_bytes: int | None = None
+    read_kernels: tuple[tuple[str, float | None], ...] = ()
+    write_kernels: tuple[tuple[str, float | None], ...] = ()
+    kernel_errors: tuple[tuple[str, str], ...] = ()
+
+    def stream_record(self) -> dict:
+        """What a row keeps of the HBM peaks besides the two numbers: which kernel reached each, over how
+        many bytes, and every candidate's figure (None: it failed, with why)."""
+        return {"read_kernel": self.read_kernel, "write_kernel": self.write_kernel, "bytes": self.stream_bytes,
+                "read_tbs": dict(self.read_kernels), "write_tbs": dict(self.write_kernels),
+                "failed": dict(self.kernel_errors)}
 
 
 DEFAULT_CHUNK = 64

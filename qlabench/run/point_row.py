@@ -145,6 +145,8 @@ class PointRow:
         read, write = (peaks.read_tbs, peaks.write_tbs) if peaks is not None else (None, None)
         frac = bytes_model.bandwidth_fraction(b, self.fields.get("median_ms"), read, write)
         self.fields.update(hbm_peak_read_tbs=read, hbm_peak_write_tbs=write, hbm_frac=frac)
+        if peaks is not None and (peaks.read_kernel or peaks.write_kernel):
+            self.details["hbm_peaks"] = peaks.stream_record()  # which kernel set each peak, and the others' figures
         if frac is not None and frac > 1.0:
             return (f"moves its {b.moved / 1e6:.1f} MB faster than the measured HBM peaks allow ({frac:.0%} of "
                     f"the limit at read {read:.2f} / write {write:.2f} TB/s): a skipped write, or states served "

@@ -174,3 +174,11 @@ def test_a_variant_absent_from_a_whole_group_is_named_where_it_ran_for_another_m
     g27 = next(g for g in ranges.index if g.startswith("qwen3.5-27b"))
     assert ranges[g27] == "1-16: fla-recurrent [kv] (unranked: flashinfer-decode-pt [vk] not measured)"
     assert "not measured" not in ranges[DECODE]  # the 397B group ran both
+
+
+def test_the_peak_text_names_the_kernel_that_set_each_peak():
+    rows = sr.rows()
+    rec = json.dumps({"l2_resident": False, "hbm_peaks": {"read_kernel": "sum-f64-view", "write_kernel": "zero"}})
+    s = build_serving(rows.assign(extra_json=rec))
+    assert "read 4.00 TB/s by `sum-f64-view`" in peak_text(s) and "write 4.00 TB/s by `zero`" in peak_text(s)
+    assert "kernel not recorded" in peak_text(build_serving(rows))

@@ -71,3 +71,31 @@ def test_report_serving_refuses_study_options_and_results_without_serving_rows(t
     write_rows(tmp_path / "res" / "run.parquet", [make_row()])
     r = CliRunner().invoke(app, ["report", "--serving", str(tmp_path / "res"), "--out", str(tmp_path / "o")])
     assert r.exit_code == 2 and "no serving rows" in r.output
+
+
+def test_an_l2_resident_row_shows_no_share_of_hbm_anywhere(tmp_path):
+    """Decode at batch 1 keeps its states in L2 (the run said so): its time says nothing of HBM, so no view
+    prints a percentage for it; the page, its tables and `report --serving` say L2-resident instead."""
+    from qlabench.analyze.serving.frame import hbm_text
+    from qlabench.cli.views import serving_rich_table
+
+    s = build_serving(sr.rows())
+    one = s.rows[(s.rows["mode"] == "decode") & (s.rows["batch"] == 1) & s.rows["usable"]]
+    assert len(one) == 2 and one["l2_resident"].eq(True).all() and one["pct_hbm"].isna().all()
+    assert one["hbm_frac"].notna().all()  # the row keeps its number; no view shows it as a share of HBM
+    w = s.winners.set_index(["mode", "batch"]).loc[("decode", 1)]
+    assert hbm_text(w["pct_hbm"], w["l2_resident"]) == "L2-resident"
+    page = write_serving(s, tmp_path).page.read_text()
+    pcts = (100 * one["hbm_frac"]).tolist()
+    lines = [ln for ln in page.splitlines() if ln.startswith("| qwen3.5-397b TP8 (h2/8) · T=1 · state float32 | 1 |")
+             and "| fla-recurrent [vk] | skipped |" not in ln]
+    assert len(lines) == 2  # the winners table and the table of every variant
+    assert all("L2-resident" in ln for ln in lines)
+    assert not any(f"{p:.0f}%" in ln or f"| {p:.1f} |" in ln for ln in lines for p in pcts)
+    # every bit of the console table: a group whose largest winning batch was L2-resident says so
+    ranges = s.ranges.assign(l2_at_largest=True)
+    from rich.console import Console
+
+    con = Console(width=250, record=True)
+    con.print(serving_rich_table(ranges))
+    assert con.export_text().count("L2-resident") == len(ranges)

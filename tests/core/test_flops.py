@@ -198,3 +198,9 @@ def test_measure_peaks_is_none_without_cuda():
 def test_measure_peaks_on_the_gpu_are_plausible():
     p = measure_peaks("cuda", matmul_n=4096, copy_bytes=1 << 28, reps=3, trials=2)
     assert p is not None and p.tflops > 10 and p.gbps > 100
+    # each HBM peak is the best of its kernels, every kernel counted (Triton's included: the GPU host has it)
+    reads, writes = dict(p.read_kernels), dict(p.write_kernels)
+    assert p.read_tbs == max(v for v in reads.values() if v) and reads[p.read_kernel] == p.read_tbs
+    assert p.write_tbs == max(v for v in writes.values() if v) and writes[p.write_kernel] == p.write_tbs
+    assert not p.kernel_errors, p.kernel_errors
+    assert p.stream_bytes >= 1 << 30 and 0.5 < p.read_tbs < 20 and 0.5 < p.write_tbs < 20

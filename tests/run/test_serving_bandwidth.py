@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from types import SimpleNamespace
 
 import pytest
@@ -43,3 +44,15 @@ def test_a_step_faster_than_hbm_allows_fails_its_check():
 def test_without_peaks_there_is_no_fraction_and_no_verdict():
     r = row(0.100)
     assert r.bandwidth(None) is None and r.fields["hbm_frac"] is None and r.fields["bytes_moved"] > 0
+
+
+def test_a_row_names_the_kernels_that_set_its_peaks():
+    peaks = Peaks(tflops=700.0, gbps=2700.0, read_tbs=4.47, write_tbs=4.70, read_kernel="sum-f64-view",
+                  write_kernel="fill", stream_bytes=4 << 30, read_kernels=(("sum", 4.40), ("sum-f64-view", 4.47)),
+                  write_kernels=(("fill", 4.70),))
+    r = row(0.362)
+    assert r.bandwidth(peaks) is None
+    done = r.done(Status.OK)
+    rec = json.loads(done.extra_json)["hbm_peaks"]
+    assert rec["read_kernel"] == "sum-f64-view" and rec["write_kernel"] == "fill"
+    assert rec["read_tbs"] == {"sum": 4.40, "sum-f64-view": 4.47} and rec["bytes"] == 4 << 30

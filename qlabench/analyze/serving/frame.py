@@ -51,6 +51,18 @@ def l2_hint(extra_json) -> bool | None:
     return None
 
 
+L2_RESIDENT = "L2-resident"
+
+
+def hbm_text(pct, l2_resident, fmt: str = ".1f") -> str:
+    """A row's share of the HBM limit as every view shows it: `L2-resident` where the run said the states
+    stayed in L2 (its time is no measure of HBM), '-' where there is no fraction."""
+    if l2_resident is True:
+        return L2_RESIDENT
+    pct = _num(pct)
+    return "-" if math.isnan(pct) else format(pct, fmt)
+
+
 def _num(v) -> float:
     v = key_value(v)
     return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else math.nan
@@ -87,7 +99,8 @@ def newest_per_point(df: pd.DataFrame) -> pd.DataFrame:
 def serving_frame(df: pd.DataFrame) -> pd.DataFrame:
     """The decode/mtp rows of `df`, newest per point, with the page's columns added:
     variant, panel (model and TP), T, pool_factor, pool_mib, time_ms (ok rows' median), tbs (achieved TB/s),
-    pct_hbm (hbm_frac in percent), over_peak, l2_resident (None: the run gave no hint), usable (ok, timed and
+    pct_hbm (hbm_frac in percent; null where the run said the states stayed in L2), over_peak (from hbm_frac),
+    l2_resident (None: the run gave no hint), usable (ok, timed and
     not over the limit), context (the varying CONTEXT axes as text) and group (the curve family's label)."""
     if df.empty or "mode" not in df.columns:
         return pd.DataFrame()
@@ -111,13 +124,15 @@ def serving_frame(df: pd.DataFrame) -> pd.DataFrame:
     d["pool_factor"] = [_pool_factor(p, b) for p, b in zip(d["pool"], d["batch"])]
     d["pool_mib"] = d.apply(_pool_mib, axis=1)
     frac = d["hbm_frac"].map(_num)
-    d["pct_hbm"] = frac * 100
+    d["l2_resident"] = d["extra_json"].map(l2_hint)
+    # A working set the run found to fit in L2 is not read from HBM at all: a share of the HBM limit would
+    # read as a fact about the memory (88% at batch 4) that the step never touched. Shown as L2-resident.
+    d["pct_hbm"] = (frac * 100).where(d["l2_resident"] != True)  # noqa: E712 (None: no hint)
     d["over_peak"] = frac > 1.0
     ms = d["median_ms"].map(_num)
     d["usable"] = (d["status"] == "ok") & ms.map(math.isfinite) & ~d["over_peak"]
     d["time_ms"] = ms.where(d["usable"])
     d["tbs"] = d["bytes_moved"].map(_num) / (ms * 1e-3) / 1e12
-    d["l2_resident"] = d["extra_json"].map(l2_hint)
     d["context"] = _context(d)
     d["group"] = [_group_label(r) for r in d.itertuples()]
     order = ["panel", "T", "state_dtype", "batch", "variant"]
@@ -158,12 +173,28 @@ def panel_order(labels) -> list[str]:
     return sorted(set(labels), key=_panel_order)
 
 
+def peak_kernels(extra_json) -> tuple[str | None, str | None]:
+    """(read kernel, write kernel) that set the row's HBM peaks (measure/probes/peaks.py records them in the
+    row's details as `hbm_peaks`); (None, None) for rows measured before qlabench took the best of several."""
+    try:
+        rec = json.loads(extra_json).get("hbm_peaks") if isinstance(extra_json, str) and extra_json else None
+    except (ValueError, AttributeError):
+        rec = None
+    if not isinstance(rec, dict):
+        return None, None
+    return rec.get("read_kernel"), rec.get("write_kernel")
+
+
 def peaks(d: pd.DataFrame) -> pd.DataFrame:
-    """Per device, the measured HBM peaks the fractions divide by: median and range over its rows."""
+    """Per device, the measured HBM peaks the fractions divide by: median and range over its rows, and the
+    kernels that reached them ('' where no row recorded one)."""
     have = d[d["hbm_peak_read_tbs"].map(_num).map(math.isfinite)]
     recs = []
     for device, g in have.groupby("device", sort=True):
         r, w = g["hbm_peak_read_tbs"].astype(float), g["hbm_peak_write_tbs"].astype(float)
+        kernels = [peak_kernels(x) for x in g["extra_json"]] if "extra_json" in g.columns else []
         recs.append({"device": device, "rows": len(g), "read_tbs": r.median(), "read_min": r.min(),
-                     "read_max": r.max(), "write_tbs": w.median(), "write_min": w.min(), "write_max": w.max()})
+                     "read_max": r.max(), "write_tbs": w.median(), "write_min": w.min(), "write_max": w.max(),
+                     "read_kernel": ", ".join(sorted({k[0] for k in kernels if k[0]})),
+                     "write_kernel": ", ".join(sorted({k[1] for k in kernels if k[1]}))})
     return pd.DataFrame(recs)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import pandas as pd
 
 from qlabench.analyze.compare.kernels import short_name as dsl_short_name
+from qlabench.analyze.serving.frame import hbm_text
 from qlabench.core.kernel_event import DSL_PREFIX
 
 NAME_CHARS = 70  # C++ kernel names run to kilobytes; the head names the kernel
@@ -42,6 +43,7 @@ def kernel_breakdown(rows: pd.DataFrame) -> pd.DataFrame:
         grids = list(r["kernel_grid"]) if "kernel_grid" in r and r["kernel_grid"] is not None else [""] * len(durs)
         for name, us, grid in zip(r["kernels"], durs, grids):
             recs.append({"variant": variant, "mode": mode, "state_dtype": sdt, "panel": r.get("panel"),
-                         "batch": int(r["batch"]), "pct_hbm": r.get("pct_hbm"), "kernel": short_name(name),
+                         "batch": int(r["batch"]), "pct_hbm": hbm_text(r.get("pct_hbm"), r.get("l2_resident")),
+                         "kernel": short_name(name),
                          "us": round(us, 1), "share_pct": round(100 * us / total, 1), "grid": grid})
     return pd.DataFrame(recs)

@@ -12,6 +12,7 @@ import pandas as pd
 
 from qlabench.analyze.plot import png_path
 from qlabench.analyze.serving.figures import serving_figures
+from qlabench.analyze.serving.frame import L2_RESIDENT, hbm_text
 from qlabench.analyze.serving.kernels import kernel_breakdown
 from qlabench.analyze.serving.serving import Serving
 from qlabench.analyze.study.page import md_table
@@ -44,6 +45,13 @@ def _l2_cell(v) -> str:
     return "-" if v is None or (isinstance(v, float) and math.isnan(v)) else ("L2" if v else "HBM")
 
 
+def _with_hbm_text(df: pd.DataFrame, pct: str, l2: str) -> pd.DataFrame:
+    """`pct` as text: the share with one decimal, or `L2-resident` for a row whose states stayed in L2."""
+    if df.empty:
+        return df
+    return df.assign(**{pct: [hbm_text(p, h) for p, h in zip(df[pct], df[l2])]})
+
+
 def peak_text(s: Serving) -> str:
     """Which peaks the fractions divide by, in the rows' own numbers."""
     if s.peaks.empty:
@@ -52,13 +60,18 @@ def peak_text(s: Serving) -> str:
     parts = []
     for r in s.peaks.itertuples():
         rng = lambda lo, hi: "" if math.isclose(lo, hi) else f" (rows range {lo:.2f}-{hi:.2f})"  # noqa: E731
-        parts.append(f"{r.device}: read {r.read_tbs:.2f} TB/s{rng(r.read_min, r.read_max)}, write "
-                     f"{r.write_tbs:.2f} TB/s{rng(r.write_min, r.write_max)}, over {r.rows} rows")
-    return ("The limit is the device's own HBM bandwidth as the run measured it at its start (`hbm_peak_read_tbs`: "
-            "a reduction over 1 GiB; `hbm_peak_write_tbs`: a fill of 1 GiB), not the data-sheet figure: "
-            + "; ".join(parts) + ". `% HBM` = 100 x `hbm_frac` = 100 x (bytes_read / read peak + bytes_written / "
-            "write peak) / median time: the time the step's minimum bytes (docs/SERVING.md) take at the measured "
-            "peaks, over the time it took. `TB/s` = bytes_moved / median time.")
+        by = lambda k: f" by `{k}`" if k else " (kernel not recorded)"  # noqa: E731
+        parts.append(f"{r.device}: read {r.read_tbs:.2f} TB/s{rng(r.read_min, r.read_max)}{by(r.read_kernel)}, "
+                     f"write {r.write_tbs:.2f} TB/s{rng(r.write_min, r.write_max)}{by(r.write_kernel)}, over "
+                     f"{r.rows} rows")
+    return ("The limit is the device's own HBM bandwidth as the run measured it at its start, not the data-sheet "
+            "figure: `hbm_peak_read_tbs` and `hbm_peak_write_tbs` are each the best of several streaming kernels "
+            "(sums, an amax, fills, a Triton kernel of each; the row's `hbm_peaks` details name the winner and hold "
+            "every candidate's figure; rows from before that record it measured one sum and one fill over 1 GiB, "
+            "which read low): " + "; ".join(parts) + ". `% HBM` = 100 x `hbm_frac` = 100 x (bytes_read / "
+            "read peak + bytes_written / write peak) / median time: the time the step's minimum bytes "
+            "(docs/SERVING.md) take at the measured peaks, over the time it took. `TB/s` = bytes_moved / median "
+            "time.")
 
 
 def l2_text(s: Serving) -> str:
@@ -83,9 +96,10 @@ def _wide(s: Serving) -> pd.DataFrame:
         rec = {"group": group, "batch": int(batch), "pool MiB": g["pool_mib"].iloc[0]}
         for r in g.itertuples():
             if r.usable:
-                parts = [f"{r.time_ms:.4f}"] + ([] if math.isnan(r.pct_hbm) else [f"{r.pct_hbm:.0f}%"])
+                pct = hbm_text(r.pct_hbm, r.l2_resident, ".0f")
+                parts = [f"{r.time_ms:.4f}"] + ([] if pct == "-" else [pct if pct == L2_RESIDENT else f"{pct}%"])
                 parts += [] if math.isnan(r.tbs) else [f"{r.tbs:.2f} TB/s"]
-                rec[r.variant] = " · ".join(parts) + (" L2" if r.l2_resident is True else "")
+                rec[r.variant] = " · ".join(parts)
             else:
                 rec[r.variant] = "over 100%" if r.over_peak else r.status
         recs.append(rec)
@@ -108,8 +122,8 @@ def render(s: Serving, figures: dict[str, str], command: str | None = None) -> s
             "## At a glance: the winner by batch", "",
             "Per model, TP degree, T and state dtype: the fastest correct variant over each run of batches, and the "
             "share of the limit the winner reached at the largest batch.", "",
-            table(s.ranges, ["group", "winners", "largest_batch", "ms_at_largest",
-                                         "pct_hbm_at_largest"]),
+            table(_with_hbm_text(s.ranges, "pct_hbm_at_largest", "l2_at_largest"),
+                  ["group", "winners", "largest_batch", "ms_at_largest", "pct_hbm_at_largest"]),
             "## Where the curves cross", "",
             "Each place the winner changes between two measured batches; `crosses at about` is the batch where the two "
             "curves cross, interpolated on log-log axes from both variants' times at those batches.", ""]
@@ -121,7 +135,7 @@ def render(s: Serving, figures: dict[str, str], command: str | None = None) -> s
         out += ["_No usable row to draw._", ""]
     for stem, name in figures.items():
         out += [f"![{stem.replace('_', ' ')}]({name})", ""]
-    w = s.winners.assign(l2=s.winners["l2_resident"].map(_l2_cell))
+    w = _with_hbm_text(s.winners.assign(l2=s.winners["l2_resident"].map(_l2_cell)), "pct_hbm", "l2_resident")
     tbl = table(w, ["group", "batch", "winner", "ms", "pct_hbm", "tbs", "l2", "runner_up", "margin",
                                   "tie", "not_competing"])
     out += ["## Winners per batch", "",
@@ -129,7 +143,8 @@ def render(s: Serving, figures: dict[str, str], command: str | None = None) -> s
             "", _collapsible("winner per group and batch", tbl, len(w))]
     wide = _wide(s)
     out += ["## Every variant against batch", "",
-            "Median ms per step · % of the limit · achieved TB/s; `L2`: the run said the states stayed in L2.", "",
+            "Median ms per step · % of the limit · achieved TB/s; `L2-resident` in place of the %: the run said "
+            "the states stayed in L2, so the time says nothing of HBM.", "",
             _collapsible("time and % of the limit per variant", table(wide), len(wide))]
     kb = kernel_breakdown(s.rows)
     out += ["## Where the time goes", "",
@@ -141,7 +156,7 @@ def render(s: Serving, figures: dict[str, str], command: str | None = None) -> s
     out += ["## Rows that are not ok", ""]
     out += [_collapsible("not-ok rows", table(s.not_ok), len(s.not_ok)) if not s.not_ok.empty
             else "_Every row is ok._\n"]
-    op = s.over_peak.assign(l2=s.over_peak["l2_resident"].map(_l2_cell))
+    op = _with_hbm_text(s.over_peak.assign(l2=s.over_peak["l2_resident"].map(_l2_cell)), "pct_hbm", "l2_resident")
     out += ["## Rows above 100% of the limit", "",
             "A step cannot move its bytes faster than the measured peaks: a row above 100% is a bug (a byte model "
             "that undercounts, a kernel that skips work, states read from L2), and its check fails it. Never a "

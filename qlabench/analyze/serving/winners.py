@@ -134,6 +134,7 @@ def winner_ranges(w: pd.DataFrame) -> pd.DataFrame:
                          winners="; ".join(f"{lo if lo == hi else f'{lo}-{hi}'}: {n}" for n, lo, hi in spans),
                          largest_batch=None if last is None else int(last["batch"]),
                          pct_hbm_at_largest=math.nan if last is None else last["pct_hbm"],
+                         l2_at_largest=None if last is None else last["l2_resident"],
                          ms_at_largest=math.nan if last is None else last["ms"]))
     return pd.DataFrame(recs)
 
