@@ -55,6 +55,11 @@ class ServingSteps:
     state_dtypes: ClassVar[tuple[str, ...]] = STATE_DTYPES
     max_tokens_per_step: ClassVar[int] = 16  # T per sequence the kernel accepts
     slot_dtype: ClassVar[torch.dtype] = torch.int32  # the index dtype `step` is handed
+    # Slots before the point's pool that no sequence owns: vLLM's kernels read slot 0 as "no state"
+    # (NULL_BLOCK_ID) and skip it, so an engine never gives it out. `step` gets the engine's pool (these slots,
+    # then the point's pool, then `scratch_slots`) and `kernel_slots`' indices into it; the check reads the
+    # point's pool only.
+    lead_slots: ClassVar[int] = 0
 
     def check_point(self, point: Point, device: str) -> tuple[bool, str]:
         if point.is_serving:
@@ -75,24 +80,43 @@ class ServingSteps:
     def step(self, args: Any, pool: torch.Tensor, slots: torch.Tensor) -> torch.Tensor:
         raise NotImplementedError
 
+    def scratch_slots(self, batch: int, tokens: int) -> int:
+        """Slots after the point's pool the step may write and nothing reads back (vLLM's verify stores every
+        draft token's state in a slot of its own): not part of the check."""
+        return 0
+
+    def kernel_slots(self, slots: torch.Tensor, scratch_start: int, tokens: int) -> torch.Tensor:
+        """The index tensor `step` hands the kernel for one rotation, made once outside the timed call: the
+        rotation's slots in the engine's pool (shifted past `lead_slots`), in `slot_dtype`, in its own
+        allocation, as an engine's index tensor is (a row of inp.slots starts i * B * 4 bytes into one tensor,
+        and FlashInfer's CuTe DSL kernels refuse one that is not 16-byte aligned: "Misaligned Tensor data" at
+        B = 1 on the H200)."""
+        return (slots.long() + self.lead_slots).to(self.slot_dtype).contiguous().clone()
+
     def _prepare_serving(self, inp: GDNInputs) -> Callable[[], dict]:
         args = self.convert(inp)
-        pool = inp.pool.clone()
-        # Each rotation in its own allocation, as an engine's index tensor is: a row of inp.slots starts
-        # i * B * 4 bytes into one tensor, and FlashInfer's CuTe DSL kernels refuse an index tensor that is
-        # not 16-byte aligned ("Misaligned Tensor data" at B = 1 on the H200).
-        rotations = [r.to(self.slot_dtype).clone() for r in inp.slots]
+        P, (B, T) = inp.pool.shape[0], inp.q.shape[:2]
+        extra = self.scratch_slots(B, T)
+        if self.lead_slots or extra:
+            engine_pool = inp.pool.new_zeros(self.lead_slots + P + extra, *inp.pool.shape[1:])
+            engine_pool[self.lead_slots:self.lead_slots + P] = inp.pool
+        else:
+            engine_pool = inp.pool.clone()
+        pool = engine_pool[self.lead_slots:self.lead_slots + P]  # the point's pool, as the check reads it
+        rotations = [r.long() for r in inp.slots]
+        kernel_rotations = [self.kernel_slots(r, self.lead_slots + P, T) for r in inp.slots]
         layout = inp.state_layout
         calls = itertools.count()
 
         def run() -> dict:
             i = next(calls)
-            slots = rotations[i % len(rotations)]
+            r = i % len(rotations)
             with torch.no_grad():
-                o = self.step(args, pool, slots)
+                o = self.step(args, engine_pool, kernel_rotations[r])
             if i:
                 return {"o": o}
-            return {"o": o, "ht": canonical_states(pool[slots.long()], layout), "pool": pool_rest(pool, slots)}
+            slots = rotations[r]
+            return {"o": o, "ht": canonical_states(pool[slots], layout), "pool": pool_rest(pool, slots)}
 
         # read by point_details: the bytes of state one cycle through the rotations touches
         run.rotations = len(rotations)

@@ -8,6 +8,7 @@ runs them (backends/cp/).
 from __future__ import annotations
 
 from qlabench.backends.base import Backend, Outputs
+from qlabench.backends.engine_decode import engine_backends
 from qlabench.backends.fault import FaultBackend
 from qlabench.backends.fla import FLAChunk, FLADispatchOn, FLAIntraCP, FLARecurrent
 from qlabench.backends.flash_qla import FlashQLA, FlashQLAForceCP, FlashQLANoCP
@@ -37,6 +38,7 @@ REGISTRY: dict[str, Backend] = {
         FlashInferNoCP(),
         FlashInferForceCP(),
         *flashinfer_serving(),  # decode / mtp (flashinfer-python 0.7.2)
+        *engine_backends(),  # the engines' own decode / verify kernels (vllm 0.33, sglang 0.5)
         FaultBackend(),
         Synthetic(),
     )

@@ -19,6 +19,10 @@ TAKES = {
     "flashinfer-mtp": ({"vk"}, {"float32"}, {"mtp"}),
     "naive-recurrent": ({"kv", "vk"}, {"float32", "bfloat16"}, {"decode", "mtp"}),
     "naive-step": ({"kv", "vk"}, {"float32", "bfloat16"}, {"decode", "mtp"}),
+    "vllm-decode": ({"vk"}, {"float32", "bfloat16"}, {"decode"}),
+    "vllm-mtp": ({"vk"}, {"float32", "bfloat16"}, {"mtp"}),
+    "sglang-decode": ({"vk"}, {"float32", "bfloat16"}, {"decode"}),
+    "sglang-mtp": ({"vk"}, {"float32", "bfloat16"}, {"mtp"}),
 }
 
 
@@ -31,7 +35,7 @@ def _load(name: str):
         raise
 
 
-@pytest.mark.parametrize("name", ["serving", "serving-cpu"])
+@pytest.mark.parametrize("name", ["serving", "serving-cpu", "serving-engines"])
 def test_each_backend_gets_only_its_layouts_dtypes_and_modes_and_pools_are_twice_the_batch(name):
     suite = _load(name)
     for p in suite.points:
@@ -58,3 +62,16 @@ def test_the_cpu_suite_is_four_naive_points_on_cpu():
     assert suite.device == "cpu" and len(suite.points) == 8
     assert {p.backend for p in suite.points} == {"naive-recurrent", "naive-step"}
     assert Counter(p.mode for p in suite.points) == {"decode": 4, "mtp": 4}
+
+
+def test_the_engines_suite_puts_each_engine_kernel_beside_flashinfer_and_fla_at_every_point():
+    """suites/serving-engines.toml answers "should an engine switch its decode to FlashInfer's?": at every
+    (mode, heads, T, batch, state dtype) the engine's kernels, FlashInfer's and FLA's, on the same vk pool."""
+    suite = _load("serving-engines")
+    by_point = {}
+    for p in suite.points:
+        by_point.setdefault((p.mode, p.h_v, p.seqlens[0], p.batch, p.state_dtype), set()).add(p.backend)
+    want = {"decode": {"vllm-decode", "sglang-decode", "flashinfer-decode-pt", "fla-recurrent"},
+            "mtp": {"vllm-mtp", "sglang-mtp", "flashinfer-decode-pt", "fla-recurrent"}}
+    assert by_point and all(b == want[k[0]] for k, b in by_point.items())
+    assert len(suite.points) == 160 and {p.state_layout for p in suite.points} == {"vk"}

@@ -31,6 +31,13 @@ CASES = [  # (backend, mode, T, state dtype, layout)
     ("flashinfer-decode-pt", "decode", 1, "bfloat16", "vk"),
     ("flashinfer-decode-pt", "mtp", 4, "bfloat16", "vk"),
     ("flashinfer-mtp", "mtp", 4, "float32", "vk"),
+    # the engines' own kernels (a kernel site from scripts/engine-kernels-site.sh, or the engine installed)
+    ("vllm-decode", "decode", 1, "float32", "vk"),
+    ("vllm-decode", "decode", 1, "bfloat16", "vk"),
+    ("vllm-mtp", "mtp", 4, "float32", "vk"),
+    ("sglang-decode", "decode", 1, "float32", "vk"),
+    ("sglang-decode", "decode", 1, "bfloat16", "vk"),
+    ("sglang-mtp", "mtp", 4, "float32", "vk"),
 ]
 
 
