@@ -99,3 +99,11 @@ def test_an_l2_resident_row_shows_no_share_of_hbm_anywhere(tmp_path):
     con = Console(width=250, record=True)
     con.print(serving_rich_table(ranges))
     assert con.export_text().count("L2-resident") == len(ranges)
+
+
+def test_the_page_says_the_fla_rows_are_a_gather_and_scatter_around_a_kernel_without_a_pool(tmp_path):
+    page = write_serving(build_serving(sr.rows()), tmp_path).page.read_text()
+    (fla,) = [ln for ln in page.splitlines() if ln.startswith("| fla-recurrent |")]
+    assert "gather + kernel + scatter" in fla and "not FLA as an engine runs it" in fla
+    (fi,) = [ln for ln in page.splitlines() if ln.startswith("| flashinfer-decode-pt |")]
+    assert "slot indices in the kernel" in fi

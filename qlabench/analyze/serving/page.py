@@ -16,6 +16,7 @@ from qlabench.analyze.serving.frame import L2_RESIDENT, hbm_text
 from qlabench.analyze.serving.kernels import kernel_breakdown
 from qlabench.analyze.serving.serving import Serving
 from qlabench.analyze.study.page import md_table
+from qlabench.core.pool_access import POOL_ACCESS
 
 PAGE = "serving.md"
 MAX_ROWS = 40  # longer tables go into a collapsed <details> block
@@ -87,6 +88,14 @@ def l2_text(s: Serving) -> str:
                "No row carries an `l2_resident` hint: read small pools with that in mind."))
 
 
+def pool_access_table(s: Serving) -> str:
+    """Per backend on the page: whether its kernel indexes the pool or is wrapped in a gather and a scatter
+    (core/pool_access.py), so no one reads a wrapped library's row as the library in an engine."""
+    recs = [{"backend": b, "pool access": POOL_ACCESS.get(b, ("not recorded", ""))[0],
+             "note": POOL_ACCESS.get(b, ("", ""))[1]} for b in sorted(s.rows["backend"].unique())]
+    return md_table(pd.DataFrame(recs))
+
+
 def _wide(s: Serving) -> pd.DataFrame:
     """Per (group, batch), each variant's time and %HBM ('0.0123 ms 54%'), or its status."""
     d = s.rows
@@ -118,6 +127,7 @@ def render(s: Serving, figures: dict[str, str], command: str | None = None) -> s
             "A variant is a backend on one pool layout: `[kv]` holds each state as [HV, K, V] (FLA's), `[vk]` as "
             "[HV, V, K] (FlashInfer's). Only ok rows compete; a row that is skipped, incorrect or errored is "
             "listed with its reason below and is never a time.", "",
+            "## How each variant reaches the pool", "", pool_access_table(s), "",
             "## The limit", "", peak_text(s), "", l2_text(s), "",
             "## At a glance: the winner by batch", "",
             "Per model, TP degree, T and state dtype: the fastest correct variant over each run of batches, and the "
