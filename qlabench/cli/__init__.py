@@ -17,6 +17,7 @@
     selfbench.py  selfbench
     warmup.py     warmup, _warm-group
     autotune.py   autotune-regret
+    cold_start.py cold-start (first calls in a fresh process, kernel caches empty and warm)
     views.py, listings.py, progress.py   rich renderings, listings and the sweep progress bar
 
 Every command goes through `command()`: a QlabenchError becomes `error: ...` on stderr and exit code 2;
@@ -27,7 +28,8 @@ from __future__ import annotations
 
 import sys
 
-from qlabench.cli import ab, advise, autotune, baseline, compare, gate_study, info, merge, plot, profile, report, run, selfbench, show, warmup
+from qlabench.cli import (ab, advise, autotune, baseline, cold_start, compare, gate_study, info, merge, plot, profile, report,
+                          run, selfbench, show, warmup)
 from qlabench.cli.app import app, baseline_app, command, err_console, run_app
 
 app.add_typer(run_app, name="run")
@@ -53,6 +55,7 @@ command(app, "compare-study", gate_study.compare_study_cmd)
 command(app, "ab", ab.ab_cmd)
 command(app, "merge", merge.merge_cmd)
 command(app, "selfbench", selfbench.selfbench_cmd)
+command(app, "cold-start", cold_start.cold_start_cmd)
 
 
 def main() -> None:
