@@ -67,6 +67,7 @@ SITE_HINT = (f"install the engine, or build its kernel site (scripts/engine-kern
              "to it (docs/SERVING.md, \"The engines' own kernels\")")
 # FLA's own recurrent kernel (and vLLM's copy of it) and FlashQLA must not run inside these calls.
 FORBID = ("tilelang_", "fused_recurrent_gated_delta_rule_fwd_kernel")
+CUDA_GRID_YZ = 65535
 
 
 def _file_sha256(path: str) -> str:
@@ -134,6 +135,9 @@ class _EngineServing(ServingSteps, Backend):
     state_layouts = ("vk",)
     state_dtypes = ("float32", "bfloat16")
     forbid_kernels = FORBID
+    # The kernel's grid has B x HV programs on its y or z axis, which CUDA caps at 65535 (vLLM's packed decode
+    # splits the axis beyond that; the others launch as they are and fail).
+    batch_heads_on_one_axis: ClassVar[bool] = True
 
     def available(self) -> tuple[bool, str]:
         mods, _, why = import_engine(self.engine)
@@ -145,6 +149,10 @@ class _EngineServing(ServingSteps, Backend):
     def check_point(self, point: Point, device: str) -> tuple[bool, str]:
         if point.K > 256:  # one block holds the whole key dimension (NK = 1 in every wrapper)
             return False, f"{self.name}: the kernel holds K in one block (K <= 256, got {point.K})"
+        if self.batch_heads_on_one_axis and point.batch * point.h_v > CUDA_GRID_YZ:
+            return False, (f"{self.engine}'s {self.api} launches batch x value heads = {point.batch * point.h_v} "
+                           f"programs on one grid axis, above CUDA's {CUDA_GRID_YZ} for grid y and z: the engine's "
+                           "kernel cannot run this step")
         return super().check_point(point, device)
 
     def _fn(self):
@@ -189,6 +197,7 @@ class VLLMDecode(_PackedDecode):
     engine = "vllm"
     module = "vllm.third_party.flash_linear_attention.ops.fused_recurrent"
     lead_slots = 1
+    batch_heads_on_one_axis = False  # it launches (NV, HV, B) when B x HV passes 65535
 
 
 class SGLangDecode(_PackedDecode):

@@ -250,3 +250,19 @@ def test_the_site_script_refuses_a_wheel_without_the_kernel_files(tmp_path):
         z.writestr("vllm/__init__.py", "")
     r = build_site(tmp_path, wheel)
     assert r.returncode != 0 and "has no vllm/third_party/flash_linear_attention/ops/fused_recurrent.py" in r.stderr
+
+
+def test_a_step_whose_grid_axis_cuda_cannot_launch_is_refused_with_the_reason():
+    from qlabench.core.point import Point
+
+    def point(backend, mode, batch, h_v):
+        T = 1 if mode == "decode" else 2
+        return Point(backend=backend, mode=mode, layout="dense", batch=batch, seqlens=(T,) * batch, h_qk=16,
+                     h_v=h_v, K=128, V=128, dtype="bfloat16", gate="fla", state_dtype="float32", state_layout="vk",
+                     pool=2 * batch)
+
+    ok, why = REGISTRY["sglang-decode"].check_point(point("sglang-decode", "decode", 1024, 64), "cuda")
+    assert not ok and "65536 programs on one grid axis" in why
+    assert REGISTRY["sglang-decode"].check_point(point("sglang-decode", "decode", 1023, 64), "cuda")[0]
+    assert REGISTRY["vllm-decode"].check_point(point("vllm-decode", "decode", 1024, 64), "cuda")[0]  # splits it
+    assert not REGISTRY["vllm-mtp"].check_point(point("vllm-mtp", "mtp", 1024, 64), "cuda")[0]
