@@ -142,26 +142,51 @@ def self_test() -> int:
 # FLA: its planner, the shipped path and the proposed fix
 # ---------------------------------------------------------------------------------------------------------
 
-def fla_plan(lens: list[int]) -> tuple[int, list[int], list[int]]:
-    """What FLA's intra-card planner does with these lengths on this GPU, through FLA's own host functions:
-    (sub-sequence length, number of sub-sequences per sequence (1: unsplit), pre-scan cu_seqlens)."""
+def fla_plan(lens: list[int], sms: int | None = None) -> tuple[int, list[int], list[int], list[int]]:
+    """What FLA's intra-card planner does with these lengths on this GPU (or one with `sms` SMs), through FLA's
+    own host functions: (sub-sequence length, sub-sequences per sequence (1: unsplit), pre-scan cu_seqlens,
+    the sub-sequences' boundaries)."""
     from fla.ops.common import intracard_cp as icp
     from fla.ops.common.backends.intracard import MAX_SUBSEQS
-    from fla.utils import get_multiprocessor_count
 
+    if sms is None:
+        from fla.utils import get_multiprocessor_count
+        sms = get_multiprocessor_count()
     cu = torch.tensor([0, *torch.tensor(lens).cumsum(0).tolist()], dtype=torch.long)
-    sub_len = icp.compute_subseq_len(seq_len=max(lens), num_sms=get_multiprocessor_count(), num_heads=H_V,
-                                     chunk_size=CHUNK)
+    sub_len = icp.compute_subseq_len(seq_len=max(lens), num_sms=sms, num_heads=H_V, chunk_size=CHUNK)
     if all(n < 2 * sub_len for n in lens):
-        return sub_len, [1] * len(lens), []
+        return sub_len, [1] * len(lens), [], []
     bounds, info, _ = icp.prepare_subseq_cu_seqlens(cu, sub_len, CHUNK, MAX_SUBSEQS)
     if not info:
-        return sub_len, [1] * len(lens), []
+        return sub_len, [1] * len(lens), [], []
     per_seq = [1] * len(lens)
     for i, n in zip(info.split_seq_ids, info.num_subseqs):
         per_seq[i] = n
     flat = icp._precompute_intracard_indices(info, bounds, len(lens))[0]
-    return sub_len, per_seq, flat
+    return sub_len, per_seq, flat, bounds
+
+
+def print_plan(sms: int) -> int:
+    """No GPU needed: for each case, the token ranges the pre-scan summarises for each split sequence's
+    merge (pre-scan program i_n reads cu_seqlens[i_n] .. cu_seqlens[i_n + 1] of the flattened list) against
+    the sub-sequences it should describe."""
+    print(f"FLA's intra-card plan with {sms} SMs, h_v {H_V}: the merge of split sequence j composes summaries "
+          "merge_seq_offsets[j] .. [j + 1]")
+    for name, lens in CASES.items():
+        sub_len, per_seq, flat, bounds = fla_plan(lens, sms)
+        print(f"\n{name}: sub-sequence length {sub_len}, pre-scan cu_seqlens {flat}")
+        first, starts = 0, [0, *torch.tensor(lens).cumsum(0).tolist()]
+        for i, n in enumerate(per_seq):
+            if n == 1:
+                continue
+            used = [(flat[k], flat[k + 1]) for k in range(first, first + n)]
+            b0 = bounds.index(starts[i])  # this sequence's sub-sequences, as FLA's planner cut them
+            want = [(bounds[b0 + s], bounds[b0 + s + 1]) for s in range(n)]
+            verdict = "right" if used == want else "WRONG"
+            print(f"  sequence {i + 1} ({lens[i]} tokens, {n} sub-sequences): {verdict}; used {used[:3]}..., "
+                  f"wanted {want[:3]}...")
+            first += n
+    return 0
 
 
 @contextlib.contextmanager
@@ -219,7 +244,7 @@ def rel(a: torch.Tensor, b: torch.Tensor) -> float:
 def run_case(name: str, lens: list[int], device) -> list[dict]:
     inputs = make_inputs(lens, device)
     q, k, v, g, beta, cu = inputs
-    sub_len, per_seq, flat = fla_plan(lens)
+    sub_len, per_seq, flat, _ = fla_plan(lens)
     print(f"\n{name}: lengths {lens}")
     print(f"  FLA plan: sub-sequence length {sub_len}; sub-sequences per sequence {per_seq}")
     if flat:
@@ -245,9 +270,13 @@ def run_case(name: str, lens: list[int], device) -> list[dict]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--self-test", action="store_true", help="CPU: check the float64 reference, then stop")
+    ap.add_argument("--plan", type=int, metavar="SMS", help="no GPU: print FLA's split plan for a GPU with SMS SMs "
+                    "(132: H200) and which split sequences get the wrong summaries, then stop")
     args = ap.parse_args()
     if args.self_test:
         return self_test()
+    if args.plan:
+        return print_plan(args.plan)
     if not torch.cuda.is_available():
         print("needs a CUDA GPU (FLA's Triton kernels); --self-test runs on CPU")
         return 2
