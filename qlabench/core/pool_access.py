@@ -12,6 +12,7 @@ from __future__ import annotations
 
 IN_KERNEL = "slot indices in the kernel"
 GATHER_SCATTER = "gather + kernel + scatter"
+REFERENCE = "reference"
 
 # backend -> (how the step reaches the pool, what that means for reading its rows)
 POOL_ACCESS: dict[str, tuple[str, str]] = {
@@ -20,6 +21,7 @@ POOL_ACCESS: dict[str, tuple[str, str]] = {
                       "(vllm-*, sglang-*): these rows are not FLA as an engine runs it"),
     "flashinfer-decode": (GATHER_SCATTER, "gated_delta_rule_decode takes the batch's states as one dense tensor"),
     "naive-step": (GATHER_SCATTER, "the PyTorch reference step"),
+    "naive-recurrent": (REFERENCE, "the oracle: the fp32 recurrence from the batch's states, no pool step"),
     "flashinfer-decode-pt": (IN_KERNEL, "gated_delta_rule_decode_pretranspose: pool + initial_state_indices"),
     "flashinfer-mtp": (IN_KERNEL, "gated_delta_rule_mtp: pool + slot indices"),
     "vllm-decode": (IN_KERNEL, "vLLM's packed decode: pool + ssm_state_indices (slot 0 reserved)"),

@@ -82,7 +82,8 @@ def l2_text(s: Serving) -> str:
             "not touch. With a small pool, states of a rotation may still be in L2 when their turn comes: such a "
             "time is below what HBM allows and its fraction reads high. `pool MiB` is the pool's size, to hold "
             "against the device's L2. "
-            + (f"The runs marked {c['resident']} rows as L2-resident (hollow markers, `L2` in the tables) and "
+            + (f"The runs marked {c['resident']} rows as L2-resident (hollow markers, `L2` in the tables, "
+               "`L2-resident` in place of their % HBM: their time says nothing of HBM) and "
                f"{c['not resident']} as not; {c['no hint']} rows carry no hint."
                if c["resident"] + c["not resident"] else
                "No row carries an `l2_resident` hint: read small pools with that in mind."))
