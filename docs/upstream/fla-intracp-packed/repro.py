@@ -135,7 +135,13 @@ def self_test() -> int:
     o_l, s_l = reference_loop(q, k, v, g, beta, 0.25)
     err = max(((o_c - o_l).norm() / o_l.norm()).item(), ((s_c - s_l).norm() / s_l.norm()).item())
     print(f"self-test: chunked float64 vs per-token loop, relative error {err:.1e}")
-    return 0 if err < 1e-10 else 1
+    # the fix's index map on the two failing layouts: 4 x 32768 (4 sub-sequences each, 19 pairs) and the
+    # random cuts (7 + 4 sub-sequences, 12 pairs); the pairs left out join two split sequences
+    keep_ok = (kept_summaries([4, 4, 4, 4]) == [0, 1, 2, 3, 5, 6, 7, 8, 10, 11, 12, 13, 15, 16, 17, 18]
+               and kept_summaries([7, 4]) == [0, 1, 2, 3, 4, 5, 6, 8, 9, 10, 11]
+               and kept_summaries([8]) == list(range(8)))
+    print(f"self-test: the fix keeps the summaries of real sub-sequences: {keep_ok}")
+    return 0 if err < 1e-10 and keep_ok else 1
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -189,6 +195,16 @@ def print_plan(sms: int) -> int:
     return 0
 
 
+def kept_summaries(num_subseqs: list[int]) -> list[int]:
+    """The pre-scan programs (pairs of the concatenated boundary list) that summarise real sub-sequences, in
+    the order the merge reads them: split sequence j's boundaries start at index sum_{i<j} (n_i + 1)."""
+    keep, start = [], 0
+    for n in num_subseqs:
+        keep += range(start, start + n)
+        start += n + 1
+    return keep
+
+
 @contextlib.contextmanager
 def fix_installed():
     """The change README.md proposes, applied to this process while the block runs: the pre-scan summarises
@@ -205,13 +221,9 @@ def fix_installed():
         return out
 
     def pre_scan_fixed(k, w, u, g, gk, cu_seqlens, num_subseqs, chunk_size=CHUNK, **kw):
-        counts = counts_by_flat[tuple(cu_seqlens.tolist())]
-        hm = pre_scan(k, w, u, g, gk, cu_seqlens, len(cu_seqlens) - 1, chunk_size, **kw)
-        keep, start = [], 0
-        for n in counts:  # split sequence j's boundaries start at flat index sum_{i<j} (n_i + 1)
-            keep += range(start, start + n)
-            start += n + 1
+        keep = kept_summaries(counts_by_flat[tuple(cu_seqlens.tolist())])
         assert len(keep) == num_subseqs
+        hm = pre_scan(k, w, u, g, gk, cu_seqlens, len(cu_seqlens) - 1, chunk_size, **kw)
         return hm[torch.tensor(keep, device=hm.device)]
 
     # FLA caches the split plan per cu_seqlens tensor: drop it so the plan is rebuilt through the wrapper
