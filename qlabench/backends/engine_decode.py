@@ -113,6 +113,11 @@ def import_engine(engine: str) -> tuple[dict[str, ModuleType] | None, dict, str]
             return None, {}, f"{engine} is not installed and no kernel site provides it: {SITE_HINT}"
         try:
             mod = importlib.import_module(name)
+        except ModuleNotFoundError as e:
+            if e.name and e.name.split(".")[0] != engine:  # a library the kernels need (triton), not the engine
+                return None, {}, f"import {name} failed: it needs {e.name}, which is not installed"
+            return None, {}, (f"import {name} failed: {e}"[:300]
+                              + f" (importing an engine's kernel module imports the engine's packages: {SITE_HINT})")
         except Exception as e:  # the engine's own imports: its platform layer and server dependencies
             return None, {}, (f"import {name} failed: {type(e).__name__}: {e}"[:300]
                               + f" (importing an engine's kernel module imports the engine's packages: {SITE_HINT})")

@@ -266,3 +266,13 @@ def test_a_step_whose_grid_axis_cuda_cannot_launch_is_refused_with_the_reason():
     assert REGISTRY["sglang-decode"].check_point(point("sglang-decode", "decode", 1023, 64), "cuda")[0]
     assert REGISTRY["vllm-decode"].check_point(point("vllm-decode", "decode", 1024, 64), "cuda")[0]  # splits it
     assert not REGISTRY["vllm-mtp"].check_point(point("vllm-mtp", "mtp", 1024, 64), "cuda")[0]
+
+
+def test_a_library_the_kernels_need_is_named_as_missing_not_the_engine(tmp_path, fresh_imports):
+    sgl = fake_wheel(tmp_path, "sglang", "0.5.23", {})
+    assert build_site(tmp_path, sgl).returncode == 0
+    kernel = tmp_path / "site" / "sglang/kernels/ops/attention/fla/fused_recurrent.py"
+    kernel.write_text("import not_a_real_triton\n")
+    fresh_imports.setenv(ed.SITE_ENV, str(tmp_path / "site"))
+    ok, why = REGISTRY["sglang-mtp"].available()
+    assert not ok and why.endswith("it needs not_a_real_triton, which is not installed")
