@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from qlabench.core.errors import MeasureError
+
 # A spread below this is never called a dependence, however quiet the samples were: two samplings of the
 # same call under one timer differ by up to ~1% across fresh processes on the H200 (docs/BENCHMARKS.md).
 FLOOR_REL = 0.01
@@ -49,9 +51,9 @@ def calls_sensitivity(medians_ms: Mapping[int, float], rel_noise: Mapping[int, f
 
     Sensitive when (max - min) / min exceeds max(floor, factor x the largest relative noise)."""
     if len(medians_ms) < 2:
-        raise ValueError(f"a sensitivity needs medians at two or more calls per sample, got {dict(medians_ms)}")
+        raise MeasureError(f"a sensitivity needs medians at two or more calls per sample, got {dict(medians_ms)}")
     if any(not (ms > 0) for ms in medians_ms.values()):
-        raise ValueError(f"medians must be positive, got {dict(medians_ms)}")
+        raise MeasureError(f"medians must be positive, got {dict(medians_ms)}")
     lo, hi = min(medians_ms.values()), max(medians_ms.values())
     spread = (hi - lo) / lo
     noise = max((float(x) for x in rel_noise.values() if x == x), default=0.0)  # NaN: no spread known
