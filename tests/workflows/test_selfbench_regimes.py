@@ -110,3 +110,18 @@ def test_the_suite_holds_the_six_points_of_the_issue():
                           ("flashinfer", 8, 32, (8192,), *fwd), ("flashinfer-nocp", 8, 32, (32768,), *fwd),
                           ("flash_qla", 8, 32, (32768,), *fwd), ("flash_qla", 2, 8, (32768,), *fwd)])
     assert load_suite("timing-regimes").timing.sensitivity
+
+
+def test_the_command_rebuilds_the_page_and_prints_the_short_table_last(tmp_path):
+    from typer.testing import CliRunner
+
+    from qlabench.cli import app
+
+    pd.DataFrame(_rows()).to_parquet(tmp_path / ROWS_FILE, index=False)
+    pd.DataFrame([_facts()]).to_parquet(tmp_path / FACTS_FILE, index=False)
+    r = CliRunner().invoke(app, ["selfbench", "regimes", "--suite", "timing-regimes", "--out", str(tmp_path),
+                                 "--report-only"])
+    assert r.exit_code == 0, r.output
+    last = r.output.strip().splitlines()[-1]
+    assert last.startswith("| flashinfer fwd h8/32 1x32768 | 0.7160 [2] (0.906) |")
+    assert (tmp_path / "regimes.md").is_file() and "regimes.md" in r.output

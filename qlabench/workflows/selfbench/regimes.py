@@ -106,8 +106,11 @@ def _measure_point(p, backend, req: RegimesRequest, device: str, trace) -> tuple
     fn()  # compile and autotune outside every regime
     torch.cuda.synchronize()
     facts: dict = {"point": label, "backend": p.backend, "first_call_s": time.perf_counter() - t0}
-    names = [e.name for e in capture_kernels(fn)]
-    facts.update(call_path=backend.call_path(names), kernels=len(names))
+    try:
+        names = [e.name for e in capture_kernels(fn)]
+        facts.update(call_path=backend.call_path(names), kernels=len(names))
+    except Exception as e:  # the profiler refused (another CUPTI client): the path stays unknown, not wrong
+        facts["kernels_reason"] = _reason(e)
     burst_n, call_ms = rg.calls_for(fn, req.burst_ms)
     facts.update(one_call_graph_ms=call_ms, burst_calls=burst_n)
     for probe in (lambda: eager_allocations(fn), lambda: capture_allocations(fn, 2)):
@@ -119,28 +122,10 @@ def _measure_point(p, backend, req: RegimesRequest, device: str, trace) -> tuple
     gap = req.idle_gap_ms / 1e3
 
     def run(regime: str, timing: Callable[[], object]) -> None:
-        trace.reset()
-        try:
-            r = timing()
-        except Exception as e:
-            rows.append(regime_row(label, p.backend, regime, (), None, "-", reason=_reason(e)))
-            return
-        if isinstance(r, rg.RegimeTiming):
-            rows.append(regime_row(label, p.backend, regime, r.samples_ms, r.calls_per_sample, r.l2, r.details,
-                                   trace.summary()))
-        else:  # (samples, details) of another project's timer
-            samples, d = r
-            rows.append(regime_row(label, p.backend, regime, samples, None, d.get("l2", "-"), d, trace.summary(),
-                                   d.get("reported_ms")))
+        rows.append(_timed_row(label, p.backend, regime, timing, trace))
 
     def traced(f):
-        def go():
-            trace.active(True)
-            try:
-                return f()
-            finally:
-                trace.active(False)
-        return go
+        return _traced(f, trace)
 
     run("graph auto", lambda: rg.graph_timer(fn, rule, trace, None, t.l2_flush, t.warmup))
     for n in req.calls:
@@ -149,9 +134,6 @@ def _measure_point(p, backend, req: RegimesRequest, device: str, trace) -> tuple
     run("graph n=8 flush between", lambda: rg.flush_between(fn, rule, trace, 8))
     run("events", lambda: rg.events_timer(fn, rule, trace, t.l2_flush, t.warmup))
     run("triton cudagraph", traced(lambda: ext.triton_cudagraph(fn, req.rep_ms)))
-    if _importable("flashinfer.testing"):
-        for config in ext.FLASHINFER_CONFIGS:
-            run(f"fi {config}", traced(lambda c=config: ext.flashinfer_bench(fn, c)))
     run("lone call", lambda: rg.isolated(fn, trace, 1, req.isolated_samples, gap))
     run("cold eager", lambda: rg.cold_eager(fn, trace, req.isolated_samples, gap))
     run(f"burst ~{req.burst_ms:g}ms", lambda: rg.isolated(fn, trace, burst_n, req.isolated_samples, gap))
@@ -159,6 +141,60 @@ def _measure_point(p, backend, req: RegimesRequest, device: str, trace) -> tuple
     del fn
     torch.cuda.empty_cache()
     return rows, facts
+
+
+def _traced(f: Callable[[], object], trace) -> Callable[[], object]:
+    """`f` with the clock trace's window open while it runs (another project's timer, which has no window)."""
+    def go():
+        trace.active(True)
+        try:
+            return f()
+        finally:
+            trace.active(False)
+    return go
+
+
+def _timed_row(label: str, backend: str, regime: str, timing: Callable[[], object], trace) -> dict:
+    """The row of one regime: `timing()` gives a RegimeTiming or another timer's (samples, details); a regime
+    that raises is a row with the reason."""
+    from qlabench.measure.timing.regimes import RegimeTiming
+
+    trace.reset()
+    try:
+        r = timing()
+    except Exception as e:
+        return regime_row(label, backend, regime, (), None, "-", reason=_reason(e))
+    if isinstance(r, RegimeTiming):
+        return regime_row(label, backend, regime, r.samples_ms, r.calls_per_sample, r.l2, r.details, trace.summary())
+    samples, d = r
+    return regime_row(label, backend, regime, samples, None, d.get("l2", "-"), d, trace.summary(), d.get("reported_ms"))
+
+
+def _flashinfer_rows(points, req: RegimesRequest, device: str, trace) -> list[dict]:
+    """FlashInfer's own timer on every point, in a pass after all the others: with CUPTI installed it ends its
+    CUPTI session (cupti.finalize), and the profiler that reads each point's kernels must not come after it."""
+    import torch
+
+    from qlabench.measure.inputs import make_inputs
+    from qlabench.measure.timing import external as ext
+
+    rows: list[dict] = []
+    for p, backend in points:
+        label = point_label(dataclasses.asdict(p))
+        try:
+            fn = backend.prepare_point(p, make_inputs(p, device))
+            fn()
+            torch.cuda.synchronize()
+        except Exception as e:
+            rows += [regime_row(label, p.backend, f"fi {c}", (), None, "-", reason=_reason(e))
+                     for c in ext.FLASHINFER_CONFIGS]
+            continue
+        for config in ext.FLASHINFER_CONFIGS:
+            rows.append(_timed_row(label, p.backend, f"fi {config}",
+                                   _traced(lambda c=config: ext.flashinfer_bench(fn, c), trace), trace))
+        del fn
+        torch.cuda.empty_cache()
+    return rows
 
 
 def _importable(module: str) -> bool:
@@ -185,9 +221,11 @@ def measure_regimes(req: RegimesRequest, device: str, on_point: Callable[[str, f
     from qlabench.measure.env import physical_index
     from qlabench.measure.probes.clock_trace import ClockTrace
 
-    torch.cuda.set_device(torch.device(device))
+    if torch.device(device).index is not None:
+        torch.cuda.set_device(torch.device(device))
     rows: list[dict] = []
     facts: list[dict] = []
+    measured = []  # (point, backend) of the points whose regimes ran, for FlashInfer's pass
     with ClockTrace(physical_index(torch.cuda.current_device())) as trace:
         for p in req.suite.points:
             label = point_label(dataclasses.asdict(p))
@@ -203,10 +241,16 @@ def measure_regimes(req: RegimesRequest, device: str, on_point: Callable[[str, f
                     r, f = _measure_point(p, b, req, device, trace)
                     rows += r
                     facts.append(f)
+                    measured.append((p, b))
                 except Exception as e:  # the point's set-up failed: the others still run
                     facts.append({"point": label, "backend": p.backend, "reason": _reason(e)})
             if on_point:
                 on_point(label, time.perf_counter() - t0)
+        if measured and _importable("flashinfer.testing"):
+            t0 = time.perf_counter()
+            rows += _flashinfer_rows(measured, req, device, trace)
+            if on_point:
+                on_point("flashinfer.testing.bench_gpu_time on every point", time.perf_counter() - t0)
     rows_df = pd.DataFrame(rows)
     facts_df = pd.DataFrame(facts)
     if not rows_df.empty:
