@@ -38,7 +38,7 @@ def selfbench_cmd(
     from qlabench.workflows.selfbench.session import SelfbenchRequest, run_selfbench
 
     if what == "regimes":
-        return _regimes(load_suite(suite), out, device, rep_ms, report_only)
+        return _regimes(load_suite(suite), out, device, rep_ms, report_only, max_time)
     req = SelfbenchRequest(what=what, suite=load_suite(suite), out=out, runs=runs, cost_runs=cost_runs,
                            timers=tuple(timers or ()), device=device, check=False if no_check else None,
                            overrides=parse_timing_overrides(timing or []), rep_ms=rep_ms or 100.0, fresh=fresh,
@@ -60,7 +60,8 @@ def selfbench_cmd(
     console.print(f"wrote {res.path}")
 
 
-def _regimes(suite, out: Path, device: str | None, rep_ms: float | None, report_only: bool) -> None:
+def _regimes(suite, out: Path, device: str | None, rep_ms: float | None, report_only: bool,
+             max_time: float | None) -> None:
     """`selfbench regimes`: the long tables and regimes.md under OUT, then the short table, printed last."""
     from qlabench.workflows.selfbench.regimes import RegimesRequest, run_regimes
     from qlabench.workflows.selfbench.regimes_report import short_table
@@ -70,7 +71,8 @@ def _regimes(suite, out: Path, device: str | None, rep_ms: float | None, report_
                          **({"rep_ms": rep_ms} if rep_ms else {}))
     if not report_only:
         opt.writable_folder(out)
-    res = run_regimes(req, on_point=lambda label, s: console.print(f"{label}: {s:.1f}s", highlight=False))
+    res = run_regimes(req, on_point=lambda label, s: console.print(f"{label}: {s:.1f}s", highlight=False),
+                      max_time_s=max_time)
     console.print(f"wrote {res.path} and its tables (regimes.parquet/.csv, regime-facts.parquet/.csv) in {out}")
     console.print("median ms per call (ratio to triton's do_bench_cudagraph; [calls per sample] of the sweep's graph "
                   "timer):", highlight=False)

@@ -207,9 +207,24 @@ def _importable(module: str) -> bool:
         return False
 
 
-def measure_regimes(req: RegimesRequest, device: str, on_point: Callable[[str, float], None] | None = None
-                    ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(rows, facts) for every point of the suite, on `device` (CUDA only), in this process."""
+def frames(rows: list[dict], facts: list[dict]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The rows and facts as tables, each point's calls-per-sample verdict added to its facts."""
+    rows_df, facts_df = pd.DataFrame(rows), pd.DataFrame(facts)
+    if not rows_df.empty and not facts_df.empty:
+        verdicts = {pt: point_sensitivity(g) for pt, g in rows_df.groupby("point", sort=False)}
+        for key in ("calls_sensitive", "calls_spread"):
+            facts_df[key] = [verdicts.get(pt, {}).get(key) for pt in facts_df["point"]]
+    return rows_df, facts_df
+
+
+Save = Callable[[pd.DataFrame, pd.DataFrame], None]
+
+
+def measure_regimes(req: RegimesRequest, device: str, on_point: Callable[[str, float], None] | None = None,
+                    save: Save | None = None, max_time_s: float | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(rows, facts) for every point of the suite, on `device` (CUDA only), in this process. `save(rows, facts)`
+    after each point, so a run stopped from outside keeps what it measured; after `max_time_s` no new point
+    starts (its facts say so)."""
     if not device.startswith("cuda"):
         raise SelfbenchError(f"the timing regimes need CUDA (graphs, NVML, events); device is {device}")
     from qlabench.measure import caches as cache
@@ -226,6 +241,11 @@ def measure_regimes(req: RegimesRequest, device: str, on_point: Callable[[str, f
     rows: list[dict] = []
     facts: list[dict] = []
     measured = []  # (point, backend) of the points whose regimes ran, for FlashInfer's pass
+    start = time.perf_counter()
+
+    def over_budget() -> bool:
+        return max_time_s is not None and time.perf_counter() - start > max_time_s
+
     with ClockTrace(physical_index(torch.cuda.current_device())) as trace:
         for p in req.suite.points:
             label = point_label(dataclasses.asdict(p))
@@ -233,6 +253,8 @@ def measure_regimes(req: RegimesRequest, device: str, on_point: Callable[[str, f
             ok, why = (False, f"unknown backend {p.backend!r}") if b is None else b.available()
             if ok:
                 ok, why = b.supports(p, device)
+            if ok and over_budget():
+                ok, why = False, f"not measured: --max-time {max_time_s:g} s ran out"
             t0 = time.perf_counter()
             if not ok:
                 facts.append({"point": label, "backend": p.backend, "reason": why})
@@ -246,54 +268,56 @@ def measure_regimes(req: RegimesRequest, device: str, on_point: Callable[[str, f
                     facts.append({"point": label, "backend": p.backend, "reason": _reason(e)})
             if on_point:
                 on_point(label, time.perf_counter() - t0)
-        if measured and _importable("flashinfer.testing"):
+            if save:
+                save(*frames(rows, facts))
+        if measured and not over_budget() and _importable("flashinfer.testing"):
             t0 = time.perf_counter()
             rows += _flashinfer_rows(measured, req, device, trace)
             if on_point:
                 on_point("flashinfer.testing.bench_gpu_time on every point", time.perf_counter() - t0)
-    rows_df = pd.DataFrame(rows)
-    facts_df = pd.DataFrame(facts)
-    if not rows_df.empty:
-        verdicts = {pt: point_sensitivity(g) for pt, g in rows_df.groupby("point", sort=False)}
-        for key in ("calls_sensitive", "calls_spread"):
-            facts_df[key] = [verdicts.get(pt, {}).get(key) for pt in facts_df["point"]]
-    return rows_df, facts_df
+    result = frames(rows, facts)
+    if save:
+        save(*result)
+    return result
 
 
-def run_regimes(req: RegimesRequest, on_point=None) -> RegimesOutcome:
-    """Measure (unless report_only) and write regimes.parquet/.csv, regime-facts.parquet/.csv and regimes.md
-    under req.out."""
+def run_regimes(req: RegimesRequest, on_point=None, max_time_s: float | None = None) -> RegimesOutcome:
+    """Measure (unless report_only) and write regimes.parquet/.csv, regime-facts.parquet/.csv, regimes.json and
+    regimes.md under req.out, rewritten after every point."""
     import shlex
     import sys
 
     from qlabench.workflows.selfbench.regimes_report import render_regimes
 
     out = Path(req.out)
-    env = None
+    path = out / REPORT_FILE
     if req.report_only:
         if not (out / ROWS_FILE).is_file():
             raise SelfbenchError(f"--report-only: no {out / ROWS_FILE} to report on")
         rows, facts = pd.read_parquet(out / ROWS_FILE), pd.read_parquet(out / FACTS_FILE)
         meta = json.loads((out / "regimes.json").read_text()) if (out / "regimes.json").is_file() else {}
-    else:
-        from qlabench.measure.env import capture
-        from qlabench.run.sweep import resolve_device
+        path.write_text(render_regimes(rows, facts, meta))
+        return RegimesOutcome(path, rows, facts)
+    from qlabench.measure.env import capture
+    from qlabench.run.sweep import resolve_device
 
-        dev = resolve_device(req.device or req.suite.device)
-        out.mkdir(parents=True, exist_ok=True)
-        rows, facts = measure_regimes(req, dev, on_point)
-        env = capture(dev)
-        meta = {k: env.get(k) for k in ("host", "device", "torch_version", "triton_version", "flashinfer_version",
-                                         "flash_qla_version", "driver_version", "git_sha")}
-        meta.update(date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), suite=req.suite.name,
-                    command=req.command or shlex.join(["qlabench", *sys.argv[1:]]),
-                    settings={k: getattr(req, k) for k in ("calls", "rep_ms", "burst_ms", "sustained_ms",
-                                                           "isolated_samples", "idle_gap_ms")})
+    dev = resolve_device(req.device or req.suite.device)
+    out.mkdir(parents=True, exist_ok=True)
+    env = capture(dev)
+    meta = {k: env.get(k) for k in ("host", "device", "torch_version", "triton_version", "flashinfer_version",
+                                     "flash_qla_version", "driver_version", "git_sha")}
+    meta.update(date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), suite=req.suite.name,
+                command=req.command or shlex.join(["qlabench", *sys.argv[1:]]),
+                settings={k: getattr(req, k) for k in ("calls", "rep_ms", "burst_ms", "sustained_ms",
+                                                       "isolated_samples", "idle_gap_ms")})
+    (out / "regimes.json").write_text(json.dumps(meta, indent=1, default=str))
+
+    def save(rows: pd.DataFrame, facts: pd.DataFrame) -> None:
         rows.to_parquet(out / ROWS_FILE, index=False)
         rows.to_csv(out / "regimes.csv", index=False)
         facts.to_parquet(out / FACTS_FILE, index=False)
         facts.to_csv(out / "regime-facts.csv", index=False)
-        (out / "regimes.json").write_text(json.dumps(meta, indent=1, default=str))
-    path = out / REPORT_FILE
-    path.write_text(render_regimes(rows, facts, meta))
+        path.write_text(render_regimes(rows, facts, meta))
+
+    rows, facts = measure_regimes(req, dev, on_point, save, max_time_s)
     return RegimesOutcome(path, rows, facts)
