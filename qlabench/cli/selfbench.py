@@ -75,5 +75,5 @@ def _regimes(suite, out: Path, device: str | None, rep_ms: float | None, report_
                       max_time_s=max_time)
     console.print(f"wrote {res.path} and its tables (regimes.parquet/.csv, regime-facts.parquet/.csv) in {out}")
     console.print("median ms per call (ratio to triton's do_bench_cudagraph; [calls per sample] of the sweep's graph "
-                  "timer):", highlight=False)
+                  "timer):", highlight=False, markup=False)
     print(markdown_table(short_table(res.rows)).rstrip("\n"), flush=True)  # never wrapped: it is pasted

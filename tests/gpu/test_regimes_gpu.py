@@ -70,7 +70,7 @@ def test_allocations_of_a_call_eagerly_and_in_capture():
     assert eager["eager_allocs"] >= 1 and eager["eager_alloc_bytes"] >= 4096 * 4096 * 2
     cap = capture_allocations(fn, 2)
     assert cap["capture_allocs"] >= 2 and cap["capture_output_addresses"] in (1, 2)
-    assert cap["capture_pool_bytes"] >= 0
+    assert cap["capture_pool_bytes"] >= 4096 * 4096 * 2  # the graph's pool holds at least one output
 
 
 def test_the_study_writes_its_tables_and_page(tmp_path, data_dir):

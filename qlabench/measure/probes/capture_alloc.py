@@ -58,8 +58,9 @@ def capture_allocations(fn: Callable[[], object], calls: int = 2) -> dict:
     torch.cuda.synchronize()
     graph = torch.cuda.CUDAGraph()
     ptrs = []
-    before = _stats()
     with torch.cuda.graph(graph):
+        # read inside the capture: entering it empties torch's cache, which a reading before would count
+        before = _stats()
         for _ in range(calls):
             out = fn()
             ptrs.append(_output_ptr(out))

@@ -111,8 +111,19 @@ def _measure_point(p, backend, req: RegimesRequest, device: str, trace) -> tuple
         facts.update(call_path=backend.call_path(names), kernels=len(names))
     except Exception as e:  # the profiler refused (another CUPTI client): the path stays unknown, not wrong
         facts["kernels_reason"] = _reason(e)
-    burst_n, call_ms = rg.calls_for(fn, req.burst_ms)
-    facts.update(one_call_graph_ms=call_ms, burst_calls=burst_n)
+    try:
+        burst_n, call_ms = rg.calls_for(fn, req.burst_ms)
+        facts.update(one_call_graph_ms=call_ms, burst_calls=burst_n)
+    except Exception as e:  # a call that cannot be captured: its graph regimes fail one by one, with this reason
+        burst_n, call_ms, not_capturable = None, None, _reason(e)
+        facts["graph_reason"] = not_capturable
+
+    def graphed(f):
+        if burst_n is None:
+            def refuse():
+                raise RuntimeError(f"not capturable in a CUDA graph: {not_capturable}")
+            return refuse
+        return f
     for probe in (lambda: eager_allocations(fn), lambda: capture_allocations(fn, 2)):
         try:
             facts.update(probe())
@@ -131,13 +142,14 @@ def _measure_point(p, backend, req: RegimesRequest, device: str, trace) -> tuple
     for n in req.calls:
         run(f"graph n={n}", lambda n=n: rg.graph_timer(fn, rule, trace, n, t.l2_flush, t.warmup))
     run(f"graph n={max(req.calls)} warm", lambda: rg.graph_timer(fn, rule, trace, max(req.calls), False, t.warmup))
-    run("graph n=8 flush between", lambda: rg.flush_between(fn, rule, trace, 8))
+    run("graph n=8 flush between", graphed(lambda: rg.flush_between(fn, rule, trace, 8)))
     run("events", lambda: rg.events_timer(fn, rule, trace, t.l2_flush, t.warmup))
     run("triton cudagraph", traced(lambda: ext.triton_cudagraph(fn, req.rep_ms)))
-    run("lone call", lambda: rg.isolated(fn, trace, 1, req.isolated_samples, gap))
+    run("lone call", graphed(lambda: rg.isolated(fn, trace, 1, req.isolated_samples, gap)))
     run("cold eager", lambda: rg.cold_eager(fn, trace, req.isolated_samples, gap))
-    run(f"burst ~{req.burst_ms:g}ms", lambda: rg.isolated(fn, trace, burst_n, req.isolated_samples, gap))
-    run(f"sustained ~{req.sustained_ms:g}ms", lambda: rg.sustained(fn, trace, burst_n, req.sustained_ms, call_ms))
+    run(f"burst ~{req.burst_ms:g}ms", graphed(lambda: rg.isolated(fn, trace, burst_n, req.isolated_samples, gap)))
+    run(f"sustained ~{req.sustained_ms:g}ms",
+        graphed(lambda: rg.sustained(fn, trace, burst_n, req.sustained_ms, call_ms)))
     del fn
     torch.cuda.empty_cache()
     return rows, facts
