@@ -24,7 +24,7 @@ def _rows(point="flashinfer fwd h8/32 1x32768", scale=1.0):
         return [ms * scale * f for f in (0.998, 0.999, 1.001, 1.002)]
 
     rows = [regime_row(point, "flashinfer", "graph auto", at(0.716), 2, "flushed", {"timer": "graph"}, CLOCKS)]
-    rows += [regime_row(point, "flashinfer", f"graph n={n}", at(ms), n, "flushed")
+    rows += [regime_row(point, "flashinfer", f"graph n={n}", at(ms), n, "flushed", {"timer": "graph"})
              for n, ms in ((1, 0.700), (2, 0.716), (8, 0.760), (64, 0.785))]
     rows.append(regime_row(point, "flashinfer", "graph n=64 warm", at(0.780), 64, "warm"))
     rows.append(regime_row(point, "flashinfer", "triton cudagraph", at(0.790), None, "warm", {"rep_ms": 200}))
@@ -61,6 +61,9 @@ def test_a_point_whose_time_moves_with_the_calls_per_sample_is_called_sensitive(
     flat = df.assign(median_ms=df["median_ms"].where(~df["regime"].str.match(r"^graph n=\d+$"), 0.7))
     assert point_sensitivity(flat)["calls_sensitive"] is False
     assert point_sensitivity(df[df["regime"] == "graph auto"])["calls_sensitive"] is None
+    # an uncapturable call: every forced count fell back to eager events, one call per sample
+    fell_back = df.assign(calls_per_sample=1, details=json.dumps({"timer": "events"}))
+    assert point_sensitivity(fell_back)["calls_sensitive"] is None
 
 
 def test_the_short_table_has_the_sweeps_figure_against_triton_and_the_regimes():
