@@ -82,7 +82,7 @@ def point_sensitivity(rows: pd.DataFrame) -> dict:
     """The calls-per-sample verdict of one point from its forced-count graph rows (core/timing_sensitivity.py)."""
     forced = rows[rows["regime"].str.match(r"^graph n=\d+$") & rows["median_ms"].notna()]
     # a graph that could not be captured fell back to eager events, one call per sample: not a count it ran at
-    forced = forced[[json.loads(d or "{}").get("timer") == "graph" for d in forced["details"]]]
+    forced = forced[forced["details"].map(lambda d: json.loads(d or "{}").get("timer") == "graph").astype(bool)]
     if forced["calls_per_sample"].nunique() < 2:
         return {"calls_sensitive": None, "calls_spread": math.nan}
     v = calls_sensitivity(dict(zip(forced["calls_per_sample"].astype(int), forced["median_ms"])),
