@@ -64,13 +64,17 @@ def ms_with_ratio(rows: pd.DataFrame, regimes: list[str] | None = None) -> pd.Da
         return ms
     tri = ms[TRITON] if TRITON in ms.columns else pd.Series(math.nan, index=ms.index)
     n = wide(rows, "calls_per_sample")
+    timer = wide(rows.assign(timer=rows["details"].map(lambda d: json.loads(d or "{}").get("timer"))), "timer")
     out = pd.DataFrame(index=ms.index)
     for c in ms.columns:
         cells = []
         for pt in ms.index:
             v, t = ms.at[pt, c], tri.get(pt)
             cell = _ms(v)
-            if c == "graph auto" and "graph auto" in n.columns and not pd.isna(n.at[pt, c]):
+            used = timer.at[pt, c] if c in timer.columns else None
+            if c.startswith("graph") and used == "events":  # the capture failed: eager events, one call each
+                cell += " [events]"
+            elif c == "graph auto" and "graph auto" in n.columns and not pd.isna(n.at[pt, c]):
                 cell += f" [{int(n.at[pt, c])}]"
             if c != TRITON and not pd.isna(v) and t and not pd.isna(t):
                 cell += f" ({v / t:.3f})"
@@ -131,7 +135,8 @@ def render_regimes(rows: pd.DataFrame, facts: pd.DataFrame, meta: dict) -> str:
     if rows.empty:
         return "\n".join(head + ["_(no regime was measured)_", ""] + [markdown_table(facts_table(facts))])
     body = [
-        "## Median ms per call (ratio to triton's do_bench_cudagraph; [calls per sample] the sweep's graph timer chose)",
+        "## Median ms per call (ratio to triton's do_bench_cudagraph; [calls per sample] the sweep's graph timer chose; "
+        "[events]: the call could not be captured, and the graph timer fell back to eager events)",
         "", markdown_table(ms_with_ratio(rows)),
         "## SM clock during each regime (NVML: median/min MHz, max power)", "",
         "Read every ~0.5 ms while the regime's timed work ran (for the graph and events timers, their whole "
