@@ -73,7 +73,7 @@ def _regimes(suite, out: Path, device: str | None, rep_ms: float | None, report_
         opt.writable_folder(out)
     res = run_regimes(req, on_point=lambda label, s: console.print(f"{label}: {s:.1f}s", highlight=False),
                       max_time_s=max_time)
-    console.print(f"wrote {res.path} and its tables (regimes.parquet/.csv, regime-facts.parquet/.csv) in {out}")
+    console.print(f"wrote {res.path} and its tables (regimes.csv, regime-facts.csv, regimes.json) in {out}")
     console.print("median ms per call (ratio to triton's do_bench_cudagraph; [calls per sample] of the sweep's graph "
                   "timer):", highlight=False, markup=False)
     print(markdown_table(short_table(res.rows)).rstrip("\n"), flush=True)  # never wrapped: it is pasted

@@ -83,10 +83,12 @@ def test_the_page_has_every_table_the_fi_path_and_the_failed_regimes():
                                         "command": "qlabench selfbench regimes", "settings": {"rep_ms": 200}})
     assert page.startswith("# Timing regimes") and "NVIDIA H200" and "`qlabench selfbench regimes`" in page
     assert "| flashinfer fwd h8/32 1x32768 | 0.7160 [2] (0.906) |" in page
-    assert "1980/1755, 650 W" in page  # median/min SM clock and max power of the regime
+    assert "1980/1755, 650 W, power cap" in page  # median/min SM clock, max power and slowdown reasons
     assert "| flashinfer fwd h8/32 1x32768 | cp | 0.75 | 3 | yes | 12.1% | 6 | 300.0 | 12 | 640.0 | 1 |" in page
     assert "`fi bench_gdn_prefill`: cuda events (eager), L2 flushed" in page and "reports the mean" in page
     assert "## Regimes that failed" in page and "RuntimeError: boom" in page
+    assert "with no idle between them" in page  # a run without a cool-down says so
+    assert "each after 500 ms idle" in render_regimes(rows, facts, {"settings": {"cooldown_ms": 500.0}})
 
 
 def test_regimes_need_cuda(tmp_path):
@@ -96,12 +98,12 @@ def test_regimes_need_cuda(tmp_path):
 
 
 def test_a_page_is_rebuilt_from_the_tables_a_gpu_host_wrote(tmp_path):
-    pd.DataFrame(_rows()).to_parquet(tmp_path / ROWS_FILE, index=False)
-    pd.DataFrame([_facts()]).to_parquet(tmp_path / FACTS_FILE, index=False)
+    pd.DataFrame(_rows()).to_csv(tmp_path / ROWS_FILE, index=False)
+    pd.DataFrame([_facts()]).to_csv(tmp_path / FACTS_FILE, index=False)
     (tmp_path / "regimes.json").write_text(json.dumps({"host": "gpu-host", "date": "2026-12-01 17:00 UTC"}))
     res = run_regimes(RegimesRequest(suite=load_suite("timing-regimes"), out=tmp_path, report_only=True))
     assert res.path.read_text().count("gpu-host, ") == 1 and "2026-12-01 17:00 UTC" in res.path.read_text()
-    with pytest.raises(SelfbenchError, match="no .*regimes.parquet"):
+    with pytest.raises(SelfbenchError, match="no .*regimes.csv"):
         run_regimes(RegimesRequest(suite=load_suite("timing-regimes"), out=tmp_path / "none", report_only=True))
 
 
@@ -120,8 +122,8 @@ def test_the_command_rebuilds_the_page_and_prints_the_short_table_last(tmp_path)
 
     from qlabench.cli import app
 
-    pd.DataFrame(_rows()).to_parquet(tmp_path / ROWS_FILE, index=False)
-    pd.DataFrame([_facts()]).to_parquet(tmp_path / FACTS_FILE, index=False)
+    pd.DataFrame(_rows()).to_csv(tmp_path / ROWS_FILE, index=False)
+    pd.DataFrame([_facts()]).to_csv(tmp_path / FACTS_FILE, index=False)
     r = CliRunner().invoke(app, ["selfbench", "regimes", "--suite", "timing-regimes", "--out", str(tmp_path),
                                  "--report-only"])
     assert r.exit_code == 0, r.output

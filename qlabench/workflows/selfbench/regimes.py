@@ -31,7 +31,8 @@ from qlabench.core.timing_sensitivity import calls_sensitivity
 from qlabench.workflows.selfbench.common import SelfbenchError, point_label
 
 REGIME_CALLS = (1, 2, 8, 64)
-ROWS_FILE, FACTS_FILE, REPORT_FILE = "regimes.parquet", "regime-facts.parquet", "regimes.md"
+# Four files (CSV, not parquet beside it): what comes back from a GPU host is often limited in count.
+ROWS_FILE, FACTS_FILE, META_FILE, REPORT_FILE = "regimes.csv", "regime-facts.csv", "regimes.json", "regimes.md"
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,9 @@ class RegimesRequest:
     sustained_ms: float = 200.0
     isolated_samples: int = 20  # lone calls and bursts, each after an idle gap
     idle_gap_ms: float = 20.0
+    # Idle before each regime: a power-capped clock recovers over a window of its own, and a regime that
+    # starts right after a heavy one would inherit its state (the regimes run one after another).
+    cooldown_ms: float = 500.0
     report_only: bool = False  # measure nothing: render what is under out
     command: str = ""
 
@@ -135,6 +139,7 @@ def _measure_point(p, backend, req: RegimesRequest, device: str, trace) -> tuple
     gap = req.idle_gap_ms / 1e3
 
     def run(regime: str, timing: Callable[[], object]) -> None:
+        time.sleep(req.cooldown_ms / 1e3)
         rows.append(_timed_row(label, p.backend, regime, timing, trace))
 
     def traced(f):
@@ -204,6 +209,7 @@ def _flashinfer_rows(points, req: RegimesRequest, device: str, trace) -> list[di
                      for c in ext.FLASHINFER_CONFIGS]
             continue
         for config in ext.FLASHINFER_CONFIGS:
+            time.sleep(req.cooldown_ms / 1e3)
             rows.append(_timed_row(label, p.backend, f"fi {config}",
                                    _traced(lambda c=config: ext.flashinfer_bench(fn, c), trace), trace))
         del fn
@@ -284,7 +290,7 @@ def measure_regimes(req: RegimesRequest, device: str, on_point: Callable[[str, f
                 on_point(label, time.perf_counter() - t0)
             if save:
                 save(*frames(rows, facts))
-        if measured and not over_budget() and _importable("flashinfer.testing"):
+        if measured and _importable("flashinfer.testing"):  # seconds for all points: not cut by max_time_s
             t0 = time.perf_counter()
             rows += _flashinfer_rows(measured, req, device, trace)
             if on_point:
@@ -296,8 +302,8 @@ def measure_regimes(req: RegimesRequest, device: str, on_point: Callable[[str, f
 
 
 def run_regimes(req: RegimesRequest, on_point=None, max_time_s: float | None = None) -> RegimesOutcome:
-    """Measure (unless report_only) and write regimes.parquet/.csv, regime-facts.parquet/.csv, regimes.json and
-    regimes.md under req.out, rewritten after every point."""
+    """Measure (unless report_only) and write regimes.csv (point x regime), regime-facts.csv (per point), regimes.json
+    (host, versions, command, settings) and regimes.md under req.out, rewritten after every point."""
     import shlex
     import sys
 
@@ -308,8 +314,11 @@ def run_regimes(req: RegimesRequest, on_point=None, max_time_s: float | None = N
     if req.report_only:
         if not (out / ROWS_FILE).is_file():
             raise SelfbenchError(f"--report-only: no {out / ROWS_FILE} to report on")
-        rows, facts = pd.read_parquet(out / ROWS_FILE), pd.read_parquet(out / FACTS_FILE)
-        meta = json.loads((out / "regimes.json").read_text()) if (out / "regimes.json").is_file() else {}
+        rows = pd.read_csv(out / ROWS_FILE, dtype={"details": str, "reason": object, "clock_reasons": object})
+        facts = pd.read_csv(out / FACTS_FILE) if (out / FACTS_FILE).is_file() else pd.DataFrame()
+        rows["details"] = rows["details"].fillna("{}")
+        rows["reason"] = rows["reason"].where(rows["reason"].notna(), None)
+        meta = json.loads((out / META_FILE).read_text()) if (out / META_FILE).is_file() else {}
         path.write_text(render_regimes(rows, facts, meta))
         return RegimesOutcome(path, rows, facts)
     from qlabench.measure.env import capture
@@ -323,14 +332,12 @@ def run_regimes(req: RegimesRequest, on_point=None, max_time_s: float | None = N
     meta.update(date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), suite=req.suite.name,
                 command=req.command or shlex.join(["qlabench", *sys.argv[1:]]),
                 settings={k: getattr(req, k) for k in ("calls", "rep_ms", "burst_ms", "sustained_ms",
-                                                       "isolated_samples", "idle_gap_ms")})
-    (out / "regimes.json").write_text(json.dumps(meta, indent=1, default=str))
+                                                       "isolated_samples", "idle_gap_ms", "cooldown_ms")})
+    (out / META_FILE).write_text(json.dumps(meta, indent=1, default=str))
 
     def save(rows: pd.DataFrame, facts: pd.DataFrame) -> None:
-        rows.to_parquet(out / ROWS_FILE, index=False)
-        rows.to_csv(out / "regimes.csv", index=False)
-        facts.to_parquet(out / FACTS_FILE, index=False)
-        facts.to_csv(out / "regime-facts.csv", index=False)
+        rows.to_csv(out / ROWS_FILE, index=False)
+        facts.to_csv(out / FACTS_FILE, index=False)
         path.write_text(render_regimes(rows, facts, meta))
 
     rows, facts = measure_regimes(req, dev, on_point, save, max_time_s)

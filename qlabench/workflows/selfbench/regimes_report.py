@@ -83,14 +83,27 @@ def ms_with_ratio(rows: pd.DataFrame, regimes: list[str] | None = None) -> pd.Da
     return out.reset_index()
 
 
+# NVML's clock-event reasons (probes/clocks.py), short enough for a table cell.
+SHORT_REASONS = {"sw_power_cap": "power cap", "hw_slowdown": "hw slowdown", "sw_thermal_slowdown": "thermal",
+                 "hw_thermal_slowdown": "hw thermal", "hw_power_brake_slowdown": "power brake"}
+
+
+def _reasons(text) -> str:
+    names = [n for n in str(text).split(",") if n] if isinstance(text, str) else []
+    kept = [SHORT_REASONS[n] for n in names if n in SHORT_REASONS]  # idle and sync boost say nothing here
+    return f", {'+'.join(kept)}" if kept else ""
+
+
 def clocks_table(rows: pd.DataFrame) -> pd.DataFrame:
-    """Median SM clock (MHz) and max power (W) NVML read during each regime, 'median/min MHz, W'."""
+    """SM clock (MHz), max power (W) and slowdown reasons NVML read during each regime, 'median/min MHz, W'."""
     med, lo, pw = (wide(rows, k) for k in ("sm_clock_median_mhz", "sm_clock_min_mhz", "power_max_w"))
     if med.empty:
         return med
+    why = wide(rows.assign(clock_reasons=rows["clock_reasons"].fillna("")), "clock_reasons")
     out = pd.DataFrame(index=med.index)
     for c in med.columns:
         out[_short_name(c)] = [f"{_mhz(med.at[p, c])}/{_mhz(lo.at[p, c])}, {_mhz(pw.at[p, c])} W"
+                               + _reasons(why.at[p, c] if c in why.columns else None)
                                if not pd.isna(med.at[p, c]) else "-" for p in med.index]
     return out.reset_index()
 
@@ -138,9 +151,13 @@ def render_regimes(rows: pd.DataFrame, facts: pd.DataFrame, meta: dict) -> str:
         "## Median ms per call (ratio to triton's do_bench_cudagraph; [calls per sample] the sweep's graph timer chose; "
         "[events]: the call could not be captured, and the graph timer fell back to eager events)",
         "", markdown_table(ms_with_ratio(rows)),
-        "## SM clock during each regime (NVML: median/min MHz, max power)", "",
+        "## SM clock during each regime (NVML: median/min MHz, max power, slowdown reasons seen)", "",
         "Read every ~0.5 ms while the regime's timed work ran (for the graph and events timers, their whole "
-        "sampling, capture included).", "", markdown_table(clocks_table(rows)),
+        "sampling, capture included). NVML's power reading is an average over its own window (up to a second): "
+        "short regimes show the power of what ran before them. Regimes run in the order of the columns, "
+        + (f"each after {cool:g} ms idle: one may still start" if (cool := meta.get("settings", {}).get("cooldown_ms"))
+           else "with no idle between them: one may start") + " under the power state the one before left.", "",
+        markdown_table(clocks_table(rows)),
         "## Per point: code path, calls-per-sample dependence, allocations", "",
         "`depends on calls/sample`: the forced-count graph medians differ by more than 1% and twice their noise "
         "(core/timing_sensitivity.py). Allocations are torch's caching allocator events of one call "
