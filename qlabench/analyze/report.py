@@ -112,11 +112,14 @@ def suite_baselines(paths) -> list[str]:
 
 NOISY = "~"  # missed its noise target (target_rel_noise): the median is less certain than asked
 FEW = "!"  # fewer samples than min_samples: max_time_s (or a lone sample) ended sampling first
-MARK_LEGEND = {NOISY: "missed its noise target", FEW: "fewer than min_samples (max_time_s ended sampling)"}
+# Its time depends on how many calls one sample holds (`[timing] sensitivity`, core/timing_sensitivity.py):
+# the median is one timer's regime, and the row's calls_sensitivity_ms gives the others.
+CALLS = "≈"
+MARK_LEGEND = {NOISY: "missed its noise target", FEW: "fewer than min_samples (max_time_s ended sampling)",
+               CALLS: "its time depends on the calls per sample (calls_sensitivity_ms)"}
 
 
-def noise_mark(row) -> str:
-    """'' for an ok row that met its noise target, FEW or NOISY otherwise (see MARK_LEGEND)."""
+def _sampling_mark(row) -> str:
     below = key_value(row.get("below_min_samples"))
     n = key_value(row.get("n_samples"))
     if below or (below is None and n is not None and n < 2):
@@ -125,13 +128,26 @@ def noise_mark(row) -> str:
     return NOISY if met is not None and not met else ""
 
 
+def calls_mark(row) -> str:
+    """CALLS for a row whose time depends on the calls per sample, '' otherwise (not measured included)."""
+    v = key_value(row.get("calls_sensitive"))
+    return CALLS if v is not None and v == v and bool(v) else ""  # None / NaN: not measured
+
+
+def noise_mark(row) -> str:
+    """'' for an ok row that met its noise target, FEW or NOISY otherwise, then CALLS where its time depends
+    on the calls per sample (see MARK_LEGEND)."""
+    return _sampling_mark(row) + calls_mark(row)
+
+
 def noise_summary(df: pd.DataFrame) -> str | None:
     """One line on the ok rows' noise: how many missed the target or min_samples, the median rel_noise."""
     ok = df[df["status"] == "ok"]
     if ok.empty:
         return None
-    marks = ok.apply(noise_mark, axis=1)
+    marks = ok.apply(_sampling_mark, axis=1)
     few, noisy = int((marks == FEW).sum()), int((marks == NOISY).sum())
+    calls = int((ok.apply(calls_mark, axis=1) == CALLS).sum())
     med = ok["rel_noise"].dropna().median() if "rel_noise" in ok else None
     text = f"{len(ok) - few - noisy} of {len(ok)} ok points met their noise target"
     if noisy:
@@ -140,6 +156,8 @@ def noise_summary(df: pd.DataFrame) -> str | None:
         text += f"; {FEW} {few} got fewer than min_samples (max_time_s ended sampling)"
     if med is not None and not pd.isna(med):
         text += f"; median rel_noise {med:.3f}"
+    if calls:
+        text += f"; {CALLS} {calls} depend on the calls per sample beyond their noise (calls_sensitivity_ms)"
     return text
 
 

@@ -16,6 +16,14 @@ CUDA graphs and shows up under every GPU timer, as a slower kernel would.
 The factor is read when a point is prepared, from the environment variable
     QLABENCH_SYNTHETIC_SLOWDOWN   (default 1.0; e.g. 1.05 for +5%; must be >= 1)
 so a whole suite (and its worker processes, which inherit the environment) can be slowed at once.
+
+A second knob makes the time depend on how many calls one sample holds (for `[timing] sensitivity`):
+    QLABENCH_SYNTHETIC_COLD_MS    (default 0; CPU only)
+a call that starts after the host was idle for more than IDLE_GAP_S (the first of a sample: the timer
+worked out its statistics in between) first spins this many milliseconds, as a GPU call pays for clocks
+ramping up or a cold cache after idling. Calls back to back pay nothing, so the per-call time of a
+sample of n calls falls as n grows. On CUDA the host does not see where a graph replay starts, so the
+knob is refused there rather than silently ignored.
 """
 
 from __future__ import annotations
@@ -34,6 +42,10 @@ from qlabench.core.spec import TimingSpec
 from qlabench.backends.base import Backend, Outputs
 
 SLOWDOWN_ENV = "QLABENCH_SYNTHETIC_SLOWDOWN"
+COLD_ENV = "QLABENCH_SYNTHETIC_COLD_MS"
+# Back-to-back calls in a timer's loop are well under a microsecond apart; between two samples the timer
+# computes its statistics (numpy percentiles, twice), tens of microseconds.
+IDLE_GAP_S = 10e-6
 
 
 def slowdown_factor() -> float:
@@ -45,6 +57,31 @@ def slowdown_factor() -> float:
     if not f >= 1.0:
         raise BackendError(f"{SLOWDOWN_ENV}={raw!r}: the factor must be >= 1 (1.05 = 5% slower)")
     return f
+
+
+def cold_call_ms() -> float:
+    raw = os.environ.get(COLD_ENV, "0")
+    try:
+        ms = float(raw)
+    except ValueError:
+        raise BackendError(f"{COLD_ENV}={raw!r} is not a number") from None
+    if not ms >= 0.0:
+        raise BackendError(f"{COLD_ENV}={raw!r}: the extra milliseconds must be >= 0")
+    return ms
+
+
+def cold_after_idle(run: Callable[[], Outputs], extra_s: float, gap_s: float = IDLE_GAP_S) -> Callable[[], Outputs]:
+    """`run`, plus a spin of `extra_s` before every call that starts more than `gap_s` after the last one ended."""
+    last_end = [float("-inf")]
+
+    def call() -> Outputs:
+        if time.perf_counter() - last_end[0] > gap_s:
+            _spin(extra_s)
+        out = run()
+        last_end[0] = time.perf_counter()
+        return out
+
+    return call
 
 
 def _spin(seconds: float) -> None:
@@ -67,6 +104,11 @@ class Synthetic(Backend):
 
     def prepare(self, mode: str, inp: GDNInputs) -> Callable[[], Outputs]:
         run = super().prepare(mode, inp)
+        if cold_ms := cold_call_ms():
+            if inp.q.is_cuda:
+                raise BackendError(f"{COLD_ENV} works on CPU only: the host cannot see where a CUDA graph's "
+                                   "sample starts")
+            run = cold_after_idle(run, cold_ms / 1e3)
         factor = slowdown_factor()
         if factor == 1.0:
             return run

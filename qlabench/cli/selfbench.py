@@ -11,7 +11,8 @@ from qlabench.cli.app import console
 
 
 def selfbench_cmd(
-    what: str = typer.Argument(..., help="precision, cost, agreement or all"),
+    what: str = typer.Argument(..., help="precision, cost, agreement, all, or regimes (each point under every "
+                               "timer and timing regime, with clocks: issue 36)"),
     suite: str = opt.suite("cpu-precision"),
     out: Path = opt.out("results/selfbench", "Folder for runs, tables and report"),
     runs: int = typer.Option(5, "--runs", min=1, help="Fresh-process runs per timer (precision)"),
@@ -22,7 +23,8 @@ def selfbench_cmd(
     no_check: bool = opt.NO_CHECK,
     timing: list[str] = typer.Option(None, "--timing", help="Override the suite's [timing], KEY=VALUE "
                                      "(repeatable), for every run"),
-    rep_ms: float = typer.Option(100.0, "--rep-ms", help="do_bench_cudagraph rep in ms (agreement)"),
+    rep_ms: float = typer.Option(None, "--rep-ms", help="do_bench_cudagraph rep in ms (agreement: default 100; "
+                                 "regimes: 200)"),
     fresh: bool = typer.Option(False, "--fresh", help="Redo runs already completed under OUT"),
     max_time: float = opt.max_time("run"),
     report_only: bool = typer.Option(False, "--report-only", help="Make no runs and measure nothing: rebuild "
@@ -35,9 +37,11 @@ def selfbench_cmd(
     from qlabench.workflows.selfbench import parse_timing_overrides
     from qlabench.workflows.selfbench.session import SelfbenchRequest, run_selfbench
 
+    if what == "regimes":
+        return _regimes(load_suite(suite), out, device, rep_ms, report_only, max_time)
     req = SelfbenchRequest(what=what, suite=load_suite(suite), out=out, runs=runs, cost_runs=cost_runs,
                            timers=tuple(timers or ()), device=device, check=False if no_check else None,
-                           overrides=parse_timing_overrides(timing or []), rep_ms=rep_ms, fresh=fresh,
+                           overrides=parse_timing_overrides(timing or []), rep_ms=rep_ms or 100.0, fresh=fresh,
                            max_time_s=max_time, report_only=report_only)
     if not report_only:
         opt.writable_folder(out)
@@ -54,3 +58,22 @@ def selfbench_cmd(
                         on_run=on_run, on_point=on_point, progress_factory=lambda label: RichProgress(console))
     console.print(res.report, markup=False, highlight=False)
     console.print(f"wrote {res.path}")
+
+
+def _regimes(suite, out: Path, device: str | None, rep_ms: float | None, report_only: bool,
+             max_time: float | None) -> None:
+    """`selfbench regimes`: the long tables and regimes.md under OUT, then the short table, printed last."""
+    from qlabench.workflows.selfbench.regimes import RegimesRequest, run_regimes
+    from qlabench.workflows.selfbench.regimes_report import short_table
+    from qlabench.workflows.selfbench.report import markdown_table
+
+    req = RegimesRequest(suite=suite, out=out, device=device, report_only=report_only,
+                         **({"rep_ms": rep_ms} if rep_ms else {}))
+    if not report_only:
+        opt.writable_folder(out)
+    res = run_regimes(req, on_point=lambda label, s: console.print(f"{label}: {s:.1f}s", highlight=False),
+                      max_time_s=max_time)
+    console.print(f"wrote {res.path} and its tables (regimes.csv, regime-facts.csv, regimes.json) in {out}")
+    console.print("median ms per call (ratio to triton's do_bench_cudagraph; [calls per sample] of the sweep's graph "
+                  "timer):", highlight=False, markup=False)
+    print(markdown_table(short_table(res.rows)).rstrip("\n"), flush=True)  # never wrapped: it is pasted

@@ -36,7 +36,8 @@ def show_cmd(
 ):
     """Print the speedup table of stored results: median ms per call and speedup against a baseline.
 
-    A `~` after a time: the point missed its noise target; `!`: fewer samples than min_samples.
+    A `~` after a time: the point missed its noise target; `!`: fewer samples than min_samples; `≈`: its time
+    depends on the calls per sample beyond its noise (`[timing] sensitivity`; calls_sensitivity_ms has each).
     Under each time, its error mark: the worst error / tolerance and the reference it was checked against
     (`fp64@full`: float64 at the point's size; `oracle@256 †`: the fp32 recurrence on 256 tokens only);
     `✗`: over tolerance in its own check or a --numerics row, and no speedup where it is the faster side.

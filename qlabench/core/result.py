@@ -123,6 +123,11 @@ class ResultRow:
     phases_s: dict | None = col("map<string,float64>", "Wall seconds of each phase of the point (check, inputs, "
                                 "first_call, kernel_capture, state_and_peaks, ...; sampling is `sampling_s`); "
                                 "null: not recorded")
+    calls_sensitivity_ms: dict | None = col("map<string,float64>", "`[timing] sensitivity`: median ms per call at "
+                                            "each calls-per-sample count timed, the row's own count included "
+                                            "(core/timing_sensitivity.py); null: not measured")
+    calls_sensitive: bool | None = col("bool", "Whether those medians differ by more than the samplings' noise "
+                                       "(the time depends on how many calls a sample holds); null: not measured")
     # -- context parallelism (distributed points; see docs/CONTEXT-PARALLEL.md) -----------------
     cp_rank_ms: tuple = col("list<float64>", "CP: each rank's own median per-iteration time (fwd, or fwd+bwd)",
                             default=())
@@ -184,8 +189,9 @@ class ResultRow:
                      "throttle_reasons_after", "cp_rank_ms", "cp_rank_fwd_ms", "cp_rank_bwd_ms"):
             object.__setattr__(self, name, tuple(getattr(self, name) or ()))
         object.__setattr__(self, "autotune", tuple(autotune_choice(c) for c in self.autotune or ()))
-        if self.phases_s is not None:
-            object.__setattr__(self, "phases_s", {str(k): float(v) for k, v in _pairs(self.phases_s)})
+        for name in ("phases_s", "calls_sensitivity_ms"):
+            if getattr(self, name) is not None:
+                object.__setattr__(self, name, {str(k): float(v) for k, v in _pairs(getattr(self, name))})
         if status is Status.OK:
             if self.median_ms is None or not math.isfinite(self.median_ms):
                 raise RowError("an ok row needs a finite median_ms")

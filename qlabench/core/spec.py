@@ -45,6 +45,11 @@ class TimingSpec:
     max_time_s: float = 10.0
     target_rel_noise: float = 0.005
     l2_flush: bool = True
+    calls_per_sample: int = 0  # calls timed together per sample; 0: the timer's choice (graph: ~2 ms of calls)
+    # Time each point again at 1 and at sensitivity_calls calls per sample; the row records the medians and
+    # whether they differ by more than the noise (core/timing_sensitivity.py). Costs two more samplings.
+    sensitivity: bool = False
+    sensitivity_calls: int = 64
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,8 @@ MAX_LIMIT_S = 7 * 24 * 3600.0  # a week: beyond it a timeout is no limit, and se
 MAX_WARMUP = 10_000
 # Sampled calls: a distributed point takes min_samples whatever its time (run/distributed/timing.py).
 MAX_SAMPLES = 1_000_000
+# Calls in one sample (a CUDA graph holds them all; each keeps its outputs' memory in the graph's pool).
+MAX_CALLS_PER_SAMPLE = 4096
 # torch intra-op threads per CPU worker: torch segfaults on 100000 threads; no CPU host has this many cores.
 MAX_CPU_THREADS = 1024
 
@@ -28,6 +30,8 @@ BOUNDS: dict[str, tuple[float, bool, float | None]] = {
     "timing.min_time_s": (0, True, MAX_LIMIT_S),
     "timing.max_time_s": (0, False, MAX_LIMIT_S),
     "timing.target_rel_noise": (0, True, None),
+    "timing.calls_per_sample": (0, True, MAX_CALLS_PER_SAMPLE),  # 0: the timer's own choice
+    "timing.sensitivity_calls": (2, True, MAX_CALLS_PER_SAMPLE),  # compared with 1 call per sample
     "check.oracle_max_tokens": (1, True, None),
     "run.point_timeout_s": (0, False, MAX_LIMIT_S),
     "run.compile_timeout_s": (0, False, MAX_LIMIT_S),

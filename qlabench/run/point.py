@@ -34,6 +34,7 @@ from qlabench.measure.probes.kineto import capture_kernels
 from qlabench.core.result import CHECKED_TENSORS, ResultRow, Status
 from qlabench.core.spec import Suite
 from qlabench.measure.timing import TimerPlan, summarize
+from qlabench.measure.timing.sensitivity import measure_calls_sensitivity
 # PointRow and refusal are also imported from here by the distributed path and the tests
 from qlabench.run.point_row import PointRow, kernel_columns, refusal
 
@@ -334,6 +335,10 @@ def run_point(p: Point, ctx: MeasureContext) -> ResultRow:
         if on_cuda:
             row.gpu_state(before, gpustate.snapshot(ctx.device_index), ctx.peaks())
         lap("state_and_peaks")
+        if ctx.suite.timing.sensitivity:  # after the clocks were read: they describe the row's own sampling
+            t = ctx.suite.timing
+            row.calls_sensitivity(*measure_calls_sensitivity(plan, ctx.device, fn, m, t.sensitivity_calls))
+            lap("calls_sensitivity")
         if p.is_serving and (over := row.bandwidth(ctx.peaks() if on_cuda else None)):
             return row.done(Status.INCORRECT, over)
         row.details.update({**m.details, **timer_details})

@@ -128,6 +128,16 @@ class PointRow:
                            below_min_samples=len(samples_ms) < rule.min_samples)
         self.fields["tflops"], self.fields["gbps"] = throughput(self.p, s.median)
 
+    def calls_sensitivity(self, verdict, why_not: str | None = None) -> None:
+        """`[timing] sensitivity`: the medians at each calls-per-sample count and whether they differ beyond the
+        noise (core/timing_sensitivity.py), or, when none was measured, why not (extra_json)."""
+        if verdict is None:
+            self.details["calls_sensitivity"] = {"not_measured": why_not}
+            return
+        self.fields.update(calls_sensitivity_ms={str(n): ms for n, ms in sorted(verdict.medians_ms.items())},
+                           calls_sensitive=verdict.sensitive)
+        self.details["calls_sensitivity"] = verdict.as_details()
+
     def gpu_state(self, before: dict | None, after: dict | None, peaks=None) -> None:
         """NVML readings around the sampling and, when measured, the device's peaks and the fractions of them."""
         self.fields.update(state_columns(before, after))

@@ -31,6 +31,10 @@ Version history (bump SCHEMA_VERSION and add an upgrade step when a column chang
      - New column `autotune` (list of struct kernel, num_warps, num_stages, num_ctas, kwargs
        map<string, string>): the config each autotuned Triton kernel ran with in one call. Older rows
        read it empty: the choice was not recorded.
+  6: whether a point's time depends on the calls one sample holds (issue 36; `[timing] sensitivity`).
+     - New columns `calls_sensitivity_ms` (map<string, float64>: calls per sample -> median ms per call)
+       and `calls_sensitive` (bool). Upgrade step `_v5_to_v6_sensitivity`: older rows read null, i.e.
+       not measured (never "not sensitive": nobody asked).
 
 Every file is written with the full current schema. Other tools reading a folder of files of different
 versions see the union of their columns only when asked to (results/README.md shows pyarrow, polars
@@ -50,7 +54,7 @@ from qlabench.core.errors import SchemaError
 from qlabench.core.identity import required_axes
 from qlabench.core.result import row_fields
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 METADATA_KEY = b"qlabench.schema_version"
 
 _KINDS = {
@@ -158,8 +162,17 @@ def _v4_to_v5_phases(table: pa.Table) -> pa.Table:
                                pa.array(phases, _KINDS["map<string,float64>"]))
 
 
+def _v5_to_v6_sensitivity(table: pa.Table) -> pa.Table:
+    """Version 5 -> 6: no older row measured its calls-per-sample sensitivity: both columns null."""
+    for name, kind in (("calls_sensitivity_ms", "map<string,float64>"), ("calls_sensitive", "bool")):
+        if name not in table.column_names:
+            table = table.append_column(pa.field(name, _KINDS[kind]), pa.nulls(table.num_rows, _KINDS[kind]))
+    return table
+
+
 # (version the step upgrades from, step), oldest first: a version-v file runs every step with from >= v.
-_UPGRADES = ((1, _v1_to_v2), (2, _v2_to_v3), (3, _v3_to_v4_replicate), (4, _v4_to_v5_phases))
+_UPGRADES = ((1, _v1_to_v2), (2, _v2_to_v3), (3, _v3_to_v4_replicate), (4, _v4_to_v5_phases),
+             (5, _v5_to_v6_sensitivity))
 
 
 # Columns every row must have a value in: the point key columns that are not nullable, and the status.

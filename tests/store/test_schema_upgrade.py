@@ -173,3 +173,18 @@ def test_mixed_version_folder_reads_whole_in_pyarrow_polars_duckdb(tmp_path, mak
     assert res.loc["fla", "mode"] == "bwd_train"
     assert res.loc["naive-recurrent", "stopped_by"] == "noise_target"
 
+
+
+def test_v5_file_reads_as_sensitivity_not_measured(tmp_path, make_row):
+    table = store.rows_to_table([make_row(), make_row(seed=1)]).drop_columns(["calls_sensitivity_ms",
+                                                                             "calls_sensitive"])
+    table = table.replace_schema_metadata({METADATA_KEY: b"5"})
+    pq.write_table(table, tmp_path / "v5.parquet")
+    rows = store.read_rows(tmp_path / "v5.parquet")
+    assert [(r.calls_sensitivity_ms, r.calls_sensitive) for r in rows] == [(None, None), (None, None)]
+
+
+def test_a_sensitivity_survives_writing_and_reading(tmp_path, make_row):
+    row = make_row(calls_sensitivity_ms={"2": 0.716, "1": 0.76, "64": 0.79}, calls_sensitive=True)
+    back = store.read_rows(store.write_rows(tmp_path / "s.parquet", [row]))[0]
+    assert back.calls_sensitivity_ms == {"2": 0.716, "1": 0.76, "64": 0.79} and back.calls_sensitive is True

@@ -40,8 +40,10 @@ class L2Flusher:
 class EventsTimer:
     name = "events"
 
-    def __init__(self, rule: StopRule, warmup: int = TimingSpec.warmup, l2_flush: bool = TimingSpec.l2_flush):
+    def __init__(self, rule: StopRule, warmup: int = TimingSpec.warmup, l2_flush: bool = TimingSpec.l2_flush,
+                 calls_per_sample: int | None = None):
         self.rule, self.warmup, self.l2_flush = rule, warmup, l2_flush
+        self.n = calls_per_sample or 1  # eager calls between one pair of events
 
     def measure(self, fn: Callable[[], object]) -> Measurement:
         flush = L2Flusher(self.l2_flush)
@@ -55,27 +57,35 @@ class EventsTimer:
             for a, b in evs:
                 flush()
                 a.record()
-                fn()
+                for _ in range(self.n):
+                    fn()
                 b.record()
             torch.cuda.synchronize()
             for a, b in evs:
-                samples.append(a.elapsed_time(b))
+                samples.append(a.elapsed_time(b) / self.n)
                 stop, met = self.rule.done(samples, time.perf_counter() - start)
                 if stop:
                     return Measurement(self.name, tuple(samples), met,
-                                       {"calls_per_sample": 1, "l2_flush": self.l2_flush})
+                                       {"calls_per_sample": self.n, "l2_flush": self.l2_flush})
 
 
 class GraphTimer:
     name = "graph"
 
     def __init__(self, rule: StopRule, warmup: int = TimingSpec.warmup, l2_flush: bool = TimingSpec.l2_flush,
-                 target_replay_ms: float = 2.0, max_calls_per_graph: int = 100):
+                 target_replay_ms: float = 2.0, max_calls_per_graph: int = 100, calls_per_sample: int | None = None):
         self.rule, self.warmup, self.l2_flush = rule, warmup, l2_flush
         self.target_replay_ms, self.max_calls = target_replay_ms, max_calls_per_graph
+        self.forced_n = calls_per_sample or None  # None / 0: chosen per point by _calls_per_graph
 
     def _calls_per_graph(self, fn) -> int:
-        """Enough calls that one replay lasts ~target_replay_ms, so event resolution is not the noise."""
+        """Enough calls that one replay lasts ~target_replay_ms, so event resolution is not the noise.
+
+        Chosen from one eager call's time, launch gaps included: a call of several kernels whose eager time
+        is above its GPU time gets fewer calls per replay than its GPU time would (FlashInfer 0.7's split
+        call: 2 per replay where ~3 fit). `calls_per_sample` fixes the count instead."""
+        if self.forced_n:
+            return self.forced_n
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         a.record()
         fn()
@@ -112,6 +122,7 @@ class GraphTimer:
             return Measurement(m.timer, m.samples_ms, m.noise_target_met, {**m.details, "graph_fallback": reason})
         graph.replay()  # first replay uploads the graph
         torch.cuda.synchronize()
+        how = {"calls_per_sample": n, "l2_flush": self.l2_flush, "calls_forced": bool(self.forced_n)}
         samples: list[float] = []
         start = time.perf_counter()
         try:
@@ -128,7 +139,6 @@ class GraphTimer:
                     samples.append(a.elapsed_time(b) / n)
                     stop, met = self.rule.done(samples, time.perf_counter() - start)
                     if stop:
-                        return Measurement(self.name, tuple(samples), met,
-                                           {"calls_per_sample": n, "l2_flush": self.l2_flush})
+                        return Measurement(self.name, tuple(samples), met, how)
         finally:
             del graph

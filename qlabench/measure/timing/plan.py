@@ -42,12 +42,14 @@ class TimerPlan:
     rule: StopRule
     warmup: int = TimingSpec.warmup
     l2_flush: bool = TimingSpec.l2_flush
+    calls_per_sample: int = TimingSpec.calls_per_sample  # 0: the timer's own choice
 
     @classmethod
     def resolve(cls, requested: str, device, spec: TimingSpec) -> TimerPlan:
         """The plan for timer `requested` on `device` with a suite's [timing] (TimerError if it cannot run)."""
         return cls(requested=requested, name=resolve_timer(requested, device), rule=StopRule.from_spec(spec),
-                   warmup=spec.warmup, l2_flush=spec.l2_flush)
+                   warmup=spec.warmup, l2_flush=spec.l2_flush,
+                   calls_per_sample=getattr(spec, "calls_per_sample", TimingSpec.calls_per_sample))
 
     def for_backend(self, backend: str, graph_capturable: bool) -> tuple[TimerPlan, dict]:
         """The plan a backend's points are timed with, and what its row's extra_json says about it ({} when
@@ -64,17 +66,20 @@ class TimerPlan:
                "(eager calls, launch gaps included)")
         return replace(self, name="events"), {"timer_requested": self.requested, "timer_note": why}
 
-    def make(self, device):
-        """The timer object for this plan on `device` (imports torch; in a worker or a rank)."""
+    def make(self, device, calls_per_sample: int | None = None):
+        """The timer object for this plan on `device` (imports torch; in a worker or a rank).
+
+        `calls_per_sample` overrides the plan's (0 or None there: the timer's own choice)."""
         import torch
 
+        n = calls_per_sample or self.calls_per_sample or None
         if self.name == "wall":
             from qlabench.measure.timing.wall import WallTimer
 
             sync = torch.cuda.synchronize if torch.device(device).type == "cuda" else None
 
-            return WallTimer(self.rule, warmup=self.warmup, sync=sync)
+            return WallTimer(self.rule, warmup=self.warmup, sync=sync, calls_per_sample=n)
         from qlabench.measure.timing.cuda import EventsTimer, GraphTimer
 
         cls = EventsTimer if self.name == "events" else GraphTimer
-        return cls(self.rule, warmup=self.warmup, l2_flush=self.l2_flush)
+        return cls(self.rule, warmup=self.warmup, l2_flush=self.l2_flush, calls_per_sample=n)

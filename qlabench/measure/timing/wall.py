@@ -1,4 +1,5 @@
-"""Wall-clock timer: one call per sample, synchronising the device (if any) around it."""
+"""Wall-clock timer: one call per sample (or `calls_per_sample` back to back), synchronising the device (if any)
+around the sample."""
 
 from __future__ import annotations
 
@@ -14,8 +15,9 @@ class WallTimer:
     name = "wall"
 
     def __init__(self, rule: StopRule, warmup: int = TimingSpec.warmup, sync: Callable[[], None] | None = None,
-                 clock: Callable[[], float] = time.perf_counter):
+                 clock: Callable[[], float] = time.perf_counter, calls_per_sample: int | None = None):
         self.rule, self.warmup, self.sync, self.clock = rule, warmup, sync or (lambda: None), clock
+        self.n = calls_per_sample or 1
 
     def measure(self, fn: Callable[[], object]) -> Measurement:
         for _ in range(self.warmup):
@@ -25,9 +27,10 @@ class WallTimer:
         start = self.clock()
         while True:
             t0 = self.clock()
-            fn()
+            for _ in range(self.n):
+                fn()
             self.sync()
-            samples.append((self.clock() - t0) * 1e3)
+            samples.append((self.clock() - t0) * 1e3 / self.n)
             stop, met = self.rule.done(samples, self.clock() - start)
             if stop:
-                return Measurement(self.name, tuple(samples), met, {"calls_per_sample": 1})
+                return Measurement(self.name, tuple(samples), met, {"calls_per_sample": self.n})
