@@ -55,3 +55,31 @@ def current_evidence(catalog: Catalog | None = None, kinds: tuple[str, ...] = KE
     if not tables:
         raise StoreError(f"{catalog.root / 'catalog.toml'}: no current entry of kind {', '.join(kinds)}")
     return Evidence(tuple(catalog.current_paths(kinds)), tuple(files), pa.concat_tables(tables).to_pandas())
+
+
+def rows_or_current(paths, kinds: tuple[str, ...] = KERNEL_TIMINGS) -> tuple[pd.DataFrame, list[Path], bool]:
+    """(rows, their paths, from the catalog?): the rows of `paths` when given, else the current evidence's.
+    What a view reads by default is the catalog's to say, in one place."""
+    from qlabench.store.files import read_results
+
+    paths = [Path(p) for p in paths or ()]
+    if paths:
+        return read_results(paths), paths, False
+    ev = current_evidence(kinds=kinds)
+    return ev.rows, list(ev.paths), True
+
+
+def history_notes(catalog: Catalog | None = None, kinds: tuple[str, ...] = KERNEL_TIMINGS) -> list[str]:
+    """A line per history entry of these kinds (and per current entry's left-out backends): what it measured,
+    on which stack, and what answers its question now. A page read from the current evidence lists them
+    beside its versions, so an older stack's numbers stay findable without entering its rankings."""
+    catalog = catalog or load_catalog()
+    out = []
+    for e in catalog.entries:
+        if e.kind not in kinds or (e.is_current and e.superseded_by is None):
+            continue
+        what = (f"its rows of backends other than {', '.join(e.backends)}" if e.is_current else "history")
+        now = catalog.successor(catalog.get(e.superseded_by))
+        out.append(f"`results/{e.path}` ({e.date}, {e.stack_label}; {what}): {e.question}; now answered by "
+                   f"`results/{now.path}` (`qlabench report results/{e.path}` shows it against the published table)")
+    return out

@@ -23,8 +23,7 @@ from qlabench.analyze.advise.question import WORKLOAD_MODES, Case, Question
 from qlabench.analyze.advise.ranking import Entry, rank
 from qlabench.analyze.advise.rows import at_gate, newest_run, newest_version, problem_rows
 from qlabench.analyze.advise.suite import missing_suite
-from qlabench.analyze.current import current_evidence
-from qlabench.store.files import read_results
+from qlabench.analyze.current import rows_or_current
 
 # The GPU kernels a recommendation is between, per workload (the naive references are oracles, not
 # candidates). FlashInfer's GDN prefill has no backward.
@@ -93,13 +92,8 @@ def answer_case(df: pd.DataFrame, q: Question, case: Case, calls: Mapping[str, s
 def advise(q: Question, results: Iterable[str | os.PathLike] = (), calls: Mapping[str, str] | None = None) -> Answer:
     """Answer `q` from `results` (files or folders), or from the current evidence of results/catalog.toml
     when none are given; `calls`: {backend: its library call} (the backends' `call_signature`)."""
-    paths = [Path(p) for p in results]
-    if paths:
-        df, sources = read_results(paths), [str(p) for p in paths]
-    else:
-        ev = current_evidence()
-        df, sources = ev.rows, [_shown(p) for p in ev.paths]
-    ans = Answer(q, sources, from_catalog=not paths)
+    df, paths, from_catalog = rows_or_current(results)
+    ans = Answer(q, [_shown(p) for p in paths] if from_catalog else [str(p) for p in paths], from_catalog=from_catalog)
     ans.cases = [answer_case(df, q, c, calls) for c in q.cases]
     if not ans.complete:
         ans.suite_toml = missing_suite(q, {c.case: c.missing for c in ans.cases if c.missing})
