@@ -3,7 +3,7 @@
 `advise`, `show`, `report` and the docs blocks read these rows when given no results. Which files count is
 the catalog's to say (store/catalog.py): a file belongs to the entry with the longest path holding it, so a
 history run inside a current folder is left out, and an entry current only for some backends
-(`backends = [...]`) gives only those backends' rows. The paths are a plain list (`Evidence.paths`): a
+(`backends = [...]`) gives only those backends' rows. The paths are a plain list (`CurrentEvidence.paths`): a
 loader given paths by the user reads them as they are.
 """
 
@@ -24,7 +24,7 @@ KERNEL_TIMINGS = ("kernel-timings",)
 
 
 @dataclass(frozen=True)
-class Evidence:
+class CurrentEvidence:
     paths: tuple[Path, ...]  # the current entries' paths, as the catalog names them
     files: tuple[Path, ...]  # the result files read (those the current entries own)
     rows: pd.DataFrame  # their rows, less the backends an entry is not current for
@@ -40,7 +40,7 @@ def current_files(catalog: Catalog, kinds: tuple[str, ...] = KERNEL_TIMINGS) -> 
     return [f for f in result_files(paths) if (e := catalog.owner(f)) is not None and e.is_current]
 
 
-def current_evidence(catalog: Catalog | None = None, kinds: tuple[str, ...] = KERNEL_TIMINGS) -> Evidence:
+def current_evidence(catalog: Catalog | None = None, kinds: tuple[str, ...] = KERNEL_TIMINGS) -> CurrentEvidence:
     """The current evidence of these kinds: every row of the current entries' files whose backend its entry
     is current for."""
     catalog = catalog or load_catalog()
@@ -54,7 +54,7 @@ def current_evidence(catalog: Catalog | None = None, kinds: tuple[str, ...] = KE
         tables.append(table)
     if not tables:
         raise StoreError(f"{catalog.root / 'catalog.toml'}: no current entry of kind {', '.join(kinds)}")
-    return Evidence(tuple(catalog.current_paths(kinds)), tuple(files), pa.concat_tables(tables).to_pandas())
+    return CurrentEvidence(tuple(catalog.current_paths(kinds)), tuple(files), pa.concat_tables(tables).to_pandas())
 
 
 def rows_or_current(paths, kinds: tuple[str, ...] = KERNEL_TIMINGS) -> tuple[pd.DataFrame, list[Path], bool]:

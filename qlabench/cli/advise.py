@@ -61,7 +61,8 @@ def _table(case) -> Table:
         if e.ok:
             t.add_row(escape(e.backend), f"{e.time_ms:.3f}", f"{e.speedup:.2f}x" if e.speedup else "-",
                       f"{e.rel_noise:.1%}" if e.rel_noise is not None else "-",
-                      f"ok {e.max_err:.0e}" if e.max_err is not None else "ok", escape(e.version or "not recorded"), run)
+                      "ok" + (f" {e.max_err:.0e}" if e.max_err is not None else "") + (f" {escape(e.check)}" if e.check else ""),
+                      escape(e.version or "not recorded"), run)
         else:
             t.add_row(escape(e.backend), "-", "-", "-", f"[red]{e.status}[/red]", escape(e.version or "not recorded"),
                       run)

@@ -165,3 +165,14 @@ backends = ["fla-intracp"]
     assert ans.from_catalog and ans.sources == ["results/s", "results/i"]
     times = {e.backend: e.time_ms for e in ans.cases[0].entries}
     assert times == {"flash_qla": 0.4, "fla": 0.9, "fla-intracp": 3.0}
+
+
+def test_a_recommendation_checked_on_a_reduced_problem_only_says_so(tmp_path, make_row):
+    reduced = {"oracle": "naive-recurrent float32 @256 tokens", "err_o": 1e-3}
+    full = {"oracle": "fp64-full float64 @32768 tokens", "err_o": 1e-3}
+    c = ask(tmp_path, rows(make_row, ("fla", 0.9, full), ("flashinfer", 0.2, {**reduced, **FI7}))).cases[0]
+    assert c.best.check == "oracle@256 †" and c.entries[1].check == "fp64@full"
+    assert any(n.startswith("check: flashinfer's time was checked on a reduced problem only (oracle@256)")
+               for n in c.caveats)
+    c = ask(tmp_path, rows(make_row, ("fla", 0.9, reduced), ("flashinfer", 0.2, {**full, **FI7}))).cases[0]
+    assert not any(n.startswith("check:") for n in c.caveats)  # the recommended time was checked at its size

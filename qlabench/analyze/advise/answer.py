@@ -19,6 +19,7 @@ import pandas as pd
 from qlabench.analyze.advise import caveats as cv
 from qlabench.analyze.advise.auto_choice import auto_choice_caveats
 from qlabench.analyze.advise.calls import attach_calls, known_candidates
+from qlabench.analyze.advise.checked import attach_checks, check_caveats
 from qlabench.analyze.advise.question import WORKLOAD_MODES, Case, Question
 from qlabench.analyze.advise.ranking import Entry, rank
 from qlabench.analyze.advise.rows import at_gate, newest_run, newest_version, problem_rows
@@ -80,12 +81,13 @@ def answer_case(df: pd.DataFrame, q: Question, case: Case, calls: Mapping[str, s
     modes = WORKLOAD_MODES[q.workload]
     problem = problem_rows(df, q, case, modes + ("fwd_bwd",) if len(modes) > 1 else modes)
     mine_rows = at_gate(problem, q.gate)
-    entries = attach_calls(rank(newest_run(newest_version(mine_rows)), modes, q.current), calls)
+    ranked = newest_run(newest_version(mine_rows))
+    entries = attach_checks(attach_calls(rank(ranked, modes, q.current), calls), ranked)
     present = {e.backend for e in entries}
     missing = [b for b in known_candidates(CANDIDATES[q.workload], calls) if b not in present]
     notes = (cv.current_caveats(entries, q.current) + cv.tie_caveats(entries) + auto_choice_caveats(entries)
              + cv.gate_caveats(problem, q, modes, entries) + cv.version_caveats(mine_rows, modes, q, entries)
-             + cv.mixing_caveats(entries))
+             + cv.mixing_caveats(entries) + check_caveats(entries))
     return CaseAnswer(case, entries, notes, missing)
 
 

@@ -49,6 +49,7 @@ class Entry:
     devices: tuple[str, ...] = ()
     rows: int = 0
     call: str | None = None  # the library call that gets this time, as the backend declares it (calls.py)
+    check: str | None = None  # how far its rows were checked, e.g. 'oracle@256 †' (checked.py)
 
     @property
     def ok(self) -> bool:

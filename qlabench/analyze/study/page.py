@@ -73,7 +73,8 @@ def _status_counts(study: Study) -> str:
     return ", ".join(f"{n} {s}" for s, n in counts.items()) or "none"
 
 
-def _backend_summary(study: Study) -> pd.DataFrame:
+def backend_summary(study: Study) -> pd.DataFrame:
+    """Per backend: published values, within the tolerance, slower, faster, not ok, not measured, median ratio."""
     c = study.comparison
     recs = []
     for b in BACKEND_COLUMNS:
@@ -103,7 +104,7 @@ def render(study: Study, figures: dict[str, str], layer_rows: pd.DataFrame | Non
            f"measured with {pub_stack} (mean of CUDA-graph replays, packed varlen, 25% zero-gate heads).", "",
            *([f"Made by `{study.command}`.", ""] if study.command else []),
            f"**{s.line}.**", "",
-           md_table(_backend_summary(study), {"median ratio (ok)": ".2f"}),
+           md_table(backend_summary(study), {"median ratio (ok)": ".2f"}),
            f"_ratio = ours / published; within {tol}: |ratio - 1| <= {study.tolerance:g}. Only ok rows give numbers; "
            "a row that is skipped, incorrect or errored shows its status and reason._", ""]
 
