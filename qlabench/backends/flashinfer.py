@@ -233,6 +233,9 @@ class FlashInferForceCP(FlashInferNoCP):
     name = "flashinfer-forcecp"
     description = ("FlashInfer >= 0.7 GDN prefill with its intra-call CP forced (use_cp=True, max_seqlen passed): "
                    "split at every size it accepts")
+    call_signature = ("flashinfer.gdn_prefill.chunk_gated_delta_rule(q, k, v, g=exp(g), beta=beta, scale=scale, "
+                      "initial_state=h0.transpose(-1, -2), output_final_state=True, cu_seqlens=cu_seqlens, "
+                      "max_seqlen=max_seqlen, backend=\"flashinfer\", use_cp=True)")
     use_cp = True
 
     def available(self) -> tuple[bool, str]:

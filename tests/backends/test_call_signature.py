@@ -15,6 +15,7 @@ SELECTS = {
     "fla-intracp": "FLA_INTRACARD_CP=1",
     "flashinfer": "use_cp left to FlashInfer",
     "flashinfer-nocp": "use_cp=False",
+    "flashinfer-forcecp": "use_cp=True",
 }
 
 
