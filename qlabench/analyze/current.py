@@ -83,3 +83,12 @@ def history_notes(catalog: Catalog | None = None, kinds: tuple[str, ...] = KERNE
         out.append(f"`results/{e.path}` ({e.date}, {e.stack_label}; {what}): {e.question}; now answered by "
                    f"`results/{now.path}` (`qlabench report results/{e.path}` shows it against the published table)")
     return out
+
+
+def keep_current(rows: pd.DataFrame, catalog: Catalog, source_column: str = "source_file") -> pd.DataFrame:
+    """The rows (read with the file each came from in `source_column`) that the catalog counts as current:
+    their file's entry is current and, where the entry names its backends, the row's backend is one of them.
+    For a loader that reads `catalog.current_paths()` itself and tags each row with its file."""
+    owners = {f: catalog.owner(f) for f in rows[source_column].unique()}
+    keep = [owners[f] is not None and owners[f].keeps(b) for f, b in zip(rows[source_column], rows["backend"])]
+    return rows[keep]

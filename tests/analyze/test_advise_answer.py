@@ -176,3 +176,4 @@ def test_a_recommendation_checked_on_a_reduced_problem_only_says_so(tmp_path, ma
                for n in c.caveats)
     c = ask(tmp_path, rows(make_row, ("fla", 0.9, reduced), ("flashinfer", 0.2, {**full, **FI7}))).cases[0]
     assert not any(n.startswith("check:") for n in c.caveats)  # the recommended time was checked at its size
+
