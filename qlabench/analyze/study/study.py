@@ -150,7 +150,8 @@ def study_from_paths(paths: Iterable[str | os.PathLike], published: str | os.Pat
 
     df, paths, from_catalog = rows_or_current(paths)
     numerics = list(numerics or ())
-    return build_study(df, load_published(published), tolerance, sources=[_shown(p) for p in paths],
+    sources = [_shown(p) for p in paths] if from_catalog else [str(p) for p in paths]  # as the user gave them
+    return build_study(df, load_published(published), tolerance, sources=sources,
                        numerics=read_results(numerics) if numerics else None,
                        history=history_notes() if from_catalog else (), command=command)
 
