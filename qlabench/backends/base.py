@@ -97,6 +97,9 @@ class Backend:
     # configs depends on the first shape its process met unless each point re-tunes (`[run] autotune`,
     # measure/probes/autotune.retune). Empty: nothing of it autotunes.
     autotune_modules: ClassVar[tuple[str, ...]] = ()
+    # The library call a user makes to get what this backend times, with the arguments that select it
+    # (and any switch outside the call): `advise` tells the user to make it. "" for qlabench's own kernels.
+    call_signature: ClassVar[str] = ""
 
     def call_path(self, kernel_names) -> str | None:
         """Which of its code paths a traced call took, from the kernels it launched: "cp" when the

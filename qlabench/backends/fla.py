@@ -116,6 +116,9 @@ class _FLABase(Backend):
 class FLAChunk(_FLABase):
     name = "fla"
     description = "FLA Triton chunk_gated_delta_rule, dispatch to FlashQLA/TileLang off"
+    call_signature = ("fla.ops.gated_delta_rule.chunk_gated_delta_rule(q, k, v, g, beta, scale=scale, "
+                      "initial_state=h0, output_final_state=True, cu_seqlens=cu_seqlens) "
+                      "with FLA_FLASH_QLA=0 FLA_INTRACARD_CP=0 in the environment")
     modes = frozenset({"fwd", "bwd", "fwd_bwd", "bwd_train"})
     cp_modes = ("fla-cp",)
     cp_reference = "fla"
@@ -231,6 +234,9 @@ class FLAIntraCP(FLAChunk):
     name = "fla-intracp"
     description = ("FLA chunk_gated_delta_rule with its own intra-card CP (FLA_INTRACARD_CP=1, inference mode), "
                    "varlen forward only; timed with events")
+    call_signature = ("fla.ops.gated_delta_rule.chunk_gated_delta_rule(q, k, v, g, beta, scale=scale, "
+                      "initial_state=h0, output_final_state=True, cu_seqlens=cu_seqlens) under "
+                      "torch.inference_mode(), with FLA_FLASH_QLA=0 FLA_INTRACARD_CP=1 in the environment")
     modes = frozenset({"fwd"})
     env = DISPATCH_INTRACARD
     cp_modes = ()  # `fla` is FLA's inter-card CP backend

@@ -71,6 +71,8 @@ def _accepts_force_intra_cp() -> bool:
 class FlashQLA(Backend):
     name = "flash_qla"
     description = "FlashQLA TileLang kernels, automatic intra-card CP (auto_cp=True)"
+    call_signature = ("flash_qla.chunk_gated_delta_rule(q, k, v, g, beta, scale=scale, initial_state=h0, "
+                      "output_final_state=True, cu_seqlens=cu_seqlens, auto_cp=True)")
     modes = frozenset({"fwd", "bwd", "fwd_bwd", "bwd_train"})
     dtypes = frozenset({"bfloat16", "float16"})
     devices = frozenset({"cuda"})
@@ -189,6 +191,8 @@ class FlashQLA(Backend):
 class FlashQLANoCP(FlashQLA):
     name = "flash_qla-nocp"
     description = "FlashQLA with intra-card CP off (auto_cp=False)"
+    call_signature = ("flash_qla.chunk_gated_delta_rule(q, k, v, g, beta, scale=scale, initial_state=h0, "
+                      "output_final_state=True, cu_seqlens=cu_seqlens, auto_cp=False)")
     auto_cp = False
     size_dependent_path = False  # never splits, at any size
     cp_modes = ()
@@ -197,5 +201,7 @@ class FlashQLANoCP(FlashQLA):
 class FlashQLAForceCP(FlashQLA):
     name = "flash_qla-forcecp"
     description = "FlashQLA with intra-card CP forced on (force_intra_cp=True)"
+    call_signature = ("flash_qla.chunk_gated_delta_rule(q, k, v, g, beta, scale=scale, initial_state=h0, "
+                      "output_final_state=True, cu_seqlens=cu_seqlens, auto_cp=True, force_intra_cp=True)")
     force_intra_cp = True
     cp_modes = ()

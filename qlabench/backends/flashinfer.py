@@ -81,6 +81,10 @@ class FlashInfer(Backend):
     name = "flashinfer"
     description = ("FlashInfer GDN prefill (0.6.13: CUTLASS; 0.7.2: CuTe DSL), forward only; g as linear alpha, "
                    "state [N,HV,V,K]")
+    # g goes in as alpha = exp(g); on 0.7, max_seqlen and backend as an engine passes them (version_args).
+    call_signature = ("flashinfer.gdn_prefill.chunk_gated_delta_rule(q, k, v, g=exp(g), beta=beta, scale=scale, "
+                      "initial_state=h0.transpose(-1, -2), output_final_state=True, cu_seqlens=cu_seqlens, "
+                      "max_seqlen=max_seqlen, backend=\"flashinfer\")  # use_cp left to FlashInfer (auto)")
     modes = frozenset({"fwd"})
     dtypes = frozenset({"bfloat16", "float16"})
     devices = frozenset({"cuda"})
@@ -211,6 +215,9 @@ def has_cp_switch() -> bool:
 class FlashInferNoCP(FlashInfer):
     name = "flashinfer-nocp"
     description = "FlashInfer >= 0.7 GDN prefill with its intra-call CP off (use_cp=False): the unsplit kernel"
+    call_signature = ("flashinfer.gdn_prefill.chunk_gated_delta_rule(q, k, v, g=exp(g), beta=beta, scale=scale, "
+                      "initial_state=h0.transpose(-1, -2), output_final_state=True, cu_seqlens=cu_seqlens, "
+                      "max_seqlen=max_seqlen, backend=\"flashinfer\", use_cp=False)")
     use_cp = False
     size_dependent_path = False  # never splits, at any size
 
@@ -226,6 +233,9 @@ class FlashInferForceCP(FlashInferNoCP):
     name = "flashinfer-forcecp"
     description = ("FlashInfer >= 0.7 GDN prefill with its intra-call CP forced (use_cp=True, max_seqlen passed): "
                    "split at every size it accepts")
+    call_signature = ("flashinfer.gdn_prefill.chunk_gated_delta_rule(q, k, v, g=exp(g), beta=beta, scale=scale, "
+                      "initial_state=h0.transpose(-1, -2), output_final_state=True, cu_seqlens=cu_seqlens, "
+                      "max_seqlen=max_seqlen, backend=\"flashinfer\", use_cp=True)")
     use_cp = True
 
     def available(self) -> tuple[bool, str]:

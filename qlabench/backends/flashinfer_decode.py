@@ -55,7 +55,7 @@ FORBID = ("tilelang_", "fused_recurrent_gated_delta_rule", "chunk_gated_delta_ru
 @lru_cache(maxsize=1)
 def _import() -> tuple[ModuleType | None, str]:
     cache.configure()  # FLASHINFER_WORKSPACE_BASE before flashinfer reads it
-    why = package_missing("flashinfer", "flashinfer-python", "pip install 'qlabench[flashinfer7]'") \
+    why = package_missing("flashinfer", "flashinfer-python", "pip install 'qlabench[flashinfer]'") \
         or needs_cuda(SUPPORTED_SM)
     if why:
         return None, why
@@ -75,7 +75,7 @@ def kernels_missing(gd: ModuleType) -> str:
     off = [f for f in flags if getattr(gd, f, True) is False]
     if off:
         return (f"FlashInfer's CuTe DSL decode kernels did not import ({', '.join(off)} false): they need "
-                "nvidia-cutlass-dsl and cuda-python (pip install 'qlabench[flashinfer7]')")
+                "nvidia-cutlass-dsl and cuda-python (pip install 'qlabench[flashinfer]')")
     return ""
 
 

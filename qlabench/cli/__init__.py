@@ -18,6 +18,7 @@
     warmup.py     warmup, _warm-group
     autotune.py   autotune-regret
     cold_start.py cold-start (first calls in a fresh process, kernel caches empty and warm)
+    docs.py       docs render, docs check (the generated blocks of README.md and docs/*.md)
     views.py, listings.py, progress.py   rich renderings, listings and the sweep progress bar
 
 Every command goes through `command()`: a QlabenchError becomes `error: ...` on stderr and exit code 2;
@@ -28,9 +29,9 @@ from __future__ import annotations
 
 import sys
 
-from qlabench.cli import (ab, advise, autotune, baseline, cold_start, compare, gate_study, info, merge, plot, profile, report,
-                          run, selfbench, show, warmup)
-from qlabench.cli.app import app, baseline_app, command, err_console, run_app
+from qlabench.cli import (ab, advise, autotune, baseline, cold_start, compare, docs, gate_study, info, merge, plot, profile,
+                          report, run, selfbench, show, warmup)
+from qlabench.cli.app import app, baseline_app, command, docs_app, err_console, run_app
 
 app.add_typer(run_app, name="run")
 command(run_app, "sweep", run.sweep_cmd)
@@ -56,6 +57,9 @@ command(app, "ab", ab.ab_cmd)
 command(app, "merge", merge.merge_cmd)
 command(app, "selfbench", selfbench.selfbench_cmd)
 command(app, "cold-start", cold_start.cold_start_cmd)
+app.add_typer(docs_app, name="docs")
+command(docs_app, "render", docs.render_cmd)
+command(docs_app, "check", docs.check_cmd)
 
 
 def main() -> None:

@@ -15,8 +15,8 @@ FORMATS = ("table", "json")
 
 
 def advise_cmd(
-    results: list[Path] = typer.Argument(None, help="Result files or folders (default: the committed H200 "
-                                         "evidence, results/h200-study)"),
+    results: list[Path] = typer.Argument(None, help="Result files or folders (default: the current evidence "
+                                         "that results/catalog.toml names)"),
     model: str = typer.Option(..., "--model", help="Model from the catalogue, e.g. qwen3.5-397b"),
     tp: int = typer.Option(1, "--tp", min=1, max=1024, help="Tensor-parallel degree the heads are divided by"),
     workload: str = typer.Option("prefill", "--workload", help="prefill (forward) or train (forward + backward)"),
@@ -31,12 +31,13 @@ def advise_cmd(
     """Which GDN kernel is fastest for this model, TP degree and sequence mix, with the caveats that
     change the answer; or which points are missing and a suite that measures them."""
     from qlabench.analyze.advise import advise, make_question
+    from qlabench.backends.registry import REGISTRY
     from qlabench.core.errors import ConfigError
 
     if fmt not in FORMATS:
         raise ConfigError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
     q = make_question(model, tp, workload, seqlens, gate, current)
-    ans = advise(q, results or ())
+    ans = advise(q, results or (), calls={name: b.call_signature for name, b in REGISTRY.items()})
     if suite_out is not None and ans.suite_toml:
         if suite_out.is_dir():
             raise ConfigError(f"--suite-out {suite_out} is a folder; give a file name ending in .toml")
@@ -53,16 +54,28 @@ def advise_cmd(
 def _table(case) -> Table:
     t = Table(title=f"{case.case.label} ({case.case.total_tokens} tokens)", title_justify="left")
     for c, j in (("backend", "left"), ("ms", "right"), ("speedup", "right"), ("noise", "right"),
-                 ("check", "left"), ("version", "left")):
+                 ("check", "left"), ("version", "left"), ("run", "left")):
         t.add_column(c, justify=j, overflow="fold")
     for e in case.entries:
+        run = ", ".join(_run_tag(case, r) for r in e.runs)  # each row says its run: a ranking may mix runs
         if e.ok:
             t.add_row(escape(e.backend), f"{e.time_ms:.3f}", f"{e.speedup:.2f}x" if e.speedup else "-",
                       f"{e.rel_noise:.1%}" if e.rel_noise is not None else "-",
-                      f"ok {e.max_err:.0e}" if e.max_err is not None else "ok", escape(e.version or "not recorded"))
+                      "ok" + (f" {e.max_err:.0e}" if e.max_err is not None else "") + (f" {escape(e.check)}" if e.check else ""),
+                      escape(e.version or "not recorded"), run)
         else:
-            t.add_row(escape(e.backend), "-", "-", "-", f"[red]{e.status}[/red]", escape(e.version or "not recorded"))
+            t.add_row(escape(e.backend), "-", "-", "-", f"[red]{e.status}[/red]", escape(e.version or "not recorded"),
+                      run)
     return t
+
+
+def _runs(case) -> list[str]:
+    return sorted({r for e in case.entries for r in e.runs})
+
+
+def _run_tag(case, run: str) -> str:
+    """A short tag per run of this case (A, B, ...), spelled out under its table."""
+    return chr(ord("A") + _runs(case).index(run))
 
 
 def _print(ans, suite_out: Path | None) -> None:
@@ -74,16 +87,20 @@ def _print(ans, suite_out: Path | None) -> None:
         console.print()
         if case.entries:
             console.print(_table(case))
+            console.print("  runs: " + ", ".join(f"{_run_tag(case, r)} = {r}" for r in _runs(case)), soft_wrap=True)
         best = case.best
         console.print(f"[bold]{case.case.label}:[/bold] " + (f"use {escape(best.backend)} ({escape(best.setting)})"
                       if best else "no backend has a correct time here"), soft_wrap=True)
+        if best and best.call:
+            console.print(f"  call: {escape(best.call)}", soft_wrap=True)
         for e in case.entries:
             if not e.ok:
                 console.print(f"  {escape(e.backend)} {e.status}: {escape(str(e.reason))}", soft_wrap=True)
         for c in case.caveats:
             console.print(f"  - {escape(c)}", soft_wrap=True)
         if case.missing:
-            console.print(f"  missing: {', '.join(case.missing)} (no row at this point and gate)", soft_wrap=True)
+            console.print(f"  missing: {', '.join(case.missing)} (no row at this point and gate in "
+                          f"{'the current evidence' if ans.from_catalog else 'these results'})", soft_wrap=True)
     if ans.suite_toml:
         console.print()
         if suite_out is not None:

@@ -23,6 +23,8 @@ app = typer.Typer(help="Benchmark and profile Gated DeltaNet kernels.", no_args_
                   pretty_exceptions_enable=False, add_completion=False)
 run_app = typer.Typer(help="Run benchmarks.", no_args_is_help=True)
 baseline_app = typer.Typer(help="Manage the baselines gates compare against.", no_args_is_help=True)
+docs_app = typer.Typer(help="The docs' generated blocks: figures rendered from the current evidence.",
+                       no_args_is_help=True)
 
 console = Console()
 err_console = Console(stderr=True)

@@ -12,7 +12,9 @@ from qlabench.cli.app import console, err_console
 
 FORMATS = ("table", "markdown", "json")
 
-_threshold = typer.Option(0.05, "--threshold", help="Relative change that matters (0.05 = 5%)")
+# Default None: CompareOptions.threshold (analyze/compare/verdict.py), defined once, with the evidence behind it.
+_threshold = typer.Option(None, "--threshold", show_default="0.03", help="Relative change that matters (0.03 = 3%%; "
+                          "docs/GATING.md's power study says why)")
 _alpha = typer.Option(0.01, "--alpha", help="Significance level (and 1 - confidence of the CI)")
 _min_samples = typer.Option(5, "--min-samples", help="Fewer samples than this on a side: ambiguous")
 _fail_on = typer.Option("regression,status", "--fail-on",
@@ -38,10 +40,11 @@ _history = typer.Option(None, "--history", help="Stored A/A runs of this runner 
                         "repeatable): they add to each point's run-to-run noise estimate")
 
 
-def _options(threshold: float, alpha: float, min_samples: int, drift: bool = False, method: str = "runs",
+def _options(threshold: float | None, alpha: float, min_samples: int, drift: bool = False, method: str = "runs",
              noise_factor: float = 3.0, host_floor: float = 0.10):
     from qlabench.analyze.compare import CompareOptions, parse_fail_on
 
+    threshold = CompareOptions.threshold if threshold is None else threshold
     return CompareOptions(threshold=threshold, alpha=alpha, min_samples=min_samples, drift=drift, method=method,
                           noise_factor=noise_factor, host_floor=host_floor), parse_fail_on
 

@@ -13,9 +13,9 @@ from qlabench.cli.app import console
 
 
 def report_cmd(
-    results: list[Path] = typer.Argument(None, help="Result files or folders (e.g. results/h200-study); a "
-                                         "numerics folder (every row checked against fp64-full, e.g. "
-                                         "results/h200-numerics) gets the numerics page"),
+    results: list[Path] = typer.Argument(None, help="Result files or folders (default: the current evidence "
+                                         "results/catalog.toml names); a numerics folder (every row checked against "
+                                         "fp64-full, e.g. results/h200-numerics) gets the numerics page"),
     published: Path = typer.Option(None, "--published", help="Published table CSV (default: the packaged "
                                    "FlashQLA H200 table)"),
     out: Path = typer.Option(Path("report"), "--out", "-o", help="Folder for the page (report.md, numerics.md, "
@@ -31,9 +31,10 @@ def report_cmd(
                                  "time, TB/s and share of the HBM limit per backend against batch, the winners "
                                  "and where they change"),
 ):
-    """The FlashQLA study in one page (our results against FlashQLA's published H200 table); for a numerics
-    folder (or --numerics alone) error against T and gate regime, worst cases and every point outside
-    tolerance; with --serving the decode / multi-token-verify page."""
+    """The FlashQLA study in one page (our results, by default the current evidence, against FlashQLA's
+    published H200 table; numerics.md beside it with --numerics); for a numerics folder given as results,
+    error against T and gate regime, worst cases and every point outside tolerance; with --serving the
+    decode / multi-token-verify page."""
     from qlabench.analyze.numerics_page import is_numerics, write_numerics
     from qlabench.analyze.study.study import check_tolerance
     from qlabench.cli.options import writable_folder
@@ -42,20 +43,23 @@ def report_cmd(
 
     if serving and (published or layer or numerics):
         raise ConfigError("--published, --layer and --numerics belong to the study page, not to --serving")
-    if not results and not numerics:
-        raise ConfigError("give result folders to report on, or --numerics DIR")
+    if serving and not results:
+        raise ConfigError("give the serving result folders to report on (e.g. results/h200-serving)")
     check_tolerance(tolerance)  # before anything is read
     writable_folder(out)
     if serving:
         return _serving(results, out)
-    if not results or is_numerics(read_results(results)):
-        sources = list(results or numerics)
+    if results and is_numerics(read_results(results)):
+        sources = list(results)
         files = write_numerics(read_results(sources), out, [str(s) for s in sources])
         console.print(f"wrote {files.page} and {len(files.figures)} figures", highlight=False)
         return
     from qlabench.analyze.study import study_from_paths, write_report
 
-    study = study_from_paths(results, published, tolerance, numerics=numerics)
+    args = [*map(str, results or ()), *(a for p in layer or () for a in ("--layer", str(p))),
+            *(a for p in numerics or () for a in ("--numerics", str(p))), "--out", str(out)]
+    study = study_from_paths(results or (), published, tolerance, numerics=numerics,
+                             command=shlex.join(["qlabench", "report", *args]))
     layer_rows = read_results(layer) if layer else None
     files = write_report(study, out, layer_rows)
     console.print(study.summary.line, highlight=False, soft_wrap=True)

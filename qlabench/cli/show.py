@@ -12,7 +12,8 @@ FORMATS = ("table", "markdown", "csv")
 
 
 def show_cmd(
-    results: list[Path] = typer.Argument(..., help="Result files or folders, e.g. results/quick-cpu"),
+    results: list[Path] = typer.Argument(None, help="Result files or folders, e.g. results/quick-cpu (default: the "
+                                         "current evidence that results/catalog.toml names)"),
     baseline: str = typer.Option(None, "--baseline", help="Backend the speedups are against (default: the "
                                  "suite's baseline, as `run sweep` and `plot` use)"),
     fmt: str = typer.Option("table", "--format", "-f", help="table (terminal), markdown or csv"),
@@ -46,6 +47,7 @@ def show_cmd(
     """
     import sys
 
+    from qlabench.analyze.current import rows_or_current
     from qlabench.analyze.report import GATE_LEGEND, pick_baseline, speedup_table, suite_baselines
     from qlabench.analyze.row_filter import RowFilter
     from qlabench.cli.views import check_lines, print_marks, speedup_markdown, speedup_rich_table
@@ -54,7 +56,7 @@ def show_cmd(
 
     if fmt not in FORMATS:
         raise ConfigError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
-    df = read_results(results)
+    df, results, _ = rows_or_current(results)
     if not all_runs:
         df = latest_per_point(df)
     if mode:

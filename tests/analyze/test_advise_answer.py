@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from qlabench.analyze.advise import advise, make_question
+from qlabench.analyze.advise.answer import CANDIDATES
 from qlabench.core.spec import parse_suite
 from qlabench.store.files import write_rows
 
@@ -92,4 +93,87 @@ def test_missing_points_come_with_a_suite_that_measures_exactly_them(tmp_path, m
     want = {(b, c.case.seqlens) for c in ans.cases for b in c.missing}
     assert {(p.backend, p.seqlens) for p in suite.points} == want
     assert all(p.h_qk == 2 and p.h_v == 8 and p.mode == "fwd" and p.gate_zero_frac == 0.5 for p in suite.points)
-    assert len(want) == 10  # no row at gate zero=0.5: every candidate of both cases
+    assert len(want) == 2 * len(CANDIDATES["prefill"])  # no row at gate zero=0.5: every candidate of both cases
+
+
+FI7 = {"flashinfer_version": "0.7.2.post1"}
+CALLS = {"flashinfer": "fi.prefill(use_cp auto)", "flashinfer-nocp": "fi.prefill(use_cp=False)", "fla": "fla.chunk()",
+         "flash_qla": "fq.chunk(auto_cp=True)"}
+
+
+def test_a_library_auto_choice_slower_than_its_pinned_setting_says_so_with_the_call(tmp_path, make_row):
+    rs = rows(make_row, ("fla", 0.137), ("flashinfer", 0.125, FI7), ("flashinfer-nocp", 0.052, FI7))
+    write_rows(tmp_path / "r.parquet", rs)
+    q = make_question("qwen3.5-397b", 8, "prefill", "32768", None, "fla")
+    c = advise(q, [tmp_path / "r.parquet"], calls=CALLS).cases[0]
+    assert c.best.backend == "flashinfer-nocp" and c.best.call == "fi.prefill(use_cp=False)"
+    auto = [n for n in c.caveats if n.startswith("auto CP:")]
+    assert len(auto) == 1 and "FlashInfer's own CP decision (flashinfer, 0.125 ms)" in auto[0]
+    assert f"{0.125 / 0.052:.2f}x slower than flashinfer-nocp" in auto[0] and "(one run)" in auto[0]
+
+
+def test_no_auto_caveat_where_the_library_choice_is_within_noise_of_the_pinned_one(tmp_path, make_row):
+    c = ask(tmp_path, rows(make_row, ("flashinfer", 0.100, FI7), ("flashinfer-nocp", 0.099, FI7))).cases[0]
+    assert not any(n.startswith("auto CP:") for n in c.caveats)
+
+
+def test_with_the_registered_calls_only_registered_candidates_are_missing(tmp_path, make_row):
+    write_rows(tmp_path / "r.parquet", rows(make_row, ("fla", 0.9)))
+    q = make_question("qwen3.5-397b", 8, "prefill", "32768", None, "fla")
+    c = advise(q, [tmp_path / "r.parquet"], calls=CALLS).cases[0]
+    assert c.missing == ["flash_qla", "flashinfer", "flashinfer-nocp"]
+    assert c.entries[0].call == "fla.chunk()"
+
+
+def test_without_results_the_catalogs_current_rows_answer(tmp_path, make_row, monkeypatch):
+    res = tmp_path / "results"
+    (res / "s").mkdir(parents=True)
+    (res / "i").mkdir()
+    write_rows(res / "s" / "cur.parquet", rows(make_row, ("fla", 0.9), ("flash_qla", 0.4), run="cur"))
+    # a history run inside the current folder, newer: never read by default
+    write_rows(res / "s" / "old.parquet", rows(make_row, ("flash_qla", 0.1), run="old", ts="2026-03-01T00:00:00+00:00"))
+    # a folder current for one backend only: its other rows are left out
+    write_rows(res / "i" / "x.parquet", rows(make_row, ("fla-intracp", 3.0), ("fla", 0.5), run="i",
+                                             ts="2026-02-01T00:00:00+00:00"))
+    (res / "catalog.toml").write_text("""format = 1
+[[entry]]
+path = "s"
+kind = "kernel-timings"
+status = "current"
+date = 2026-01-01
+question = "q"
+stack = {}
+[[entry]]
+path = "s/old.parquet"
+kind = "kernel-timings"
+status = "history"
+date = 2026-03-01
+question = "q"
+stack = {}
+superseded_by = "s"
+[[entry]]
+path = "i"
+kind = "kernel-timings"
+status = "current"
+date = 2026-02-01
+question = "q"
+stack = {}
+backends = ["fla-intracp"]
+""")
+    monkeypatch.chdir(tmp_path)
+    ans = advise(make_question("qwen3.5-397b", 8, "prefill", "32768", None, "fla"))
+    assert ans.from_catalog and ans.sources == ["results/s", "results/i"]
+    times = {e.backend: e.time_ms for e in ans.cases[0].entries}
+    assert times == {"flash_qla": 0.4, "fla": 0.9, "fla-intracp": 3.0}
+
+
+def test_a_recommendation_checked_on_a_reduced_problem_only_says_so(tmp_path, make_row):
+    reduced = {"oracle": "naive-recurrent float32 @256 tokens", "err_o": 1e-3}
+    full = {"oracle": "fp64-full float64 @32768 tokens", "err_o": 1e-3}
+    c = ask(tmp_path, rows(make_row, ("fla", 0.9, full), ("flashinfer", 0.2, {**reduced, **FI7}))).cases[0]
+    assert c.best.check == "oracle@256 †" and c.entries[1].check == "fp64@full"
+    assert any(n.startswith("check: flashinfer's time was checked on a reduced problem only (oracle@256)")
+               for n in c.caveats)
+    c = ask(tmp_path, rows(make_row, ("fla", 0.9, reduced), ("flashinfer", 0.2, {**full, **FI7}))).cases[0]
+    assert not any(n.startswith("check:") for n in c.caveats)  # the recommended time was checked at its size
+

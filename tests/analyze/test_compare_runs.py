@@ -72,7 +72,7 @@ def test_a_noisy_point_is_not_gateable_and_never_slower(make_row, rng):
     assert c.counts["slower"] == 0 and c.exit_code == 0
     ng = [p for p in c.pairs if p.verdict is Verdict.NOT_GATEABLE]
     assert len(ng) >= 90
-    assert all("not gateable at 5% here: run-to-run noise" in p.reason for p in ng)
+    assert all(f"not gateable at {RUNS.threshold:.0%} here: run-to-run noise" in p.reason for p in ng)
     assert ng[0].failure is Failure.NOISE
     strict = compare_frames(base, head, RUNS, fail_on={Failure.REGRESSION, Failure.NOISE})
     assert strict.exit_code == 1  # a stricter gate may refuse noisy points
@@ -165,3 +165,14 @@ def test_bimodal_processes_need_the_suite_wide_noise(make_row, rng):
 def _medians(base: pd.DataFrame, head: pd.DataFrame):
     for seed in sorted(set(base["seed"])):
         yield (list(base[base.seed == seed]["median_ms"]), list(head[head.seed == seed]["median_ms"]))
+
+
+def test_a_true_five_percent_slowdown_is_found_at_the_default_threshold(make_row, rng):
+    # As the H200 power study measured it (docs/GATING.md): run-to-run noise well under 1%, 3 replicates a side.
+    # At the old 5% default a true +5% sat on the threshold (confirmed on 2 of 40); the default finds it.
+    medians = rng.uniform(0.2, 2.0, 40)
+    base = side(make_row, rng, medians, sigma_run=0.001, within=0.003, run_id="b")
+    head = side(make_row, rng, medians, sigma_run=0.001, within=0.003, factor=1.05, run_id="h")
+    assert compare_frames(base, head, RUNS).counts["slower"] == 40
+    same = side(make_row, rng, medians, sigma_run=0.001, within=0.003, run_id="a")
+    assert compare_frames(base, same, RUNS).counts["slower"] == 0  # and the A/A stays clean

@@ -69,14 +69,22 @@ def test_with_nothing_outside_tolerance_the_page_says_none_and_the_smallest_marg
     assert "None. No point is outside tolerance. The smallest margin is" in text
 
 
-def test_report_on_a_numerics_folder_writes_the_numerics_page(tmp_path, make_row):
+def test_report_on_a_numerics_folder_writes_the_numerics_page(tmp_path, make_row, monkeypatch):
     write_rows(tmp_path / "num" / "run.parquet", rows(make_row))
     assert is_numerics(frame(rows(make_row)))
     assert not is_numerics(frame([make_row(oracle="naive-recurrent float32 @64 tokens")]))
     r = CliRunner().invoke(app, ["report", str(tmp_path / "num"), "--out", str(tmp_path / "out")])
     assert r.exit_code == 0, r.output
     assert (tmp_path / "out" / "numerics.md").is_file() and not (tmp_path / "out" / "report.md").exists()
+    # With no results, the study page reads the current evidence of the catalog (here, a small one), and
+    # --numerics writes its page beside it.
+    write_rows(tmp_path / "results" / "now" / "run.parquet", [make_row(oracle="naive-recurrent float32 @64 tokens")])
+    (tmp_path / "results" / "catalog.toml").write_text(
+        'format = 1\n[[entry]]\npath = "now"\nkind = "kernel-timings"\nstatus = "current"\ndate = 2026-12-01\n'
+        'question = "q"\nstack = {}\n')
+    monkeypatch.chdir(tmp_path)
     r = CliRunner().invoke(app, ["report", "--numerics", str(tmp_path / "num"), "--out", str(tmp_path / "o2")])
     assert r.exit_code == 0 and (tmp_path / "o2" / "numerics.md").is_file()
     r = CliRunner().invoke(app, ["report", "--out", str(tmp_path / "o3")])
-    assert r.exit_code == 2 and "--numerics" in r.output
+    assert r.exit_code == 0, r.output
+    assert "Results: `results/now`" in (tmp_path / "o3" / "report.md").read_text()

@@ -322,3 +322,36 @@ def test_report_refuses_a_tolerance_out_of_range_before_reading(tmp_path, tolera
 def test_a_study_refuses_a_tolerance_out_of_range(tolerance):
     with pytest.raises(QlabenchError, match="--tolerance must be"):
         build_study(pd.DataFrame(), tolerance=tolerance)
+
+
+def test_every_forward_row_names_the_runs_its_speedups_divide():
+    from study_rows import published_ms, row
+
+    fq = published_ms("fwd", 2, 8, "flash_qla_ms", (32768,))
+    fla = published_ms("fwd", 2, 8, "fla_ms", (32768,))
+    one = [row("flash_qla", "fwd", (32768,), 2, 8, fq, run_id="A"), row("fla", "fwd", (32768,), 2, 8, fla, run_id="A")]
+    mixed = [row("flash_qla", "fwd", (32768,), 2, 8, fq, run_id="A"), row("fla", "fwd", (32768,), 2, 8, fla, run_id="B")]
+    for rows, want in ((one, "A"), (mixed, "A, B")):
+        wide = build_study(pd.DataFrame([r.as_dict() for r, _ in rows])).published_wide("fwd")
+        r = wide[(wide["heads"] == "h2/8") & (wide["sequences"] == "32768")].iloc[0]
+        assert r["runs"] == want and r["speedup vs fla"] == pytest.approx(fla / fq)
+
+
+def test_without_paths_the_study_reads_the_current_evidence_and_lists_the_history(tmp_path, monkeypatch):
+    from qlabench.store.files import write_rows
+
+    fq = published_ms("fwd", 2, 8, "flash_qla_ms", (32768,))
+    res = tmp_path / "results"
+    (res / "now").mkdir(parents=True)
+    write_rows(res / "now" / "a.parquet", [row("flash_qla", "fwd", (32768,), 2, 8, fq, run_id="now")[0]])
+    write_rows(res / "now" / "old.parquet", [row("flash_qla", "fwd", (32768,), 2, 8, fq * 3, run_id="old",
+                                                 timestamp="2026-12-02T00:00:00+00:00")[0]])
+    entry = '[[entry]]\npath = "{}"\nkind = "kernel-timings"\nstatus = "{}"\ndate = 2026-12-01\nquestion = "{}"\nstack = {{}}\n'
+    (res / "catalog.toml").write_text("format = 1\n" + entry.format("now", "current", "today") +
+                                      entry.format("now/old.parquet", "history", "yesterday") + 'superseded_by = "now"\n')
+    monkeypatch.chdir(tmp_path)
+    s = study_from_paths((), command="qlabench report --out x")
+    assert s.sources == ("results/now",) and set(s.rows["run_id"]) == {"now"}
+    assert len(s.history) == 1 and s.history[0].startswith("`results/now/old.parquet`") and "yesterday" in s.history[0]
+    page = write_report(s, tmp_path / "page").page.read_text()
+    assert "Made by `qlabench report --out x`" in page and "`results/now/old.parquet`" in page

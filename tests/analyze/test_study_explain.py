@@ -70,3 +70,25 @@ def test_the_summary_counts_verified_and_unverified_apart():
     assert sorted(outside["verified"]) == [False, True]
     assert (s.summary.n_verified, s.summary.n_unverified) == (1, 1)
     assert "1 with a cause a recorded comparison supports, 1 unverified" in s.summary.line
+
+
+def test_a_version_is_no_cause_when_another_run_of_our_version_meets_the_published_value():
+    # fla 0.6.0 outside 10% in its newest run, but its earlier run of the same point is within, and the
+    # published stack's re-run is within too: the runs disagree, so the version is not what the rows show.
+    pub = published_ms("fwd", 2, 8, "fla_ms", (32768,))
+    runs = [row("fla", "fwd", (32768,), 2, 8, pub * 1.2, run_id="late", timestamp="2026-12-01T12:00:00+00:00"),
+            row("fla", "fwd", (32768,), 2, 8, pub * 1.02, run_id="early", timestamp="2026-12-01T08:00:00+00:00"),
+            row("fla", "fwd", (32768,), 2, 8, pub * 1.01, stack=STACK_012, run_id="old",
+                timestamp="2026-11-30T10:00:00+00:00")]
+    s = build_study(pd.DataFrame([r.as_dict() for r, _ in runs]))
+    v = s.comparison[(s.comparison["backend"] == "fla") & (s.comparison["sequences"] == "32768")
+                     & (s.comparison["heads"] == "h2/8")].iloc[0]
+    assert v["run_id"] == "late" and not v["within"]
+    assert v["verified"] is False and "fla 0.6.0 (published" not in v["explanation"].replace("unverified: ", "")
+    assert "runs of fla 0.6.0 disagree (run early within 10%)" in v["explanation"]
+
+
+def test_the_version_stays_a_cause_when_no_run_of_our_version_meets_it():
+    e = explain_value(OURS, 0.10, others=[other(1.03)], reruns={"r2": 1.19})
+    assert e.verified is True and e.label == "slower: flash-qla 0.1.3 (published 0.1.2; 0.1.2 re-run within 10%)"
+    assert any(f.startswith("run r2 on the same stack: 1.190 ms") for f in e.factors)

@@ -11,15 +11,21 @@ from pathlib import Path
 import pandas as pd
 from typer.testing import CliRunner
 
+from qlabench.analyze.advise.answer import CANDIDATES
+from qlabench.backends.registry import REGISTRY
 from qlabench.cli import app
 from qlabench.core.spec import load_suite
 
 REPO = Path(__file__).resolve().parents[2]
-STUDY = REPO / "results" / "h200-study" / "flashqla-study"
 
 
 def cli(*args, env=None):
     return CliRunner().invoke(app, [str(a) for a in args], env=env)
+
+
+def _run_file(run_id: str) -> Path:
+    (f,) = (REPO / "results").rglob(f"{run_id}.parquet")
+    return f
 
 
 def test_the_readme_question_from_committed_evidence_matches_show(monkeypatch):
@@ -28,18 +34,52 @@ def test_the_readme_question_from_committed_evidence_matches_show(monkeypatch):
             "--format", "json")
     assert r.exit_code == 0, r.output
     ans = json.loads(r.output)
-    assert [c["case"] for c in ans["cases"]] == ["32768", "4x8192"]
-    shown = cli("show", STUDY, "--model", "qwen3.5-397b", "--tp", "8", "--gate", "fq", "--format", "csv")
-    assert shown.exit_code == 0, shown.output
-    table = pd.read_csv(io.StringIO(shown.output))
+    assert ans["from_catalog"] and [c["case"] for c in ans["cases"]] == ["32768", "4x8192"]
     for case in ans["cases"]:
-        row = table[(table["mode"] == "fwd") & (table["sequences"] == case["case"].replace("4x8192", "8192+8192+8192+8192"))]
-        assert len(row) == 1
         best = case["entries"][0]
-        assert best["status"] == "ok" and best["backend"] == case["recommended"]
-        # The study folder holds FlashQLA 0.1.3 only: advise's time is the one `show` prints for it.
+        assert best["status"] == "ok" and best["backend"] == case["recommended"] and len(best["runs"]) == 1
+        # advise's time is the one `show` prints for the run it names
+        shown = cli("show", _run_file(best["runs"][0]), "--model", "qwen3.5-397b", "--tp", "8", "--gate", "fq",
+                    "--format", "csv", "--mode", "fwd")
+        assert shown.exit_code == 0, shown.output
+        table = pd.read_csv(io.StringIO(shown.output))
+        row = table[table["sequences"] == "+".join([case["case"].split("x")[-1]] * int(case["case"].split("x")[0]))
+                    if "x" in case["case"] else table["sequences"] == case["case"]]
+        assert len(row) == 1
         assert abs(best["time_ms"] - float(row[best["backend"]].iloc[0])) < 1e-9
         assert all(e["time_ms"] is None for e in case["entries"] if e["status"] != "ok")
+
+
+def test_397b_tp8_ranks_flashinfer_beside_flashqla_from_the_current_evidence(monkeypatch):
+    monkeypatch.chdir(REPO)
+    r = cli("advise", "--model", "qwen3.5-397b", "--tp", "8", "--seqlens", "32768,4x8192,8x1024", "--format", "json")
+    assert r.exit_code == 0, r.output
+    cases = {c["case"]: c for c in json.loads(r.output)["cases"]}
+    assert set(cases) == {"32768", "4x8192", "8x1024"}
+    for case in cases.values():
+        ranked = [e["backend"] for e in case["entries"]]
+        assert {"flash_qla", "fla"} <= set(ranked)
+        best = case["entries"][0]
+        assert best["call"] and best["call"].split("(")[0].endswith("chunk_gated_delta_rule")  # the call to make
+    # FlashInfer 0.7.2's rows answer where they exist: its variants ranked beside FlashQLA's
+    assert {"flashinfer", "flashinfer-nocp"} <= {e["backend"] for e in cases["32768"]["entries"]}
+    assert all(e["version"] == "0.7.2.post1" for e in cases["32768"]["entries"] if e["backend"].startswith("flashinfer"))
+    # where its own CP choice loses to use_cp=False, the answer says by how much, from the rows
+    c = cases["8x1024"]
+    t = {e["backend"]: e["time_ms"] for e in c["entries"] if e["status"] == "ok"}
+    if t["flashinfer"] > t["flashinfer-nocp"] * 1.02:
+        auto = [n for n in c["caveats"] if n.startswith("auto CP: FlashInfer")]
+        assert auto and f"{t['flashinfer'] / t['flashinfer-nocp']:.2f}x slower than flashinfer-nocp" in auto[0]
+    # a hole in the evidence is named, with the suite that fills it
+    assert "flashinfer" in cases["4x8192"]["missing"] or "flashinfer" in {e["backend"] for e in cases["4x8192"]["entries"]}
+
+
+def test_the_table_says_which_run_each_row_is_from(monkeypatch):
+    monkeypatch.chdir(REPO)
+    r = cli("advise", "--model", "qwen3.5-397b", "--tp", "8", "--seqlens", "8x1024")
+    assert r.exit_code == 0, r.output
+    out = " ".join(r.output.split())
+    assert "runs: A = " in out and "call: " in out
 
 
 def test_a_question_without_rows_gets_its_missing_points_and_a_suite(monkeypatch, tmp_path):
@@ -49,7 +89,7 @@ def test_a_question_without_rows_gets_its_missing_points_and_a_suite(monkeypatch
     assert r.exit_code == 0, r.output
     assert "no backend has a correct time here" in r.output and "missing: flash_qla" in r.output
     suite = load_suite(str(out))
-    assert {p.backend for p in suite.points} == {"flash_qla", "flash_qla-nocp", "flash_qla-forcecp", "fla", "flashinfer"}
+    assert {p.backend for p in suite.points} == {b for b in CANDIDATES["prefill"] if b in REGISTRY}
     assert {(p.h_qk, p.h_v, p.seqlens) for p in suite.points} == {(8, 24, (12345,))}
     assert tomllib.loads(out.read_text())["device"] == "cuda"
 

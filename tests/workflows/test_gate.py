@@ -184,6 +184,18 @@ def test_the_gpu_gate_example_never_restores_another_runners_baseline():
     assert "--base-ref" in text and "qlabench ab" in text
 
 
+def test_the_gpu_gate_example_gates_at_the_threshold_the_power_study_supports():
+    import re
+    from pathlib import Path
+
+    from qlabench.analyze.compare import CompareOptions
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "examples" / "gpu-gate.yml").read_text()
+    commands = "\n".join(line for line in text.splitlines() if not line.strip().startswith("#"))
+    given = [float(t) for t in re.findall(r"--threshold (\S+)", commands)]
+    assert len(given) == 2 and set(given) == {CompareOptions.threshold}  # gate and ab alike, the default
+
+
 def test_gate_without_a_baseline_says_how_to_make_one(tmp_path, data_dir, monkeypatch):
     monkeypatch.chdir(tmp_path)
     r = CliRunner().invoke(app, ["gate", "--suite", str(data_dir / "tiny-cpu.toml")])

@@ -10,30 +10,29 @@ a case without rows says so.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
 from qlabench.analyze.advise import caveats as cv
+from qlabench.analyze.advise.auto_choice import auto_choice_caveats
+from qlabench.analyze.advise.calls import attach_calls, known_candidates
+from qlabench.analyze.advise.checked import attach_checks, check_caveats
 from qlabench.analyze.advise.question import WORKLOAD_MODES, Case, Question
 from qlabench.analyze.advise.ranking import Entry, rank
 from qlabench.analyze.advise.rows import at_gate, newest_run, newest_version, problem_rows
 from qlabench.analyze.advise.suite import missing_suite
-from qlabench.core.errors import ConfigError
-from qlabench.store.files import read_results
+from qlabench.analyze.current import rows_or_current
 
 # The GPU kernels a recommendation is between, per workload (the naive references are oracles, not
 # candidates). FlashInfer's GDN prefill has no backward.
 CANDIDATES = {
-    "prefill": ("flash_qla", "flash_qla-nocp", "flash_qla-forcecp", "fla", "flashinfer"),
+    "prefill": ("flash_qla", "flash_qla-nocp", "flash_qla-forcecp", "fla", "fla-intracp", "flashinfer",
+                "flashinfer-nocp", "flashinfer-forcecp"),
     "train": ("flash_qla", "flash_qla-nocp", "fla"),
 }
-# The committed H200 evidence advise reads when given no results: the study's runs (the current and the
-# published library stacks). Other folders under results/ hold deliberate slowdowns (gate evidence) or
-# superseded runs, which must never be read as a kernel's speed.
-DEFAULT_EVIDENCE = ("results/h200-study",)
 
 
 @dataclass
@@ -54,6 +53,7 @@ class Answer:
     sources: list[str]
     cases: list[CaseAnswer] = field(default_factory=list)
     suite_toml: str | None = None  # measures every missing (backend, case); None when nothing is missing
+    from_catalog: bool = False  # read from the current evidence results/catalog.toml names (no results given)
 
     @property
     def complete(self) -> bool:
@@ -66,6 +66,7 @@ class Answer:
                          "gate": {"name": q.gate.name, "zero_frac": q.gate.zero_frac, "scale": q.gate.scale},
                          "current": q.current, "dtype": q.dtype, "cases": [c.label for c in q.cases]},
             "sources": self.sources,
+            "from_catalog": self.from_catalog,
             "cases": [{"case": c.case.label, "tokens": c.case.total_tokens,
                        "recommended": c.best.backend if c.best else None,
                        "entries": [e.as_dict() for e in c.entries], "caveats": c.caveats, "missing": c.missing}
@@ -75,36 +76,35 @@ class Answer:
         }
 
 
-def default_evidence(root: str | os.PathLike | None = None) -> list[Path]:
-    """The committed evidence under the project (the current directory's results/, else the checkout's)."""
-    here = [Path(root) if root else Path.cwd(), Path(__file__).resolve().parents[3]]
-    for base in here:
-        paths = [base / p for p in DEFAULT_EVIDENCE if (base / p).exists()]
-        if paths:
-            return paths
-    raise ConfigError("no results given and no committed evidence found (results/h200-study): "
-                      "pass result files or folders")
-
-
-def answer_case(df: pd.DataFrame, q: Question, case: Case) -> CaseAnswer:
+def answer_case(df: pd.DataFrame, q: Question, case: Case, calls: Mapping[str, str] | None = None) -> CaseAnswer:
+    """One case's answer from `df`; `calls`: the registered backends' library calls (calls.py), when known."""
     modes = WORKLOAD_MODES[q.workload]
     problem = problem_rows(df, q, case, modes + ("fwd_bwd",) if len(modes) > 1 else modes)
     mine_rows = at_gate(problem, q.gate)
-    entries = rank(newest_run(newest_version(mine_rows)), modes, q.current)
+    ranked = newest_run(newest_version(mine_rows))
+    entries = attach_checks(attach_calls(rank(ranked, modes, q.current), calls), ranked)
     present = {e.backend for e in entries}
-    missing = [b for b in CANDIDATES[q.workload] if b not in present]
-    notes = (cv.current_caveats(entries, q.current) + cv.tie_caveats(entries) + cv.cp_caveats(entries)
+    missing = [b for b in known_candidates(CANDIDATES[q.workload], calls) if b not in present]
+    notes = (cv.current_caveats(entries, q.current) + cv.tie_caveats(entries) + auto_choice_caveats(entries)
              + cv.gate_caveats(problem, q, modes, entries) + cv.version_caveats(mine_rows, modes, q, entries)
-             + cv.mixing_caveats(entries))
+             + cv.mixing_caveats(entries) + check_caveats(entries))
     return CaseAnswer(case, entries, notes, missing)
 
 
-def advise(q: Question, results: Iterable[str | os.PathLike] = ()) -> Answer:
-    """Answer `q` from `results` (files or folders), or from the committed evidence when none are given."""
-    paths = [Path(p) for p in results] or default_evidence()
-    df = read_results(paths)
-    ans = Answer(q, [str(p) for p in paths])
-    ans.cases = [answer_case(df, q, c) for c in q.cases]
+def advise(q: Question, results: Iterable[str | os.PathLike] = (), calls: Mapping[str, str] | None = None) -> Answer:
+    """Answer `q` from `results` (files or folders), or from the current evidence of results/catalog.toml
+    when none are given; `calls`: {backend: its library call} (the backends' `call_signature`)."""
+    df, paths, from_catalog = rows_or_current(results)
+    ans = Answer(q, [_shown(p) for p in paths] if from_catalog else [str(p) for p in paths], from_catalog=from_catalog)
+    ans.cases = [answer_case(df, q, c, calls) for c in q.cases]
     if not ans.complete:
         ans.suite_toml = missing_suite(q, {c.case: c.missing for c in ans.cases if c.missing})
     return ans
+
+
+def _shown(path: Path) -> str:
+    """A source as the user can type it: relative to the working directory where it lies below it."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)

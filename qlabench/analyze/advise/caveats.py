@@ -2,7 +2,7 @@
 
 - gate: the same case measured at other gate values (FlashQLA's intra-card CP depends on them);
 - version: the same case on another version of a backend's library;
-- auto CP: FlashQLA's own CP decision against its forced settings, in the same answer;
+- auto CP: a library's own CP decision against its pinned settings (auto_choice.py);
 - mixed runs: the ranked times come from more than one run or device;
 - ties: the two fastest are within their noise;
 - the current choice has no time, so no speedup can be stated.
@@ -19,7 +19,6 @@ from qlabench.analyze.advise.rows import at_gate, newest_run, newest_version, ve
 from qlabench.analyze.advise.question import GateRegime
 
 TIE_FLOOR = 0.02  # two times closer than this (or than their noise) are not told apart
-_CP_SIBLINGS = ("flash_qla-nocp", "flash_qla-forcecp")
 
 
 def _times(entries: list[Entry]) -> dict[str, Entry]:
@@ -80,24 +79,6 @@ def version_caveats(at_my_gate: pd.DataFrame, modes: tuple[str, ...], q: Questio
             text = f"where {version_label(cur)} is {cur.status}"
         out.append(f"version: {backend} on {version_label(o)} measured {o.time_ms:.3f} ms here, {text} "
                    f"(run {', '.join(o.runs)})")
-    return out
-
-
-def cp_caveats(mine: list[Entry]) -> list[str]:
-    t = _times(mine)
-    auto = t.get("flash_qla")
-    if auto is None:
-        return []
-    out = []
-    for sib in _CP_SIBLINGS:
-        e = t.get(sib)
-        if e is None:
-            continue
-        noise = max(TIE_FLOOR, auto.rel_noise or 0, e.rel_noise or 0)
-        if auto.time_ms > e.time_ms * (1 + noise):
-            mixed = "" if set(auto.runs) == set(e.runs) else " (from different runs)"
-            out.append(f"auto CP: FlashQLA's own CP decision is {auto.time_ms / e.time_ms:.2f}x slower than "
-                       f"{sib} here{mixed}; choose the setting explicitly")
     return out
 
 

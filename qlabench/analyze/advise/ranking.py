@@ -23,7 +23,10 @@ SETTINGS = {
     "flash_qla-forcecp": "FlashQLA, intra-card CP forced",
     "fla": "FLA (Triton)",
     "fla-recurrent": "FLA fused recurrent",
-    "flashinfer": "FlashInfer",
+    "fla-intracp": "FLA, its own intra-card CP",
+    "flashinfer": "FlashInfer, its own CP decision (auto)",
+    "flashinfer-nocp": "FlashInfer, CP off (use_cp=False)",
+    "flashinfer-forcecp": "FlashInfer, CP forced",
     "naive-chunk": "naive chunked (torch)",
     "naive-recurrent": "naive recurrence (torch)",
 }
@@ -45,6 +48,8 @@ class Entry:
     runs: tuple[str, ...] = ()
     devices: tuple[str, ...] = ()
     rows: int = 0
+    call: str | None = None  # the library call that gets this time, as the backend declares it (calls.py)
+    check: str | None = None  # how far its rows were checked, e.g. 'oracle@256 †' (checked.py)
 
     @property
     def ok(self) -> bool:

@@ -4,7 +4,9 @@ For every published value: `explanation`, a short label that groups values (e.g.
 (published 0.1.2; 0.1.2 re-run within 10%)"), `factors`, the facts behind it, and `verified`.
 
 A label names a cause only when a recorded comparison supports it:
-- the library version, when a run on the published version of the same point is within the tolerance;
+- the library version, when a run on the published version of the same point is within the tolerance and
+  no other run of our version of that point is (two runs of one version that disagree say the gap is the
+  run: its point order, its autotune, its machine; not the version);
 - FlashQLA's intra-card CP decision, when the published version's run of the point decided otherwise, or
   when a fixed choice (nocp / forcecp) on our stack meets the published value;
 - a clock drop, when the time scaled back to the clock before the drop is within the tolerance.
@@ -53,13 +55,14 @@ class Explanation:
 
 
 def explain_value(v: dict, tolerance: float, variants: dict[str, float] | None = None,
-                  others: list[dict] | None = None) -> Explanation:
+                  others: list[dict] | None = None, reruns: dict[str, float] | None = None) -> Explanation:
     """Explain one published value against our row `v` (a `comparison` record).
 
     variants: ok times of the other FlashQLA CP variants on the same point and stack ('nocp' -> ms);
-    others: ok records of the same published value measured on other stacks.
+    others: ok records of the same published value measured on other stacks;
+    reruns: ok times of the same backend, point and stack in other runs (run_id -> ms).
     """
-    variants, others = variants or {}, others or []
+    variants, others, reruns = variants or {}, others or [], reruns or {}
     status = v.get("status")
     if status is None or pd.isna(status):
         return Explanation(NOT_MEASURED, (f"no {v['backend']} row for this point",))
@@ -80,10 +83,16 @@ def explain_value(v: dict, tolerance: float, variants: dict[str, float] | None =
     at_pub = [o for o in others if o.get("lib_version") == pub_v] if pub_v and ours_v != pub_v else []
     for o in others:
         facts.append(f"{o['stack']}: {o['ours_ms']:.3f} ms ({o['ratio']:.2f}x published)")
+    # Another run of our own version that meets the published value: the gap is this run's, not the version's.
+    agree = {run: ms for run, ms in sorted(reruns.items()) if within(ms / v["published_ms"], tolerance)}
+    for run, ms in sorted(reruns.items()):
+        facts.append(f"run {run} on the same stack: {ms:.3f} ms ({ms / v['published_ms']:.2f}x published)")
     if not ours_v:
         facts.append(f"{pkg} version not recorded")
     elif pub_v and ours_v != pub_v:
-        if any(within(o["ratio"], tolerance) for o in at_pub):
+        if agree:
+            conditions.append(f"runs of {pkg} {ours_v} disagree (run {next(iter(agree))} within {tolerance:.0%})")
+        elif any(within(o["ratio"], tolerance) for o in at_pub):
             causes.append(f"{pkg} {ours_v} (published {pub_v}; {pub_v} re-run within {tolerance:.0%})")
         elif at_pub:
             facts.append(f"not the version alone: {pkg} {pub_v} is also {at_pub[0]['ratio']:.2f}x published")
@@ -155,10 +164,16 @@ def _reason_class(reason: str) -> str:
 
 
 def explain_all(comparison: pd.DataFrame, all_stacks: pd.DataFrame, rows: pd.DataFrame,
-                tolerance: float) -> pd.DataFrame:
+                tolerance: float, runs: pd.DataFrame | None = None) -> pd.DataFrame:
     """`comparison` with `explanation`, `factors` (facts joined by '; ') and `verified` (None within the
-    tolerance or for a row that is not ok) for every published value."""
+    tolerance or for a row that is not ok) for every published value. `runs`: every run's prepared rows
+    (not only the newest per point), whose other runs of a value's point and stack weigh on its cause."""
     ok = rows[rows["status"] == "ok"]
+    rerun_ms: dict[tuple, dict[str, float]] = {}
+    if runs is not None and not runs.empty:
+        ok_runs = runs[runs["status"] == "ok"]
+        for r in ok_runs[["study_key", "backend", "stack", "run_id", "median_ms"]].to_dict("records"):
+            rerun_ms.setdefault((r["study_key"], r["backend"], r["stack"]), {})[str(r["run_id"])] = float(r["median_ms"])
     variant_ms: dict[tuple, dict[str, float]] = {}
     for r in ok[ok["backend"].isin(list(FLASH_QLA_VARIANTS))].to_dict("records"):
         name = FLASH_QLA_VARIANTS[r["backend"]]
@@ -173,7 +188,9 @@ def explain_all(comparison: pd.DataFrame, all_stacks: pd.DataFrame, rows: pd.Dat
         stack = v.get("stack")
         variants = variant_ms.get((v.get("study_key"), stack), {}) if v["backend"] == FLASH_QLA else {}
         others = [o for o in by_value.get((v["pub_id"], v["backend"]), []) if o["stack"] != stack]
-        e = explain_value(v, tolerance, variants, others)
+        reruns = {run: ms for run, ms in rerun_ms.get((v.get("study_key"), v["backend"], stack), {}).items()
+                   if run != str(v.get("run_id"))}
+        e = explain_value(v, tolerance, variants, others, reruns)
         labels.append(e.label)
         factors.append("; ".join(e.factors))
         verified.append(e.verified)

@@ -73,7 +73,8 @@ def _status_counts(study: Study) -> str:
     return ", ".join(f"{n} {s}" for s, n in counts.items()) or "none"
 
 
-def _backend_summary(study: Study) -> pd.DataFrame:
+def backend_summary(study: Study) -> pd.DataFrame:
+    """Per backend: published values, within the tolerance, slower, faster, not ok, not measured, median ratio."""
     c = study.comparison
     recs = []
     for b in BACKEND_COLUMNS:
@@ -101,8 +102,9 @@ def render(study: Study, figures: dict[str, str], layer_rows: pd.DataFrame | Non
            f"Results: {', '.join(f'`{x}`' for x in study.sources) or '(a DataFrame)'}; {len(study.rows)} rows "
            f"({_status_counts(study)}), newest per point and library version. Published: {s.n_rows} rows "
            f"measured with {pub_stack} (mean of CUDA-graph replays, packed varlen, 25% zero-gate heads).", "",
+           *([f"Made by `{study.command}`.", ""] if study.command else []),
            f"**{s.line}.**", "",
-           md_table(_backend_summary(study), {"median ratio (ok)": ".2f"}),
+           md_table(backend_summary(study), {"median ratio (ok)": ".2f"}),
            f"_ratio = ours / published; within {tol}: |ratio - 1| <= {study.tolerance:g}. Only ok rows give numbers; "
            "a row that is skipped, incorrect or errored shows its status and reason._", ""]
 
@@ -135,6 +137,8 @@ def render(study: Study, figures: dict[str, str], layer_rows: pd.DataFrame | Non
     fwd = study.published_wide("fwd")
     if not fwd.empty:
         out += ["### Every forward row", "",
+                "`runs`: the runs our values on the row come from; where it names more than one, each speedup "
+                "divides times of different runs and holds their run-to-run variation too.", "",
                 _collapsible("forward: ours, published, ratio per backend", md_table(fwd, _ratio_formats(fwd)),
                              len(fwd))]
 
@@ -176,6 +180,9 @@ def render(study: Study, figures: dict[str, str], layer_rows: pd.DataFrame | Non
     out += _intracp_section(study)
     out += _advice_section(study, layer_rows)
     out += ["## Library versions", "", md_table(study.versions), ""]
+    if study.history:
+        out += ["Older evidence, not in the tables above (results/catalog.toml marks it history):", "",
+                *[f"- {line}" for line in study.history], ""]
     if study.stacks:
         out += ["## The same points on two library stacks", "",
                 "`change` = newest / oldest stack; `explains` = the newest stack misses the published value and "

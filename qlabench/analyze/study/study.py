@@ -87,6 +87,8 @@ class Study:
     tolerance: float = DEFAULT_TOLERANCE
     sources: tuple[str, ...] = field(default=())
     numerics: pd.DataFrame | None = None  # the rows whose checks count as error evidence (report --numerics)
+    history: tuple[str, ...] = ()  # older evidence left out of these rows (analyze/current.py: history_notes)
+    command: str = ""  # the command that makes the page, written at its top
 
     @property
     def primary_rows(self) -> pd.DataFrame:
@@ -115,7 +117,7 @@ def check_tolerance(tolerance: float) -> None:
 
 def build_study(results: pd.DataFrame, published: pd.DataFrame | None = None,
                 tolerance: float = DEFAULT_TOLERANCE, sources: Iterable[str] = (),
-                numerics: pd.DataFrame | None = None) -> Study:
+                numerics: pd.DataFrame | None = None, history: Iterable[str] = (), command: str = "") -> Study:
     """Every table of the study from result rows (a read_results DataFrame) and the published table.
 
     numerics: rows of another folder (e.g. results/h200-numerics, float64 at full size) whose checks count
@@ -126,7 +128,7 @@ def build_study(results: pd.DataFrame, published: pd.DataFrame | None = None,
     prepared = prepare(results)
     rows = with_error_marks(newest_per_point(prepared), numerics)
     primary = primary_stacks(rows) if not rows.empty else {}
-    comparison, comparison_all = compare_published(rows, pub, primary, tolerance)
+    comparison, comparison_all = compare_published(rows, pub, primary, tolerance, runs=prepared)
     primary_rows = rows[is_primary(rows, primary)] if not rows.empty else rows
     return Study(
         rows=rows, published=pub, primary=primary, comparison=comparison, comparison_all=comparison_all,
@@ -134,23 +136,38 @@ def build_study(results: pd.DataFrame, published: pd.DataFrame | None = None,
         gate_zero_frac=gate_sweep(primary_rows, "gate_zero_frac"), gate_scale=gate_sweep(primary_rows, "gate_scale"),
         versions=versions_table(rows), stacks=stack_comparison(rows, comparison_all, tolerance),
         summary=summarise(comparison, len(pub), tolerance), tolerance=tolerance, sources=tuple(map(str, sources)),
-        numerics=numerics)
+        numerics=numerics, history=tuple(history), command=command)
 
 
 def study_from_paths(paths: Iterable[str | os.PathLike], published: str | os.PathLike | None = None,
                      tolerance: float = DEFAULT_TOLERANCE,
-                     numerics: Iterable[str | os.PathLike] = ()) -> Study:
+                     numerics: Iterable[str | os.PathLike] = (), command: str = "") -> Study:
     """read_results(paths) and the published table (default: the packaged copy), into a Study; the rows
-    of `numerics` folders count as error evidence."""
+    of `numerics` folders count as error evidence. No paths: the current evidence results/catalog.toml
+    names, with its history listed beside the versions."""
+    from qlabench.analyze.current import history_notes, rows_or_current
     from qlabench.store.files import read_results
 
-    paths, numerics = list(paths), list(numerics or ())
-    return build_study(read_results(paths), load_published(published), tolerance, sources=paths,
-                       numerics=read_results(numerics) if numerics else None)
+    df, paths, from_catalog = rows_or_current(paths)
+    numerics = list(numerics or ())
+    sources = [_shown(p) for p in paths] if from_catalog else [str(p) for p in paths]  # as the user gave them
+    return build_study(df, load_published(published), tolerance, sources=sources,
+                       numerics=read_results(numerics) if numerics else None,
+                       history=history_notes() if from_catalog else (), command=command)
+
+
+def _shown(path) -> str:
+    """A path as the page prints it: relative to the working directory where it lies below it."""
+    from pathlib import Path
+
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
 
 
 def compare_published(rows: pd.DataFrame, pub: pd.DataFrame, primary: dict[str, str],
-                      tolerance: float) -> tuple[pd.DataFrame, pd.DataFrame]:
+                      tolerance: float, runs: pd.DataFrame | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(comparison, comparison_all): our row for every published value, and every stack's row.
 
     Per (published value, stack) the row closest to the published method wins (fewest method
@@ -178,7 +195,7 @@ def compare_published(rows: pd.DataFrame, pub: pd.DataFrame, primary: dict[str, 
         chosen = order.drop_duplicates(["pub_id", "backend"], keep="first").drop(columns="_v")
     comparison = base.merge(chosen[["pub_id", "backend"] + OUR_COLUMNS], on=["pub_id", "backend"], how="left")
     comparison["within"] = [within(r, tolerance) for r in comparison["ratio"]]
-    comparison = explain_all(comparison, all_stacks, rows, tolerance)
+    comparison = explain_all(comparison, all_stacks, rows, tolerance, runs)
     order = {b: i for i, b in enumerate(BACKEND_COLUMNS)}
     comparison = comparison.sort_values(["pub_id", "backend"], key=lambda s: s.map(order) if s.name == "backend"
                                         else s, kind="stable").reset_index(drop=True)
@@ -217,7 +234,8 @@ def explanation_groups(comparison: pd.DataFrame) -> pd.DataFrame:
 
 def published_wide(comparison: pd.DataFrame, mode: str) -> pd.DataFrame:
     """One row per published row of `mode`: per backend our value (ms, or the status), published ms and
-    ratio; and flash_qla's speedup over each other backend, ours (ok rows only) and published."""
+    ratio; flash_qla's speedup over each other backend, ours (ok rows only) and published; and `runs`, the
+    runs our values come from (more than one: the speedups divide across runs, and say so)."""
     d = comparison[comparison["mode"] == mode]
     if d.empty:
         return pd.DataFrame()
@@ -243,6 +261,7 @@ def published_wide(comparison: pd.DataFrame, mode: str) -> pd.DataFrame:
             r = by[b]
             rec[f"speedup vs {b}"] = _speedup(r, fq, r["ours_ms"], fq["ours_ms"]) if _ok(r) and _ok(fq) else np.nan
             rec[f"speedup vs {b} (published)"] = r["published_ms"] / fq["published_ms"]
+        rec["runs"] = ", ".join(sorted({str(r["run_id"]) for r in by.values() if _ok(r)})) or "-"
         out.append(rec)
     return pd.DataFrame(out)
 

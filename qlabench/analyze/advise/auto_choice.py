@@ -1,0 +1,49 @@
+"""When a library's own choice is the wrong one: its auto setting against the variants that pin it.
+
+FlashQLA (`flash_qla`: auto_cp) and FlashInfer 0.7 (`flashinfer`: use_cp left to it) each decide per call
+whether to split it (intra-card CP); qlabench also times each decision pinned (`-nocp`, `-forcecp`). Where
+a pinned variant is faster than the library's own choice beyond both times' noise, in the rows of this
+answer, the caveat says by how much and which call to make instead. Nothing here is asserted: a library
+whose auto and pinned variants are not both timed gets no caveat.
+"""
+
+from __future__ import annotations
+
+from qlabench.analyze.advise.ranking import Entry
+
+TIE_FLOOR = 0.02  # as caveats.py: two times closer than this (or than their noise) are not told apart
+# A library's auto backend and the backends that pin its decision (named `<auto>-<setting>`).
+PINNED_SUFFIXES = ("-nocp", "-forcecp")
+LIBRARY = {"flash_qla": "FlashQLA", "flashinfer": "FlashInfer"}
+
+
+def auto_slowdowns(entries: list[Entry]) -> list[tuple[Entry, Entry, float]]:
+    """(auto, pinned, auto time / pinned time) for every pinned variant faster than its library's auto
+    choice beyond noise, largest first."""
+    timed = {e.backend: e for e in entries if e.ok}
+    out = []
+    for auto_name in LIBRARY:
+        auto = timed.get(auto_name)
+        if auto is None:
+            continue
+        for suffix in PINNED_SUFFIXES:
+            pinned = timed.get(auto_name + suffix)
+            if pinned is None:
+                continue
+            noise = max(TIE_FLOOR, auto.rel_noise or 0, pinned.rel_noise or 0)
+            if auto.time_ms > pinned.time_ms * (1 + noise):
+                out.append((auto, pinned, auto.time_ms / pinned.time_ms))
+    return sorted(out, key=lambda t: -t[2])
+
+
+def auto_choice_caveats(entries: list[Entry]) -> list[str]:
+    out = []
+    best = next((e for e in entries if e.ok), None)
+    for auto, pinned, ratio in auto_slowdowns(entries):
+        runs = "one run" if set(auto.runs) == set(pinned.runs) else f"runs {', '.join(auto.runs)} and {', '.join(pinned.runs)}"
+        # The recommended entry's call is printed with the answer; another pinned variant's is given here.
+        call = f": call {pinned.call}" if pinned.call and pinned is not best else f" ({pinned.backend})"
+        out.append(f"auto CP: {LIBRARY[auto.backend]}'s own CP decision ({auto.backend}, {auto.time_ms:.3f} ms) is "
+                   f"{ratio:.2f}x slower than {pinned.backend} ({pinned.time_ms:.3f} ms) here ({runs}); choose the "
+                   f"setting explicitly{call}")
+    return out

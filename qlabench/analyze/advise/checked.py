@@ -1,0 +1,35 @@
+"""How far each ranked time was checked: at the point's own size, or on a reduced problem only (†).
+
+A row's check may have run on fewer tokens than the point has (the fp32 oracle on 256 tokens); a library
+whose call path depends on the size (an intra-card CP that splits only long sequences) may then have been
+checked on another path than the one timed. The answer says so per entry, and as a caveat where the
+recommended time was never checked at its size (analyze/accuracy.py reads each row's check).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from qlabench.analyze.accuracy import REDUCED, row_check
+from qlabench.analyze.advise.ranking import Entry
+
+
+def attach_checks(entries: list[Entry], rows: pd.DataFrame) -> list[Entry]:
+    """Set each entry's `check` (e.g. 'oracle@256 †', 'fp64@full') from the rows its time came from."""
+    for e in entries:
+        mine = rows[(rows["backend"] == e.backend) & rows["run_id"].isin(e.runs)] if not rows.empty else rows
+        checks = [c for c in (row_check(r) for r in mine.to_dict("records")) if c is not None]
+        if not checks:
+            continue
+        best = max(checks, key=lambda c: (c.full, c.tokens or 0))
+        e.check = best.label + ("" if best.full else f" {REDUCED}")
+    return entries
+
+
+def check_caveats(entries: list[Entry]) -> list[str]:
+    best = next((e for e in entries if e.ok), None)
+    if best is None or not best.check or not best.check.endswith(REDUCED):
+        return []
+    return [f"check: {best.backend}'s time was checked on a reduced problem only ({best.check.removesuffix(REDUCED).strip()}), "
+            "never at this size: a call whose path depends on the size may have been checked on another path; "
+            "a run with [check] full_size checks it here"]

@@ -1,0 +1,48 @@
+"""The `advise` block: `qlabench advise`'s answer for one model, TP degree and list of cases, as a table.
+
+    <!-- qlabench:block advise model=qwen3.5-397b tp=8 seqlens=32768,4x8192,8x1024 -->
+
+Each case's recommendation, its time and speedup over FLA, the runner-up, the runs the times come from,
+and the caveats that say a library's own choice is the wrong one or that rows are missing; the same
+`answer_case` the command runs, on the current evidence.
+"""
+
+from __future__ import annotations
+
+from qlabench.analyze.advise.answer import answer_case
+from qlabench.analyze.advise.question import make_question
+from qlabench.analyze.blocks.context import BlockContext
+
+
+def advise_block(ctx: BlockContext, model: str, tp: str, seqlens: str, current: str = "fla") -> str:
+    q = make_question(model, int(tp), "prefill", seqlens, None, current)
+    cases = [answer_case(ctx.rows, q, c, ctx.calls) for c in q.cases]
+    runs = sorted({r for c in cases for e in c.entries for r in e.runs})
+    tag = {r: chr(ord("A") + i) for i, r in enumerate(runs)}
+    h_qk, h_v = q.heads
+    lines = [f"{q.model} at TP{q.tp} (h {h_qk}/{h_v}), prefill, the published gate; `qlabench advise --model "
+             f"{q.model} --tp {q.tp} --seqlens {seqlens}` on the current evidence:", "",
+             f"| case | use | ms | x vs {current} | runner-up | runs |", "|---|---|---:|---:|---|---|"]
+    notes = []
+    for c in cases:
+        timed = [e for e in c.entries if e.ok]
+        if not timed:
+            lines.append(f"| {c.case.label} | no backend has a correct time here | - | - | - | - |")
+        else:
+            best, second = timed[0], (timed[1] if len(timed) > 1 else None)
+            runner = f"{second.backend} ({second.time_ms:.3f})" if second else "-"
+            x = f"{best.speedup:.2f}x" if best.speedup else "-"
+            used = sorted({tag[r] for r in best.runs + (second.runs if second else ())})
+            lines.append(f"| {c.case.label} | `{best.backend}` | {best.time_ms:.3f} | {x} | {runner} | "
+                         f"{', '.join(used)} |")
+        notes += [f"- {c.case.label}: {n}" for n in c.caveats if n.startswith(("auto CP:", "tie:", "check:"))]
+        if c.missing:
+            notes.append(f"- {c.case.label}: no row yet for {', '.join(c.missing)} (`--suite-out` writes the suite "
+                         "that measures them)")
+    lines += ["", "Runs: " + "; ".join(f"{tag[r]} = {ctx.run_label(r)}" for r in runs) + "."]
+    recommended = {c.best.backend: c.best.call for c in cases if c.best and c.best.call}
+    if recommended:
+        lines += ["", "The calls:", "", *(f"- `{b}`: `{call}`" for b, call in recommended.items())]
+    if notes:
+        lines += ["", *notes]
+    return "\n".join(lines)

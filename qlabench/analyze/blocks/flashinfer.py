@@ -1,0 +1,121 @@
+"""FlashInfer 0.7's own CP decision against `use_cp=False`, and FlashInfer against FlashQLA, from one run.
+
+    <!-- qlabench:block flashinfer-cp -->
+    <!-- qlabench:block library-vs heads=2/8 backends=flash_qla,flashinfer,flashinfer-nocp -->
+
+Each table is one run: the newest run of the current evidence that measured every backend it shows, so no
+ratio divides times of two runs. A time is bold where it is faster than the other beyond TIE_FLOOR; "CP"
+marks a FlashInfer call that split (its row's `flashinfer_cp`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pandas as pd
+
+from qlabench.analyze.blocks.context import BlockContext
+from qlabench.core.errors import ConfigError
+
+TIE_FLOOR = 0.02  # two times closer than this are not told apart (as advise's ties)
+AUTO, NOCP = "flashinfer", "flashinfer-nocp"
+
+
+def _lens(v) -> tuple[int, ...]:
+    return tuple(int(x) for x in v)
+
+
+def _layout(lens: tuple[int, ...]) -> str:
+    return f"{len(lens)} x {lens[0]}" if len(set(lens)) == 1 else "+".join(map(str, lens))
+
+
+def _split(row) -> bool | None:
+    try:
+        return json.loads(row.get("extra_json") or "{}").get("flashinfer_cp")
+    except (TypeError, ValueError):
+        return None
+
+
+def one_run(rows: pd.DataFrame, backends: tuple[str, ...], heads: tuple[int, int] | None = None) -> pd.DataFrame:
+    """The ok forward rows of the newest run holding every one of `backends` (at `heads`, when given)."""
+    d = rows[(rows["status"] == "ok") & (rows["mode"] == "fwd") & rows["backend"].isin(backends)]
+    if heads:
+        d = d[(d["h_qk"] == heads[0]) & (d["h_v"] == heads[1])]
+    full = [r for r, g in d.groupby("run_id") if set(backends) <= set(g["backend"])]
+    if not full:
+        raise ConfigError(f"no run of the current evidence measured {', '.join(backends)}"
+                          + (f" at {heads[0]}/{heads[1]}" if heads else ""))
+    newest = max(full, key=lambda r: str(d[d["run_id"] == r]["timestamp"].max()))
+    return d[d["run_id"] == newest]
+
+
+def _cell(a: float, b: float) -> tuple[str, str]:
+    fa, fb = f"{a:.3f}", f"{b:.3f}"
+    if a < b * (1 - TIE_FLOOR):
+        fa = f"**{fa}**"
+    elif b < a * (1 - TIE_FLOOR):
+        fb = f"**{fb}**"
+    return fa, fb
+
+
+def flashinfer_cp_block(ctx: BlockContext) -> str:
+    d = one_run(ctx.rows, (AUTO, NOCP))
+    d = d.assign(_lens=d["seqlens"].map(_lens))
+    run = str(d["run_id"].iloc[0])
+    version = d["flashinfer_version"].dropna().iloc[0] if d["flashinfer_version"].notna().any() else "not recorded"
+    layouts = list(dict.fromkeys(d.sort_values("total_tokens", ascending=False, kind="stable")["_lens"]))
+    heads = sorted({(int(a), int(b)) for a, b in zip(d["h_qk"], d["h_v"])}, key=lambda h: (h[1], h[0]))
+    lines = [f"FlashInfer {version}, one run ({ctx.run_label(run)}): median ms, `flashinfer` (its own choice) / "
+             "`flashinfer-nocp` (`use_cp=False`); CP: the auto call split; bold: faster beyond 2%.", "",
+             "| heads (h_qk/h_v) | " + " | ".join(_layout(x) for x in layouts) + " |",
+             "|---|" + "---|" * len(layouts)]
+    ratios, split_ratios = {}, []
+    for h in heads:
+        cells = []
+        for lens in layouts:
+            at = d[(d["h_qk"] == h[0]) & (d["h_v"] == h[1]) & (d["_lens"] == lens)]
+            by = {r["backend"]: r for r in at.to_dict("records")}
+            if AUTO not in by or NOCP not in by:
+                cells.append("-")
+                continue
+            a, b = float(by[AUTO]["median_ms"]), float(by[NOCP]["median_ms"])
+            fa, fb = _cell(a, b)
+            split = _split(by[AUTO])
+            cells.append(f"{fa} / {fb}" + (" CP" if split else ""))
+            ratios[(h, lens)] = a / b
+            if split:
+                split_ratios.append(a / b)
+        lines.append(f"| {h[0]}/{h[1]} | " + " | ".join(cells) + " |")
+    if split_ratios:
+        faster = sum(r < 1 - TIE_FLOOR for r in split_ratios)
+        slower = sum(r > 1 + TIE_FLOOR for r in split_ratios)
+        gm = math.exp(sum(math.log(r) for r in split_ratios) / len(split_ratios))
+        lines += ["", f"Where the auto call split ({len(split_ratios)} of {len(ratios)} points), auto / unsplit is "
+                  f"{gm:.2f} in geometric mean: faster on {faster}, slower on {slower} (beyond 2%)."]
+    wrong = {k: r for k, r in ratios.items() if r > 1 + TIE_FLOOR}
+    if wrong:
+        worst = max(wrong, key=wrong.get)
+        lines.append(f"Its own choice is slower than `use_cp=False` on {len(wrong)} points, "
+                     f"{min(wrong.values()):.2f}-{max(wrong.values()):.2f}x (worst: {worst[0][0]}/{worst[0][1]}, "
+                     f"{_layout(worst[1])}).")
+    return "\n".join(lines)
+
+
+def library_vs_block(ctx: BlockContext, heads: str, backends: str) -> str:
+    h = tuple(int(x) for x in heads.split("/"))
+    names = tuple(backends.split(","))
+    d = one_run(ctx.rows, names, h)
+    d = d.assign(_lens=d["seqlens"].map(_lens))
+    run = str(d["run_id"].iloc[0])
+    common = set.intersection(*(set(d[d["backend"] == b]["_lens"]) for b in names))
+    layouts = [x for x in dict.fromkeys(d.sort_values("total_tokens", ascending=False, kind="stable")["_lens"])
+               if x in common]
+    ms = {(r["backend"], r["_lens"]): float(r["median_ms"]) for r in d.to_dict("records")}
+    lines = [f"h {h[0]}/{h[1]}, one run ({ctx.run_label(run)}), median ms; bold: the fastest per column.", "",
+             "| backend | " + " | ".join(_layout(x) for x in layouts) + " |", "|---|" + "---:|" * len(layouts)]
+    best = {x: min(names, key=lambda b: ms[(b, x)]) for x in layouts}
+    for b in names:
+        cells = [f"**{ms[(b, x)]:.3f}**" if best[x] == b else f"{ms[(b, x)]:.3f}" for x in layouts]
+        lines.append(f"| `{b}` | " + " | ".join(cells) + " |")
+    return "\n".join(lines)

@@ -1,0 +1,94 @@
+"""The current evidence: the rows of results/catalog.toml's current entries, as views read them by default.
+
+`advise`, `show`, `report` and the docs blocks read these rows when given no results. Which files count is
+the catalog's to say (store/catalog.py): a file belongs to the entry with the longest path holding it, so a
+history run inside a current folder is left out, and an entry current only for some backends
+(`backends = [...]`) gives only those backends' rows. The paths are a plain list (`CurrentEvidence.paths`): a
+loader given paths by the user reads them as they are.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from qlabench.core.errors import StoreError
+from qlabench.store.catalog import Catalog, load_catalog
+from qlabench.store.files import read_table, result_files
+
+KERNEL_TIMINGS = ("kernel-timings",)
+
+
+@dataclass(frozen=True)
+class CurrentEvidence:
+    paths: tuple[Path, ...]  # the current entries' paths, as the catalog names them
+    files: tuple[Path, ...]  # the result files read (those the current entries own)
+    rows: pd.DataFrame  # their rows, less the backends an entry is not current for
+
+    @property
+    def sources(self) -> list[str]:
+        return [str(p) for p in self.paths]
+
+
+def current_files(catalog: Catalog, kinds: tuple[str, ...] = KERNEL_TIMINGS) -> list[Path]:
+    """The result files the current entries of these kinds own (not those of a nested history entry)."""
+    paths = catalog.current_paths(kinds)
+    return [f for f in result_files(paths) if (e := catalog.owner(f)) is not None and e.is_current]
+
+
+def current_evidence(catalog: Catalog | None = None, kinds: tuple[str, ...] = KERNEL_TIMINGS) -> CurrentEvidence:
+    """The current evidence of these kinds: every row of the current entries' files whose backend its entry
+    is current for."""
+    catalog = catalog or load_catalog()
+    files = current_files(catalog, kinds)
+    tables = []
+    for f in files:
+        table = read_table(f)
+        entry = catalog.owner(f)
+        if entry.backends is not None:
+            table = table.filter(pc.is_in(table["backend"], pa.array(entry.backends)))
+        tables.append(table)
+    if not tables:
+        raise StoreError(f"{catalog.root / 'catalog.toml'}: no current entry of kind {', '.join(kinds)}")
+    return CurrentEvidence(tuple(catalog.current_paths(kinds)), tuple(files), pa.concat_tables(tables).to_pandas())
+
+
+def rows_or_current(paths, kinds: tuple[str, ...] = KERNEL_TIMINGS) -> tuple[pd.DataFrame, list[Path], bool]:
+    """(rows, their paths, from the catalog?): the rows of `paths` when given, else the current evidence's.
+    What a view reads by default is the catalog's to say, in one place."""
+    from qlabench.store.files import read_results
+
+    paths = [Path(p) for p in paths or ()]
+    if paths:
+        return read_results(paths), paths, False
+    ev = current_evidence(kinds=kinds)
+    return ev.rows, list(ev.paths), True
+
+
+def history_notes(catalog: Catalog | None = None, kinds: tuple[str, ...] = KERNEL_TIMINGS) -> list[str]:
+    """A line per history entry of these kinds (and per current entry's left-out backends): what it measured,
+    on which stack, and what answers its question now. A page read from the current evidence lists them
+    beside its versions, so an older stack's numbers stay findable without entering its rankings."""
+    catalog = catalog or load_catalog()
+    out = []
+    for e in catalog.entries:
+        if e.kind not in kinds or (e.is_current and e.superseded_by is None):
+            continue
+        what = (f"its rows of backends other than {', '.join(e.backends)}" if e.is_current else "history")
+        now = catalog.successor(catalog.get(e.superseded_by))
+        out.append(f"`results/{e.path}` ({e.date}, {e.stack_label}; {what}): {e.question}; now answered by "
+                   f"`results/{now.path}` (`qlabench report results/{e.path}` shows it against the published table)")
+    return out
+
+
+def keep_current(rows: pd.DataFrame, catalog: Catalog, source_column: str = "source_file") -> pd.DataFrame:
+    """The rows (read with the file each came from in `source_column`) that the catalog counts as current:
+    their file's entry is current and, where the entry names its backends, the row's backend is one of them.
+    For a loader that reads `catalog.current_paths()` itself and tags each row with its file."""
+    owners = {f: catalog.owner(f) for f in rows[source_column].unique()}
+    keep = [owners[f] is not None and owners[f].keeps(b) for f, b in zip(rows[source_column], rows["backend"])]
+    return rows[keep]

@@ -1,0 +1,46 @@
+"""`qlabench docs render|check`: the generated blocks of README.md, docs/*.md and results/README.md
+(analyze/blocks/), rendered from the current evidence that results/catalog.toml names."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from qlabench.cli.app import console
+
+_files = typer.Argument(None, help="Markdown files (default: README.md, docs/*.md and results/README.md of the "
+                        "checkout the catalog is in)")
+
+
+def _context_and_files(files: list[Path] | None):
+    from qlabench.analyze.blocks import BlockContext
+    from qlabench.analyze.blocks.files import doc_files
+    from qlabench.backends.registry import REGISTRY
+
+    ctx = BlockContext(calls={name: b.call_signature for name, b in REGISTRY.items()})
+    return ctx, list(files) if files else doc_files(ctx.catalog.root.parent)
+
+
+def render_cmd(files: list[Path] = _files):
+    """Rewrite every generated block from the data."""
+    from qlabench.analyze.blocks import render_files
+
+    ctx, paths = _context_and_files(files)
+    changed = render_files(paths, ctx)
+    console.print(f"rendered the blocks of {len(paths)} files; changed: {', '.join(map(str, changed)) or 'none'}",
+                  highlight=False, soft_wrap=True)
+
+
+def check_cmd(files: list[Path] = _files):
+    """Exit 1 when a committed block differs from what the data gives (CI runs it); nothing is written."""
+    from qlabench.analyze.blocks import check_files
+
+    ctx, paths = _context_and_files(files)
+    stale = check_files(paths, ctx)
+    for s in stale:
+        console.print(s.text, highlight=False, soft_wrap=True)
+    if stale:
+        console.print("run `qlabench docs render` and commit the result", highlight=False)
+        raise typer.Exit(1)
+    console.print(f"every block of {len(paths)} files matches the current evidence", highlight=False)

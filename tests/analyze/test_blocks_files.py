@@ -1,0 +1,65 @@
+"""`docs render` rewrites stale blocks from the data; `docs check` names them and writes nothing; the blocks
+read the catalog's current evidence."""
+
+from __future__ import annotations
+
+import pytest
+
+from qlabench.analyze.blocks import BlockContext, check_files, render_files
+from qlabench.analyze.blocks.markers import BlockError
+from qlabench.store.catalog import load_catalog
+from qlabench.store.files import write_rows
+
+ROW = dict(h_qk=2, h_v=8, K=128, V=128, dtype="bfloat16", model="qwen3.5-397b", tp=8, layout="varlen", batch=1,
+           num_seqs=1, timer="graph", rel_noise=0.003, fla_version="0.6.0", flash_qla_version="0.1.3",
+           flashinfer_version="0.7.2.post1")
+
+
+@pytest.fixture
+def ctx(tmp_path, make_row):
+    res = tmp_path / "results"
+    (res / "run").mkdir(parents=True)
+    rows = []
+    for backend, ms, split in (("flashinfer", 0.125, True), ("flashinfer-nocp", 0.052, False), ("fla", 0.137, None),
+                               ("flash_qla", 0.062, None)):
+        extra = {"extra_json": f'{{"flashinfer_cp": {str(split).lower()}}}'} if split is not None else {}
+        rows.append(make_row(**ROW, backend=backend, seqlens=(1024,) * 8, total_tokens=8192, median_ms=ms,
+                             samples_ms=(ms,) * 3, run_id="R1", timestamp="2026-12-01T00:00:00+00:00", **extra))
+    write_rows(res / "run" / "R1.parquet", rows)
+    (res / "catalog.toml").write_text('format = 1\n[[entry]]\npath = "run"\nkind = "kernel-timings"\n'
+                                      'status = "current"\ndate = 2026-12-01\nquestion = "the answer"\nstack = {}\n')
+    return BlockContext(load_catalog(res), calls={"flashinfer-nocp": "fi(use_cp=False)"})
+
+
+def _doc(tmp_path, name: str, marker: str) -> object:
+    p = tmp_path / name
+    p.write_text(f"intro\n<!-- qlabench:block {marker} -->\nstale\n<!-- /qlabench:block -->\nend\n")
+    return p
+
+
+def test_check_names_a_stale_block_and_render_fixes_it(tmp_path, ctx):
+    doc = _doc(tmp_path, "a.md", "advise model=qwen3.5-397b tp=8 seqlens=8x1024")
+    (stale,) = check_files([doc], ctx)
+    assert (stale.block, stale.line) == ("advise", 2) and doc.read_text().count("stale") == 1  # nothing written
+    assert render_files([doc], ctx) == [doc]
+    text = doc.read_text()
+    assert "| 8x1024 | `flashinfer-nocp` | 0.052 | 2.63x |" in text  # 0.137 / 0.052, from the rows
+    assert f"{0.125 / 0.052:.2f}x slower than flashinfer-nocp" in text and "`R1`" in text
+    assert check_files([doc], ctx) == [] and render_files([doc], ctx) == []
+
+
+def test_the_flashinfer_and_catalog_blocks_come_from_the_rows_and_the_catalog(tmp_path, ctx):
+    doc = _doc(tmp_path, "b.md", "flashinfer-cp")
+    render_files([doc], ctx)
+    assert "| 2/8 | 0.125 / **0.052** CP |" in doc.read_text()
+    assert f"slower than `use_cp=False` on 1 points, {0.125 / 0.052:.2f}-{0.125 / 0.052:.2f}x" in doc.read_text()
+    doc = _doc(tmp_path, "c.md", "results-catalog")
+    render_files([doc], ctx)
+    assert "| `run/` | (all) | current | 2026-12-01 | the answer | - | - |" in doc.read_text()
+
+
+def test_an_unknown_block_or_argument_is_an_error(tmp_path, ctx):
+    with pytest.raises(BlockError, match="unknown block 'nope'"):
+        check_files([_doc(tmp_path, "d.md", "nope")], ctx)
+    with pytest.raises(BlockError, match="block 'results-catalog'"):
+        check_files([_doc(tmp_path, "e.md", "results-catalog colour=red")], ctx)
