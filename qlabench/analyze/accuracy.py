@@ -14,6 +14,7 @@ and never gets a speedup where it is the faster side: a kernel that is fast and 
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from dataclasses import dataclass
@@ -49,6 +50,14 @@ class Check:
     full: bool  # some reference saw the point at its real size
     source: str = "row"  # 'row' (the timed row's own check) or 'numerics' (a row of another folder)
     label: str = ""  # 'fp64@full', 'oracle@256', 'oracle@512+fp32-chunk@full'
+    # The reduced check traced its call and ran the code path the timed call ran ("cp", "unsplit"; the row's
+    # check_path, run/point.py): a size-dependent library was checked on the path that was timed.
+    same_path: str | None = None
+
+    @property
+    def covers_timed_path(self) -> bool:
+        """Checked at full size, or on the very code path the timed call took."""
+        return self.full or self.same_path is not None
 
     @property
     def over(self) -> bool:
@@ -97,7 +106,21 @@ def row_check(row, source: str = "row") -> Check | None:
     label = "+".join(f"{s}@{'full' if full else t}" for s, t, full in segs)
     tokens = min((t for _, t, _ in segs if t is not None), default=None)
     return Check(ratio=worst, tensor=tensor, reference="+".join(s for s, _, _ in segs), tokens=tokens,
-                 full=any(f for _, _, f in segs), source=source, label=label)
+                 full=any(f for _, _, f in segs), source=source, label=label, same_path=checked_path(row))
+
+
+def checked_path(row) -> str | None:
+    """The code path a reduced check shared with the timed call ("cp"/"unsplit"), from the row's details
+    (`check_path`: both traced, and equal), or None when they differ or were not traced."""
+    raw = key_value(row.get("extra_json"))
+    if not raw:
+        return None
+    try:
+        path = json.loads(raw).get("check_path") or {}
+    except (ValueError, AttributeError):
+        return None
+    checked, timed = path.get("checked"), path.get("timed")
+    return checked if checked is not None and checked == timed else None
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,9 @@ def advise_cmd(
     if fmt not in FORMATS:
         raise ConfigError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
     q = make_question(model, tp, workload, seqlens, gate, current)
-    ans = advise(q, results or (), calls={name: b.call_signature for name, b in REGISTRY.items()})
+    ans = advise(q, results or (), calls={name: b.call_signature for name, b in REGISTRY.items()},
+                 autotuning=frozenset(name for name, b in REGISTRY.items() if b.autotune_modules),
+                 size_dependent=frozenset(name for name, b in REGISTRY.items() if b.size_dependent_path))
     if suite_out is not None and ans.suite_toml:
         if suite_out.is_dir():
             raise ConfigError(f"--suite-out {suite_out} is a folder; give a file name ending in .toml")

@@ -18,7 +18,9 @@ def _context_and_files(files: list[Path] | None):
     from qlabench.analyze.blocks.files import doc_files
     from qlabench.backends.registry import REGISTRY
 
-    ctx = BlockContext(calls={name: b.call_signature for name, b in REGISTRY.items()})
+    ctx = BlockContext(calls={name: b.call_signature for name, b in REGISTRY.items()},
+                       autotuning=frozenset(name for name, b in REGISTRY.items() if b.autotune_modules),
+                       size_dependent=frozenset(name for name, b in REGISTRY.items() if b.size_dependent_path))
     return ctx, list(files) if files else doc_files(ctx.catalog.root.parent)
 
 

@@ -177,3 +177,41 @@ def test_a_recommendation_checked_on_a_reduced_problem_only_says_so(tmp_path, ma
     c = ask(tmp_path, rows(make_row, ("fla", 0.9, reduced), ("flashinfer", 0.2, {**full, **FI7}))).cases[0]
     assert not any(n.startswith("check:") for n in c.caveats)  # the recommended time was checked at its size
 
+
+
+def test_a_reduced_check_that_traced_the_timed_calls_own_path_is_no_reduced_only_check(tmp_path, make_row):
+    import json
+
+    reduced = {"oracle": "naive-recurrent float32 @256 tokens", "err_o": 1e-3}
+    same = {**reduced, "extra_json": json.dumps({"check_path": {"checked": "cp", "timed": "cp"}})}
+    other = {**reduced, "extra_json": json.dumps({"check_path": {"checked": "unsplit", "timed": "cp"}})}
+    c = ask(tmp_path, rows(make_row, ("fla", 0.9, reduced), ("flashinfer", 0.2, {**same, **FI7}))).cases[0]
+    assert c.best.check == "oracle@256 (cp path)"
+    assert not any(n.startswith("check:") for n in c.caveats)
+    c = ask(tmp_path, rows(make_row, ("fla", 0.9, reduced), ("flashinfer", 0.2, {**other, **FI7}))).cases[0]
+    assert c.best.check == "oracle@256 †"  # another path than the timed one: nothing vouches for the timed path
+
+
+def test_a_time_of_an_autotuning_library_not_tuned_for_its_point_is_marked_order_dependent(tmp_path, make_row):
+    import json
+
+    q = make_question("qwen3.5-397b", 8, "prefill", "32768", None, "fla")
+    old = ask(tmp_path, rows(make_row, ("fla", 0.9, {}), ("flash_qla", 0.4, {})))
+    assert not any(n.startswith("order:") for n in old.cases[0].caveats)  # nothing said to autotune
+    c = advise(q, [tmp_path / "r.parquet"], autotuning=frozenset({"fla"})).cases[0]
+    assert any(n.startswith("order: fla autotuned on whatever shape") and "divides by fla's time" in n
+               for n in c.caveats)
+    tuned = {"extra_json": json.dumps({"autotune_tuned_for": "point"})}
+    write_rows(tmp_path / "r.parquet", rows(make_row, ("fla", 0.9, tuned), ("flash_qla", 0.4, {})))
+    c = advise(q, [tmp_path / "r.parquet"], autotuning=frozenset({"fla"})).cases[0]
+    assert not any(n.startswith("order:") for n in c.caveats)
+
+
+def test_a_reduced_check_of_a_backend_with_one_path_at_every_size_is_not_marked(tmp_path, make_row):
+    reduced = {"oracle": "naive-recurrent float32 @256 tokens", "err_o": 1e-3}
+    ask(tmp_path, rows(make_row, ("fla", 0.9, reduced), ("flashinfer-nocp", 0.2, {**reduced, **FI7})))
+    q = make_question("qwen3.5-397b", 8, "prefill", "32768", None, "fla")
+    c = advise(q, [tmp_path / "r.parquet"], size_dependent=frozenset({"flashinfer"})).cases[0]
+    assert c.best.check == "oracle@256" and not any(n.startswith("check:") for n in c.caveats)
+    c = advise(q, [tmp_path / "r.parquet"], size_dependent=frozenset({"flashinfer-nocp"})).cases[0]
+    assert c.best.check == "oracle@256 †"

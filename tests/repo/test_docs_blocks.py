@@ -28,6 +28,8 @@ def test_the_headline_pages_hold_their_generated_blocks(page, blocks):
 
 
 def test_every_committed_block_is_what_the_current_evidence_gives():
-    ctx = BlockContext(load_catalog(REPO / "results"), calls={n: b.call_signature for n, b in REGISTRY.items()})
+    ctx = BlockContext(load_catalog(REPO / "results"), calls={n: b.call_signature for n, b in REGISTRY.items()},
+                       autotuning=frozenset(n for n, b in REGISTRY.items() if b.autotune_modules),
+                       size_dependent=frozenset(n for n, b in REGISTRY.items() if b.size_dependent_path))
     stale = check_files(doc_files(REPO), ctx)
     assert not stale, "; ".join(s.text for s in stale) + " (run `qlabench docs render`)"

@@ -20,6 +20,7 @@ from qlabench.analyze.advise import caveats as cv
 from qlabench.analyze.advise.auto_choice import auto_choice_caveats
 from qlabench.analyze.advise.calls import attach_calls, known_candidates
 from qlabench.analyze.advise.checked import attach_checks, check_caveats
+from qlabench.analyze.advise.tuning import tuning_caveats
 from qlabench.analyze.advise.question import WORKLOAD_MODES, Case, Question
 from qlabench.analyze.advise.ranking import Entry, rank
 from qlabench.analyze.advise.rows import at_gate, newest_run, newest_version, problem_rows
@@ -76,27 +77,32 @@ class Answer:
         }
 
 
-def answer_case(df: pd.DataFrame, q: Question, case: Case, calls: Mapping[str, str] | None = None) -> CaseAnswer:
-    """One case's answer from `df`; `calls`: the registered backends' library calls (calls.py), when known."""
+def answer_case(df: pd.DataFrame, q: Question, case: Case, calls: Mapping[str, str] | None = None,
+                autotuning: frozenset[str] = frozenset(), size_dependent: frozenset[str] | None = None) -> CaseAnswer:
+    """One case's answer from `df`; `calls`: the registered backends' library calls (calls.py), when known;
+    `autotuning`: the backends whose library autotunes (tuning.py); `size_dependent`: those whose code path
+    depends on the problem's size (checked.py; None: unknown, every reduced-only check is marked)."""
     modes = WORKLOAD_MODES[q.workload]
     problem = problem_rows(df, q, case, modes + ("fwd_bwd",) if len(modes) > 1 else modes)
     mine_rows = at_gate(problem, q.gate)
     ranked = newest_run(newest_version(mine_rows))
-    entries = attach_checks(attach_calls(rank(ranked, modes, q.current), calls), ranked)
+    entries = attach_checks(attach_calls(rank(ranked, modes, q.current), calls), ranked, size_dependent)
     present = {e.backend for e in entries}
     missing = [b for b in known_candidates(CANDIDATES[q.workload], calls) if b not in present]
     notes = (cv.current_caveats(entries, q.current) + cv.tie_caveats(entries) + auto_choice_caveats(entries)
              + cv.gate_caveats(problem, q, modes, entries) + cv.version_caveats(mine_rows, modes, q, entries)
-             + cv.mixing_caveats(entries) + check_caveats(entries))
+             + cv.mixing_caveats(entries) + check_caveats(entries)
+             + tuning_caveats(entries, ranked, q.current, autotuning))
     return CaseAnswer(case, entries, notes, missing)
 
 
-def advise(q: Question, results: Iterable[str | os.PathLike] = (), calls: Mapping[str, str] | None = None) -> Answer:
+def advise(q: Question, results: Iterable[str | os.PathLike] = (), calls: Mapping[str, str] | None = None,
+           autotuning: frozenset[str] = frozenset(), size_dependent: frozenset[str] | None = None) -> Answer:
     """Answer `q` from `results` (files or folders), or from the current evidence of results/catalog.toml
     when none are given; `calls`: {backend: its library call} (the backends' `call_signature`)."""
     df, paths, from_catalog = rows_or_current(results)
     ans = Answer(q, [_shown(p) for p in paths] if from_catalog else [str(p) for p in paths], from_catalog=from_catalog)
-    ans.cases = [answer_case(df, q, c, calls) for c in q.cases]
+    ans.cases = [answer_case(df, q, c, calls, autotuning, size_dependent) for c in q.cases]
     if not ans.complete:
         ans.suite_toml = missing_suite(q, {c.case: c.missing for c in ans.cases if c.missing})
     return ans

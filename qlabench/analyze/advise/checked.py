@@ -1,4 +1,5 @@
-"""How far each ranked time was checked: at the point's own size, or on a reduced problem only (†).
+"""How far each ranked time was checked: at the point's own size, on a reduced problem that ran the timed
+call's own code path (its traced `check_path`), or on a reduced problem only (†).
 
 A row's check may have run on fewer tokens than the point has (the fp32 oracle on 256 tokens); a library
 whose call path depends on the size (an intra-card CP that splits only long sequences) may then have been
@@ -14,15 +15,26 @@ from qlabench.analyze.accuracy import REDUCED, row_check
 from qlabench.analyze.advise.ranking import Entry
 
 
-def attach_checks(entries: list[Entry], rows: pd.DataFrame) -> list[Entry]:
-    """Set each entry's `check` (e.g. 'oracle@256 †', 'fp64@full') from the rows its time came from."""
+def attach_checks(entries: list[Entry], rows: pd.DataFrame, size_dependent: frozenset[str] | None = None) -> list[Entry]:
+    """Set each entry's `check` (e.g. 'oracle@256 †', 'fp64@full') from the rows its time came from.
+
+    `size_dependent`: the backends whose code path depends on the size (`Backend.size_dependent_path`); a
+    reduced check of any other backend ran the kernels the timed call ran, and is not marked. None: not
+    known, so every reduced-only check is."""
     for e in entries:
         mine = rows[(rows["backend"] == e.backend) & rows["run_id"].isin(e.runs)] if not rows.empty else rows
         checks = [c for c in (row_check(r) for r in mine.to_dict("records")) if c is not None]
         if not checks:
             continue
-        best = max(checks, key=lambda c: (c.full, c.tokens or 0))
-        e.check = best.label + ("" if best.full else f" {REDUCED}")
+        best = max(checks, key=lambda c: (c.full, c.covers_timed_path, c.tokens or 0))
+        if best.full:
+            e.check = best.label
+        elif best.same_path:  # traced: the reduced check ran the timed call's own code path
+            e.check = f"{best.label} ({best.same_path} path)"
+        elif size_dependent is not None and e.backend not in size_dependent:
+            e.check = best.label  # one code path at every size
+        else:
+            e.check = f"{best.label} {REDUCED}"
     return entries
 
 

@@ -17,6 +17,8 @@ from qlabench.store.catalog import Catalog, load_catalog
 class BlockContext:
     catalog: Catalog = field(default_factory=load_catalog)
     calls: Mapping[str, str] | None = None  # {backend: Backend.call_signature}; None: blocks name backends only
+    autotuning: frozenset[str] = frozenset()  # backends whose library autotunes (Backend.autotune_modules)
+    size_dependent: frozenset[str] | None = None  # backends whose path depends on the size (None: unknown)
 
     @cached_property
     def evidence(self) -> CurrentEvidence:

@@ -1,0 +1,59 @@
+"""Whether a ranked time of an autotuning library was tuned for its own point.
+
+FLA's Triton kernels autotune on keys without the sequence length: a row measured before qlabench tuned each
+point for itself (`[run] autotune = "point"`, whose rows say `autotune_tuned_for`) ran with the configs of
+whatever shape its worker met first, and on the H200 that moved FLA's time by up to 1.31x (the
+autotune-regret table). Such a time, and any speedup over it, depends on the sweep's order: the answer says so.
+Which backends autotune is theirs to declare (`Backend.autotune_modules`), handed in as a plain set of names
+as the calls are; a row that recorded a Triton choice (`autotune`) autotuned whatever its backend.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+
+from qlabench.analyze.advise.ranking import Entry
+
+
+def tuned_for(row) -> str | None:
+    """"point", "process", or None when a row that autotuned did not record which (made before it was)."""
+    raw = row.get("extra_json")
+    if not isinstance(raw, str) or not raw:
+        return None
+    try:
+        return json.loads(raw).get("autotune_tuned_for")
+    except ValueError:
+        return None
+
+
+def order_dependent(rows: pd.DataFrame, autotunes: bool) -> bool:
+    """Whether any of these rows autotuned (its backend does, or it recorded a Triton choice) without being
+    tuned for its own point."""
+    for r in rows.to_dict("records"):
+        choices = r.get("autotune")
+        if (autotunes or (choices is not None and len(choices))) and tuned_for(r) != "point":
+            return True
+    return False
+
+
+def tuning_caveats(entries: list[Entry], ranked: pd.DataFrame, current: str,
+                   autotuning: frozenset[str] = frozenset()) -> list[str]:
+    """A note per ranked time (the current choice's first: every speedup divides by it) whose library
+    autotuned on another shape than its point."""
+    flagged = []
+    for e in entries:
+        if not e.ok:
+            continue
+        mine = ranked[(ranked["backend"] == e.backend) & ranked["run_id"].isin(e.runs)]
+        if order_dependent(mine, e.backend in autotuning):
+            flagged.append(e.backend)
+    if not flagged:
+        return []
+    flagged.sort(key=lambda b: b != current)
+    what = ", ".join(flagged)
+    speedups = f"; every speedup here divides by {current}'s time" if current in flagged else ""
+    return [f"order: {what} autotuned on whatever shape its worker ran first, not on this point (rows made before "
+            f"per-point tuning){speedups}: such a time moved by up to 1.3x with the sweep order on the H200 "
+            "(`qlabench autotune-regret`); unverified until re-measured with [run] autotune = \"point\""]
