@@ -27,6 +27,8 @@ def advise_cmd(
     current: str = typer.Option("fla", "--current", help="Your current backend: speedups are against it"),
     fmt: str = typer.Option("table", "--format", "-f", help="table or json"),
     suite_out: Path = typer.Option(None, "--suite-out", help="Write a suite measuring the missing points here"),
+    force: bool = typer.Option(False, "--force", help="Let --suite-out replace an existing file (never a results "
+                               "file)"),
 ):
     """Which GDN kernel is fastest for this model, TP degree and sequence mix, with the caveats that
     change the answer; or which points are missing and a suite that measures them."""
@@ -36,13 +38,13 @@ def advise_cmd(
 
     if fmt not in FORMATS:
         raise ConfigError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    if suite_out is not None:  # before any work: never replace a file silently, never a results file
+        _check_suite_out(suite_out, force)
     q = make_question(model, tp, workload, seqlens, gate, current)
     ans = advise(q, results or (), calls={name: b.call_signature for name, b in REGISTRY.items()},
                  autotuning=frozenset(name for name, b in REGISTRY.items() if b.autotune_modules),
                  size_dependent=frozenset(name for name, b in REGISTRY.items() if b.size_dependent_path))
     if suite_out is not None and ans.suite_toml:
-        if suite_out.is_dir():
-            raise ConfigError(f"--suite-out {suite_out} is a folder; give a file name ending in .toml")
         try:
             suite_out.write_text(ans.suite_toml)
         except OSError as e:
@@ -51,6 +53,30 @@ def advise_cmd(
         print(json.dumps(ans.as_dict(), indent=2))
         return
     _print(ans, suite_out)
+
+
+def _check_suite_out(path: Path, force: bool) -> None:
+    """Refuse a folder, an existing file without --force (as `merge --into` does), and a results file always."""
+    from qlabench.cli.options import writable_file
+    from qlabench.core.errors import ConfigError
+
+    if path.is_dir():
+        raise ConfigError(f"--suite-out {path} is a folder; give a file name ending in .toml")
+    if path.exists():
+        if _is_results_file(path):
+            raise ConfigError(f"--suite-out {path} is a results file; advise never writes over one")
+        if not force:
+            raise ConfigError(f"--suite-out {path} exists; pass --force to overwrite it, or choose another file")
+    writable_file(path, "--suite-out")
+
+
+def _is_results_file(path: Path) -> bool:
+    """A parquet file (by its magic bytes, whatever its name): what every qlabench result is stored as."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(4) == b"PAR1"
+    except OSError:
+        return False
 
 
 def _table(case) -> Table:

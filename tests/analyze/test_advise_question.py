@@ -40,3 +40,18 @@ def test_question_heads_from_the_catalogue_and_its_errors():
                  ("397b", 8, "decode", "1")):
         with pytest.raises(ConfigError):
             make_question(*args)
+
+
+@pytest.mark.parametrize("content", ["[0.25, 16]", "0.5", '"x"', "null"])
+def test_a_gate_file_that_holds_no_object_is_a_clear_error(tmp_path, content):
+    f = tmp_path / "g.json"
+    f.write_text(content)
+    with pytest.raises(ConfigError, match="must hold an object with gate_zero_frac and gate_scale"):
+        parse_gate(str(f))
+
+
+def test_a_boolean_in_a_gate_file_is_no_number(tmp_path):
+    f = tmp_path / "g.toml"
+    f.write_text("gate_zero_frac = true\n")
+    with pytest.raises(ConfigError, match="not true/false"):
+        parse_gate(str(f))

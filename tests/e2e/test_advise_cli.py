@@ -101,3 +101,35 @@ def test_decode_and_bad_questions_are_one_line_errors(monkeypatch):
         assert r.exit_code == 2, (args, r.output)
         if args[0] == "--workload":  # points to where decode is answered
             assert "report --serving" in " ".join(r.output.split())
+
+
+def test_suite_out_never_overwrites_silently_and_never_a_results_file(monkeypatch, tmp_path):
+    monkeypatch.chdir(REPO)
+    ask = ["advise", "--model", "qwen3.5-27b", "--tp", "2", "--seqlens", "12345", "--suite-out"]
+    mine = tmp_path / "notes.toml"
+    mine.write_text("mine\n")
+    r = cli(*ask, mine)
+    assert r.exit_code == 2 and "exists; pass --force" in " ".join(r.output.split())
+    assert mine.read_text() == "mine\n"
+    assert cli(*ask, mine, "--force").exit_code == 0 and load_suite(str(mine)).points
+    results = tmp_path / "run.parquet"
+    results.write_bytes(_run_file("20261201T162703Z-4e8e77").read_bytes())
+    before = results.read_bytes()
+    for extra in ((), ("--force",)):
+        r = cli(*ask, results, *extra)
+        assert r.exit_code == 2 and "is a results file" in " ".join(r.output.split())
+    assert results.read_bytes() == before
+
+
+def test_the_suite_written_reads_back_whatever_the_current_backend_or_gate_file_is_called(monkeypatch, tmp_path):
+    monkeypatch.chdir(REPO)
+    gate = tmp_path / "weird\nname = 1.toml"
+    gate.write_text("gate_zero_frac = 0.5\ngate_scale = 8\n")
+    out = tmp_path / "s.toml"
+    r = cli("advise", "--model", "qwen3.5-27b", "--tp", "2", "--seqlens", "12345", "--current", 'x"y',
+            "--gate", gate, "--suite-out", out)
+    assert r.exit_code == 0, r.output
+    text = out.read_text()
+    data = tomllib.loads(text)
+    assert data["baseline"] == 'x"y' and "name" in data and data["sweep"]["gate_zero_frac"] == 0.5
+    assert all(line.startswith("#") for line in text.splitlines()[:3])  # the name's newline opened no line

@@ -130,6 +130,9 @@ def parse_gate(text: str | None) -> GateRegime:
         data = json.loads(path.read_text()) if path.suffix == ".json" else tomllib.loads(path.read_text())
     except (OSError, ValueError) as e:
         raise ConfigError(f"--gate {text}: cannot read it: {e}") from None
+    if not isinstance(data, dict):  # JSON may hold a list, a number, a string or null
+        raise ConfigError(f"--gate {text}: must hold an object with gate_zero_frac and gate_scale, "
+                          f"not {type(data).__name__}")
     return _regime(path.stem, data.get("gate_zero_frac"), data.get("gate_scale"),
                    set(data) - {"gate_zero_frac", "gate_scale"})
 
@@ -137,6 +140,8 @@ def parse_gate(text: str | None) -> GateRegime:
 def _regime(name: str, zero, scale, unknown: set) -> GateRegime:
     if unknown:
         raise ConfigError(f"--gate {name}: unknown keys {sorted(unknown)}")
+    if isinstance(zero, bool) or isinstance(scale, bool):  # float(True) is 1.0: never a gate by accident
+        raise ConfigError(f"--gate {name}: zero and scale must be numbers, not true/false")
     try:
         z = FLASHQLA_GATE_ZERO_FRAC if zero is None else float(zero)
         s = FLASHQLA_GATE_SCALE if scale is None else float(scale)

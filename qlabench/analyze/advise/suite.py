@@ -7,35 +7,35 @@ case whose missing backends differ from the first's keeps the suite to the missi
 
 from __future__ import annotations
 
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
+
+import tomli_w
+
 from qlabench.analyze.advise.question import WORKLOAD_MODES, Case, Question
+from qlabench.core.errors import ConfigError
 from qlabench.core.names import default_name
 
-_TIMING = """[timing]
-timer = "graph"
-warmup = 3
-min_samples = 10
-max_samples = 100
-min_time_s = 0.0
-max_time_s = 0.5
-target_rel_noise = 0.005
-l2_flush = true
-
-[check]
-oracle_max_tokens = 256
-full_size = false
-"""
-
-
-def _list(values) -> str:
-    return "[" + ", ".join(f'"{v}"' if isinstance(v, str) else str(v) for v in values) + "]"
+# The study's sampling and check (suites/flashqla-study.toml), so the rows sit beside the committed evidence.
+_TIMING = {"timer": "graph", "warmup": 3, "min_samples": 10, "max_samples": 100, "min_time_s": 0.0,
+           "max_time_s": 0.5, "target_rel_noise": 0.005, "l2_flush": True}
+_CHECK = {"oracle_max_tokens": 256, "full_size": False}
 
 
 def suite_name(q: Question) -> str:
     return default_name(f"advise-{q.model}-tp{q.tp}-{q.workload}")
 
 
+def _comment(text: str) -> str:
+    """One comment line: a user's value (a gate file's name, a backend) never opens a line of its own."""
+    return "# " + "".join(c if c.isprintable() else " " for c in text)
+
+
 def missing_suite(q: Question, missing: dict[Case, list[str]]) -> str:
-    """The TOML text of a suite whose points are the missing (backend, case) pairs of `q`."""
+    """The TOML text of a suite whose points are the missing (backend, case) pairs of `q`, written with a
+    TOML writer (every value quoted as TOML quotes it) and read back before it is returned."""
     modes = WORKLOAD_MODES[q.workload]
     groups: list[tuple[tuple[str, ...], list[Case]]] = []
     for case, backends in missing.items():
@@ -46,29 +46,26 @@ def missing_suite(q: Question, missing: dict[Case, list[str]]) -> str:
                 break
         else:
             groups.append((key, [case]))
-    gate = ""
-    if q.gate.name != "published":
-        gate = f"gate_zero_frac = {q.gate.zero_frac:g}\ngate_scale = {q.gate.scale:g}\n"
-    lines = [
-        f"# Written by `qlabench advise` for {q.model} at TP{q.tp}, {q.workload}, gate {q.gate.label}:",
-        "# the points its answer is missing. Run it on the GPU, then ask again with its results:",
-        f"#   qlabench run sweep --suite THIS_FILE && qlabench advise ... results/{suite_name(q)}",
-        f'name = "{suite_name(q)}"',
-        f'description = "points missing from the answer for {q.model} TP{q.tp} {q.workload}"',
-        'device = "cuda"',
-        f'baseline = "{q.current}"',
-        "",
-    ]
+    doc: dict = {"name": suite_name(q), "description": f"points missing from the answer for {q.model} TP{q.tp} "
+                 f"{q.workload}", "device": "cuda", "baseline": q.current}
     for i, (backends, cases) in enumerate(groups):
-        lines.append("[sweep]" if i == 0 else "[[include]]")
-        lines.append(f"backends = {_list(backends)}")
-        lines.append(f"modes = {_list(modes)}")
-        lines.append("varlen = [" + ", ".join(_list(c.seqlens) for c in cases) + "]")
+        table = {"backends": list(backends), "modes": list(modes), "varlen": [list(c.seqlens) for c in cases]}
         if i == 0:
-            lines.append(f'heads = [{{ model = "{q.model}", tp = {q.tp} }}]')
-            lines.append(f"K = {q.head_dim}\nV = {q.head_dim}")
-            lines.append(f'dtype = "{q.dtype}"\ngate = "flashqla"\ninitial_state = true')
-            if gate:
-                lines.append(gate.rstrip())
-        lines.append("")
-    return "\n".join(lines) + "\n" + _TIMING
+            table |= {"heads": [{"model": q.model, "tp": q.tp}], "K": q.head_dim, "V": q.head_dim, "dtype": q.dtype,
+                      "gate": "flashqla", "initial_state": True}
+            if q.gate.name != "published":
+                table |= {"gate_zero_frac": float(q.gate.zero_frac), "gate_scale": float(q.gate.scale)}
+            doc["sweep"] = table
+        else:
+            doc.setdefault("include", []).append(table)
+    doc["timing"], doc["check"] = dict(_TIMING), dict(_CHECK)
+    header = [_comment(f"Written by `qlabench advise` for {q.model} at TP{q.tp}, {q.workload}, gate {q.gate.label}:"),
+              _comment("the points its answer is missing. Run it on the GPU, then ask again with its results:"),
+              _comment(f"  qlabench run sweep --suite THIS_FILE && qlabench advise ... results/{suite_name(q)}")]
+    text = "\n".join(header) + "\n" + tomli_w.dumps(doc)
+    try:
+        if tomllib.loads(text) != doc:
+            raise ValueError("the suite read back differs from what was written")
+    except (tomllib.TOMLDecodeError, ValueError) as e:  # a bug, said plainly rather than a file that cannot load
+        raise ConfigError(f"advise could not write a suite that reads back: {e}") from None
+    return text

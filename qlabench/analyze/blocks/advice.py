@@ -22,7 +22,8 @@ def advise_block(ctx: BlockContext, model: str, tp: str, seqlens: str, current: 
     h_qk, h_v = q.heads
     lines = [f"{q.model} at TP{q.tp} (h {h_qk}/{h_v}), prefill, the published gate; `qlabench advise --model "
              f"{q.model} --tp {q.tp} --seqlens {seqlens}` on the current evidence:", "",
-             f"| case | use | ms | x vs {current} | runner-up | runs |", "|---|---|---:|---:|---|---|"]
+             f"| case | use | ms | x vs {current} | runner-up | runs (use, runner-up; {current}) |",
+             "|---|---|---:|---:|---|---|"]
     notes = []
     for c in cases:
         timed = [e for e in c.entries if e.ok]
@@ -33,9 +34,12 @@ def advise_block(ctx: BlockContext, model: str, tp: str, seqlens: str, current: 
             runner = f"{second.backend} ({second.time_ms:.3f})" if second else "-"
             x = f"{best.speedup:.2f}x" if best.speedup else "-"
             used = sorted({tag[r] for r in best.runs + (second.runs if second else ())})
+            base = next((e for e in c.entries if e.backend == current and e.ok), None)
+            base_runs = f"; {', '.join(sorted({tag[r] for r in base.runs}))}" if base else ""
             lines.append(f"| {c.case.label} | `{best.backend}` | {best.time_ms:.3f} | {x} | {runner} | "
-                         f"{', '.join(used)} |")
-        notes += [f"- {c.case.label}: {n}" for n in c.caveats if n.startswith(("auto CP:", "tie:", "check:"))]
+                         f"{', '.join(used)}{base_runs} |")
+        notes += [f"- {c.case.label}: {n}" for n in c.caveats
+                  if n.startswith(("auto CP:", "tie:", "check:", "order:"))]
         if c.missing:
             notes.append(f"- {c.case.label}: no row yet for {', '.join(c.missing)} (`--suite-out` writes the suite "
                          "that measures them)")
