@@ -4,10 +4,8 @@ the row says which it was. On CPU, with a stand-in Triton autotuner keyed withou
 
 from __future__ import annotations
 
-import sys
-import types
-
 import pytest
+import standin_autotuner
 
 from qlabench.backends import REGISTRY
 from qlabench.backends.naive import NaiveChunk
@@ -15,19 +13,8 @@ from qlabench.core.point import Point
 from qlabench.core.spec import CheckSpec, RunSpec, Suite, TimingSpec, load_suite
 from qlabench.core.errors import SpecError
 from qlabench.measure import env as envmod
-from qlabench.measure.probes.autotune import AUTOTUNER_MODULE
 from qlabench.measure.timing import TimerPlan
 from qlabench.run.point import MeasureContext, run_point
-
-
-class Autotuner:
-    def __init__(self):
-        self.fn = self.base_fn = types.SimpleNamespace(__name__="stand_in_kernel")
-        self.cache, self.cache_results = {}, True
-
-    def run(self, heads, length):
-        self.cache.setdefault(heads, length)  # "tuned" on the first length met for these heads
-        return self.cache[heads]
 
 
 class TunesOnFirstShape(NaiveChunk):
@@ -51,13 +38,7 @@ class TunesOnFirstShape(NaiveChunk):
 
 @pytest.fixture
 def backend(monkeypatch):
-    mod = types.ModuleType(AUTOTUNER_MODULE)
-    mod.Autotuner = Autotuner
-    monkeypatch.setitem(sys.modules, AUTOTUNER_MODULE, mod)
-    lib = types.ModuleType("standin_lib.ops")
-    lib.kernel = Autotuner()
-    monkeypatch.setitem(sys.modules, "standin_lib.ops", lib)
-    return TunesOnFirstShape(lib.kernel)
+    return TunesOnFirstShape(standin_autotuner.install(monkeypatch, "standin_lib.ops").kernel)
 
 
 def _run(backend, mode, lengths):

@@ -3,30 +3,18 @@ config makes a call slow on any other length: 1.00x on the diagonal, the order's
 
 from __future__ import annotations
 
-import sys
 import time
-import types
 
 import pytest
+import standin_autotuner
 
 from qlabench.backends import REGISTRY
 from qlabench.backends.naive import NaiveChunk
 from qlabench.core.errors import ConfigError
 from qlabench.core.point import Point
 from qlabench.core.spec import Suite, TimingSpec
-from qlabench.measure.probes.autotune import AUTOTUNER_MODULE
 from qlabench.workflows.autotune_regret import (measure_regret, read_regret, regret_markdown, regret_summary,
                                                  write_regret)
-
-
-class Autotuner:
-    def __init__(self):
-        self.fn = self.base_fn = types.SimpleNamespace(__name__="stand_in_kernel")
-        self.cache, self.cache_results = {}, True
-
-    def run(self, heads, length):
-        self.cache.setdefault(heads, length)
-        return self.cache[heads]
 
 
 class MistunedIsSlow(NaiveChunk):
@@ -50,13 +38,7 @@ class MistunedIsSlow(NaiveChunk):
 
 @pytest.fixture
 def backend(monkeypatch):
-    mod = types.ModuleType(AUTOTUNER_MODULE)
-    mod.Autotuner = Autotuner
-    monkeypatch.setitem(sys.modules, AUTOTUNER_MODULE, mod)
-    lib = types.ModuleType("regret_lib.ops")
-    lib.kernel = Autotuner()
-    monkeypatch.setitem(sys.modules, "regret_lib.ops", lib)
-    return MistunedIsSlow(lib.kernel)
+    return MistunedIsSlow(standin_autotuner.install(monkeypatch, "regret_lib.ops").kernel)
 
 
 def _suite(name, lengths):

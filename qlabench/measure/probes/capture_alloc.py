@@ -13,6 +13,8 @@ from collections.abc import Callable
 
 import torch
 
+from qlabench.measure.timing.cuda import warm_on_side_stream
+
 _KEYS = {"allocs": "allocation.all.allocated", "alloc_bytes": "allocated_bytes.all.allocated",
          "segments": "segment.all.allocated", "reserved_bytes": "reserved_bytes.all.current"}
 
@@ -50,12 +52,7 @@ def capture_allocations(fn: Callable[[], object], calls: int = 2) -> dict:
     """`calls` calls captured in one graph, each call's outputs dropped before the next (as the graph timer
     captures them): allocator events and bytes during capture, what the graph's pool reserved, and whether
     the calls' outputs landed at one address (the pool reused the first call's memory) or at several."""
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        fn()
-    torch.cuda.current_stream().wait_stream(s)
-    torch.cuda.synchronize()
+    warm_on_side_stream(fn)
     graph = torch.cuda.CUDAGraph()
     ptrs = []
     with torch.cuda.graph(graph):

@@ -24,6 +24,17 @@ from qlabench.measure.timing.stopping import StopRule
 BATCH = 10
 
 
+
+def warm_on_side_stream(fn) -> None:
+    """One call of `fn` on a side stream, then a sync: the warm-up torch's CUDA-graph docs require before
+    a capture (every capture in qlabench goes through here)."""
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        fn()
+    torch.cuda.current_stream().wait_stream(s)
+    torch.cuda.synchronize()
+
 class L2Flusher:
     def __init__(self, enabled: bool):
         self.buf = None
@@ -101,13 +112,7 @@ class GraphTimer:
         torch.cuda.synchronize()
         n = self._calls_per_graph(fn)
         graph = torch.cuda.CUDAGraph()
-        # Warm-up on a side stream first, as torch's graph docs require before capture.
-        s = torch.cuda.Stream()
-        s.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(s):
-            fn()
-        torch.cuda.current_stream().wait_stream(s)
-        torch.cuda.synchronize()
+        warm_on_side_stream(fn)
         try:
             with torch.cuda.graph(graph):
                 for _ in range(n):

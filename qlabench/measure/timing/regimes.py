@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import torch
 
 from qlabench.measure.probes.clock_trace import ClockTrace
-from qlabench.measure.timing.cuda import BATCH, EventsTimer, GraphTimer, L2Flusher
+from qlabench.measure.timing.cuda import BATCH, EventsTimer, GraphTimer, L2Flusher, warm_on_side_stream
 from qlabench.measure.timing.stopping import StopRule
 
 
@@ -43,12 +43,7 @@ def _pair() -> tuple:
 
 def capture(fn: Callable[[], object], n: int, before_each: Callable[[], None] | None = None) -> torch.cuda.CUDAGraph:
     """n calls of `fn` (each preceded by `before_each`, if given) in one CUDA graph, warmed up on a side stream."""
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        fn()
-    torch.cuda.current_stream().wait_stream(s)
-    torch.cuda.synchronize()
+    warm_on_side_stream(fn)
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
         for _ in range(n):
