@@ -64,8 +64,9 @@ def missing_suite(q: Question, missing: dict[Case, list[str]]) -> str:
               _comment(f"  qlabench run sweep --suite THIS_FILE && qlabench advise ... results/{suite_name(q)}")]
     text = "\n".join(header) + "\n" + tomli_w.dumps(doc)
     try:
-        if tomllib.loads(text) != doc:
-            raise ValueError("the suite read back differs from what was written")
-    except (tomllib.TOMLDecodeError, ValueError) as e:  # a bug, said plainly rather than a file that cannot load
+        same = tomllib.loads(text) == doc
+    except tomllib.TOMLDecodeError as e:  # a bug, said plainly rather than a file that cannot load
         raise ConfigError(f"advise could not write a suite that reads back: {e}") from None
+    if not same:
+        raise ConfigError("advise could not write a suite that reads back: it reads back differently")
     return text

@@ -11,6 +11,8 @@ import torch
 import triton
 import triton.language as tl
 
+from qlabench.core.errors import MeasureError
+
 BLOCK = 4096  # float32 elements per program and step: 16 KiB
 PROGRAMS_PER_SM = 8
 NUM_WARPS = 8
@@ -45,7 +47,7 @@ def programs(device) -> int:
 def read_sum(x: torch.Tensor, partial: torch.Tensor) -> torch.Tensor:
     """Sum contiguous float32 `x` into one partial sum per program (`partial`, returned)."""
     if x.numel() >= 2**31:
-        raise ValueError("the Triton stream kernels index with int32: at most 2**31 - 1 elements")
+        raise MeasureError("the Triton stream kernels index with int32: at most 2**31 - 1 elements")
     _read_sum_kernel[(partial.numel(),)](x, partial, x.numel(), BLOCK=BLOCK, num_warps=NUM_WARPS)
     return partial
 
@@ -53,6 +55,6 @@ def read_sum(x: torch.Tensor, partial: torch.Tensor) -> torch.Tensor:
 def write_value(x: torch.Tensor, value: float) -> torch.Tensor:
     """Write `value` to every element of contiguous float32 `x` (returned)."""
     if x.numel() >= 2**31:
-        raise ValueError("the Triton stream kernels index with int32: at most 2**31 - 1 elements")
+        raise MeasureError("the Triton stream kernels index with int32: at most 2**31 - 1 elements")
     _write_value_kernel[(programs(x.device),)](x, x.numel(), value, BLOCK=BLOCK, num_warps=NUM_WARPS)
     return x
