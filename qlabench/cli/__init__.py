@@ -8,6 +8,7 @@
     report.py     report (the FlashQLA study page; --serving: the decode/mtp page)
     show.py       show (the speedup table of stored results)
     advise.py     advise (which kernel for a model, TP degree and sequence mix)
+    site.py       site (a static HTML site of the evidence)
     profile.py    profile, kernels, _ncu-child
     compare.py    compare, gate
     baseline.py   baseline save
@@ -30,7 +31,7 @@ from __future__ import annotations
 import sys
 
 from qlabench.cli import (ab, advise, autotune, baseline, cold_start, compare, docs, gate_study, info, merge, plot, profile,
-                          report, run, selfbench, show, warmup)
+                          report, run, selfbench, show, site, warmup)
 from qlabench.cli.app import app, baseline_app, command, docs_app, err_console, run_app
 
 app.add_typer(run_app, name="run")
@@ -45,6 +46,7 @@ command(app, "plot-sm", plot.plot_sm_cmd)
 command(app, "report", report.report_cmd)
 command(app, "show", show.show_cmd)
 command(app, "advise", advise.advise_cmd)
+command(app, "site", site.site_cmd)
 command(app, "profile", profile.profile_cmd)
 command(app, "kernels", profile.kernels_cmd)
 command(app, "_ncu-child", profile.ncu_child_cmd, hidden=True)

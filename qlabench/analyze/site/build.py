@@ -1,0 +1,73 @@
+"""`build_site`: a static HTML site from a results tree, written into one folder.
+
+    index.html                            the rankings and the results folders
+    rank-<model>-tp<N>-<workload>.html    the current ranking per case, and its points' history
+    folder-<name>.html                    one results folder: what the catalog says of it, its files and runs
+    img/*.png                             the figures
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from qlabench.analyze.advise.question import WORKLOAD_MODES
+from qlabench.analyze.site import pages
+from qlabench.analyze.site.figures import history_figure, ranking_figure
+from qlabench.analyze.site.history import PointHistory, histories
+from qlabench.analyze.site.rankings import Ranking, rankings
+from qlabench.analyze.site.source import CURRENT_FOLDERS, read_evidence
+from qlabench.store.files import under_root
+
+
+@dataclass
+class Site:
+    out: Path
+    pages: list[Path]
+    figures: list[Path]
+
+    @property
+    def index(self) -> Path:
+        return self.out / "index.html"
+
+
+def page_points(r: Ranking, changed: list[PointHistory]) -> list[PointHistory]:
+    """The points of a ranking page with a history: its heads, head dims and dtype, one device, the
+    workload's modes (a training step's fwd_bwd rows too)."""
+    q = r.question
+    modes = set(WORKLOAD_MODES[r.workload]) | ({"fwd_bwd"} if r.workload == "train" else set())
+    return [h for h in changed if h.heads == q.heads and h.dims == (q.head_dim, q.head_dim) and h.dtype == q.dtype
+            and h.mode in modes and not h.distributed]
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def build_site(results: str | os.PathLike, out: str | os.PathLike) -> Site:
+    """Read every result under `results` and write the site into `out` (created; its pages replaced)."""
+    ev = read_evidence(results)
+    out = Path(out)
+    img = out / "img"
+    img.mkdir(parents=True, exist_ok=True)
+    ranked = rankings(ev.current())
+    changed = [h for h in histories(ev.history()) if h.changed]
+    written, figs = [], []
+    for r in ranked:
+        png = ranking_figure(r, under_root(img, f"rank-{r.slug}.png"))
+        mine = page_points(r, changed)
+        hist_png = None
+        if mine:
+            hist_png = history_figure(mine, f"{r.title}: each point's time across library versions and commits",
+                                      under_root(img, f"history-{r.slug}.png"))
+            figs.append(hist_png)
+        figs.append(png)
+        html = pages.ranking_page(r, f"img/{png.name}", mine, f"img/{hist_png.name}" if hist_png else None)
+        written.append(_write(under_root(out, pages.ranking_href(r)), html))
+    for f in ev.folders:
+        reads = ranked if f.name in CURRENT_FOLDERS else []
+        written.append(_write(under_root(out, pages.folder_href(f.name)), pages.folder_page(f, ev.rows, reads)))
+    written.append(_write(out / "index.html", pages.index_page(ranked, ev.folders, ev.rows, str(results))))
+    return Site(out, written, figs)

@@ -1,0 +1,109 @@
+"""Each point's time across library versions and commits: every ok row of a library backend in the
+results tree, one measurement per run (the median of its replicates' medians).
+
+A point here is the kernel problem a ranking case names (heads, head dims, dtype, sequences, gate and the
+other workload axes of core/identity.py) with its backend and mode; the model name is only a label, so
+rows of two suites that measured the same heads under different model names are one point, as advise
+treats them. Runs are ordered by time and labelled with their library version and commit: a line that
+steps at a version change is the library; one that moves at a commit alone is qlabench or the machine.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from qlabench.core import identity
+from qlabench.core.identity import workload_axes
+from qlabench.store.keys import key_series, key_value
+
+# The model and TP degree only name where the heads came from (core/identity.py); every other workload
+# axis, the seed included, is the problem.
+POINT_AXES = tuple(a for a in workload_axes() if a not in ("model", "tp"))
+
+
+@dataclass(frozen=True)
+class Measurement:
+    run_id: str
+    date: str  # the run's first timestamp, to the minute (UTC)
+    version: str | None  # the backend's library version
+    commit: str | None  # qlabench's git sha, short ('+dirty' kept: the tree had changes)
+    folder: str
+    median_ms: float
+    replicates: int
+
+    @property
+    def label(self) -> str:
+        return f"{self.version or 'version ?'} @ {self.commit or 'commit ?'}"
+
+
+@dataclass
+class PointHistory:
+    backend: str
+    library: str
+    mode: str
+    seqlens: tuple[int, ...]
+    gate: str
+    key: str
+    timer: str
+    device: str
+    heads: tuple[int, int]  # h_qk, h_v
+    dims: tuple[int, int]  # K, V
+    dtype: str
+    distributed: bool  # a context-parallel point (cp_world_size set)
+    runs: list[Measurement] = field(default_factory=list)
+
+    @property
+    def versions(self) -> list[str | None]:
+        return list(dict.fromkeys(m.version for m in self.runs))
+
+    @property
+    def changed(self) -> bool:
+        """Measured at more than one library version or commit."""
+        return len({(m.version, m.commit) for m in self.runs}) > 1
+
+
+def _short(sha) -> str | None:
+    sha = key_value(sha)
+    if not sha:
+        return None
+    dirty = sha.endswith("+dirty")
+    return sha.removesuffix("+dirty")[:7] + ("+dirty" if dirty else "")
+
+
+def _gate(gate, zero, scale) -> str:
+    return identity.gate_label(str(gate), key_value(zero), key_value(scale))
+
+
+def histories(rows: pd.DataFrame) -> list[PointHistory]:
+    """One history per (point, backend, mode, timer, device) of `rows` (source.Evidence.history()), its
+    runs oldest first. The timer and the device split histories: the events timer's time includes the
+    launch that the graph timer's leaves out, and another GPU is another line, never a step in this one."""
+    if rows.empty:
+        return []
+    rows = rows.assign(_pk=key_series(rows, POINT_AXES), timer=rows["timer"].fillna("?"),
+                       device=rows["device"].fillna("?"))
+    line = ["_pk", "backend", "mode", "timer", "device"]
+    runs = (rows.sort_values("timestamp")
+            .groupby(line + ["run_id"], sort=False)
+            .agg(median_ms=("median_ms", "median"), replicates=("median_ms", "size"), date=("timestamp", "first"),
+                 version=("version", "first"), commit=("git_sha", "first"), folder=("folder", "first"),
+                 library=("library", "first"), seqlens=("seqlens", "first"), gate=("gate", "first"),
+                 zero=("gate_zero_frac", "first"), scale=("gate_scale", "first"), h_qk=("h_qk", "first"),
+                 h_v=("h_v", "first"), K=("K", "first"), V=("V", "first"), dtype=("dtype", "first"),
+                 cp=("cp_world_size", "first"))
+            .reset_index().sort_values(["date", "run_id"]))
+    out = []
+    for (pk, backend, mode, timer, device), grp in runs.groupby(line, sort=False):
+        first = grp.iloc[0]
+        h = PointHistory(str(backend), str(first["library"]), str(mode),
+                         tuple(int(x) for x in key_value(first["seqlens"])),
+                         _gate(first["gate"], first["zero"], first["scale"]), str(pk), str(timer), str(device),
+                         (int(first["h_qk"]), int(first["h_v"])), (int(first["K"]), int(first["V"])),
+                         str(first["dtype"]), key_value(first["cp"]) is not None)
+        h.runs = [Measurement(str(r.run_id), str(r.date)[:16].replace("T", " "), key_value(r.version),
+                              _short(r.commit), str(r.folder), float(r.median_ms), int(r.replicates))
+                  for r in grp.itertuples(index=False)]
+        out.append(h)
+    return out

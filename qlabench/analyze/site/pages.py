@@ -1,0 +1,144 @@
+"""The site's pages as HTML text: the index, one page per model/TP/workload ranking (with its points'
+history) and one per results folder. Computing is done before (rankings.py, history.py, source.py).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pandas as pd
+
+from qlabench.analyze.advise.ranking import version_label
+from qlabench.analyze.site.folders import Folder
+from qlabench.analyze.site.history import PointHistory
+from qlabench.analyze.site.html import esc, figure, md, page, table
+from qlabench.analyze.site.rankings import CURRENT, Ranking
+from qlabench.analyze.site.source import CURRENT_FOLDERS
+
+HOME = ("index", "index.html")
+
+
+def folder_href(name: str) -> str:
+    return "folder-" + name.replace("/", "-") + ".html"
+
+
+def ranking_href(r: Ranking) -> str:
+    return f"rank-{r.slug}.html"
+
+
+def winners(r: Ranking) -> str:
+    """'flash_qla fastest in 12 of 19 cases, flashinfer in 5' (cases without a correct time left out)."""
+    won = Counter(c.best.backend for c in r.cases if c.best)
+    parts = [f"{b} in {n}" for b, n in won.most_common()]
+    return ("fastest: " + ", ".join(parts) + f" (of {len(r.cases)} cases)") if parts else "no correct time"
+
+
+def index_page(rankings: list[Ranking], folders: list[Folder], rows: pd.DataFrame, root: str) -> str:
+    rank_rows = [([f'<a href="{ranking_href(r)}">{esc(r.model)}</a>', esc(r.tp), esc(r.workload), esc(len(r.cases)),
+                   esc(winners(r))], "") for r in rankings]
+    counts = rows.groupby("folder").agg(files=("file", "nunique"), rows=("file", "size"))
+    folder_rows = []
+    for f in folders:
+        n = counts.loc[f.name] if f.name in counts.index else None
+        folder_rows.append(([f'<a href="{folder_href(f.name)}">{esc(f.name)}/</a>',
+                             esc(int(n["files"]) if n is not None else 0), esc(int(n["rows"]) if n is not None else 0),
+                             md(f.what) if f.what else '<span class="note">not in the catalog</span>'], ""))
+    body = (f'<p class="note">Built from <code>{esc(root)}</code>: {len(rows)} result rows in '
+            f'{rows["file"].nunique()} files. The current ranking reads '
+            f'{", ".join(f"<code>{esc(c)}/</code>" for c in CURRENT_FOLDERS)}, as <code>qlabench advise</code> does; '
+            "the history of each point reads every folder.</p>"
+            "<h2>Which kernel, per model, TP degree and workload</h2>"
+            + table(["model", "TP", "workload", "cases", "answer"], rank_rows, numeric=[1, 3])
+            + "<h2>Results folders</h2>" + table(["folder", "files", "rows", "what"], folder_rows, numeric=[1, 2]))
+    return page("qlabench: the evidence", body)
+
+
+def _case_table(case, current: str) -> str:
+    rows = []
+    best = case.best
+    for e in case.entries:
+        if e.ok:
+            cells = [esc(e.backend), f"{e.time_ms:.3f}", f"{e.speedup:.2f}x" if e.speedup else "-",
+                     f"{e.rel_noise:.1%}" if e.rel_noise is not None else "-",
+                     f"ok {e.max_err:.0e}" if e.max_err is not None else "ok", esc(version_label(e)),
+                     esc(", ".join(e.runs))]
+        else:
+            cells = [esc(e.backend), "-", "-", "-", f'<span class="bad">{esc(e.status)}</span>',
+                     esc(version_label(e)), esc(", ".join(e.runs))]
+        rows.append((cells, "best" if best is not None and e is best else ""))
+    head = ["backend", "ms", f"vs {current}", "noise", "check", "library", "run"]
+    return table(head, rows, numeric=[1, 2, 3], attrs=f'class="ranking" data-case="{esc(case.case.label)}"')
+
+
+def ranking_page(r: Ranking, ranking_png: str, history: list[PointHistory], history_png: str | None) -> str:
+    q = r.question
+    h_qk, h_v = q.heads
+    parts = [f'<p>{esc(q.model)} at TP {q.tp}: heads {h_qk}/{h_v} per GPU, K = V = {q.head_dim}, {esc(q.dtype)}; '
+             f'workload {esc(r.workload)}; gate {esc(q.gate.label)}. Speedups are against {esc(CURRENT)}; a backend '
+             "whose rows are incorrect, skipped or failed is listed with its status and never ranked. The same "
+             f'answer, case by case: <code>qlabench advise --model {esc(q.model)} --tp {q.tp} --workload '
+             f'{esc(r.workload)} --seqlens {esc(",".join(c.case.label for c in r.cases))}</code>.</p>',
+             f'<p class="note">{esc(winners(r))}</p>', figure(ranking_png, f"{r.title}: speedup vs FLA per case")]
+    parts.append("<h2>Ranking per sequence mix</h2>")
+    for c in r.cases:
+        best = c.best
+        parts.append(f'<h3 id="case-{esc(c.case.label)}">{esc(c.case.label)} ({c.case.total_tokens:,} tokens): '
+                     + (f"use {esc(best.backend)} ({esc(best.setting)})" if best else "no backend has a correct time")
+                     + "</h3>")
+        if c.entries:
+            parts.append(_case_table(c, CURRENT))
+        notes = c.caveats + ([f"missing: {', '.join(c.missing)} (no row at this point and gate)"] if c.missing else [])
+        if notes:
+            parts.append('<ul class="caveats">' + "".join(f"<li>{esc(n)}</li>" for n in notes) + "</ul>")
+    parts.append(_history_section(history, history_png))
+    return page(r.title, "\n".join(parts), nav=[HOME])
+
+
+def _history_section(history: list[PointHistory], png: str | None) -> str:
+    out = ["<h2>Each point's time across library versions and commits</h2>"]
+    if not history:
+        out.append('<p class="note">Every point of this page was measured at one library version and commit only.</p>')
+        return "\n".join(out)
+    out.append(f'<p class="note">{len(history)} points of this page were measured at more than one library '
+               "version or qlabench commit (in any results folder, with the same timer on the same GPU).</p>")
+    if png:
+        out.append(figure(png, "time of each point across library versions and commits"))
+    rows = []
+    for h in sorted(history, key=lambda h: (h.backend, h.mode, sum(h.seqlens), h.seqlens)):
+        runs = "<br>".join(f"{esc(m.label)}: {m.median_ms:.3f} ms <span class=\"note\">({esc(m.date)}, "
+                           f"{esc(m.folder)}/)</span>" for m in h.runs)
+        rows.append(([esc(h.backend), esc(h.mode), esc("+".join(map(str, h.seqlens))), esc(h.gate), esc(h.timer),
+                      runs], ""))
+    out.append("<details><summary>every run of every point</summary>"
+               + table(["backend", "mode", "sequences", "gate", "timer", "runs, oldest first"], rows) + "</details>")
+    return "\n".join(out)
+
+
+def folder_page(f: Folder, rows: pd.DataFrame, rankings: list[Ranking]) -> str:
+    parts = [f"<p>{md(f.what)}</p>" if f.what else '<p class="note">This folder is not in the results catalog '
+             "(results/README.md).</p>"]
+    if f.how:
+        parts.append(f"<p>How it was made: {md(f.how)}</p>")
+    if f.name in CURRENT_FOLDERS and rankings:
+        parts.append("<p>The current ranking reads this folder: "
+                     + ", ".join(f'<a href="{ranking_href(r)}">{esc(r.title)}</a>' for r in rankings) + ".</p>")
+    mine = rows[rows["folder"] == f.name]
+    if mine.empty:
+        parts.append('<p class="note">No result rows here (tables, reports or baselines only).</p>')
+        return page(f"results/{f.name}/", "\n".join(parts), nav=[HOME])
+    runs = []
+    for file, grp in mine.groupby("file", sort=True):
+        status = Counter(grp["status"])
+        versions = sorted({f"{c.removesuffix('_version')} {v}" for c in ("flash_qla_version", "fla_version",
+                           "flashinfer_version") for v in grp[c].dropna().unique()})
+        shas = sorted({str(s)[:7] for s in grp["git_sha"].dropna().unique()})
+        runs.append(([esc(file), esc(", ".join(sorted(grp["suite"].dropna().unique()))),
+                      esc(str(grp["timestamp"].min())[:16].replace("T", " ")), esc(len(grp)),
+                      esc(", ".join(f"{n} {s}" for s, n in status.most_common())),
+                      esc(", ".join(sorted(grp["backend"].unique()))), esc(", ".join(versions)),
+                      esc(", ".join(shas) or "not recorded"), esc(", ".join(sorted(grp["device"].dropna().unique())))],
+                     ""))
+    parts.append("<h2>Result files</h2>" + table(
+        ["file", "suite", "started (UTC)", "rows", "status", "backends", "libraries", "commit", "device"], runs,
+        numeric=[3]))
+    return page(f"results/{f.name}/", "\n".join(parts), nav=[HOME])

@@ -1,0 +1,93 @@
+"""The current ranking per model, TP degree and workload: `advise`'s answer for every sequence mix the
+current evidence measured at that model's heads.
+
+Each case is answered exactly as `qlabench advise --model M --tp N --workload W --seqlens CASE` answers
+it from the same rows (analyze/advise/), so the site and the command never disagree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from qlabench.analyze.advise.answer import CaseAnswer, answer_case
+from qlabench.analyze.advise.question import PUBLISHED, WORKLOAD_MODES, Case, Question
+from qlabench.analyze.advise.ranking import ERRORS
+from qlabench.core.identity import key_axes
+from qlabench.core.models import lookup
+from qlabench.store.keys import key_value
+
+CURRENT = "fla"  # speedups are against FLA, as advise's default --current
+# The mode whose rows say a case was measured for a workload (a training step needs its backward).
+CASE_MODES = {"prefill": ("fwd",), "train": ("bwd_train", "fwd_bwd")}
+# The columns advise reads (analyze/advise/: the point, its status and time, its errors, run, device and
+# library versions). Each case's filtering copies every column it is given, about a hundred in a stored
+# row: on these alone the site's rankings take seconds rather than a minute. test_site_rankings holds
+# that a case ranks here exactly as advise ranks it from the full rows.
+ADVISE_COLUMNS = key_axes() + ("status", "reason", "median_ms", "rel_noise", "run_id", "timestamp", "device",
+                               "device_index", "fla_version", "flash_qla_version", "flashinfer_version") + ERRORS
+
+
+@dataclass
+class Ranking:
+    model: str
+    tp: int
+    workload: str
+    question: Question
+    cases: list[CaseAnswer]
+
+    @property
+    def slug(self) -> str:
+        return f"{self.model}-tp{self.tp}-{self.workload}"
+
+    @property
+    def title(self) -> str:
+        return f"{self.model} TP{self.tp} · {self.workload}"
+
+
+def model_tps(rows: pd.DataFrame) -> list[tuple[str, int]]:
+    """The (model, TP) pairs the rows name whose model the catalogue knows, by model then TP."""
+    pairs = set()
+    for m, tp in rows[["model", "tp"]].dropna().drop_duplicates().itertuples(index=False, name=None):
+        try:
+            lookup(str(m)).at_tp(int(tp))
+        except (KeyError, ValueError):
+            continue
+        pairs.add((str(m), int(tp)))
+    return sorted(pairs, key=lambda p: (lookup(p[0]).h_v, p[0], p[1]))
+
+
+def cases_of(rows: pd.DataFrame, q: Question, workload: str) -> list[Case]:
+    """The sequence mixes measured at the question's heads for the workload, fewest tokens first."""
+    h_qk, h_v = q.heads
+    d = q.head_dim
+    at = rows[(rows["h_qk"] == h_qk) & (rows["h_v"] == h_v) & (rows["K"] == d) & (rows["V"] == d)
+              & (rows["dtype"] == q.dtype) & rows["mode"].isin(CASE_MODES[workload])]
+    if "cp_world_size" in at:
+        at = at[at["cp_world_size"].isna()]
+    lens = {tuple(int(x) for x in key_value(s)) for s in at["seqlens"]}
+    return sorted((Case(s) for s in lens), key=lambda c: (c.total_tokens, len(c.seqlens), c.seqlens))
+
+
+def rankings(current: pd.DataFrame) -> list[Ranking]:
+    """Every (model, TP, workload) the current rows answer, each case ranked as advise ranks it."""
+    out = []
+    current = current[[c for c in ADVISE_COLUMNS if c in current]]
+    # pandas' arrow-backed strings cost a conversion on every row advise iterates: plain objects (the
+    # same values, missing ones as NaN as before) make the whole site's rankings several times faster.
+    current = current.astype({c: object for c in current.columns if current[c].dtype == "str"})
+    for model, tp in model_tps(current):
+        for workload in WORKLOAD_MODES:
+            q = Question(model, tp, workload, (), PUBLISHED, CURRENT)
+            h_qk, h_v = q.heads
+            mine = current[(current["h_qk"] == h_qk) & (current["h_v"] == h_v)]
+            cases = cases_of(mine, q, workload)
+            if not cases:
+                continue
+            q = Question(model, tp, workload, tuple(cases), PUBLISHED, CURRENT)
+            by_case = mine.groupby(mine["seqlens"].map(lambda s: tuple(int(x) for x in s)))
+            answers = [answer_case(by_case.get_group(c.seqlens), q, c) for c in cases]
+            if any(a.entries for a in answers):
+                out.append(Ranking(model, tp, workload, q, answers))
+    return out

@@ -1,0 +1,79 @@
+"""What the site reads, in one narrow place: every row of a results tree, which folder and file it came
+from, and which rows are the current answer and which are history.
+
+The site asks only `read_evidence` and the `Evidence` it returns; when the project's one evidence layer
+lands, this module is the one to point at it (its tree reader, newest row per point and library table).
+
+- The current answer of a workload is read from the folders `CURRENT_FOLDERS` names: the committed
+  study's runs, as `advise` reads them by default (other folders hold deliberate slowdowns, superseded
+  runs or one-off experiments, never to be ranked as a kernel's speed).
+- The history of a point is every ok row of a library backend in the whole tree, whatever folder: the
+  time it took at each library version and commit. Rows of test backends (synthetic slowdowns, faults),
+  of the naive references and of whole layers have no library version to follow and are left out.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+
+from qlabench.analyze.advise.answer import DEFAULT_EVIDENCE
+from qlabench.analyze.advise.rows import version_column
+from qlabench.analyze.site.folders import Folder, read_catalog
+from qlabench.core.errors import ConfigError
+from qlabench.store.files import read_table, result_files
+
+# Folders (relative to the results root) whose rows are the current answer for prefill and training:
+# advise's default evidence, named relative to its results/ folder.
+CURRENT_FOLDERS = tuple(str(Path(p).relative_to("results")) for p in DEFAULT_EVIDENCE)
+
+
+@dataclass
+class Evidence:
+    root: Path
+    rows: pd.DataFrame  # every result row, plus `folder` (the catalog folder) and `file` (relative to root)
+    folders: list[Folder]
+
+    def current(self) -> pd.DataFrame:
+        """The rows that answer "which kernel now" (CURRENT_FOLDERS)."""
+        return self.rows[self.rows["folder"].isin(CURRENT_FOLDERS)]
+
+    def history(self) -> pd.DataFrame:
+        """Every ok row of a library backend, each with `library` and `version` (its library's version)."""
+        df = self.rows[self.rows["status"] == "ok"]
+        cols = df["backend"].map(lambda b: version_column(str(b)))
+        df = df[cols.notna()].copy()
+        cols = cols[cols.notna()]
+        df["library"] = cols.str.removesuffix("_version").str.replace("_", "-")
+        df["version"] = [df.at[i, c] for i, c in cols.items()]
+        return df
+
+
+def folder_of(rel: Path, folders: list[Folder]) -> str:
+    """The catalog folder a file lies in (the deepest that holds it); else its first path part."""
+    best = ""
+    for f in folders:
+        name = f.name.rstrip("/")
+        if (rel.parts[: len(Path(name).parts)] == Path(name).parts) and len(name) > len(best):
+            best = name
+    return best or rel.parts[0]
+
+
+def read_evidence(root: str | os.PathLike) -> Evidence:
+    """Every result file under `root` (a results folder, as committed), each row tagged with its folder."""
+    root = Path(root)
+    if not root.is_dir():
+        raise ConfigError(f"{root}: not a folder; give a results folder (e.g. results)")
+    folders = read_catalog(root)
+    tables = []
+    for f in result_files([root]):
+        rel = f.relative_to(root)
+        t = read_table(f)
+        n = t.num_rows
+        t = t.append_column("folder", pa.array([folder_of(rel, folders)] * n, pa.string()))
+        tables.append(t.append_column("file", pa.array([rel.as_posix()] * n, pa.string())))
+    return Evidence(root, pa.concat_tables(tables).to_pandas(), folders)

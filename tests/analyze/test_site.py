@@ -1,0 +1,126 @@
+"""analyze/site/: what the site reads (catalog, folders, history) and that its ranking is advise's.
+
+The pages themselves are opened in a real browser by tests/e2e/test_site_browser.py.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from qlabench.analyze.advise import advise, make_question
+from qlabench.analyze.site.build import build_site, page_points
+from qlabench.analyze.site.folders import read_catalog
+from qlabench.analyze.site.history import histories
+from qlabench.analyze.site.rankings import rankings
+from qlabench.analyze.site.source import folder_of, read_evidence
+from qlabench.core.errors import ConfigError
+from qlabench.store.files import write_rows
+
+REPO = next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").is_file())
+
+README = """# results
+
+| folder | what | how it was made |
+|---|---|---|
+| `study/` | the study: `suites/s.toml` | `docs/S.md` |
+| `study/nested/` | a part of it | by hand |
+| `gone/` | a folder no longer here | - |
+| `baselines/<gpu>/<suite>.parquet` | gate baselines | `docs/GATING.md` |
+
+| other | table |
+|---|---|
+| `x/` | not the catalog |
+"""
+
+
+def _tree(tmp_path: Path, rows_by_file: dict[str, list]) -> Path:
+    root = tmp_path / "results"
+    root.mkdir()
+    (root / "README.md").write_text(README)
+    for rel, rows in rows_by_file.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        write_rows(root / rel, rows)
+    return root
+
+
+def test_catalog_lists_the_readme_table_then_uncatalogued_folders(tmp_path):
+    root = tmp_path
+    (root / "README.md").write_text(README)
+    for d in ("study/nested", "baselines", "zz-new", "x"):
+        (root / d).mkdir(parents=True)
+    folders = read_catalog(root)
+    assert [f.name for f in folders] == ["study", "study/nested", "baselines", "x", "zz-new"]
+    assert folders[0].what == "the study: `suites/s.toml`" and folders[0].how == "`docs/S.md`"
+    assert folders[-1].what is None  # on disk, not in the catalog: said so, never dropped
+    assert folder_of(Path("study/nested/r.parquet"), folders) == "study/nested"
+    assert folder_of(Path("study/r.parquet"), folders) == "study"
+
+
+def test_history_follows_a_point_across_versions_and_keeps_timers_and_test_backends_apart(tmp_path, make_row):
+    point = dict(device="NVIDIA H200", timer="graph", dtype="bfloat16")
+    root = _tree(tmp_path, {
+        "study/old.parquet": [make_row(run_id="old", backend="fla", fla_version="0.5.1", git_sha="a" * 40,
+                                       timestamp="2026-01-01T00:00:00+00:00", median_ms=2.0, **point)],
+        "study/new.parquet": [make_row(run_id="new", backend="fla", fla_version="0.6.0", git_sha="b" * 40 + "+dirty",
+                                       timestamp="2026-02-01T00:00:00+00:00", median_ms=r, replicate=i, **point)
+                              for i, r in enumerate((1.0, 1.2, 1.1))],
+        # the events timer's time includes the launch: another line, never a step in this one
+        "x/events.parquet": [make_row(run_id="ev", backend="fla", fla_version="0.6.0", timer="events",
+                                      device="NVIDIA H200", dtype="bfloat16", median_ms=5.0)],
+        # deliberate slowdowns and the naive references have no library to follow
+        "x/synthetic.parquet": [make_row(run_id="syn", backend="synthetic", median_ms=9.0, **point),
+                                make_row(run_id="syn", backend="naive-chunk", median_ms=9.0, **point)],
+    })
+    ev = read_evidence(root)
+    hs = histories(ev.history())
+    assert {(h.backend, h.timer) for h in hs} == {("fla", "graph"), ("fla", "events")}
+    graph = next(h for h in hs if h.timer == "graph")
+    assert graph.changed and graph.library == "fla"
+    assert [(m.version, m.commit, m.median_ms, m.replicates, m.folder) for m in graph.runs] == [
+        ("0.5.1", "aaaaaaa", 2.0, 1, "study"), ("0.6.0", "bbbbbbb+dirty", 1.1, 3, "study")]
+    assert not next(h for h in hs if h.timer == "events").changed
+
+
+def test_read_evidence_refuses_a_missing_folder(tmp_path):
+    with pytest.raises(ConfigError, match="not a folder"):
+        read_evidence(tmp_path / "nope")
+
+
+@pytest.fixture(scope="module")
+def study_rankings():
+    return rankings(read_evidence(REPO / "results").current())
+
+
+def test_site_ranking_is_advises_answer_for_397b_tp8(study_rankings):
+    """The site ranks from a narrowed copy of the rows (analyze/site/rankings.py: ADVISE_COLUMNS); advise
+    from the full rows. Every entry, speedup and caveat must agree."""
+    r = next(r for r in study_rankings if (r.model, r.tp, r.workload) == ("qwen3.5-397b", 8, "prefill"))
+    cases = ",".join(c.case.label for c in r.cases)
+    answer = advise(make_question("qwen3.5-397b", 8, "prefill", cases), [REPO / "results" / "h200-study"])
+    assert len(r.cases) >= 10
+    for mine, theirs in zip(r.cases, answer.cases, strict=True):
+        assert mine.case == theirs.case
+        assert [e.as_dict() for e in mine.entries] == [e.as_dict() for e in theirs.entries]
+        assert (mine.caveats, mine.missing) == (theirs.caveats, theirs.missing)
+
+
+def test_site_builds_pages_figures_and_a_history_per_ranking(tmp_path, make_row):
+    point = dict(device="NVIDIA H200", timer="graph", dtype="bfloat16", model="qwen3.5-397b", tp=8, h_qk=2, h_v=8,
+                 K=128, V=128, layout="varlen", seqlens=(4096,), total_tokens=4096, gate="flashqla")
+    rows = [make_row(run_id=f"r{v}", backend=b, fla_version=v, flash_qla_version="0.1.3", median_ms=t,
+                     timestamp=f"2026-0{i + 1}-01T00:00:00+00:00", **point)
+            for i, (v, fla_ms) in enumerate((("0.5.1", 2.0), ("0.6.0", 1.0)))
+            for b, t in (("fla", fla_ms), ("flash_qla", 0.5))]
+    root = _tree(tmp_path, {"h200-study/a.parquet": rows[:2], "h200-study/b.parquet": rows[2:]})
+    site = build_site(root, tmp_path / "site")
+    names = {p.name for p in site.pages}
+    assert {"index.html", "rank-qwen3.5-397b-tp8-prefill.html", "folder-h200-study.html"} <= names
+    page = (tmp_path / "site" / "rank-qwen3.5-397b-tp8-prefill.html").read_text()
+    assert 'data-case="4096"' in page and "use flash_qla" in page
+    assert "0.5.1 @ " in page and "img/history-qwen3.5-397b-tp8-prefill.png" in page  # fla moved with its version
+    assert all(p.stat().st_size > 0 for p in site.figures)
+    ranked = rankings(read_evidence(root).current())
+    assert [h.backend for h in page_points(ranked[0], [h for h in histories(read_evidence(root).history())
+                                                       if h.changed])] == ["fla"]
