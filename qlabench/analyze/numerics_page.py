@@ -16,7 +16,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from qlabench.analyze import numerics as nm  # noqa: E402
-from qlabench.analyze.plot import png_path  # noqa: E402
+from qlabench.analyze.plot import finish_figure, png_path  # noqa: E402
 from qlabench.analyze.study.page import md_table  # noqa: E402
 
 PAGE = "numerics.md"
@@ -69,10 +69,8 @@ def error_vs_t_figures(errs: pd.DataFrame) -> list[tuple[str, plt.Figure]]:
             ax.set_title(t, fontsize=9)
             ax.set_xlabel("tokens", fontsize=8)
             ax.grid(True, which="both", alpha=0.3)
-        _legend(fig, axes)
-        fig.suptitle(f"{mode}: relative L2 error vs float64 against T ({base['dtype']}, {base['heads']}, "
-                     f"K = {base['K']}, gate {base['gate']})", fontsize=10)
-        fig.tight_layout(rect=(0, 0.08, 1, 0.95))
+        finish_figure(fig, axes, f"{mode}: relative L2 error vs float64 against T\n({base['dtype']}, {base['heads']}, "
+                      f"K = {base['K']}, gate {base['gate']})")
         out.append((f"error_vs_T_{mode}", fig))
     return out
 
@@ -99,20 +97,9 @@ def error_vs_gate_figures(errs: pd.DataFrame) -> list[tuple[str, plt.Figure]]:
             ax.set_xticks(range(len(gates)), gates, rotation=45, ha="right", fontsize=6)
             ax.set_title(t, fontsize=9)
             ax.grid(True, which="both", alpha=0.3)
-        _legend(fig, axes)
-        fig.suptitle(f"{mode}: error per gate regime at T = {int(grp['T'].iloc[0])}", fontsize=10)
-        fig.tight_layout(rect=(0, 0.08, 1, 0.95))
+        finish_figure(fig, axes, f"{mode}: error per gate regime at T = {int(grp['T'].iloc[0])}")
         out.append((f"error_vs_gate_{mode}", fig))
     return out
-
-
-def _legend(fig, axes) -> None:
-    seen = {}
-    for ax in axes:
-        for h, label in zip(*ax.get_legend_handles_labels()):
-            seen.setdefault(label, h)
-    fig.legend(list(seen.values()), list(seen), loc="lower center", fontsize=7, ncol=min(5, len(seen)),
-               frameon=False)
 
 
 def _fmt_errors(t: pd.DataFrame) -> dict[str, str]:

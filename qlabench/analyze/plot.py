@@ -177,8 +177,7 @@ def plot_speedups(df: pd.DataFrame, out_dir: str | Path, baseline: str, x: str =
         styles, legend = line_styles(grp[line_keys].astype(str), baseline)
         ncols = min(4, len(panels))
         nrows = -(-len(panels) // ncols)
-        legend_rows = -(-len(legend) // 4)  # finish_figure's legend: four entries a row under the panels
-        fig, axes = plt.subplots(nrows, ncols, figsize=(4.6 * ncols, 3.8 * nrows + 0.2 * legend_rows), squeeze=False)
+        fig, axes = plt.subplots(nrows, ncols, figsize=(4.6 * ncols, 3.8 * nrows), squeeze=False)
         vals = grp["speedup"]  # one y scale for every panel: log when the speedups span more than 20x
         log_y = bool(len(vals)) and vals.max() / max(vals.min(), 1e-12) > 20
         for ax, pv in zip(axes.flat, panels):
@@ -226,15 +225,21 @@ def finish_figure(fig, axes, title: str, ylabel: str | None = None, extra: dict 
         for h, label in zip(*ax.get_legend_handles_labels()):
             seen.setdefault(label, h)
     seen.update(extra or {})
-    height = fig.get_figheight()
-    bottom = 0.0
+    bottom_in = 0.0
     if seen:
-        fig.legend(list(seen.values()), list(seen), loc="lower center", fontsize=7, ncol=min(4, len(seen)),
+        # As many columns as the figure's width holds (about 2.2 in a label at 7 pt): wider is clipped;
+        # the figure grows by the legend's rows, so the panels keep their size.
+        ncol = max(1, min(4, len(seen), int(fig.get_figwidth() / 2.2)))
+        fig.legend(list(seen.values()), list(seen), loc="lower center", fontsize=7, ncol=ncol,
                    bbox_to_anchor=(0.5, 0.0), frameon=False)
-        bottom = (0.25 + 0.2 * math.ceil(len(seen) / 4)) / height
+        bottom_in = 0.25 + 0.2 * math.ceil(len(seen) / ncol)
+    title_in = 0.3 + 0.18 * title.count("\n")
+    fig.set_figheight(fig.get_figheight() + bottom_in)
+    height = fig.get_figheight()
+    bottom = bottom_in / height
     left = 0.0
     if ylabel:
         fig.supylabel(ylabel, fontsize=9)
         left = 0.3 / fig.get_figwidth()  # tight_layout leaves no room for the figure's y label: keep it clear
     fig.suptitle(title, fontsize=10)
-    fig.tight_layout(rect=(left, bottom, 1, 1 - 0.35 / height))
+    fig.tight_layout(rect=(left, bottom, 1, 1 - title_in / height))

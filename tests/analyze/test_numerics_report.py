@@ -88,3 +88,37 @@ def test_report_on_a_numerics_folder_writes_the_numerics_page(tmp_path, make_row
     r = CliRunner().invoke(app, ["report", "--out", str(tmp_path / "o3")])
     assert r.exit_code == 0, r.output
     assert "Results: `results/now`" in (tmp_path / "o3" / "report.md").read_text()
+
+
+def _inside_and_clear(fig) -> list[str]:
+    """What is wrong with a figure's legend: outside the figure (clipped), or over a panel or its labels."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    figbox = fig.bbox
+    problems = []
+    for legend in fig.legends:
+        box = legend.get_window_extent(renderer)
+        if box.x0 < figbox.x0 - 1 or box.x1 > figbox.x1 + 1 or box.y0 < figbox.y0 - 1 or box.y1 > figbox.y1 + 1:
+            problems.append(f"legend {box} outside the figure {figbox}")
+        for ax in fig.axes:
+            if ax.get_visible() and box.overlaps(ax.get_tightbbox(renderer)):
+                problems.append(f"legend over the panel {ax.get_title()!r}")
+    return problems
+
+
+def test_error_vs_t_legend_is_inside_the_figure_and_clear_of_the_panels(make_row):
+    """The committed error_vs_T_fwd.png cut its legend at both sides and laid it over the x labels."""
+    from qlabench.analyze.numerics_page import error_vs_t_figures
+
+    backends = ("fla", "fla-intracp", "flash_qla", "flash_qla-forcecp", "flash_qla-nocp", "flashinfer", "naive-chunk")
+    rs = []
+    for b in backends:
+        for T in (1024, 8192, 32768):
+            rs.append(make_row(backend=b, mode="fwd", dtype="bfloat16", seqlens=(T,), total_tokens=T,
+                               oracle=f"fp64-full float64 @{T} tokens", check_tokens=T, err_o=0.004, err_ht=0.003))
+        rs.append(make_row(backend=b, mode="fwd", dtype="bfloat16", layout="varlen", seqlens=(16384, 16384),
+                           num_seqs=2, total_tokens=32768, oracle="fp64-full float64 @32768 tokens",
+                           check_tokens=32768, err_o=0.005, err_ht=0.003))
+    (stem, fig), = error_vs_t_figures(nm.long_errors(frame(rs)))
+    assert stem == "error_vs_T_fwd"
+    assert _inside_and_clear(fig) == []

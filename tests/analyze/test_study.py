@@ -355,3 +355,30 @@ def test_without_paths_the_study_reads_the_current_evidence_and_lists_the_histor
     assert len(s.history) == 1 and s.history[0].startswith("`results/now/old.parquet`") and "yesterday" in s.history[0]
     page = write_report(s, tmp_path / "page").page.read_text()
     assert "Made by `qlabench report --out x`" in page and "`results/now/old.parquet`" in page
+
+
+def _overlapping_ticks(fig) -> list[str]:
+    """Visible tick labels of one axis of one panel that overlap each other."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(fig)  # the study's figures are bare Figures, drawn only when saved
+    canvas.draw()
+    r = canvas.get_renderer()
+    bad = []
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            boxes = [(t.get_text(), t.get_window_extent(r)) for t in axis.get_ticklabels(which="both")
+                     if t.get_visible() and t.get_text()]
+            bad += [f"{ax.get_title()}: {a!r} over {b!r}" for i, (a, ba) in enumerate(boxes)
+                    for b, bb in boxes[i + 1:] if ba.overlaps(bb)]
+    return bad
+
+
+def test_published_vs_ours_tick_labels_do_not_overlap():
+    """The committed backward panel printed every minor tick's label (3x10^-1 4x10^-1 ... run together)."""
+    from qlabench.analyze.study.figures import published_figure
+
+    s = study_from_paths([Path(__file__).resolve().parents[2] / "results" / "h200-study"])
+    (stem, fig), = published_figure(s)
+    assert stem == "published_vs_ours"
+    assert _overlapping_ticks(fig) == []

@@ -10,6 +10,7 @@ import math
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from qlabench.analyze.plot import finish_figure
 from qlabench.analyze.study.heads import head_scaling
@@ -103,6 +104,14 @@ def _mode_order(modes) -> list[str]:
 
 
 
+def _ms_ticks(axis) -> None:
+    """Plain millisecond labels at 1, 2 and 5 of each decade, and none on the other minor ticks: on a span
+    under a decade matplotlib labels every minor tick as 'a x 10^b', and they run into each other."""
+    axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    axis.set_minor_formatter(NullFormatter())
+
+
 def published_figure(study: Study) -> list[tuple[str, Figure]]:
     """Ours against published, every ok value, log-log, a panel per mode; the band is the tolerance."""
     d = study.comparison[study.comparison["status"] == "ok"]
@@ -125,6 +134,8 @@ def published_figure(study: Study) -> list[tuple[str, Figure]]:
         ax.set_yscale("log")
         ax.set_xlim(lo, hi)
         ax.set_ylim(lo, hi)
+        for axis in (ax.xaxis, ax.yaxis):
+            _ms_ticks(axis)
         ax.set_xlabel("published ms")
         ax.set_ylabel("ours ms")
         ax.set_title(f"{mode}: ours vs published (above the band: ours slower)", fontsize=9)
