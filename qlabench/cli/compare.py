@@ -51,6 +51,7 @@ def _options(threshold: float | None, alpha: float, min_samples: int, drift: boo
 
 def _emit(comparison, fmt: str, top: int, output: Path | None, show_all: bool, command: str) -> None:
     from qlabench.analyze.compare import render
+    from qlabench.cli.views import fitted
     from qlabench.core.errors import ConfigError
 
     if fmt not in FORMATS:
@@ -62,7 +63,7 @@ def _emit(comparison, fmt: str, top: int, output: Path | None, show_all: bool, c
             console.print(f"[yellow]env differs:[/yellow] {line}", highlight=False)
         for note in comparison.notes:
             console.print(f"note: {note}", highlight=False)
-        console.print(render.rich_table(comparison, show_same=show_all))
+        console.print(fitted(console, render.rich_table(comparison, show_same=show_all), keys=2))
         console.print(render.summary_line(comparison), highlight=False)
         text = render.markdown(comparison, top, command) if output else None
     else:

@@ -50,7 +50,7 @@ def show_cmd(
     from qlabench.analyze.current import rows_or_current
     from qlabench.analyze.report import GATE_LEGEND, pick_baseline, speedup_table, suite_baselines
     from qlabench.analyze.row_filter import RowFilter
-    from qlabench.cli.views import check_lines, print_marks, speedup_markdown, speedup_rich_table
+    from qlabench.cli.views import check_lines, fitted, print_marks, speedup_markdown, speedup_rich_table
     from qlabench.core.errors import ConfigError
     from qlabench.store.files import latest_per_point, read_results
 
@@ -78,7 +78,7 @@ def show_cmd(
         for line in check_lines(df, num_rows):
             print(f"\n_{line}_")
     else:
-        console.print(speedup_rich_table(table, base))
+        console.print(fitted(console, speedup_rich_table(table, base), keys=5))
         print_marks(console, df, num_rows)
         console.print(GATE_LEGEND)
     if other_evidence:

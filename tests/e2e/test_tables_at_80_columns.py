@@ -1,0 +1,41 @@
+"""`show` and `compare` piped (not a terminal: 80 columns) read whole: a table too wide for 80 columns
+becomes one block per row, each value on a line with its name, never folded one word per line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from qlabench.cli import app
+from qlabench.store.files import write_rows
+
+REPO = next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").is_file())
+BACKENDS = (("fla", 0.240), ("flash_qla", 0.124), ("flash_qla-nocp", 0.256), ("flash_qla-forcecp", 0.125),
+            ("flashinfer", 0.300))
+
+
+def _run(*args) -> str:
+    got = CliRunner().invoke(app, [str(a) for a in args], env={"COLUMNS": "80"})
+    assert got.exit_code == 0, got.output
+    return got.output
+
+
+def test_show_of_five_backends_reads_a_backend_and_its_time_on_one_line(tmp_path, make_row):
+    rows = [make_row(backend=b, model="qwen3.5-397b", tp=8, h_qk=2, h_v=8, K=128, V=128, dtype="bfloat16",
+                     layout="varlen", seqlens=s, num_seqs=len(s), total_tokens=sum(s), median_ms=ms * sum(s) / 8192)
+            for s in ((8192,), (1024, 7168)) for b, ms in BACKENDS]
+    f = write_rows(tmp_path / "r.parquet", rows)
+    out = _run("show", f, "--baseline", "fla", "--no-other-evidence")
+    assert max(map(len, out.splitlines())) <= 80
+    lines = out.splitlines()
+    for b, ms in BACKENDS:  # '  flash_qla-forcecp   0.125 (1.92x) ...': name, time and speedup together
+        assert any(ln.split()[:2] == [b, f"{ms:.3f}"] for ln in lines), (b, out)
+    assert any("qwen3.5-397b TP8 (h2/8)" in ln and "1024+7168" in ln for ln in lines), out
+
+
+def test_compare_piped_keeps_its_reasons_whole():
+    gate = REPO / "results" / "h200-gate"
+    out = _run("compare", gate / "aa-a" / "flashqla-study-stack", gate / "aa-b" / "flashqla-study-stack")
+    assert max(map(len, out.splitlines())) <= 80
+    assert "run-to-run noise" in out and "qwen3.5-397b TP8 (h2/8)" in out  # never 'run-to-ru' / 'n noise'
