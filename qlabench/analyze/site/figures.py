@@ -11,6 +11,7 @@ import matplotlib
 
 matplotlib.use("Agg")  # files only; no display needed
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.collections import LineCollection  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 
 from qlabench.analyze.site.history import PointHistory  # noqa: E402
@@ -78,19 +79,22 @@ def history_figure(points: list[PointHistory], title: str, path: Path) -> Path:
         states = sorted({(m.version, m.commit): m.date for h in hs for m in h.runs}.items(),
                         key=lambda kv: min(m.date for h in hs for m in h.runs if (m.version, m.commit) == kv[0]))
         xs = {s: i for i, (s, _) in enumerate(states)}
+        segments, dots = [], []
         for h in hs:
             now = h.runs[-1].median_ms
             per_state: dict[int, list[float]] = {}
             for m in h.runs:
                 per_state.setdefault(xs[(m.version, m.commit)], []).append(100 * (m.median_ms / now - 1))
-            line_x = sorted(per_state)
-            line_y = [sorted(per_state[x])[len(per_state[x]) // 2] for x in line_x]
-            ax.plot(line_x, line_y, color=style(backend)["color"], alpha=0.35, lw=1)
-            for x, ys in per_state.items():
-                ax.plot([x] * len(ys), ys, linestyle="none", marker="o", markersize=3, color=style(backend)["color"],
-                        alpha=0.6)
+            line = [(x, sorted(per_state[x])[len(per_state[x]) // 2]) for x in sorted(per_state)]
+            segments.append(line)
+            dots += [(x, y) for x, ys in per_state.items() for y in ys]
+        color = style(backend)["color"]
+        # One collection of lines and one of dots per panel: an artist per point and state is slow to draw.
+        ax.add_collection(LineCollection(segments, colors=color, alpha=0.35, linewidths=1))
+        ax.plot([x for x, _ in dots], [y for _, y in dots], linestyle="none", marker="o", markersize=3, color=color,
+                alpha=0.6)
         ax.axhline(0, color="grey", lw=0.8)
-        ax.set_xticks(range(len(states)), [f"{v or '?'}\n{c or 'commit ?'}" for (v, c), _ in states],
+        ax.set_xticks(range(len(states)), [f"{v or 'version ?'}\n{c or 'commit ?'}" for (v, c), _ in states],
                       fontsize=7, rotation=30, ha="right")
         ax.set_title(f"{backend} · {mode}: {len(hs)} points", fontsize=9)
         ax.set_ylabel("time vs newest run (%)", fontsize=8)

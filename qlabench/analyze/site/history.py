@@ -16,7 +16,7 @@ import pandas as pd
 
 from qlabench.core import identity
 from qlabench.core.identity import workload_axes
-from qlabench.store.keys import key_series, key_value
+from qlabench.store.keys import key_value, point_key
 
 # The model and TP degree only name where the heads came from (core/identity.py); every other workload
 # axis, the seed included, is the problem.
@@ -82,28 +82,32 @@ def histories(rows: pd.DataFrame) -> list[PointHistory]:
     launch that the graph timer's leaves out, and another GPU is another line, never a step in this one."""
     if rows.empty:
         return []
-    rows = rows.assign(_pk=key_series(rows, POINT_AXES), timer=rows["timer"].fillna("?"),
-                       device=rows["device"].fillna("?"))
-    line = ["_pk", "backend", "mode", "timer", "device"]
+    # Grouped on the axes' own values (seqlens as tuples): within one frame each column has one dtype, so
+    # equal values group together, and keying every row through store/keys costs seconds on the tree.
+    rows = rows.assign(seqlens=rows["seqlens"].map(lambda s: tuple(int(x) for x in s)),
+                       timer=rows["timer"].fillna("?"), device=rows["device"].fillna("?"))
+    line = ["backend", *POINT_AXES, "timer", "device"]  # POINT_AXES holds the mode
     runs = (rows.sort_values("timestamp")
-            .groupby(line + ["run_id"], sort=False)
+            .groupby(line + ["run_id"], sort=False, dropna=False)
             .agg(median_ms=("median_ms", "median"), replicates=("median_ms", "size"), date=("timestamp", "first"),
                  version=("version", "first"), commit=("git_sha", "first"), folder=("folder", "first"),
-                 library=("library", "first"), seqlens=("seqlens", "first"), gate=("gate", "first"),
-                 zero=("gate_zero_frac", "first"), scale=("gate_scale", "first"), h_qk=("h_qk", "first"),
-                 h_v=("h_v", "first"), K=("K", "first"), V=("V", "first"), dtype=("dtype", "first"),
-                 cp=("cp_world_size", "first"))
+                 library=("library", "first"))
             .reset_index().sort_values(["date", "run_id"]))
+    # Plain records grouped by the line's number: a pandas lookup per group and axis costs seconds.
+    runs["_line"] = runs.groupby(line, sort=False, dropna=False).ngroup()
+    by_line: dict[int, list[dict]] = {}
+    for r in runs.to_dict("records"):
+        by_line.setdefault(r["_line"], []).append(r)
     out = []
-    for (pk, backend, mode, timer, device), grp in runs.groupby(line, sort=False):
-        first = grp.iloc[0]
-        h = PointHistory(str(backend), str(first["library"]), str(mode),
-                         tuple(int(x) for x in key_value(first["seqlens"])),
-                         _gate(first["gate"], first["zero"], first["scale"]), str(pk), str(timer), str(device),
+    for recs in by_line.values():
+        first = recs[0]
+        h = PointHistory(str(first["backend"]), str(first["library"]), str(first["mode"]), first["seqlens"],
+                         _gate(first["gate"], first["gate_zero_frac"], first["gate_scale"]),
+                         point_key(first[a] for a in POINT_AXES), str(first["timer"]), str(first["device"]),
                          (int(first["h_qk"]), int(first["h_v"])), (int(first["K"]), int(first["V"])),
-                         str(first["dtype"]), key_value(first["cp"]) is not None)
-        h.runs = [Measurement(str(r.run_id), str(r.date)[:16].replace("T", " "), key_value(r.version),
-                              _short(r.commit), str(r.folder), float(r.median_ms), int(r.replicates))
-                  for r in grp.itertuples(index=False)]
+                         str(first["dtype"]), key_value(first["cp_world_size"]) is not None)
+        h.runs = [Measurement(str(r["run_id"]), str(r["date"])[:16].replace("T", " "), key_value(r["version"]),
+                              _short(r["commit"]), str(r["folder"]), float(r["median_ms"]), int(r["replicates"]))
+                  for r in recs]
         out.append(h)
     return out
