@@ -30,7 +30,7 @@ SETTINGS = {
     "naive-chunk": "naive chunked (torch)",
     "naive-recurrent": "naive recurrence (torch)",
 }
-ERRORS = ("err_o", "err_ht", "err_dq", "err_dk", "err_dv", "err_dg", "err_dbeta", "err_dh0")
+_ERRORS = ("err_o", "err_ht", "err_dq", "err_dk", "err_dv", "err_dg", "err_dbeta", "err_dh0")
 
 
 @dataclass
@@ -90,7 +90,7 @@ def _part(rows: pd.DataFrame) -> _Part:
     spread = (max(medians) - min(medians)) / mid if len(medians) > 1 and mid > 0 else None
     known = [x for x in (statistics.median(noise) if noise else None, spread) if x is not None]
     rel = max(known) if known else None
-    errs = [float(v) for c in ERRORS if c in rows for v in rows[c].dropna()]
+    errs = [float(v) for c in _ERRORS if c in rows for v in rows[c].dropna()]
     return _Part("ok", mid, rel, max(errs) if errs else None, None, runs, devices, len(rows))
 
 

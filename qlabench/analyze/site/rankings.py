@@ -7,15 +7,16 @@ it from the same rows (analyze/advise/), so the site and the command never disag
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import pandas as pd
 
 from qlabench.analyze.advise.answer import CaseAnswer, answer_case
 from qlabench.analyze.advise.question import PUBLISHED, WORKLOAD_MODES, Case, Question
-from qlabench.analyze.advise.ranking import ERRORS
 from qlabench.core.identity import key_axes
 from qlabench.core.models import lookup
+from qlabench.core.result import ResultRow
 from qlabench.store.keys import key_value
 
 CURRENT = "fla"  # speedups are against FLA, as advise's default --current
@@ -26,7 +27,8 @@ CASE_MODES = {"prefill": ("fwd",), "train": ("bwd_train", "fwd_bwd")}
 # row: on these alone the site's rankings take seconds rather than a minute. test_site_rankings holds
 # that a case ranks here exactly as advise ranks it from the full rows.
 ADVISE_COLUMNS = key_axes() + ("status", "reason", "median_ms", "rel_noise", "run_id", "timestamp", "device",
-                               "device_index", "fla_version", "flash_qla_version", "flashinfer_version") + ERRORS
+                               "device_index", "fla_version", "flash_qla_version", "flashinfer_version") + tuple(
+    f.name for f in dataclasses.fields(ResultRow) if f.name.startswith("err_"))
 
 
 @dataclass
