@@ -54,8 +54,9 @@ def test_catalog_lists_the_readme_table_then_uncatalogued_folders(tmp_path):
     assert [f.name for f in folders] == ["study", "study/nested", "baselines", "x", "zz-new"]
     assert folders[0].what == "the study: `suites/s.toml`" and folders[0].how == "`docs/S.md`"
     assert folders[-1].what is None  # on disk, not in the catalog: said so, never dropped
-    assert folder_of(Path("study/nested/r.parquet"), folders) == "study/nested"
-    assert folder_of(Path("study/r.parquet"), folders) == "study"
+    assert folder_of(Path("study/nested/r.parquet"), folders).name == "study/nested"
+    assert folder_of(Path("study/r.parquet"), folders).name == "study"
+    assert folder_of(Path("zz-new/r.parquet"), folders).what is None
 
 
 def test_history_follows_a_point_across_versions_and_keeps_timers_and_test_backends_apart(tmp_path, make_row):
@@ -124,3 +125,55 @@ def test_site_builds_pages_figures_and_a_history_per_ranking(tmp_path, make_row)
     ranked = rankings(read_evidence(root).current())
     assert [h.backend for h in page_points(ranked[0], [h for h in histories(read_evidence(root).history())
                                                        if h.changed])] == ["fla"]
+
+
+CATALOG = """format = 1
+
+[[entry]]
+path = "study"
+kind = "kernel-timings"
+status = "current"
+date = 2026-12-01
+question = "the study, current"
+stack = { fla = "0.6.0" }
+doc = "docs/S.md"
+backends = ["fla"]
+
+[[entry]]
+path = "study/old.parquet"
+kind = "kernel-timings"
+status = "history"
+date = 2026-11-30
+question = "the study on the old stack"
+stack = { fla = "0.5.1" }
+superseded_by = "study"
+
+[[entry]]
+path = "gate"
+kind = "gate"
+status = "current"
+date = 2026-11-30
+question = "deliberate slowdowns"
+stack = { fla = "0.6.0" }
+"""
+
+
+def test_with_a_catalog_toml_the_current_rows_are_its_current_kernel_timings(tmp_path, make_row):
+    """results/catalog.toml (store/catalog.py) decides what is current: a history run inside a current
+    folder, a backend the entry is not current for and a gate entry's rows are history only."""
+    pytest.importorskip("qlabench.store.catalog")
+    root = _tree(tmp_path, {
+        "study/new.parquet": [make_row(run_id="new", backend=b, fla_version="0.6.0") for b in ("fla", "flash_qla")],
+        "study/old.parquet": [make_row(run_id="old", backend="fla", fla_version="0.5.1")],
+        "gate/x.parquet": [make_row(run_id="g", backend="fla", fla_version="0.6.0")],
+    })
+    (root / "catalog.toml").write_text(CATALOG)
+    ev = read_evidence(root)
+    assert [(f.name, f.status) for f in ev.folders] == [("study", "current"), ("study/old.parquet", "history"),
+                                                         ("gate", "current")]
+    cur = ev.current()
+    assert list(zip(cur["run_id"], cur["backend"])) == [("new", "fla")]
+    assert ev.current_folders == ["study"]
+    site = build_site(root, tmp_path / "site")
+    old = (site.out / "folder-study-old.parquet.html").read_text()
+    assert 'href="folder-study.html"' in old and "the study on the old stack" in old

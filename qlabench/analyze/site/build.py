@@ -17,7 +17,7 @@ from qlabench.analyze.site import pages
 from qlabench.analyze.site.figures import history_figure, ranking_figure
 from qlabench.analyze.site.history import PointHistory, histories
 from qlabench.analyze.site.rankings import Ranking, rankings
-from qlabench.analyze.site.source import CURRENT_FOLDERS, read_evidence
+from qlabench.analyze.site.source import read_evidence
 from qlabench.store.files import under_root
 
 
@@ -67,7 +67,8 @@ def build_site(results: str | os.PathLike, out: str | os.PathLike) -> Site:
         html = pages.ranking_page(r, f"img/{png.name}", mine, f"img/{hist_png.name}" if hist_png else None)
         written.append(_write(under_root(out, pages.ranking_href(r)), html))
     for f in ev.folders:
-        reads = ranked if f.name in CURRENT_FOLDERS else []
+        reads = ranked if f.name in ev.current_folders else []
         written.append(_write(under_root(out, pages.folder_href(f.name)), pages.folder_page(f, ev.rows, reads)))
-    written.append(_write(out / "index.html", pages.index_page(ranked, ev.folders, ev.rows, str(results))))
+    written.append(_write(out / "index.html", pages.index_page(ranked, ev.folders, ev.rows, str(results),
+                                                                ev.current_folders)))
     return Site(out, written, figs)

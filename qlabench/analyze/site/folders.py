@@ -1,7 +1,8 @@
-"""The results folders and what each holds, from the results catalog: the table in `<root>/README.md`
-(`| folder | what | how it was made |`), one row per committed folder.
+"""The results folders and what each holds, from the results catalog: `<root>/catalog.toml` where there is
+one (store/catalog.py: per folder or run file its question, kind, stack, date, current or history and what
+superseded it), else the table in `<root>/README.md` (`| folder | what | how it was made |`).
 
-A folder on disk that the table does not list is still a folder of the site, said to be uncatalogued.
+A folder on disk that the catalog does not list is still a folder of the site, said to be uncatalogued.
 """
 
 from __future__ import annotations
@@ -11,11 +12,29 @@ from dataclasses import dataclass
 from pathlib import Path
 
 
+# The README's table says nothing of what is current: there, the study's folder is, as advise read it.
+README_CURRENT = ("h200-study",)
+KERNEL_TIMINGS = "kernel-timings"  # the catalog's kind whose current rows a ranking reads
+
+
 @dataclass(frozen=True)
 class Folder:
-    name: str  # relative to the results root, without a trailing slash: 'h200-study', 'h200-flashinfer'
+    name: str  # relative to the results root, no trailing slash: 'h200-study', or one run file of a folder
     what: str | None  # the catalog's text (Markdown), None when the catalog does not list the folder
-    how: str | None
+    how: str | None  # how it was made, or the doc that writes it up
+    kind: str | None = None  # the catalog.toml fields (None from the README's table)
+    status: str | None = None
+    date: str | None = None
+    stack: str | None = None
+    superseded_by: str | None = None
+    backends: tuple[str, ...] | None = None
+
+    def keeps(self, backend: str) -> bool:
+        """Whether this backend's rows here are the current kernel timings a ranking reads."""
+        if self.status is None:
+            return self.name in README_CURRENT
+        return (self.status == "current" and self.kind == KERNEL_TIMINGS
+                and (self.backends is None or backend in self.backends))
 
 
 def _cells(line: str) -> list[str]:
@@ -31,10 +50,16 @@ def _name(cell: str) -> str | None:
 
 
 def read_catalog(root: Path) -> list[Folder]:
-    """The catalogued folders in the README's order, then every other folder under `root` by name."""
+    """The catalogued folders in the catalog's order, then every other folder under `root` by name."""
     listed: dict[str, Folder] = {}
     readme = root / "README.md"
-    if readme.is_file():
+    if (root / "catalog.toml").is_file():
+        from qlabench.store.catalog import load_catalog
+
+        for e in load_catalog(root).entries:
+            listed[e.path] = Folder(e.path, e.question, e.doc, e.kind, e.status, str(e.date), e.stack_label,
+                                    e.superseded_by, e.backends)
+    elif readme.is_file():
         in_table = False
         for line in readme.read_text(encoding="utf-8", errors="replace").splitlines():
             if not line.lstrip().startswith("|"):
@@ -49,6 +74,7 @@ def read_catalog(root: Path) -> list[Folder]:
             name = _name(cells[0])
             if name and len(cells) >= 3 and name not in listed:
                 listed[name] = Folder(name, cells[1], cells[2])
+    tops = {Path(n).parts[0] for n in listed}
     others = sorted(p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")
-                    and p.name not in listed)
+                    and p.name not in tops)
     return [f for f in listed.values() if (root / f.name).exists()] + [Folder(n, None, None) for n in others]

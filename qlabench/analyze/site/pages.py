@@ -13,7 +13,6 @@ from qlabench.analyze.site.folders import Folder
 from qlabench.analyze.site.history import PointHistory
 from qlabench.analyze.site.html import esc, figure, md, page, table
 from qlabench.analyze.site.rankings import CURRENT, Ranking
-from qlabench.analyze.site.source import CURRENT_FOLDERS
 
 HOME = ("index", "index.html")
 
@@ -33,23 +32,24 @@ def winners(r: Ranking) -> str:
     return ("fastest: " + ", ".join(parts) + f" (of {len(r.cases)} cases)") if parts else "no correct time"
 
 
-def index_page(rankings: list[Ranking], folders: list[Folder], rows: pd.DataFrame, root: str) -> str:
+def index_page(rankings: list[Ranking], folders: list[Folder], rows: pd.DataFrame, root: str,
+               current: list[str]) -> str:
     rank_rows = [([f'<a href="{ranking_href(r)}">{esc(r.model)}</a>', esc(r.tp), esc(r.workload), esc(len(r.cases)),
                    esc(winners(r))], "") for r in rankings]
     counts = rows.groupby("folder").agg(files=("file", "nunique"), rows=("file", "size"))
     folder_rows = []
     for f in folders:
         n = counts.loc[f.name] if f.name in counts.index else None
-        folder_rows.append(([f'<a href="{folder_href(f.name)}">{esc(f.name)}/</a>',
+        folder_rows.append(([f'<a href="{folder_href(f.name)}">{esc(f.name)}</a>', esc(f.status or ""),
                              esc(int(n["files"]) if n is not None else 0), esc(int(n["rows"]) if n is not None else 0),
                              md(f.what) if f.what else '<span class="note">not in the catalog</span>'], ""))
     body = (f'<p class="note">Built from <code>{esc(root)}</code>: {len(rows)} result rows in '
             f'{rows["file"].nunique()} files. The current ranking reads '
-            f'{", ".join(f"<code>{esc(c)}/</code>" for c in CURRENT_FOLDERS)}, as <code>qlabench advise</code> does; '
-            "the history of each point reads every folder.</p>"
+            f'{", ".join(f"<code>{esc(c)}</code>" for c in current) or "no folder"} (the results catalog\'s current '
+            "kernel timings); the history of each point reads every folder.</p>"
             "<h2>Which kernel, per model, TP degree and workload</h2>"
             + table(["model", "TP", "workload", "cases", "answer"], rank_rows, numeric=[1, 3])
-            + "<h2>Results folders</h2>" + table(["folder", "files", "rows", "what"], folder_rows, numeric=[1, 2]))
+            + "<h2>Results folders</h2>" + table(["folder", "status", "files", "rows", "what"], folder_rows, numeric=[2, 3]))
     return page("qlabench: the evidence", body)
 
 
@@ -115,17 +115,22 @@ def _history_section(history: list[PointHistory], png: str | None) -> str:
 
 
 def folder_page(f: Folder, rows: pd.DataFrame, rankings: list[Ranking]) -> str:
-    parts = [f"<p>{md(f.what)}</p>" if f.what else '<p class="note">This folder is not in the results catalog '
-             "(results/README.md).</p>"]
+    parts = [f"<p>{md(f.what)}</p>" if f.what else '<p class="note">This folder is not in the results catalog.</p>']
     if f.how:
-        parts.append(f"<p>How it was made: {md(f.how)}</p>")
-    if f.name in CURRENT_FOLDERS and rankings:
+        parts.append(f"<p>How it was made, or where it is written up: {md(f.how)}</p>")
+    facts = [(k, v) for k, v in (("kind", f.kind), ("status", f.status), ("date", f.date), ("stack", f.stack),
+                                 ("current for", ", ".join(f.backends) if f.backends else None)) if v]
+    if f.superseded_by:
+        facts.append(("superseded by", f'<a href="{folder_href(f.superseded_by)}">{esc(f.superseded_by)}</a>'))
+    if facts:
+        parts.append(table(["", ""], [([esc(k), v if k == "superseded by" else esc(v)], "") for k, v in facts]))
+    if rankings:
         parts.append("<p>The current ranking reads this folder: "
                      + ", ".join(f'<a href="{ranking_href(r)}">{esc(r.title)}</a>' for r in rankings) + ".</p>")
     mine = rows[rows["folder"] == f.name]
     if mine.empty:
         parts.append('<p class="note">No result rows here (tables, reports or baselines only).</p>')
-        return page(f"results/{f.name}/", "\n".join(parts), nav=[HOME])
+        return page(f"results/{f.name}", "\n".join(parts), nav=[HOME])
     runs = []
     for file, grp in mine.groupby("file", sort=True):
         status = Counter(grp["status"])
@@ -141,4 +146,4 @@ def folder_page(f: Folder, rows: pd.DataFrame, rankings: list[Ranking]) -> str:
     parts.append("<h2>Result files</h2>" + table(
         ["file", "suite", "started (UTC)", "rows", "status", "backends", "libraries", "commit", "device"], runs,
         numeric=[3]))
-    return page(f"results/{f.name}/", "\n".join(parts), nav=[HOME])
+    return page(f"results/{f.name}", "\n".join(parts), nav=[HOME])

@@ -4,9 +4,9 @@ from, and which rows are the current answer and which are history.
 The site asks only `read_evidence` and the `Evidence` it returns; when the project's one evidence layer
 lands, this module is the one to point at it (its tree reader, newest row per point and library table).
 
-- The current answer of a workload is read from the folders `CURRENT_FOLDERS` names: the committed
-  study's runs, as `advise` reads them by default (other folders hold deliberate slowdowns, superseded
-  runs or one-off experiments, never to be ranked as a kernel's speed).
+- The current answer is the rows the results catalog marks current kernel timings (folders.py:
+  `Folder.keeps`; other entries hold deliberate slowdowns, superseded runs or one-off experiments, never
+  to be ranked as a kernel's speed).
 - The history of a point is every ok row of a library backend in the whole tree, whatever folder: the
   time it took at each library version and commit. Rows of test backends (synthetic slowdowns, faults),
   of the naive references and of whole layers have no library version to follow and are left out.
@@ -21,26 +21,25 @@ from pathlib import Path
 import pandas as pd
 import pyarrow as pa
 
-from qlabench.analyze.advise.answer import DEFAULT_EVIDENCE
 from qlabench.analyze.advise.rows import version_column
 from qlabench.analyze.site.folders import Folder, read_catalog
 from qlabench.core.errors import ConfigError
 from qlabench.store.files import read_table, result_files
 
-# Folders (relative to the results root) whose rows are the current answer for prefill and training:
-# advise's default evidence, named relative to its results/ folder.
-CURRENT_FOLDERS = tuple(str(Path(p).relative_to("results")) for p in DEFAULT_EVIDENCE)
-
 
 @dataclass
 class Evidence:
     root: Path
-    rows: pd.DataFrame  # every result row, plus `folder` (the catalog folder) and `file` (relative to root)
-    folders: list[Folder]
+    rows: pd.DataFrame  # every result row, plus `folder` (its catalog entry), `file` (relative to root) and
+    folders: list[Folder]  # `current` (the catalog counts it a current kernel timing)
 
     def current(self) -> pd.DataFrame:
-        """The rows that answer "which kernel now" (CURRENT_FOLDERS)."""
-        return self.rows[self.rows["folder"].isin(CURRENT_FOLDERS)]
+        """The rows that answer "which kernel now"."""
+        return self.rows[self.rows["current"]]
+
+    @property
+    def current_folders(self) -> list[str]:
+        return sorted(set(self.rows.loc[self.rows["current"], "folder"]))
 
     def history(self) -> pd.DataFrame:
         """Every ok row of a library backend, each with `library` and `version` (its library's version)."""
@@ -53,14 +52,14 @@ class Evidence:
         return df
 
 
-def folder_of(rel: Path, folders: list[Folder]) -> str:
-    """The catalog folder a file lies in (the deepest that holds it); else its first path part."""
-    best = ""
+def folder_of(rel: Path, folders: list[Folder]) -> Folder | None:
+    """The catalog entry a file lies in (the deepest that holds it, as the catalog's owner rule)."""
+    best = None
     for f in folders:
-        name = f.name.rstrip("/")
-        if (rel.parts[: len(Path(name).parts)] == Path(name).parts) and len(name) > len(best):
-            best = name
-    return best or rel.parts[0]
+        parts = Path(f.name).parts
+        if rel.parts[: len(parts)] == parts and (best is None or len(parts) > len(Path(best.name).parts)):
+            best = f
+    return best
 
 
 def read_evidence(root: str | os.PathLike) -> Evidence:
@@ -74,6 +73,9 @@ def read_evidence(root: str | os.PathLike) -> Evidence:
         rel = f.relative_to(root)
         t = read_table(f)
         n = t.num_rows
-        t = t.append_column("folder", pa.array([folder_of(rel, folders)] * n, pa.string()))
+        entry = folder_of(rel, folders)
+        current = [entry is not None and entry.keeps(b) for b in t.column("backend").to_pylist()]
+        t = t.append_column("folder", pa.array([entry.name if entry else rel.parts[0]] * n, pa.string()))
+        t = t.append_column("current", pa.array(current, pa.bool_()))
         tables.append(t.append_column("file", pa.array([rel.as_posix()] * n, pa.string())))
     return Evidence(root, pa.concat_tables(tables).to_pandas(), folders)
