@@ -177,3 +177,28 @@ def test_with_a_catalog_toml_the_current_rows_are_its_current_kernel_timings(tmp
     site = build_site(root, tmp_path / "site")
     old = (site.out / "folder-study-old.parquet.html").read_text()
     assert 'href="folder-study.html"' in old and "the study on the old stack" in old
+
+
+def test_the_serving_page_shows_the_winner_per_group_from_the_serving_folder(tmp_path):
+    """The README catalog's serving folder is the serving page's evidence; its winners are the serving
+    report's (analyze/serving/)."""
+    import pandas as pd
+
+    from qlabench.analyze.serving import build_serving
+    from qlabench.store.files import write_table
+    from serving_rows import fla_ms, fi_ms, serving_row
+    import pyarrow as pa
+    from qlabench.store.schema import arrow_schema
+
+    rows = [serving_row(b, lay, n, f(n)) for n in (1, 16, 64, 256)
+            for b, lay, f in (("fla-recurrent", "kv", fla_ms), ("flashinfer-decode-pt", "vk", fi_ms))]
+    root = tmp_path / "results"
+    (root / "h200-serving").mkdir(parents=True)
+    write_table(root / "h200-serving" / "s.parquet", pa.Table.from_pandas(pd.DataFrame(rows), schema=arrow_schema(),
+                                                                           preserve_index=False))
+    site = build_site(root, tmp_path / "site")
+    page = (site.out / "serving.html").read_text()
+    expected = build_serving(pd.DataFrame(rows)).ranges["winners"].iloc[0]
+    assert expected.startswith("1-16: fla-recurrent [kv]") and expected.replace("; ", "<br>") in page
+    assert 'href="serving.html"' in (site.out / "index.html").read_text()
+    assert any(p.name.startswith("serving_time_") for p in site.figures)

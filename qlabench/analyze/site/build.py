@@ -3,6 +3,7 @@
     index.html                            the rankings and the results folders
     rank-<model>-tp<N>-<workload>.html    the current ranking per case, and its points' history
     folder-<name>.html                    one results folder: what the catalog says of it, its files and runs
+    serving.html                          the current serving evidence: winners by batch, the figures
     img/*.png                             the figures
 """
 
@@ -17,6 +18,8 @@ from qlabench.analyze.site import pages
 from qlabench.analyze.site.figures import history_figure, ranking_figure
 from qlabench.analyze.site.history import PointHistory, histories
 from qlabench.analyze.site.rankings import Ranking, rankings
+from qlabench.analyze.site.serving import HREF as SERVING_HREF
+from qlabench.analyze.site.serving import serving_page
 from qlabench.analyze.site.source import read_evidence
 from qlabench.store.files import under_root
 
@@ -69,6 +72,10 @@ def build_site(results: str | os.PathLike, out: str | os.PathLike) -> Site:
     for f in ev.folders:
         reads = ranked if f.name in ev.current_folders else []
         written.append(_write(under_root(out, pages.folder_href(f.name)), pages.folder_page(f, ev.rows, reads)))
+    serving = serving_page(ev.serving(), img, pages.HOME)
+    if serving:
+        written.append(_write(out / SERVING_HREF, serving[0]))
+        figs += serving[1]
     written.append(_write(out / "index.html", pages.index_page(ranked, ev.folders, ev.rows, str(results),
-                                                                ev.current_folders)))
+                                                                ev.current_folders, bool(serving))))
     return Site(out, written, figs)

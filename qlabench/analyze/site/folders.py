@@ -12,9 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 
-# The README's table says nothing of what is current: there, the study's folder is, as advise read it.
-README_CURRENT = ("h200-study",)
-KERNEL_TIMINGS = "kernel-timings"  # the catalog's kind whose current rows a ranking reads
+KERNEL_TIMINGS = "kernel-timings"  # the catalog's kinds: the current rows a ranking reads,
+SERVING = "serving"  # and those the serving page reads
+# The README's table says nothing of what is current: there, the study's folder is for the rankings, as
+# advise read it, and the serving run's folder for the serving page, as its page was made from it.
+README_CURRENT = {KERNEL_TIMINGS: ("h200-study",), SERVING: ("h200-serving",)}
 
 
 @dataclass(frozen=True)
@@ -29,12 +31,11 @@ class Folder:
     superseded_by: str | None = None
     backends: tuple[str, ...] | None = None
 
-    def keeps(self, backend: str) -> bool:
-        """Whether this backend's rows here are the current kernel timings a ranking reads."""
+    def keeps(self, backend: str, kind: str = KERNEL_TIMINGS) -> bool:
+        """Whether this backend's rows here are current evidence of this kind (what a ranking reads)."""
         if self.status is None:
-            return self.name in README_CURRENT
-        return (self.status == "current" and self.kind == KERNEL_TIMINGS
-                and (self.backends is None or backend in self.backends))
+            return self.name in README_CURRENT[kind]
+        return self.status == "current" and self.kind == kind and (self.backends is None or backend in self.backends)
 
 
 def _cells(line: str) -> list[str]:

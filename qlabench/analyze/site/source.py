@@ -22,7 +22,7 @@ import pandas as pd
 import pyarrow as pa
 
 from qlabench.analyze.advise.rows import version_column
-from qlabench.analyze.site.folders import Folder, read_catalog
+from qlabench.analyze.site.folders import KERNEL_TIMINGS, SERVING, Folder, read_catalog
 from qlabench.core.errors import ConfigError
 from qlabench.store.files import read_table, result_files
 
@@ -36,6 +36,10 @@ class Evidence:
     def current(self) -> pd.DataFrame:
         """The rows that answer "which kernel now"."""
         return self.rows[self.rows["current"]]
+
+    def serving(self) -> pd.DataFrame:
+        """The rows of the current serving evidence (decode and mtp steps against a state pool)."""
+        return self.rows[self.rows["current_serving"]]
 
     @property
     def current_folders(self) -> list[str]:
@@ -74,8 +78,9 @@ def read_evidence(root: str | os.PathLike) -> Evidence:
         t = read_table(f)
         n = t.num_rows
         entry = folder_of(rel, folders)
-        current = [entry is not None and entry.keeps(b) for b in t.column("backend").to_pylist()]
+        backends = t.column("backend").to_pylist()
         t = t.append_column("folder", pa.array([entry.name if entry else rel.parts[0]] * n, pa.string()))
-        t = t.append_column("current", pa.array(current, pa.bool_()))
+        for col, kind in (("current", KERNEL_TIMINGS), ("current_serving", SERVING)):
+            t = t.append_column(col, pa.array([entry is not None and entry.keeps(b, kind) for b in backends]))
         tables.append(t.append_column("file", pa.array([rel.as_posix()] * n, pa.string())))
     return Evidence(root, pa.concat_tables(tables).to_pandas(), folders)
