@@ -21,6 +21,7 @@
     cold_start.py cold-start (first calls in a fresh process, kernel caches empty and warm)
     docs.py       docs render, docs check (the generated blocks of README.md and docs/*.md)
     views.py, listings.py, progress.py   rich renderings, listings and the sweep progress bar
+    records.py    a table too wide for the console as one block per row
 
 Every command goes through `command()`: a QlabenchError becomes `error: ...` on stderr and exit code 2;
 any other exception is a bug and keeps its traceback.

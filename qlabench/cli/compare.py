@@ -51,7 +51,7 @@ def _options(threshold: float | None, alpha: float, min_samples: int, drift: boo
 
 def _emit(comparison, fmt: str, top: int, output: Path | None, show_all: bool, command: str) -> None:
     from qlabench.analyze.compare import render
-    from qlabench.cli.views import fitted
+    from qlabench.cli.records import fitted
     from qlabench.core.errors import ConfigError
 
     if fmt not in FORMATS:

@@ -50,7 +50,8 @@ def show_cmd(
     from qlabench.analyze.current import rows_or_current
     from qlabench.analyze.report import GATE_LEGEND, pick_baseline, speedup_table, suite_baselines
     from qlabench.analyze.row_filter import RowFilter
-    from qlabench.cli.views import check_lines, fitted, print_marks, speedup_markdown, speedup_rich_table
+    from qlabench.cli.records import fitted
+    from qlabench.cli.views import check_lines, print_marks, speedup_markdown, speedup_rich_table
     from qlabench.core.errors import ConfigError
     from qlabench.store.files import latest_per_point, read_results
 
