@@ -21,7 +21,7 @@ th, td { border-bottom: 1px solid #ddd; padding: 0.25em 0.7em; text-align: left;
 th { background: #f4f4f6; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
 tr.best td { font-weight: 600; } .bad { color: #b00020; } .note { color: #555; font-size: 0.9em; }
 img { max-width: 100%; height: auto; border: 1px solid #eee; }
-code { background: #f4f4f6; padding: 0 0.2em; border-radius: 3px; }
+code { background: #f4f4f6; padding: 0 0.2em; border-radius: 3px; overflow-wrap: anywhere; }
 ul.caveats { margin: 0.2em 0 0.8em; font-size: 0.88em; color: #444; }
 details { margin: 0.5em 0; } summary { cursor: pointer; }
 """
