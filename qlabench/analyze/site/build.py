@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,13 +50,14 @@ def _write(path: Path, text: str) -> Path:
     return path
 
 
-def build_site(results: str | os.PathLike, out: str | os.PathLike) -> Site:
-    """Read every result under `results` and write the site into `out` (created; its pages replaced)."""
+def build_site(results: str | os.PathLike, out: str | os.PathLike, calls: Mapping[str, str] | None = None) -> Site:
+    """Read every result under `results` and write the site into `out` (created; its pages replaced);
+    `calls`: {backend: its library call}, shown with each ranked time as advise shows it."""
     ev = read_evidence(results)
     out = Path(out)
     img = out / "img"
     img.mkdir(parents=True, exist_ok=True)
-    ranked = rankings(ev.current())
+    ranked = rankings(ev.current(), calls)
     changed = [h for h in histories(ev.history()) if h.changed]
     written, figs = [], []
     for r in ranked:

@@ -7,28 +7,25 @@ it from the same rows (analyze/advise/), so the site and the command never disag
 
 from __future__ import annotations
 
-import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import pandas as pd
 
 from qlabench.analyze.advise.answer import CaseAnswer, answer_case
 from qlabench.analyze.advise.question import PUBLISHED, WORKLOAD_MODES, Case, Question
-from qlabench.core.identity import key_axes
 from qlabench.core.models import lookup
-from qlabench.core.result import ResultRow
 from qlabench.store.keys import key_value
 
 CURRENT = "fla"  # speedups are against FLA, as advise's default --current
 # The mode whose rows say a case was measured for a workload (a training step needs its backward).
 CASE_MODES = {"prefill": ("fwd",), "train": ("bwd_train", "fwd_bwd")}
-# The columns advise reads (analyze/advise/: the point, its status and time, its errors, run, device and
-# library versions). Each case's filtering copies every column it is given, about a hundred in a stored
-# row: on these alone the site's rankings take seconds rather than a minute. test_site_rankings holds
-# that a case ranks here exactly as advise ranks it from the full rows.
-ADVISE_COLUMNS = key_axes() + ("status", "reason", "median_ms", "rel_noise", "run_id", "timestamp", "device",
-                               "device_index", "fla_version", "flash_qla_version", "flashinfer_version") + tuple(
-    f.name for f in dataclasses.fields(ResultRow) if f.name.startswith("err_"))
+# Per-sample and per-kernel lists advise never reads: each case's filtering copies every column it is
+# given, and these are most of a row's bytes (without them the site's rankings take seconds, not a
+# minute). Every scalar column stays: advise's rules read more of them than a list here could keep up
+# with (tests/analyze/test_site.py holds that a case ranks here exactly as advise ranks it).
+LIST_COLUMNS = ("samples_ms", "kernels", "kernel_dur_us", "kernel_grid", "kernel_block", "kernel_blocks_per_sm",
+                "phases_s", "cp_rank_ms", "cp_rank_fwd_ms", "cp_rank_bwd_ms", "autotune")
 
 
 @dataclass
@@ -72,13 +69,14 @@ def cases_of(rows: pd.DataFrame, q: Question, workload: str) -> list[Case]:
     return sorted((Case(s) for s in lens), key=lambda c: (c.total_tokens, len(c.seqlens), c.seqlens))
 
 
-def rankings(current: pd.DataFrame) -> list[Ranking]:
-    """Every (model, TP, workload) the current rows answer, each case ranked as advise ranks it."""
+def rankings(current: pd.DataFrame, calls: Mapping[str, str] | None = None) -> list[Ranking]:
+    """Every (model, TP, workload) the current rows answer, each case ranked as advise ranks it; `calls`:
+    the registered backends' library calls, as advise takes them."""
     out = []
-    current = current[[c for c in ADVISE_COLUMNS if c in current]]
+    current = current.drop(columns=[c for c in LIST_COLUMNS if c in current])
     # pandas' arrow-backed strings cost a conversion on every row advise iterates: plain objects (the
     # same values, missing ones as NaN as before) make the whole site's rankings several times faster.
-    current = current.astype({c: object for c in current.columns if current[c].dtype == "str"})
+    current = current.astype({c: object for c in current.columns if current[c].dtype == "str"}).copy()  # one block
     for model, tp in model_tps(current):
         for workload in WORKLOAD_MODES:
             q = Question(model, tp, workload, (), PUBLISHED, CURRENT)
@@ -89,7 +87,7 @@ def rankings(current: pd.DataFrame) -> list[Ranking]:
                 continue
             q = Question(model, tp, workload, tuple(cases), PUBLISHED, CURRENT)
             by_case = mine.groupby(mine["seqlens"].map(lambda s: tuple(int(x) for x in s)))
-            answers = [answer_case(by_case.get_group(c.seqlens), q, c) for c in cases]
+            answers = [answer_case(by_case.get_group(c.seqlens), q, c, calls) for c in cases]
             if any(a.entries for a in answers):
                 out.append(Ranking(model, tp, workload, q, answers))
     return out
