@@ -50,14 +50,15 @@ def _write(path: Path, text: str) -> Path:
     return path
 
 
-def build_site(results: str | os.PathLike, out: str | os.PathLike, calls: Mapping[str, str] | None = None) -> Site:
+def build_site(results: str | os.PathLike, out: str | os.PathLike, advise_facts: Mapping | None = None) -> Site:
     """Read every result under `results` and write the site into `out` (created; its pages replaced);
-    `calls`: {backend: its library call}, shown with each ranked time as advise shows it."""
+    `advise_facts`: what advise is told of the registered backends (rankings.py), so each case ranks and
+    warns exactly as `qlabench advise` does."""
     ev = read_evidence(results)
     out = Path(out)
     img = out / "img"
     img.mkdir(parents=True, exist_ok=True)
-    ranked = rankings(ev.current(), calls)
+    ranked = rankings(ev.current(), advise_facts)
     changed = [h for h in histories(ev.history()) if h.changed]
     written, figs = [], []
     for r in ranked:

@@ -25,7 +25,7 @@ CASE_MODES = {"prefill": ("fwd",), "train": ("bwd_train", "fwd_bwd")}
 # minute). Every scalar column stays: advise's rules read more of them than a list here could keep up
 # with (tests/analyze/test_site.py holds that a case ranks here exactly as advise ranks it).
 LIST_COLUMNS = ("samples_ms", "kernels", "kernel_dur_us", "kernel_grid", "kernel_block", "kernel_blocks_per_sm",
-                "phases_s", "cp_rank_ms", "cp_rank_fwd_ms", "cp_rank_bwd_ms", "autotune")
+                "phases_s", "cp_rank_ms", "cp_rank_fwd_ms", "cp_rank_bwd_ms")
 
 
 @dataclass
@@ -69,9 +69,10 @@ def cases_of(rows: pd.DataFrame, q: Question, workload: str) -> list[Case]:
     return sorted((Case(s) for s in lens), key=lambda c: (c.total_tokens, len(c.seqlens), c.seqlens))
 
 
-def rankings(current: pd.DataFrame, calls: Mapping[str, str] | None = None) -> list[Ranking]:
-    """Every (model, TP, workload) the current rows answer, each case ranked as advise ranks it; `calls`:
-    the registered backends' library calls, as advise takes them."""
+def rankings(current: pd.DataFrame, advise_facts: Mapping | None = None) -> list[Ranking]:
+    """Every (model, TP, workload) the current rows answer, each case ranked as advise ranks it;
+    `advise_facts`: what advise is told of the registered backends (their calls, which autotune...), the
+    keyword arguments of `answer_case` (cli/advise.py: backend_facts)."""
     out = []
     current = current.drop(columns=[c for c in LIST_COLUMNS if c in current])
     # pandas' arrow-backed strings cost a conversion on every row advise iterates: plain objects (the
@@ -87,7 +88,7 @@ def rankings(current: pd.DataFrame, calls: Mapping[str, str] | None = None) -> l
                 continue
             q = Question(model, tp, workload, tuple(cases), PUBLISHED, CURRENT)
             by_case = mine.groupby(mine["seqlens"].map(lambda s: tuple(int(x) for x in s)))
-            answers = [answer_case(by_case.get_group(c.seqlens), q, c, calls) for c in cases]
+            answers = [answer_case(by_case.get_group(c.seqlens), q, c, **(advise_facts or {})) for c in cases]
             if any(a.entries for a in answers):
                 out.append(Ranking(model, tp, workload, q, answers))
     return out
