@@ -164,11 +164,11 @@ def noise_summary(df: pd.DataFrame) -> str | None:
 def speedup_table(df: pd.DataFrame, baseline: str, numerics: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per workload; columns `<backend>` (median ms or status), `<backend> x` (speedup),
     `<backend> noise` (the row's noise_mark: '', NOISY or FEW), `<backend> err` (its error mark,
-    analyze/accuracy.py: worst error / tolerance and the reference, from its own check and the `numerics`
+    analyze/evidence/accuracy.py: worst error / tolerance and the reference, from its own check and the `numerics`
     rows of the same backend and workload; `<backend> e` the same, short) and `<backend> over` (over
     tolerance in some check). A speedup
     whose faster side is over tolerance is left empty: the err mark says why."""
-    from qlabench.analyze.accuracy import evidence_of, speedup_allowed
+    from qlabench.analyze.evidence.accuracy import evidence_of, speedup_allowed
 
     if df.empty:
         return pd.DataFrame()

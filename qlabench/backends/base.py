@@ -31,7 +31,8 @@ import torch
 
 from qlabench.backends.cp import CP_TIMED_MODES, RankSetup
 from qlabench.core import kernel_event
-from qlabench.core.point import SERVING_MODES, Point
+from qlabench.core.modes import SERVING_MODES
+from qlabench.core.point import Point
 from qlabench.measure.inputs import GDNInputs
 
 Outputs = dict[str, torch.Tensor]

@@ -171,7 +171,7 @@ class FlashQLA(Backend):
         (_, qc), _ = _import()
         ctx = qc.build_cp_context(
             rs.global_cu, enable_inter=True, enable_intra=point.cp_mode == "dual", group=rs.group,
-            num_v_heads=point.h_v, chunk_size=qc.CHUNK_SIZE, is_train=point.mode != "fwd",
+            num_v_heads=point.h_v, chunk_size=qc.CHUNK_SIZE, is_train=point.has_backward,
         )
         check_local_cu("FlashQLA", ctx.cu_seqlens_cpu, rs)
         return ctx

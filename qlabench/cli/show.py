@@ -83,7 +83,7 @@ def show_cmd(
         print_marks(console, df, num_rows)
         console.print(GATE_LEGEND)
     if other_evidence:
-        from qlabench.analyze.evidence import newer_evidence
+        from qlabench.analyze.evidence.newer import newer_evidence
 
         for line in newer_evidence(df, results).lines:
             print(line)

@@ -19,7 +19,7 @@ def _missing(v) -> bool:
 
 def _cell(r, b: str, sep: str = " ", short: bool = False) -> str:
     """'15.156 (216.67x) ~ 0.22 oracle@256 †': the median, the speedup, the row's noise mark and its error
-    mark (analyze/accuracy.py; over tolerance: the mark instead of the speedup; `short`: 'e0.22†', the
+    mark (analyze/evidence/accuracy.py; over tolerance: the mark instead of the speedup; `short`: 'e0.22†', the
     reference said under the table); a status word; '-' where the backend has no row. `sep` goes between
     the median and the rest (a newline keeps terminal columns narrow)."""
     v, x, mark = r[b], r[f"{b} x"], r.get(f"{b} noise") or ""
@@ -69,7 +69,7 @@ def speedup_markdown(table: pd.DataFrame, baseline: str | None) -> str:
 
 def print_marks(console: Console, df: pd.DataFrame, numerics: pd.DataFrame | None = None) -> None:
     """The lines under a speedup table: how many points met their noise target (what ~ and ! mean), and
-    how they were checked (what the err marks mean: analyze/accuracy.py)."""
+    how they were checked (what the err marks mean: analyze/evidence/accuracy.py)."""
     from qlabench.analyze.report import noise_summary
 
     line = noise_summary(df)
@@ -80,7 +80,7 @@ def print_marks(console: Console, df: pd.DataFrame, numerics: pd.DataFrame | Non
 
 def check_lines(df: pd.DataFrame, numerics: pd.DataFrame | None = None) -> list[str]:
     """How the ok rows were checked (full size, reduced only, over tolerance) and what the err marks mean."""
-    from qlabench.analyze.accuracy import LEGEND, evidence_of, evidence_summary
+    from qlabench.analyze.evidence.accuracy import LEGEND, evidence_of, evidence_summary
 
     line = evidence_summary(evidence_of(df[df["status"] == "ok"], numerics))
     return [line, LEGEND] if line else []

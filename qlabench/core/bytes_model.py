@@ -23,10 +23,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from qlabench.core.dtypes import itemsize
 from qlabench.core.errors import MeasureError
 from qlabench.core.point import Point
 
-_ITEMSIZE = {"float64": 8, "float32": 4, "bfloat16": 2, "float16": 2}
 GATE_BYTES = 4  # g and beta are float32 (measure/inputs.py)
 SLOT_BYTES = 4  # int32 slot indices
 
@@ -43,14 +43,14 @@ class StepBytes:
 
 def state_bytes(point: Point) -> int:
     """Bytes of the batch's states in the pool's dtype (read once, and written once, per step)."""
-    return point.batch * point.h_v * point.K * point.V * _ITEMSIZE[point.state_dtype]
+    return point.batch * point.h_v * point.K * point.V * itemsize(point.state_dtype)
 
 
 def step_bytes(point: Point) -> StepBytes:
     """The compulsory bytes of one serving step of `point` (a decode or mtp point)."""
     if not point.is_serving:
         raise MeasureError(f"the serving byte model is for decode/mtp points, not {point.mode}")
-    B, T, e = point.batch, point.tokens_per_seq, _ITEMSIZE[point.dtype]
+    B, T, e = point.batch, point.tokens_per_seq, itemsize(point.dtype)
     qk = B * T * point.h_qk * point.K * e
     tv = B * T * point.h_v * point.V * e
     gates = 2 * B * T * point.h_v * GATE_BYTES

@@ -23,7 +23,9 @@ import math
 from dataclasses import dataclass
 
 from qlabench.core import bytes_model
+from qlabench.core.dtypes import itemsize
 from qlabench.core.errors import MeasureError
+from qlabench.core.modes import mode_of
 from qlabench.core.point import Point
 
 
@@ -57,9 +59,6 @@ class Peaks:
 
 
 DEFAULT_CHUNK = 64
-
-_ITEMSIZE = {"float64": 8, "float32": 4, "bfloat16": 2, "float16": 2}
-
 
 def num_chunks(point: Point, chunk_size: int = DEFAULT_CHUNK) -> int:
     """Chunks over all sequences; each sequence starts a fresh chunk and its tail is padded."""
@@ -136,9 +135,10 @@ def flops(point: Point, chunk_size: int = DEFAULT_CHUNK) -> float:
     intra-card CP redoes the forward's CP pre-pass does more work than `bwd_train` for the same count.
     """
     per_head_chunk = 0
-    if point.mode in ("fwd", "fwd_bwd"):
+    mode = mode_of(point.mode)
+    if mode.forward:
         per_head_chunk += forward_chunk_flops(chunk_size, point.K, point.V)
-    if point.mode in ("bwd", "bwd_train", "fwd_bwd"):
+    if mode.backward:
         per_head_chunk += backward_chunk_flops(chunk_size, point.K, point.V)
     return float(per_head_chunk * point.h_v * num_chunks(point, chunk_size))
 
@@ -146,8 +146,8 @@ def flops(point: Point, chunk_size: int = DEFAULT_CHUNK) -> float:
 def _tensor_bytes(point: Point) -> dict[str, int]:
     """Bytes of every tensor the op reads or writes, by name (qlabench's input dtypes, inputs.py)."""
     T, N = point.total_tokens, point.num_seqs
-    e = _ITEMSIZE[point.dtype]  # q, k, v, o, do and the q/k/v gradients
-    f = 8 if point.dtype == "float64" else 4  # g, beta and states are float32 (float64 for float64 points)
+    e = itemsize(point.dtype)  # q, k, v, o, do and the q/k/v gradients
+    f = itemsize("float64" if point.dtype == "float64" else "float32")  # g, beta, states: fp32 (fp64 for fp64)
     qk = T * point.h_qk * point.K * e
     tv = T * point.h_v * point.V * e
     gate = T * point.h_v * f
@@ -166,7 +166,7 @@ def memory_bytes(point: Point) -> int:
     serving point's state pool twice (the drawn pool and the prepared call's working copy)."""
     pool = 0
     if point.is_serving:
-        pool = 2 * point.pool * point.h_v * point.K * point.V * _ITEMSIZE[point.state_dtype]
+        pool = 2 * point.pool * point.h_v * point.K * point.V * itemsize(point.state_dtype)
     return sum(_tensor_bytes(point).values()) + pool
 
 
@@ -178,7 +178,7 @@ _BWD_WRITE = ("dq", "dk", "dv", "dg", "dbeta", "dh0")
 
 def state_bytes(point: Point, chunk_size: int = DEFAULT_CHUNK) -> int:
     """Bytes of the per-chunk states h (one K x V state per chunk per value head) in the input dtype."""
-    return num_chunks(point, chunk_size) * point.h_v * point.K * point.V * _ITEMSIZE[point.dtype]
+    return num_chunks(point, chunk_size) * point.h_v * point.K * point.V * itemsize(point.dtype)
 
 
 def bytes_moved(point: Point, chunk_size: int = DEFAULT_CHUNK, include_states: bool = False) -> float:
@@ -192,10 +192,11 @@ def bytes_moved(point: Point, chunk_size: int = DEFAULT_CHUNK, include_states: b
     b = _tensor_bytes(point)
     names: set[str] = set()
     passes = 0
-    if point.mode in ("fwd", "fwd_bwd"):
+    mode = mode_of(point.mode)
+    if mode.forward:
         names.update(_FWD_READ + _FWD_WRITE)
         passes += 1
-    if point.mode in ("bwd", "bwd_train", "fwd_bwd"):
+    if mode.backward:
         names.update(_BWD_READ + _BWD_WRITE)
         passes += 1
     total = sum(b[n] for n in names)
@@ -212,7 +213,7 @@ def throughput(point: Point, median_ms: float | None, chunk_size: int = DEFAULT_
     if not math.isfinite(median_ms) or median_ms <= 0:
         raise MeasureError(f"median_ms must be a positive time, got {median_ms!r}")
     seconds = median_ms * 1e-3
-    if point.is_serving:  # a step of the token recurrence against a state pool: core/bytes_model.py
+    if mode_of(point.mode).work_model == "step":  # a step of the token recurrence against a state pool: core/bytes_model.py
         return (bytes_model.recurrent_flops(point) / seconds / 1e12,
                 bytes_model.step_bytes(point).moved / seconds / 1e9)
     return flops(point, chunk_size) / seconds / 1e12, bytes_moved(point, chunk_size) / seconds / 1e9

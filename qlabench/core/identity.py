@@ -23,6 +23,10 @@ class Axis:
     nullable: bool = False  # may be null in a stored row (optional, or added after the first schema)
     inputs: bool = True  # changes the inputs of the reduced correctness check (measure/oracle_cache.py)
     kernels: bool = True  # may change what a backend compiles (Point.compile_group, run/warmup.py)
+    # part of the problem a kernel solves: rows equal on these axes answer one question whatever else
+    # they differ in (analyze/evidence: newer evidence, numerics evidence, advise). A new axis is assumed
+    # to change the problem until it says otherwise: a wrong False would pair two problems as one.
+    problem: bool = True
 
 
 BACKEND = "backend"
@@ -31,10 +35,12 @@ BACKEND = "backend"
 AXES: tuple[Axis, ...] = (
     Axis(BACKEND, inputs=False),
     Axis("mode", inputs=False, kernels=False),  # warm-up splits modes on purpose (run/warmup.py)
-    Axis("model", nullable=True, inputs=False, kernels=False),  # where h_qk/h_v came from
-    Axis("tp", nullable=True, inputs=False, kernels=False),
-    Axis("layout", kernels=False),
-    Axis("batch", inputs=False, kernels=False),  # follows from layout and seqlens
+    Axis("model", nullable=True, inputs=False, kernels=False, problem=False),  # where h_qk/h_v came from
+    Axis("tp", nullable=True, inputs=False, kernels=False, problem=False),
+    # One dense sequence of 32768 tokens and the same sequence packed as varlen compute the same thing:
+    # the problem is the lengths (`seqlens`, one per sequence in either layout), not how they are laid out.
+    Axis("layout", kernels=False, problem=False),
+    Axis("batch", inputs=False, kernels=False, problem=False),  # follows from layout and seqlens
     Axis("seqlens", kernels=False),  # the check replaces them with its reduced lengths
     Axis("h_qk"),
     Axis("h_v"),
@@ -44,7 +50,7 @@ AXES: tuple[Axis, ...] = (
     Axis("gate", kernels=False),
     Axis("gate_zero_frac", nullable=True, kernels=False),
     Axis("gate_scale", nullable=True, kernels=False),
-    Axis("seed", kernels=False),
+    Axis("seed", kernels=False, problem=False),  # another draw of the same problem
     Axis("initial_state", kernels=False),
     Axis("cp_world_size", nullable=True, inputs=False),
     Axis("cp_mode", nullable=True, inputs=False),
@@ -86,6 +92,12 @@ def input_axes() -> tuple[str, ...]:
 def kernel_axes() -> tuple[str, ...]:
     """Axes that may change what a backend compiles: points equal on them share one compile group."""
     return tuple(a.name for a in AXES if a.kernels)
+
+
+def problem_axes() -> tuple[str, ...]:
+    """The axes of the problem a kernel solves (the backend included): two rows equal on them measured the
+    same thing, whatever their layout, seed or model label."""
+    return tuple(a.name for a in AXES if a.problem)
 
 
 def values(point, axes: Sequence[str], **replaced) -> tuple:

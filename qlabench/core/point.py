@@ -17,16 +17,14 @@ from dataclasses import asdict, dataclass
 from qlabench.core import identity
 from qlabench.core.errors import PointError
 from qlabench.core.identity import GATE_PARAMS, gate_label
+from qlabench.core.modes import MODES, SERVING_MODES, mode_of
 from qlabench.core.tolerances import tolerance_dtype
 
-# bwd: the backward kernels alone, as FlashQLA's published table times them (the forward's outputs
-# handed over, nothing else); bwd_train: the backward alone as autograd runs it in a training step
-# (the forward's CP context and cache handed over too). See qlabench/backends/base.py.
-MODES = ("fwd", "bwd", "fwd_bwd", "bwd_train", "decode", "mtp")
+# The modes and what each times: core/modes.py (bwd: the backward kernels alone, as FlashQLA's published
+# table times them; bwd_train: the backward as autograd runs it in a training step; see backends/base.py).
 # Serving modes: a step of B sequences against their recurrent states, which live in a pool of `pool` slots
 # addressed by slot indices as serving engines keep them (docs/SERVING.md). decode: one token per
 # sequence; mtp: multi-token verify (speculative decoding), T = 2..MTP_MAX_T tokens per sequence.
-SERVING_MODES = ("decode", "mtp")
 MTP_MAX_T = 16
 STATE_DTYPES = ("float32", "bfloat16")
 # The pool's per-slot state layout: [HV, K, V] (FLA's, FlashQLA's) or [HV, V, K] (FlashInfer's).
@@ -147,7 +145,12 @@ class Point:
     @property
     def is_serving(self) -> bool:
         """A decode or multi-token-verify step against a state pool (SERVING_MODES)."""
-        return self.mode in SERVING_MODES
+        return mode_of(self.mode).serving
+
+    @property
+    def has_backward(self) -> bool:
+        """The timed call runs a backward: its gradients are checked (core/modes.py)."""
+        return mode_of(self.mode).backward
 
     @property
     def tolerance_dtype(self) -> str:

@@ -2,7 +2,7 @@
 
 Kept in the core (no torch) because both sides read it: measure/correctness.py holds a kernel's outputs
 to it when a point is checked, and analyze/ reads stored errors against it (a speedup is only reported
-for a kernel inside it, analyze/accuracy.py). Where the numbers come from and what they mean at long T:
+for a kernel inside it, analyze/evidence/accuracy.py). Where the numbers come from and what they mean at long T:
 measure/correctness.py and docs/NUMERICS.md.
 """
 

@@ -25,6 +25,7 @@ from qlabench.core.flops import memory_bytes
 from qlabench.measure.correctness import compare
 from qlabench.measure.inputs import make_inputs, reduced_seqlens
 from qlabench.measure.oracle_cache import OracleCache, oracle_key
+from qlabench.core.modes import mode_of
 from qlabench.core.point import Point
 from qlabench.measure.probes import clocks as gpustate
 from qlabench.measure.probes import ncu
@@ -59,7 +60,7 @@ def reference_outputs(reference: Backend, mode: str, inp, *, fp32: bool, point: 
     if fp32:
         inp = inp.to(torch.float32)
     os.environ.update(reference.env)
-    ref_mode = "fwd" if mode == "fwd" else "fwd_bwd"
+    ref_mode = "fwd_bwd" if mode_of(mode).backward else "fwd"
     if point is None:
         return reference.prepare(ref_mode, inp)()
     dtype = "float32" if fp32 and point.dtype != "float64" else point.dtype
@@ -127,7 +128,7 @@ def _oracle_outputs(p: Point, seqlens: tuple[int, ...], ctx: MeasureContext, ora
     (oracle_cache.py). `oracle`: another reference backend (a layer backend's), keyed apart with the
     model and TP its problem also depends on."""
     cdt = "float64" if p.dtype == "float64" else "float32"
-    grads = p.mode != "fwd" and not p.is_serving
+    grads = p.has_backward
     # a serving step's reference is the same step (its pool outside the batch too), not a forward
     ref_mode = p.mode if p.is_serving else "fwd_bwd" if grads else "fwd"
 
@@ -213,7 +214,7 @@ def check_fp64_full(p: Point, got: dict, inp, fields: dict, untouched: dict | No
     `untouched`: a serving point's pool outside the batch as drawn (`untouched_pool`, taken before the
     call): the float64 reference computes o and ht, and the pool is held bit for bit as the oracle's check
     holds it, so no reference lets a step that clobbers other sequences' states pass."""
-    errors, failure = fp64_errors(got, inp, grads=p.mode != "fwd" and not p.is_serving, dtype=p.tolerance_dtype)
+    errors, failure = fp64_errors(got, inp, grads=p.has_backward, dtype=p.tolerance_dtype)
     if untouched is not None:
         pool_errors, pool_failure = compare(got, untouched, p.tolerance_dtype)
         errors.update(pool_errors)

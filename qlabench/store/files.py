@@ -25,6 +25,7 @@ from qlabench.core.errors import StoreError
 from qlabench.core.names import name_problem
 from qlabench.core.result import ResultRow
 from qlabench.core.spec import SUITES_DIR
+from qlabench.store.keys import KEY_COLUMNS
 from qlabench.store.schema import arrow_schema, check_rows, upgrade
 
 
@@ -214,21 +215,37 @@ def result_files(paths: Iterable[str | os.PathLike]) -> list[Path]:
     return out
 
 
-def read_table(path: str | os.PathLike) -> pa.Table:
+# Columns every projected read keeps: the key, the status the checks need, and what orders rows.
+_ALWAYS_READ = ("status", "timestamp", "run_id")
+
+
+def read_table(path: str | os.PathLike, columns: Iterable[str] | None = None) -> pa.Table:
+    """A result file in the current schema; with `columns`, only those (and the key, status, timestamp and
+    run id), which is most of the cost saved: the kernel and sample lists are most of a file's bytes."""
     try:
-        table = pq.read_table(path)
+        if columns is None:
+            table = pq.read_table(path)
+        else:
+            pf = pq.ParquetFile(path)
+            wanted = set(KEY_COLUMNS) | set(_ALWAYS_READ) | set(columns)
+            table = pf.read(columns=[c for c in pf.schema_arrow.names if c in wanted])
+            table = table.replace_schema_metadata(pf.schema_arrow.metadata)
     except (OSError, pa.ArrowInvalid) as e:
         raise StoreError(f"{path}: cannot read parquet: {e}") from e
     try:
-        return check_rows(upgrade(table, str(path)), str(path))
+        table = check_rows(upgrade(table, str(path)), str(path))
     except StoreError:
         raise
     except ValueError as e:  # pyarrow's ArrowInvalid while converting columns
         raise StoreError(str(e)) from e
+    if columns is None:
+        return table
+    return table.select([c for c in table.column_names if c in wanted])
 
 
-def read_results(paths: Iterable[str | os.PathLike]) -> pd.DataFrame:
-    """All rows of the given files/folders as one DataFrame, in the current schema.
+def read_results(paths: Iterable[str | os.PathLike], columns: Iterable[str] | None = None) -> pd.DataFrame:
+    """All rows of the given files/folders as one DataFrame, in the current schema (with `columns`: only
+    those, and the key, status, timestamp and run id).
 
     A sweep may be compacting its parts while we read (its parts vanish once <run_id>.parquet
     exists): if a listed file has gone, list again and re-read.
@@ -236,15 +253,16 @@ def read_results(paths: Iterable[str | os.PathLike]) -> pd.DataFrame:
     paths = list(paths)
     for _ in range(4):
         try:
-            return _read_all(result_files(paths))
+            return _read_all(result_files(paths), columns)
         except StoreError as e:
             if not isinstance(e.__cause__, FileNotFoundError):
                 raise
-    return _read_all(result_files(paths))
+    return _read_all(result_files(paths), columns)
 
 
-def _read_all(files: list[Path]) -> pd.DataFrame:
-    return pa.concat_tables([read_table(f) for f in files]).to_pandas()
+def _read_all(files: list[Path], columns: Iterable[str] | None = None) -> pd.DataFrame:
+    columns = None if columns is None else tuple(columns)
+    return pa.concat_tables([read_table(f, columns) for f in files]).to_pandas()
 
 
 def file_metadata(paths: Iterable[str | os.PathLike]) -> list[dict[str, str]]:
@@ -266,12 +284,9 @@ def read_rows(path: str | os.PathLike) -> list[ResultRow]:
     return [ResultRow(**{k: v for k, v in d.items()}) for d in read_table(path).to_pylist()]
 
 
-def latest_per_point(df: pd.DataFrame) -> pd.DataFrame:
-    """Keep only the newest row for each (backend, workload) key: re-runs supersede older runs."""
-    if df.empty:
-        return df
-    from qlabench.store.keys import workload_keys
+def latest_per_point(df: pd.DataFrame, by: tuple[str, ...] = ()) -> pd.DataFrame:
+    """Keep only the newest row for each (backend, workload) key, and each value of `by` (e.g. the device):
+    re-runs supersede older runs."""
+    from qlabench.store.keys import KEY_COLUMNS, newest_rows
 
-    tmp = df.assign(_k=workload_keys(df, with_backend=True))
-    tmp = tmp.sort_values("timestamp").drop_duplicates("_k", keep="last")
-    return tmp.drop(columns="_k").reset_index(drop=True)
+    return newest_rows(df, tuple(dict.fromkeys(KEY_COLUMNS + tuple(by))))

@@ -15,7 +15,8 @@ import math
 import pandas as pd
 
 from qlabench.core import identity
-from qlabench.core.point import SERVING_MODES
+from qlabench.core.dtypes import DTYPE_BYTES
+from qlabench.core.modes import SERVING_MODES
 from qlabench.store.keys import key_series, key_value
 
 # The serving axes of a row's identity (core/identity.py), and the beta regime, which serving rows may vary.
@@ -23,7 +24,6 @@ SERVING_KEYS = identity.SERVING_AXES + ("beta_regime",)
 # Columns the page reads that rows written before the serving schema lack: they read as null.
 SERVING_COLUMNS = SERVING_KEYS + ("bytes_read", "bytes_written", "bytes_moved", "hbm_peak_read_tbs",
                                   "hbm_peak_write_tbs", "hbm_frac")
-STATE_BYTES = {"float32": 4, "bfloat16": 2}
 # Axes that usually hold one value in a serving run; where they vary, figures and groups split on them.
 CONTEXT = ("device", "dtype", "K", "V", "gate_label", "pool_factor", "beta_regime", "seed")
 
@@ -78,7 +78,7 @@ def _pool_factor(pool, batch):
 
 def _pool_mib(r) -> float:
     """Bytes the whole state pool holds, MiB: pool x value heads x K x V x the state dtype's size."""
-    size = STATE_BYTES.get(key_value(r["state_dtype"]))
+    size = DTYPE_BYTES.get(key_value(r["state_dtype"]))
     pool = key_value(r["pool"])
     if not size or not pool:
         return math.nan

@@ -226,8 +226,8 @@ def autotune_regret_section(sources) -> list[str]:
 
 def _correctness_section(study: Study) -> list[str]:
     """How the timed rows were checked, against which reference and at what size, and every speedup left
-    out because its faster side is over tolerance (analyze/accuracy.py)."""
-    from qlabench.analyze.accuracy import LEGEND, evidence_of, evidence_summary
+    out because its faster side is over tolerance (analyze/evidence/accuracy.py)."""
+    from qlabench.analyze.evidence.accuracy import LEGEND, evidence_of, evidence_summary
 
     rows = study.primary_rows
     ok = rows[rows["status"] == "ok"] if not rows.empty else rows

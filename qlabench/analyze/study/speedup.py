@@ -4,7 +4,7 @@ speedup = baseline time / flash_qla time, from ok rows of the same point (same s
 comparison: the newest library version of each backend). Points are the published method's problem
 (K = V = 128, bf16, flashqla gate at its defaults, initial state); a dense and a packed varlen row of the
 same lengths are one point, the varlen row preferred. A speedup whose faster side is over tolerance in
-its evidence (the rows' `err_over`, analyze/accuracy.py) is not a speedup: it is left out (NaN) and
+its evidence (the rows' `err_over`, analyze/evidence/accuracy.py) is not a speedup: it is left out (NaN) and
 `withheld` holds the faster side's error mark instead.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from qlabench.analyze.accuracy import flagged, speedup_allowed
+from qlabench.analyze.evidence.accuracy import flagged, speedup_allowed
 from qlabench.core.identity import heads_label
 from qlabench.analyze.study.published import BACKEND_COLUMNS, PUBLISHED_METHOD, match_key, method_differences
 

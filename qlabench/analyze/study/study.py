@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from qlabench.analyze.accuracy import OVER, flagged, speedup_allowed, with_error_marks
+from qlabench.analyze.evidence.accuracy import OVER, flagged, speedup_allowed, with_error_marks
 from qlabench.analyze.study.explain import WITHIN, explain_all, within
 from qlabench.analyze.study.gate import gate_sweep
 from qlabench.analyze.study.intracp import intracp_table
@@ -122,7 +122,7 @@ def build_study(results: pd.DataFrame, published: pd.DataFrame | None = None,
 
     numerics: rows of another folder (e.g. results/h200-numerics, float64 at full size) whose checks count
     as error evidence for the same backend and problem; a speedup is only given for a kernel inside
-    tolerance in all its evidence (analyze/accuracy.py)."""
+    tolerance in all its evidence (analyze/evidence/accuracy.py)."""
     check_tolerance(tolerance)
     pub = load_published() if published is None else published
     prepared = prepare(results)

@@ -75,7 +75,7 @@ def measure_rank(step: Step, rk: Rank, p: Point, backend: Backend) -> dict:
         a, b, c = one()
         fwd.append(a)
         total.append(c)
-        if p.mode != "fwd":
+        if p.has_backward:
             bwd.append(b)
     res.update(fwd=fwd, bwd=bwd, total=total, sampling_s=time.perf_counter() - t0)
     if rk.on_cuda:

@@ -23,7 +23,7 @@ import pandas as pd
 
 from qlabench.core.result import CHECKED_TENSORS
 from qlabench.core.tolerances import TOLERANCES, error_ratio, tolerance_dtype
-from qlabench.analyze.evidence import problem_keys
+from qlabench.analyze.evidence.problem import problem_keys
 from qlabench.store.keys import key_value
 
 # The reference a row's `oracle` column names -> its short name in a mark.

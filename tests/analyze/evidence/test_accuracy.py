@@ -1,4 +1,4 @@
-"""Time and error together (analyze/accuracy.py): each row's check against the tolerance and its reference,
+"""Time and error together (analyze/evidence/accuracy.py): each row's check against the tolerance and its reference,
 the numerics rows of another folder as evidence, and no speedup for a kernel over tolerance where it is the
 faster side, in `show`'s table, the study's speedups and its page."""
 
@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from study_rows import row as study_row
-from qlabench.analyze.accuracy import OVER, REDUCED, evidence_of, evidence_summary, row_check, speedup_allowed
+from qlabench.analyze.evidence.accuracy import OVER, REDUCED, evidence_of, evidence_summary, row_check, speedup_allowed
 from qlabench.analyze.report import speedup_table
 from qlabench.analyze.study import build_study
 from qlabench.cli import app
@@ -180,7 +180,7 @@ def test_the_study_withholds_a_speedup_whose_faster_side_is_over_tolerance(tmp_p
 def test_a_serving_row_is_read_against_its_state_dtype_and_an_exact_pool():
     """A bf16 pool's rows are held to bf16 tolerances, and err_pool (tolerance 0) reads 0 when exact, never a
     division by zero; a pool that moved is over tolerance."""
-    from qlabench.analyze.accuracy import row_check
+    from qlabench.analyze.evidence.accuracy import row_check
 
     base = {"oracle": "naive-recurrent float32 @64 tokens", "dtype": "float32", "state_dtype": "bfloat16",
             "status": "ok", "total_tokens": 64, "err_o": 1e-3, "err_ht": 2e-3, "err_pool": 0.0}

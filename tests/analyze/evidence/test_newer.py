@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
-from qlabench.analyze.evidence import DISAGREE, newer_evidence
+from qlabench.analyze.evidence.newer import DISAGREE, newer_evidence
 from qlabench.cli import app
 from qlabench.store.files import read_results, write_rows
 

@@ -7,10 +7,10 @@ run and 0.927 ms in the study. A reader of the older folder is told that newer e
 and why the numbers differ, as far as the rows recorded it (layout, library versions, timer, device,
 and the kernel whose time moved most).
 
-The same problem: backend, mode, heads, head dims, dtype, gate values, initial state, CP and the token
-lengths, whatever the layout (one dense sequence of 32768 tokens and the same sequence packed as varlen
-compute the same thing). The folders searched are the siblings under the evidence root: the highest
-folder above the ones shown that has a README.md, below the project's own root (`results/` here).
+The same problem: problem.py (the problem axes of core/identity.py, whatever the layout, seed or model
+label). The folders searched are given by the caller (the results catalog's current folders), or by default
+the siblings under the evidence root: the highest folder above the ones shown that has a README.md, below
+the project's own root (`results/` here). Only the columns compared are read (a fraction of each file).
 """
 
 from __future__ import annotations
@@ -25,18 +25,19 @@ import pandas as pd
 import pyarrow as pa
 
 from qlabench.analyze.compare.kernels import short_name
+from qlabench.analyze.evidence.problem import newest_per_problem, problem_keys
 from qlabench.core.errors import QlabenchError, SchemaError
-from qlabench.store.files import latest_per_point, read_table, result_files
-from qlabench.store.keys import key_series, plain_value
+from qlabench.core.libraries import version_columns
+from qlabench.store.files import read_table, result_files
+from qlabench.store.keys import plain_value
 
-PROBLEM_AXES = ("backend", "mode", "h_qk", "h_v", "K", "V", "dtype", "gate", "gate_zero_frac", "gate_scale",
-                "initial_state", "cp_world_size", "cp_mode", "lengths")
 # Two medians of one problem disagree beyond this relative difference: between two runs on the H200 the
 # same point moves by up to 3.4% (docs/FLASHQLA-STUDY.md), so 5% is more than run-to-run drift.
 DISAGREE = 0.05
 # What a row records that can make the same problem take another time.
-RECORDED = ("layout", "timer", "device", "flash_qla_version", "tilelang_version", "fla_version", "triton_version",
-            "flashinfer_version", "torch_version")
+RECORDED = ("layout", "timer", "device") + version_columns()
+# The columns a comparison reads (besides the key, status, timestamp and run id every read keeps).
+READ = RECORDED + ("median_ms", "kernels", "kernel_dur_us")
 PROJECT_MARKS = ("pyproject.toml", ".git")
 NOT_RESULTS = "not a qlabench results file"  # store/schema.py's reason for a parquet without its metadata
 
@@ -110,32 +111,24 @@ def sibling_folders(root: Path, paths: Iterable[str | os.PathLike]) -> list[Path
     return out
 
 
-def token_lengths(row) -> tuple[int, ...]:
-    """The sequence lengths a row computed, whatever its layout: dense 2x16384 and varlen 16384+16384 alike."""
-    lens = tuple(int(s) for s in plain_value(row["seqlens"]) or ())
-    return lens * int(row["batch"]) if row["layout"] == "dense" else lens
-
-
-def problem_keys(df: pd.DataFrame) -> pd.Series:
-    """The problem each row measured (PROBLEM_AXES): the point without its layout, seed or model label."""
-    lengths = [token_lengths(r) for r in df[["seqlens", "batch", "layout"]].to_dict("records")]
-    return key_series(df.assign(lengths=pd.Series(lengths, index=df.index, dtype=object)), PROBLEM_AXES)
-
-
-def newer_evidence(shown: pd.DataFrame, paths: Iterable[str | os.PathLike]) -> EvidenceCheck:
-    """For the rows a command shows (read from `paths`), the sibling folders holding newer rows of the
-    same problems, and how far and why those differ."""
+def newer_evidence(shown: pd.DataFrame, paths: Iterable[str | os.PathLike],
+                   folders: Iterable[str | os.PathLike] | None = None) -> EvidenceCheck:
+    """For the rows a command shows (read from `paths`), the folders holding newer rows of the same
+    problems, and how far and why those differ. `folders`: where to look (default: the siblings under the
+    evidence root; the results catalog passes the current folders)."""
     paths = list(paths)
-    root = evidence_root(paths)
     ok = shown[shown["status"] == "ok"]
-    if root is None or ok.empty:
+    if folders is None:
+        root = evidence_root(paths)
+        folders = sibling_folders(root, paths) if root is not None else []
+    if ok.empty:
         return EvidenceCheck()
     newer, unreadable = [], []
-    for folder in sibling_folders(root, paths):
+    for folder in map(Path, folders):
         tables = []
         for f in result_files([folder]):
             try:
-                tables.append(read_table(f))
+                tables.append(read_table(f, READ))
             except SchemaError as e:
                 if NOT_RESULTS not in str(e):  # a parquet that is no results file (a derived table) is no evidence
                     unreadable.append(str(e))
@@ -143,7 +136,7 @@ def newer_evidence(shown: pd.DataFrame, paths: Iterable[str | os.PathLike]) -> E
                 unreadable.append(str(e))
         if not tables:
             continue
-        found = compare_folder(ok, latest_per_point(pa.concat_tables(tables).to_pandas()), _rel(folder))
+        found = compare_folder(ok, pa.concat_tables(tables).to_pandas(), _rel(folder))
         if found is not None:
             newer.append(found)
     return EvidenceCheck(tuple(newer), tuple(unreadable))
@@ -154,12 +147,13 @@ def compare_folder(shown: pd.DataFrame, other: pd.DataFrame, folder: str) -> New
     other = other[other["status"] == "ok"]
     if other.empty:
         return None
-    other = other.assign(_p=problem_keys(other)).sort_values("timestamp", kind="stable")
-    newest = other.drop_duplicates("_p", keep="last").set_index("_p")
+    newest = newest_per_problem(other)
+    theirs_of = dict(zip(problem_keys(newest), newest.to_dict("records")))
     pairs = []
-    for (key, mine) in zip(problem_keys(shown), shown.to_dict("records")):
-        if key in newest.index and str(newest.at[key, "timestamp"]) > str(mine["timestamp"]):
-            pairs.append((mine, newest.loc[key].to_dict()))
+    for key, mine in zip(problem_keys(shown), shown.to_dict("records")):
+        theirs = theirs_of.get(key)
+        if theirs is not None and str(theirs["timestamp"]) > str(mine["timestamp"]):
+            pairs.append((mine, theirs))
     if not pairs:
         return None
     ratios, why = [], Counter()
