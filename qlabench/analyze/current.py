@@ -16,6 +16,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from qlabench.analyze.evidence.runs import check_runs
+from qlabench.analyze.evidence.tree import NOTES_ATTR
 from qlabench.core.errors import StoreError
 from qlabench.store.catalog import Catalog, load_catalog
 from qlabench.store.files import read_table, result_files
@@ -51,20 +53,23 @@ def current_evidence(catalog: Catalog | None = None, kinds: tuple[str, ...] = KE
         entry = catalog.owner(f)
         if entry.backends is not None:
             table = table.filter(pc.is_in(table["backend"], pa.array(entry.backends)))
-        tables.append(table)
+        tables.append(table.append_column("source_file", pa.array([str(f)] * table.num_rows, pa.string())))
     if not tables:
         raise StoreError(f"{catalog.root / 'catalog.toml'}: no current entry of kind {', '.join(kinds)}")
-    return CurrentEvidence(tuple(catalog.current_paths(kinds)), tuple(files), pa.concat_tables(tables).to_pandas())
+    # the evidence layer's run check: a run in two files that disagree is refused, a copy counts once
+    rows, notes = check_runs(pa.concat_tables(tables).to_pandas())
+    rows.attrs[NOTES_ATTR] = notes
+    return CurrentEvidence(tuple(catalog.current_paths(kinds)), tuple(files), rows)
 
 
 def rows_or_current(paths, kinds: tuple[str, ...] = KERNEL_TIMINGS) -> tuple[pd.DataFrame, list[Path], bool]:
     """(rows, their paths, from the catalog?): the rows of `paths` when given, else the current evidence's.
     What a view reads by default is the catalog's to say, in one place."""
-    from qlabench.store.files import read_results
+    from qlabench.analyze.evidence import read_evidence
 
     paths = [Path(p) for p in paths or ()]
-    if paths:
-        return read_results(paths), paths, False
+    if paths:  # every run, through the evidence layer (its notes ride along: evidence.evidence_notes)
+        return read_evidence(paths, all_runs=True).frame(), paths, False
     ev = current_evidence(kinds=kinds)
     return ev.rows, list(ev.paths), True
 

@@ -26,6 +26,7 @@ class RowFilter:
     gate: str | None = None  # a gate label as tables print it ('flashqla', 'flashqla(zero=0,/64)') or short
     backends: tuple[str, ...] = ()
     mode: str | None = None
+    keep: tuple[str, ...] = ()  # backends kept beside `backends` (the baseline of the speedups), not asked for
 
     def heads_wanted(self) -> tuple[int, int] | None:
         if self.model is not None:
@@ -46,8 +47,18 @@ class RowFilter:
             raise ConfigError(f"--heads must be H_QK/H_V, e.g. 8/32; got {self.heads!r}") from None
 
     def describe(self) -> str:
-        parts = [f"{k}={v}" for k, v in self.__dict__.items() if v not in (None, ())]
+        parts = [f"{k}={v}" for k, v in self.__dict__.items() if v not in (None, ()) and k != "keep"]
         return ", ".join(parts) or "no filter"
+
+    def _by_backend(self, d: pd.DataFrame) -> pd.DataFrame:
+        """Rows of the asked backends (and the kept ones); none of the asked ones is an error, as for every
+        other filter: the baseline kept for the speedups would otherwise fill the table alone (a typo, or a
+        glob, which is not expanded)."""
+        asked = d["backend"].isin(self.backends)
+        if not asked.any():
+            raise ConfigError(f"no rows left after the backend filter ({self.describe()}); backends here: "
+                              + ", ".join(sorted(set(map(str, d["backend"])))))
+        return d[asked | d["backend"].isin(self.keep)]
 
     def apply(self, df: pd.DataFrame) -> pd.DataFrame:
         """The rows that pass every given criterion; ConfigError naming the criterion that left none."""
@@ -65,7 +76,7 @@ class RowFilter:
             steps.append(("gate", lambda d: d[d.apply(lambda r: self.gate in (gate_label_of(r), gate_short(r)),
                                                        axis=1)] if not d.empty else d))
         if self.backends:
-            steps.append(("backend", lambda d: d[d["backend"].isin(self.backends)]))
+            steps.append(("backend", self._by_backend))
         if self.mode is not None:
             steps.append(("mode", lambda d: d[d["mode"] == self.mode]))
         for name, step in steps:

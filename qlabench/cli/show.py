@@ -48,28 +48,30 @@ def show_cmd(
     import sys
 
     from qlabench.analyze.current import rows_or_current
+    from qlabench.analyze.evidence import believed, evidence_notes, newest_per_point, read_evidence
     from qlabench.analyze.report import GATE_LEGEND, pick_baseline, speedup_table, suite_baselines
     from qlabench.analyze.row_filter import RowFilter
     from qlabench.cli.records import fitted
     from qlabench.cli.views import check_lines, print_marks, speedup_markdown, speedup_rich_table
     from qlabench.core.errors import ConfigError
-    from qlabench.store.files import latest_per_point, read_results
 
     if fmt not in FORMATS:
         raise ConfigError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
     df, results, _ = rows_or_current(results)
+    notes = evidence_notes(df)
     if not all_runs:
-        df = latest_per_point(df)
+        df = newest_per_point(df)
+    df = believed(df)
     if mode:
         df = df[df["mode"] == mode]
         if df.empty:
             raise ConfigError(f"no rows of mode {mode!r} in these results")
     base = pick_baseline(df, baseline, suite_baselines(results))
-    keep = tuple(dict.fromkeys([*backend, base])) if backend else ()
-    df = RowFilter(model=model, tp=tp, heads=heads, seqlen=seqlen, tokens=tokens, gate=gate, backends=keep).apply(df)
+    df = RowFilter(model=model, tp=tp, heads=heads, seqlen=seqlen, tokens=tokens, gate=gate,
+                   backends=tuple(backend or ()), keep=(base,)).apply(df)
     if base not in set(df["backend"]):
         raise ConfigError(f"baseline {base!r} has no rows here (backends: {', '.join(sorted(set(df['backend'])))})")
-    num_rows = read_results(numerics) if numerics else None
+    num_rows = read_evidence(numerics, all_runs=True).rows if numerics else None
     table = speedup_table(df, base, num_rows)
     if fmt == "csv":
         table.to_csv(sys.stdout, index=False)
@@ -82,6 +84,8 @@ def show_cmd(
         console.print(fitted(console, speedup_rich_table(table, base), keys=5))
         print_marks(console, df, num_rows)
         console.print(GATE_LEGEND)
+    for line in notes:
+        print(line)
     if other_evidence:
         from qlabench.analyze.evidence.newer import newer_evidence
 

@@ -27,6 +27,11 @@ class StoreError(QlabenchError):
     """A results file or folder cannot be read or written."""
 
 
+class EvidenceError(StoreError):
+    """Result files that contradict each other (one run id, two different rows of a point): no view can
+    answer from them without choosing one silently (analyze/evidence/runs.py)."""
+
+
 class SchemaError(StoreError, ValueError):
     """A file is not a qlabench results file, or its schema is newer than this qlabench."""
 

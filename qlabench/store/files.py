@@ -222,6 +222,7 @@ _ALWAYS_READ = ("status", "timestamp", "run_id")
 def read_table(path: str | os.PathLike, columns: Iterable[str] | None = None) -> pa.Table:
     """A result file in the current schema; with `columns`, only those (and the key, status, timestamp and
     run id), which is most of the cost saved: the kernel and sample lists are most of a file's bytes."""
+    wanted = None
     try:
         if columns is None:
             table = pq.read_table(path)
@@ -233,19 +234,19 @@ def read_table(path: str | os.PathLike, columns: Iterable[str] | None = None) ->
     except (OSError, pa.ArrowInvalid) as e:
         raise StoreError(f"{path}: cannot read parquet: {e}") from e
     try:
-        table = check_rows(upgrade(table, str(path)), str(path))
+        table = check_rows(upgrade(table, str(path), wanted), str(path))
     except StoreError:
         raise
     except ValueError as e:  # pyarrow's ArrowInvalid while converting columns
         raise StoreError(str(e)) from e
-    if columns is None:
-        return table
-    return table.select([c for c in table.column_names if c in wanted])
+    return table
 
 
-def read_results(paths: Iterable[str | os.PathLike], columns: Iterable[str] | None = None) -> pd.DataFrame:
+def read_results(paths: Iterable[str | os.PathLike], columns: Iterable[str] | None = None,
+                 source: bool = False) -> pd.DataFrame:
     """All rows of the given files/folders as one DataFrame, in the current schema (with `columns`: only
-    those, and the key, status, timestamp and run id).
+    those, and the key, status, timestamp and run id; with `source`: a `source_file` column naming the
+    file each row came from).
 
     A sweep may be compacting its parts while we read (its parts vanish once <run_id>.parquet
     exists): if a listed file has gone, list again and re-read.
@@ -253,16 +254,20 @@ def read_results(paths: Iterable[str | os.PathLike], columns: Iterable[str] | No
     paths = list(paths)
     for _ in range(4):
         try:
-            return _read_all(result_files(paths), columns)
+            return _read_all(result_files(paths), columns, source)
         except StoreError as e:
             if not isinstance(e.__cause__, FileNotFoundError):
                 raise
-    return _read_all(result_files(paths), columns)
+    return _read_all(result_files(paths), columns, source)
 
 
-def _read_all(files: list[Path], columns: Iterable[str] | None = None) -> pd.DataFrame:
+def _read_all(files: list[Path], columns: Iterable[str] | None = None, source: bool = False) -> pd.DataFrame:
     columns = None if columns is None else tuple(columns)
-    return pa.concat_tables([read_table(f, columns) for f in files]).to_pandas()
+    tables = [read_table(f, columns) for f in files]
+    if source:
+        tables = [t.append_column("source_file", pa.array([str(f)] * t.num_rows, pa.string()))
+                  for f, t in zip(files, tables)]
+    return pa.concat_tables(tables).to_pandas()
 
 
 def file_metadata(paths: Iterable[str | os.PathLike]) -> list[dict[str, str]]:

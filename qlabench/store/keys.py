@@ -73,7 +73,9 @@ def _column_keys(s: pd.Series) -> list:
         return s.tolist()
     if kind == "f":
         return [None if v != v else int(v) if v.is_integer() else v for v in s.tolist()]
-    return [key_value(v) for v in s.tolist()]
+    # An integer list (seqlens: up to one length per sequence of a 1024-sequence decode batch) in one call.
+    return [tuple(v.tolist()) if isinstance(v, np.ndarray) and v.dtype.kind in "iu" else key_value(v)
+            for v in s.tolist()]
 
 
 def key_series(df: pd.DataFrame, columns) -> pd.Series:

@@ -87,8 +87,9 @@ def arrow_schema(extra_metadata: dict[str, str] | None = None) -> pa.Schema:
 COLUMNS = tuple(name for name, _, _ in row_fields())
 
 
-def upgrade(table: pa.Table, source: str) -> pa.Table:
-    """Bring a table read from disk to the current schema, or raise SchemaError saying why not."""
+def upgrade(table: pa.Table, source: str, columns: set[str] | None = None) -> pa.Table:
+    """Bring a table read from disk to the current schema, or raise SchemaError saying why not.
+    `columns`: only those of the current schema (a projected read: store/files.py read_table)."""
     meta = table.schema.metadata or {}
     raw = meta.get(METADATA_KEY)
     if raw is None:
@@ -103,6 +104,8 @@ def upgrade(table: pa.Table, source: str) -> pa.Table:
         if version <= step_from:
             table = step(table)
     target = arrow_schema()
+    if columns is not None:
+        target = pa.schema([f for f in target if f.name in columns], metadata=target.metadata)
     cols = []
     for f in target:
         if f.name in table.column_names:

@@ -4,14 +4,14 @@ call's own code path (its traced `check_path`), or on a reduced problem only (â€
 A row's check may have run on fewer tokens than the point has (the fp32 oracle on 256 tokens); a library
 whose call path depends on the size (an intra-card CP that splits only long sequences) may then have been
 checked on another path than the one timed. The answer says so per entry, and as a caveat where the
-recommended time was never checked at its size (analyze/accuracy.py reads each row's check).
+recommended time was never checked at its size (analyze/evidence/accuracy.py reads each row's check).
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
-from qlabench.analyze.accuracy import REDUCED, row_check
+from qlabench.analyze.evidence.accuracy import REDUCED, row_check
 from qlabench.analyze.advise.ranking import Entry
 
 

@@ -44,7 +44,10 @@ Newer evidence (newer.py)
       can pass the current ones.
 """
 
+from qlabench.analyze.evidence.belief import believed
 from qlabench.analyze.evidence.problem import newest_per_problem, point_keys, problem_keys
+from qlabench.analyze.evidence.tree import Evidence, evidence_notes, read_evidence
 from qlabench.store.files import latest_per_point as newest_per_point
 
-__all__ = ["newest_per_point", "newest_per_problem", "point_keys", "problem_keys"]
+__all__ = ["Evidence", "believed", "evidence_notes", "newest_per_point", "newest_per_problem", "point_keys",
+           "problem_keys", "read_evidence"]

@@ -19,13 +19,14 @@ import os
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
 
 from qlabench.analyze.compare.kernels import short_name
-from qlabench.analyze.evidence.problem import newest_per_problem, problem_keys
+from qlabench.analyze.evidence.problem import problem_keys
 from qlabench.core.errors import QlabenchError, SchemaError
 from qlabench.core.libraries import version_columns
 from qlabench.store.files import read_table, result_files
@@ -36,8 +37,10 @@ from qlabench.store.keys import plain_value
 DISAGREE = 0.05
 # What a row records that can make the same problem take another time.
 RECORDED = ("layout", "timer", "device") + version_columns()
-# The columns a comparison reads (besides the key, status, timestamp and run id every read keeps).
-READ = RECORDED + ("median_ms", "kernels", "kernel_dur_us")
+# The columns a comparison reads (besides the key, status, timestamp and run id every read keeps); the
+# kernel lists, most of a file's bytes, are read afterwards for the disagreeing rows alone.
+READ = RECORDED + ("median_ms",)
+KERNEL_COLUMNS = ("kernels", "kernel_dur_us")
 PROJECT_MARKS = ("pyproject.toml", ".git")
 NOT_RESULTS = "not a qlabench results file"  # store/schema.py's reason for a parquet without its metadata
 
@@ -124,11 +127,14 @@ def newer_evidence(shown: pd.DataFrame, paths: Iterable[str | os.PathLike],
     if ok.empty:
         return EvidenceCheck()
     newer, unreadable = [], []
+    keys, rows = problem_keys(ok), ok.to_dict("records")
     for folder in map(Path, folders):
         tables = []
         for f in result_files([folder]):
             try:
-                tables.append(read_table(f, READ))
+                t = read_table(f, READ)
+                tables.append(t.append_column("source_file", pa.array([str(f)] * t.num_rows, pa.string()))
+                              .append_column("source_row", pa.array(range(t.num_rows), pa.int64())))
             except SchemaError as e:
                 if NOT_RESULTS not in str(e):  # a parquet that is no results file (a derived table) is no evidence
                     unreadable.append(str(e))
@@ -136,21 +142,31 @@ def newer_evidence(shown: pd.DataFrame, paths: Iterable[str | os.PathLike],
                 unreadable.append(str(e))
         if not tables:
             continue
-        found = compare_folder(ok, pa.concat_tables(tables).to_pandas(), _rel(folder))
+        found = compare_folder(ok, pa.concat_tables(tables).to_pandas(), _rel(folder), keys, rows)
         if found is not None:
             newer.append(found)
     return EvidenceCheck(tuple(newer), tuple(unreadable))
 
 
-def compare_folder(shown: pd.DataFrame, other: pd.DataFrame, folder: str) -> NewerEvidence | None:
-    """Pair each shown ok row with the newest ok row of the same problem in `other` measured after it."""
+def compare_folder(shown: pd.DataFrame, other: pd.DataFrame, folder: str,
+                   shown_keys: pd.Series | None = None, shown_rows: list[dict] | None = None
+                   ) -> NewerEvidence | None:
+    """Pair each shown ok row with the newest ok row of the same problem in `other` measured after it.
+    `shown_keys`, `shown_rows`: problem_keys(shown) and its records, when the caller has them already
+    (one set for every folder)."""
     other = other[other["status"] == "ok"]
     if other.empty:
         return None
-    newest = newest_per_problem(other)
-    theirs_of = dict(zip(problem_keys(newest), newest.to_dict("records")))
+    keys = problem_keys(shown) if shown_keys is None else shown_keys
+    theirs_keys = problem_keys(other)
+    hit = theirs_keys.isin(set(keys))  # only the problems shown: most of a folder is other problems
+    if not hit.any():
+        return None
+    other = other[hit].assign(_p=theirs_keys[hit]).sort_values("timestamp", kind="stable")
+    newest = other.drop_duplicates("_p", keep="last")
+    theirs_of = dict(zip(newest["_p"], newest.drop(columns="_p").to_dict("records")))
     pairs = []
-    for key, mine in zip(problem_keys(shown), shown.to_dict("records")):
+    for key, mine in zip(keys, shown.to_dict("records") if shown_rows is None else shown_rows):
         theirs = theirs_of.get(key)
         if theirs is not None and str(theirs["timestamp"]) > str(mine["timestamp"]):
             pairs.append((mine, theirs))
@@ -161,10 +177,25 @@ def compare_folder(shown: pd.DataFrame, other: pd.DataFrame, folder: str) -> New
         ratio = float(theirs["median_ms"]) / float(mine["median_ms"])
         if abs(ratio - 1) > DISAGREE:
             ratios.append(ratio)
-            why.update(recorded_differences(mine, theirs))
+            why.update(recorded_differences(mine, _with_kernels(theirs)))
     return NewerEvidence(folder=folder, newest=max(str(t["timestamp"]) for _, t in pairs), n_points=len(pairs),
                          n_disagree=len(ratios), ratio_range=(min(ratios), max(ratios)) if ratios else None,
                          differences=tuple(why.most_common()))
+
+
+@lru_cache(maxsize=16)
+def _kernel_table(path: str, mtime_ns: int) -> pa.Table:  # mtime_ns: a rewritten file is read again
+    return read_table(path, KERNEL_COLUMNS)
+
+
+def _with_kernels(row: dict) -> dict:
+    """A row read without its kernel lists, with them (from its file, `source_file` at `source_row`)."""
+    if "kernels" in row or not row.get("source_file"):
+        return row
+    f = Path(row["source_file"])
+    t = _kernel_table(str(f), f.stat().st_mtime_ns)
+    i = int(row["source_row"])
+    return {**row, **{c: t.column(c)[i].as_py() for c in KERNEL_COLUMNS}}
 
 
 def recorded_differences(mine: dict, theirs: dict) -> list[str]:

@@ -1,0 +1,57 @@
+"""Reading a set of result files as evidence: the rows, where each came from, and what a view must say.
+
+`paths` is the whole set: which folders are current is the caller's to say (the results catalog passes
+the current ones; a user names files). Rows come in the current schema (store/schema.py), with a
+`source_file` column; one run read from two files is checked (runs.py); `all_runs=False` keeps the newest
+row per point (store/keys.py: newest_rows, the one rule).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from qlabench.analyze.evidence.runs import check_runs
+from qlabench.store.files import latest_per_point, read_results
+
+
+@dataclass(frozen=True)
+class Evidence:
+    rows: pd.DataFrame  # current schema, plus `source_file`
+    paths: tuple[Path, ...]  # what was asked for
+    notes: tuple[str, ...] = field(default=())  # lines a view prints under its table
+
+    def frame(self) -> pd.DataFrame:
+        """The rows with the notes attached (evidence_notes(frame) gives them back)."""
+        rows = self.rows.copy()
+        rows.attrs[NOTES_ATTR] = list(self.notes)
+        return rows
+
+    @property
+    def files(self) -> tuple[str, ...]:
+        return tuple(sorted(set(self.rows["source_file"]))) if "source_file" in self.rows else ()
+
+
+# Where the notes of a read travel with its rows (pandas attrs), for a loader that returns a frame alone.
+NOTES_ATTR = "qlabench_evidence_notes"
+
+
+def evidence_notes(rows: pd.DataFrame) -> list[str]:
+    """The notes the layer attached to rows it read (read_evidence(...).frame()); [] for other frames."""
+    return list(rows.attrs.get(NOTES_ATTR, ()))
+
+
+def read_evidence(paths: Iterable[str | os.PathLike], columns: Iterable[str] | None = None,
+                  all_runs: bool = False) -> Evidence:
+    """The rows of `paths` (files or folders): see the module docstring. StoreError when nothing can be read,
+    EvidenceError when two files of one run disagree."""
+    paths = tuple(Path(p) for p in paths)
+    df = read_results(paths, columns, source=True)
+    df, notes = check_runs(df)
+    if not all_runs:
+        df = latest_per_point(df)
+    return Evidence(df.reset_index(drop=True), paths, tuple(notes))
