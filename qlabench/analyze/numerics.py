@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from qlabench.analyze.evidence.accuracy import check_dtype
 from qlabench.analyze.report import gate_label_of, heads_label, layout_label
 from qlabench.core.result import CHECKED_TENSORS
 from qlabench.core.tolerances import TOLERANCES, error_ratio, tolerance
@@ -25,10 +26,11 @@ def long_errors(rows: pd.DataFrame) -> pd.DataFrame:
     """One row per (result row, tensor with an error): the point's labels, error, tolerance, ratio."""
     recs = []
     for r in rows.to_dict("records"):
-        dtype = r.get("dtype")
-        if dtype not in TOLERANCES:
+        # the dtype the check applied: a serving row's state dtype where it is the less precise (accuracy.py)
+        tol_dtype = check_dtype(r)
+        if tol_dtype not in TOLERANCES:
             continue
-        base = {"backend": r["backend"], "mode": r["mode"], "dtype": dtype, "heads": heads_label(r),
+        base = {"backend": r["backend"], "mode": r["mode"], "dtype": r.get("dtype"), "heads": heads_label(r),
                 "K": int(r["K"]), "V": int(r["V"]), "layout": r["layout"], "sequences": layout_label(r),
                 "total_tokens": int(r["total_tokens"]), "gate": gate_label_of(r), "status": r["status"],
                 "reference": str(r.get("oracle") or "").split(" ")[0] or None}
@@ -36,9 +38,9 @@ def long_errors(rows: pd.DataFrame) -> pd.DataFrame:
             e = key_value(r.get(f"err_{t}"))
             if e is None:
                 continue
-            tol = tolerance(dtype, t)
+            tol = tolerance(tol_dtype, t)
             recs.append({**base, "tensor": t, "error": float(e), "tolerance": tol,
-                         "ratio": error_ratio(float(e), dtype, t)})
+                         "ratio": error_ratio(float(e), tol_dtype, t)})
     cols = ["backend", "mode", "dtype", "heads", "K", "V", "layout", "sequences", "total_tokens", "gate", "status",
             "reference", "tensor", "error", "tolerance", "ratio"]
     return pd.DataFrame(recs, columns=cols)

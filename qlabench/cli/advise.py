@@ -47,7 +47,7 @@ def advise_cmd(
         except OSError as e:
             raise ConfigError(f"--suite-out {suite_out}: cannot write it: {e.strerror or e}") from None
     if fmt == "json":
-        print(json.dumps(ans.as_dict(), indent=2))
+        print(json.dumps(ans.as_dict(), indent=2, allow_nan=False))  # NaN is no JSON: never emitted
         return
     _print(ans, suite_out)
 
@@ -118,6 +118,8 @@ def _print(ans, suite_out: Path | None) -> None:
     h_qk, h_v = q.heads
     console.print(f"{q.model} TP{q.tp} (h {h_qk}/{h_v}, K=V={q.head_dim}, {q.dtype}), {q.workload}, "
                   f"gate {q.gate.label}; speedups vs {q.current}; from {', '.join(ans.sources)}", soft_wrap=True)
+    for note in ans.notes:
+        console.print(f"note: {escape(note)}", soft_wrap=True)
     for case in ans.cases:
         console.print()
         if case.entries:

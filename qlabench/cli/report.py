@@ -39,7 +39,10 @@ def report_cmd(
     from qlabench.analyze.study.study import check_tolerance
     from qlabench.cli.options import writable_folder
     from qlabench.core.errors import ConfigError
-    from qlabench.store.files import read_results
+    from qlabench.analyze.evidence import read_evidence
+
+    def read_results(paths):  # every run: the numerics and layer pages pick their rows themselves
+        return read_evidence(paths, all_runs=True).rows
 
     if serving and (published or layer or numerics):
         raise ConfigError("--published, --layer and --numerics belong to the study page, not to --serving")

@@ -51,9 +51,9 @@ def test_a_hostile_row_value_cannot_place_a_figure_outside_the_folder(tmp_path):
 
 
 def test_report_serving_writes_the_page_and_prints_the_winners(tmp_path, monkeypatch):
-    import qlabench.store.files as files
+    import qlabench.analyze.evidence.tree as tree
 
-    monkeypatch.setattr(files, "read_results", lambda paths: sr.rows())
+    monkeypatch.setattr(tree, "read_results", lambda paths, columns=None, source=False: sr.rows())
     out = tmp_path / "page"
     r = CliRunner().invoke(app, ["report", "--serving", str(tmp_path / "results"), "--out", str(out)],
                            terminal_width=200)

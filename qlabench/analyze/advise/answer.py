@@ -26,6 +26,7 @@ from qlabench.analyze.advise.ranking import Entry, rank
 from qlabench.analyze.advise.rows import at_gate, newest_run, newest_version, problem_rows
 from qlabench.analyze.advise.suite import missing_suite
 from qlabench.analyze.current import rows_or_current
+from qlabench.analyze.evidence import believed, evidence_notes
 
 # The GPU kernels a recommendation is between, per workload (the naive references are oracles, not
 # candidates). FlashInfer's GDN prefill has no backward.
@@ -55,6 +56,7 @@ class Answer:
     cases: list[CaseAnswer] = field(default_factory=list)
     suite_toml: str | None = None  # measures every missing (backend, case); None when nothing is missing
     from_catalog: bool = False  # read from the current evidence results/catalog.toml names (no results given)
+    notes: list[str] = field(default_factory=list)  # what the evidence layer says about the files read
 
     @property
     def complete(self) -> bool:
@@ -68,6 +70,7 @@ class Answer:
                          "current": q.current, "dtype": q.dtype, "cases": [c.label for c in q.cases]},
             "sources": self.sources,
             "from_catalog": self.from_catalog,
+            "notes": self.notes,
             "cases": [{"case": c.case.label, "tokens": c.case.total_tokens,
                        "recommended": c.best.backend if c.best else None,
                        "entries": [e.as_dict() for e in c.entries], "caveats": c.caveats, "missing": c.missing}
@@ -100,8 +103,11 @@ def advise(q: Question, results: Iterable[str | os.PathLike] = (), calls: Mappin
            autotuning: frozenset[str] = frozenset(), size_dependent: frozenset[str] | None = None) -> Answer:
     """Answer `q` from `results` (files or folders), or from the current evidence of results/catalog.toml
     when none are given; `calls`: {backend: its library call} (the backends' `call_signature`)."""
-    df, paths, from_catalog = rows_or_current(results)
-    ans = Answer(q, [_shown(p) for p in paths] if from_catalog else [str(p) for p in paths], from_catalog=from_catalog)
+    df, paths, from_catalog = rows_or_current(results)  # every run: the ranking picks versions and runs itself
+    notes = evidence_notes(df)
+    df = believed(df)
+    ans = Answer(q, [_shown(p) for p in paths] if from_catalog else [str(p) for p in paths], from_catalog=from_catalog,
+                 notes=notes)
     ans.cases = [answer_case(df, q, c, calls, autotuning, size_dependent) for c in q.cases]
     if not ans.complete:
         ans.suite_toml = missing_suite(q, {c.case: c.missing for c in ans.cases if c.missing})

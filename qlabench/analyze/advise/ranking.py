@@ -9,6 +9,7 @@ one, is used as measured.
 
 from __future__ import annotations
 
+import math
 import statistics
 from dataclasses import dataclass, field
 
@@ -56,7 +57,9 @@ class Entry:
         return self.status == "ok" and self.time_ms is not None
 
     def as_dict(self) -> dict:
-        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.__dict__.items()}
+        """Plain JSON values: tuples as lists, a non-finite number as null (JSON has no NaN)."""
+        return {k: (list(v) if isinstance(v, tuple) else None if isinstance(v, float) and not math.isfinite(v)
+                    else v) for k, v in self.__dict__.items()}
 
 
 @dataclass

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from qlabench.core.modes import mode_of
 from qlabench.core.result import CHECKED_TENSORS
 from qlabench.core.tolerances import TOLERANCES, error_ratio, tolerance_dtype
 from qlabench.analyze.evidence.problem import problem_keys
@@ -81,10 +82,18 @@ def _segments(oracle: str, total: int | None) -> list[tuple[str, int | None, boo
     return out
 
 
+def check_dtype(row) -> str | None:
+    """The dtype whose tolerances a stored row's check applied: its input dtype, or a serving row's state
+    dtype where that is the less precise (core/tolerances.py: tolerance_dtype), as the run judged it."""
+    mode = key_value(row.get("mode"))
+    state = key_value(row.get("state_dtype")) if mode is None or mode_of(mode).serving else None
+    return tolerance_dtype(key_value(row.get("dtype")), state)
+
+
 def row_check(row, source: str = "row") -> Check | None:
     """The check a stored row records (None: unchecked, or a dtype with no tolerance)."""
     oracle = key_value(row.get("oracle"))
-    dtype = tolerance_dtype(key_value(row.get("dtype")), key_value(row.get("state_dtype")))
+    dtype = check_dtype(row)
     if not oracle or dtype not in TOLERANCES:
         return None
     worst, tensor = -1.0, ""

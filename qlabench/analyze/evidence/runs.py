@@ -1,11 +1,12 @@
-"""Runs read from more than one file: one run id in one results folder is one measurement of each point
-(and replicate), so two files of that folder holding the same run id must agree on every row they share.
-(Run ids repeat across folders: two gate experiments may each name their runs `ab-a`; those are two runs.)
+"""Runs read from more than one file: one run id is one measurement of each point (and replicate), so two
+files holding the same run id must agree on every row they share.
 
-A copy of a run's file beside the original (identical rows) is counted once, and a view says so. Two
-files with one run id and different rows of a point contradict each other: `show` would take one of them
-and `advise` average them into a noise figure, so the layer refuses them (EvidenceError) and names the
-files and a conflicting point.
+- Identical rows (a copy of a run's file): each counted once, and a view says so.
+- Different rows in two files of one results folder: the files contradict each other. `show` would take
+  one and `advise` average them into a noise figure, so the layer refuses them (EvidenceError), naming
+  the files and a conflicting point.
+- Different rows in two folders: two runs that happen to share a name (two gate experiments may each
+  call their runs `ab-a`): their run ids are told apart by folder ('ab-a@results/x'), and a view says so.
 """
 
 from __future__ import annotations
@@ -33,40 +34,45 @@ def run_home(source_file: str) -> str:
 
 def _one_run_key(df: pd.DataFrame) -> pd.Series:
     rep = df["replicate"].astype("Float64").fillna(-1).astype(str) if "replicate" in df else "-1"
-    return df["_run"] + "|" + point_keys(df) + "|" + rep
+    return df["run_id"].astype(str) + "|" + point_keys(df) + "|" + rep
 
 
 def check_runs(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
-    """`df` (read with a `source_file` column) with each row of a run counted once, and a note per run read
-    from several files with identical rows; EvidenceError for a run whose files disagree on a row."""
+    """`df` (read with a `source_file` column) with each row of a run counted once and run ids that name two
+    runs told apart, and a note for each; EvidenceError for one folder's files that disagree on a row."""
     if df.empty or "source_file" not in df:
         return df, []
-    homes = {f: run_home(f) for f in set(df["source_file"])}
-    run = df["source_file"].map(homes) + "|" + df["run_id"].astype(str)
-    n_files = df["source_file"].groupby(run).transform("nunique")
-    multi = df[n_files > 1].assign(_run=run[n_files > 1])
-    if multi.empty:
+    n_files = df.groupby("run_id")["source_file"].transform("nunique")
+    if not (n_files > 1).any():
         return df, []
-    key = _one_run_key(multi)
-    measured = [c for c in MEASURED if c in multi]
-    copies = multi.assign(_k=key)
-    spread = copies.groupby("_k")[measured].nunique(dropna=False).max(axis=1)
-    files = copies.groupby("_k")["source_file"].nunique()
-    clash = spread[(spread > 1) & (files > 1)]
-    if len(clash):
-        _refuse(copies[copies["_k"].isin(clash.index)], len(clash))
+    homes = {f: run_home(f) for f in set(df["source_file"])}
+    multi = df[n_files > 1]
+    copies = multi.assign(_k=_one_run_key(multi), _home=multi["source_file"].map(homes))
+    measured = [c for c in MEASURED if c in copies]
+    by_key = copies.groupby("_k")
+    clash = by_key[measured].nunique(dropna=False).max(axis=1) > 1
+    clash &= by_key["source_file"].nunique() > 1
     notes = []
-    dup = copies[copies["_k"].isin(files[files > 1].index)]
+    if clash.any():
+        bad = copies[copies["_k"].isin(clash[clash].index)]
+        same_home = bad.groupby(["_k", "_home"])["source_file"].nunique()
+        if (same_home > 1).any():
+            k, home = same_home[same_home > 1].index[0]
+            _refuse(bad[(bad["_k"] == k) & (bad["_home"] == home)], int((same_home > 1).sum()))
+        runs = sorted(set(bad["run_id"]))
+        df = df.assign(run_id=[f"{r}@{homes[f]}" if r in runs else r for r, f in zip(df["run_id"], df["source_file"])])
+        notes += [f"run id {r} names {bad.loc[bad['run_id'] == r, '_home'].nunique()} different runs "
+                  f"({', '.join(sorted(set(bad.loc[bad['run_id'] == r, '_home'])))}): told apart by folder"
+                  for r in runs]
+        copies = copies[~copies["run_id"].isin(runs)]
+    dup = copies[copies.groupby("_k")["source_file"].transform("nunique") > 1]
     for run, grp in dup.groupby("run_id", sort=True):
         names = sorted(set(grp["source_file"]))
         notes.append(f"run {run} is in {len(names)} files with identical rows ({', '.join(names[:3])}"
                      f"{', ...' if len(names) > 3 else ''}): each row counted once")
-    if not notes:
-        return df, []
-    all_keys = pd.Series(None, index=df.index, dtype=object)
-    all_keys[multi.index] = key
-    first = ~(all_keys.notna() & all_keys.duplicated())
-    return df[first], notes
+    if not dup.empty:
+        df = df.drop(index=dup.index[dup["_k"].duplicated(keep="first")])
+    return df, notes
 
 
 def _refuse(rows: pd.DataFrame, n: int) -> None:

@@ -2,9 +2,10 @@
 variant, the newest of each, with the labels and derived numbers the tables and figures read.
 
 A row's time is `median_ms`; its achieved bandwidth is `bytes_moved` over that time; its fraction of the
-bandwidth limit is the row's own `hbm_frac` (core/result.py), never recomputed here, so the page says what
-the run's check said. A row above 1.0 of the limit is a bug (its check failed it); it is listed, never drawn
-and never a winner, even where an older file left it `ok`.
+bandwidth limit is recomputed from its bytes, its time and the peaks it recorded (analyze/evidence/belief.py:
+hbm_fraction), never taken from the stored `hbm_frac` where those are recorded: an edited time cannot win
+at a share the bytes deny. A row above 1.0 of the limit is a bug (its check failed it); it is listed, never
+drawn and never a winner, even where an older file left it `ok`.
 """
 
 from __future__ import annotations
@@ -14,10 +15,12 @@ import math
 
 import pandas as pd
 
+from qlabench.analyze.evidence.belief import hbm_fraction
 from qlabench.core import identity
 from qlabench.core.dtypes import DTYPE_BYTES
 from qlabench.core.modes import SERVING_MODES
-from qlabench.store.keys import key_series, key_value
+from qlabench.store.files import latest_per_point
+from qlabench.store.keys import key_value
 
 # The serving axes of a row's identity (core/identity.py), and the beta regime, which serving rows may vary.
 SERVING_KEYS = identity.SERVING_AXES + ("beta_regime",)
@@ -85,15 +88,16 @@ def _pool_mib(r) -> float:
     return pool * int(r["h_v"]) * int(r["K"]) * int(r["V"]) * size / 2**20
 
 
+def _fraction(row) -> float:
+    """The row's share of the limit from its bytes, time and peaks; its stored one where those are missing."""
+    f = hbm_fraction(row)
+    return f if f is not None else _num(row.get("hbm_frac"))
+
+
 def newest_per_point(df: pd.DataFrame) -> pd.DataFrame:
-    """The newest row of each (backend, workload, serving axes) point on each device: re-runs supersede older
-    runs; a run on another device is another measurement (its own group, see CONTEXT)."""
-    if df.empty:
-        return df
-    cols = list(dict.fromkeys(identity.key_axes() + SERVING_KEYS + ("device",)))
-    tmp = df.assign(_k=key_series(df, cols))
-    tmp = tmp.sort_values("timestamp", kind="stable").drop_duplicates("_k", keep="last")
-    return tmp.drop(columns="_k").reset_index(drop=True)
+    """The newest row of each point on each device: re-runs supersede older runs; a run on another device is
+    another measurement (its own group, see CONTEXT)."""
+    return latest_per_point(df, by=("device",))
 
 
 def serving_frame(df: pd.DataFrame) -> pd.DataFrame:
@@ -123,7 +127,8 @@ def serving_frame(df: pd.DataFrame) -> pd.DataFrame:
     d["beta_regime"] = d["beta_regime"].map(lambda v: key_value(v) or "sigmoid")
     d["pool_factor"] = [_pool_factor(p, b) for p, b in zip(d["pool"], d["batch"])]
     d["pool_mib"] = d.apply(_pool_mib, axis=1)
-    frac = d["hbm_frac"].map(_num)
+    frac = pd.Series([_fraction(r) for r in d.to_dict("records")], index=d.index, dtype=float)
+    d["hbm_frac"] = frac
     d["l2_resident"] = d["extra_json"].map(l2_hint)
     # A working set the run found to fit in L2 is not read from HBM at all: a share of the HBM limit would
     # read as a fact about the memory (88% at batch 4) that the step never touched. Shown as L2-resident.

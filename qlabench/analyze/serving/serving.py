@@ -71,7 +71,8 @@ def build_serving(df: pd.DataFrame, sources: Iterable[str] = ()) -> Serving:
 
 def serving_from_paths(paths: Iterable) -> Serving:
     """build_serving over result files or folders."""
-    from qlabench.store.files import read_results
+    from qlabench.analyze.evidence import believed, read_evidence
 
     paths = list(paths)
-    return build_serving(read_results(paths), sources=paths)
+    # every run: the frame keeps the newest row per point and device itself
+    return build_serving(believed(read_evidence(paths, all_runs=True).rows), sources=paths)

@@ -146,9 +146,13 @@ def study_from_paths(paths: Iterable[str | os.PathLike], published: str | os.Pat
     of `numerics` folders count as error evidence. No paths: the current evidence results/catalog.toml
     names, with its history listed beside the versions."""
     from qlabench.analyze.current import history_notes, rows_or_current
-    from qlabench.store.files import read_results
+    from qlabench.analyze.evidence import believed, read_evidence
 
-    df, paths, from_catalog = rows_or_current(paths)
+    def read_results(paths):  # every run: the numerics rows are error evidence, each row its own check
+        return read_evidence(paths, all_runs=True).rows
+
+    df, paths, from_catalog = rows_or_current(paths)  # every run: the study picks its rows per stack itself
+    df = believed(df)
     numerics = list(numerics or ())
     sources = [_shown(p) for p in paths] if from_catalog else [str(p) for p in paths]  # as the user gave them
     return build_study(df, load_published(published), tolerance, sources=sources,
