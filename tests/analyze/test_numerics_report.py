@@ -122,3 +122,17 @@ def test_error_vs_t_legend_is_inside_the_figure_and_clear_of_the_panels(make_row
     (stem, fig), = error_vs_t_figures(nm.long_errors(frame(rs)))
     assert stem == "error_vs_T_fwd"
     assert _inside_and_clear(fig) == []
+
+
+def test_a_serving_row_is_judged_by_its_state_dtype_as_its_run_judged_it(make_row):
+    # float32 inputs, a bfloat16 state pool: the run held ht to bfloat16's tolerance (the less precise), and
+    # 1.66e-3 is inside it; against float32's 1e-4 it would be a false failure.
+    r = make_row(backend="fla-recurrent", mode="decode", dtype="float32", state_dtype="bfloat16", state_layout="kv",
+                 pool=8, layout="dense", batch=4, seqlens=(1,) * 4, num_seqs=4, total_tokens=4, gate="fla",
+                 oracle="naive-recurrent float32 @4 tokens", check_tokens=4, err_o=1e-3, err_ht=1.66e-3, err_pool=0.0)
+    errs = nm.long_errors(frame([r]))
+    assert nm.over_tolerance(errs).empty
+    assert nm.verdict(errs).startswith("No point is outside tolerance")
+    # A prefill row of float32 keeps float32's tolerance (state_dtype is a serving axis only).
+    p = make_row(dtype="float32", oracle="naive-recurrent float32 @64 tokens", check_tokens=64, err_ht=1.66e-3)
+    assert len(nm.over_tolerance(nm.long_errors(frame([p])))) == 1

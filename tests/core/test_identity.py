@@ -46,6 +46,13 @@ def test_a_point_read_back_from_its_row_is_the_same_point(make_row):
     assert Point.from_row(row.as_dict()) == p
 
 
+def test_the_problem_axes_are_every_axis_but_those_that_say_otherwise():
+    # layout, batch: one dense sequence and the same lengths packed are one problem; seed: another draw of
+    # it; model, tp: labels of the heads (analyze/evidence/problem.py)
+    assert identity.problem_axes() == tuple(a.name for a in identity.AXES if a.problem)
+    assert {a.name for a in identity.AXES} - set(identity.problem_axes()) == {"model", "tp", "layout", "batch", "seed"}
+
+
 # A new axis, added the way core/identity.py says (an Axis, a Point field, a ResultRow column) before
 # anything above the core is imported; then every place that keys points must keep two points apart
 # that differ only in it. A subprocess, so the patched core is the one the other layers import.
@@ -68,6 +75,7 @@ NEW_AXIS = textwrap.dedent('''
     core_point.Point, core_result.ResultRow = Point, ResultRow
 
     from qlabench.analyze.compare.match import match_rows, normalized_rows
+    from qlabench.analyze.evidence import problem_keys, read_evidence
     from qlabench.analyze.study.prepare import prepare
     from qlabench.core.result import make_row
     from qlabench.measure.oracle_cache import oracle_key
@@ -98,6 +106,8 @@ NEW_AXIS = textwrap.dedent('''
         "compile groups": len(group_points((a, b))) == 2,
         "warm-up": len(head_groups((a, b))) == 2,
         "study": prepare(df)["study_key"].nunique() == 2,
+        "evidence problems": problem_keys(df).nunique() == 2,
+        "evidence newest per point": len(read_evidence([out]).rows) == 2,
     }
     print(json.dumps(checks))
 ''')

@@ -56,3 +56,11 @@ def test_the_gate_column_is_visible_at_80_columns(tmp_path, make_row):
     assert max(len(line) for line in lines) <= 80
     # in the table's gate column, or (a table too wide for 80 columns) in each point's heading
     assert any("fq z0" in line and ("│" in line or " · " in line) for line in lines), r.output
+
+
+def test_a_backend_with_no_rows_is_an_error_not_a_baseline_column_alone(tmp_path, make_row):
+    f = write_rows(tmp_path / "r.parquet", _rows(make_row))
+    for asked in ("nonexistent", "flash*"):  # a typo, or a glob (backends are names, never patterns)
+        r = cli("show", f, "--baseline", "fla", "--backend", asked)
+        assert r.exit_code == 2, r.output
+        assert "no rows left after the backend filter" in r.output and "fla, flash_qla" in r.output

@@ -26,7 +26,7 @@ import pandas as pd
 import pyarrow as pa
 
 from qlabench.analyze.compare.kernels import short_name
-from qlabench.analyze.evidence.problem import problem_keys
+from qlabench.analyze.evidence.problem import newest_per_problem, problem_keys
 from qlabench.core.errors import QlabenchError, SchemaError
 from qlabench.core.libraries import version_columns
 from qlabench.store.files import read_table, result_files
@@ -162,9 +162,8 @@ def compare_folder(shown: pd.DataFrame, other: pd.DataFrame, folder: str,
     hit = theirs_keys.isin(set(keys))  # only the problems shown: most of a folder is other problems
     if not hit.any():
         return None
-    other = other[hit].assign(_p=theirs_keys[hit]).sort_values("timestamp", kind="stable")
-    newest = other.drop_duplicates("_p", keep="last")
-    theirs_of = dict(zip(newest["_p"], newest.drop(columns="_p").to_dict("records")))
+    newest = newest_per_problem(other[hit])
+    theirs_of = dict(zip(problem_keys(newest), newest.to_dict("records")))
     pairs = []
     for key, mine in zip(keys, shown.to_dict("records") if shown_rows is None else shown_rows):
         theirs = theirs_of.get(key)
