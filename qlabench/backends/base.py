@@ -31,7 +31,7 @@ import torch
 
 from qlabench.backends.cp import CP_TIMED_MODES, RankSetup
 from qlabench.core import kernel_event
-from qlabench.core.modes import SERVING_MODES
+from qlabench.core.modes import BY_NAME
 from qlabench.core.point import Point
 from qlabench.measure.inputs import GDNInputs
 
@@ -165,15 +165,14 @@ class Backend:
         raise NotImplementedError
 
     def prepare(self, mode: str, inp: GDNInputs) -> Callable[[], Outputs]:
-        if mode in SERVING_MODES:
+        if mode not in BY_NAME:
+            raise ValueError(f"unknown mode {mode!r}")
+        m = BY_NAME[mode]  # core/modes.py: what the mode's one call runs
+        if m.serving:
             return self._prepare_serving(inp)
-        if mode == "fwd":
+        if not m.backward:
             return self._prepare_fwd(inp)
-        if mode == "fwd_bwd":
-            return self._prepare_autograd(inp, forward_each_call=True)
-        if mode in ("bwd", "bwd_train"):
-            return self._prepare_autograd(inp, forward_each_call=False)
-        raise ValueError(f"unknown mode {mode!r}")
+        return self._prepare_autograd(inp, forward_each_call=m.forward)
 
     def _prepare_serving(self, inp: GDNInputs) -> Callable[[], Outputs]:
         """A serving step as the reference computes it: the forward from the batch's states (`inp.h0`, their

@@ -16,15 +16,9 @@ from importlib import metadata
 from pathlib import Path
 
 from qlabench import __version__
+from qlabench.core.libraries import LIBRARIES
 
-_DISTS = {
-    "torch_version": "torch",
-    "triton_version": "triton",
-    "tilelang_version": "tilelang",
-    "fla_version": "fla-core",
-    "flash_qla_version": "flash-qla",
-    "flashinfer_version": "flashinfer-python",
-}
+_DISTS = {lib.column: lib.dist for lib in LIBRARIES if lib.dist}  # version column -> its distribution
 # Fields whose change can move timings; their hash is the env fingerprint used by resume and compare.
 FINGERPRINT_FIELDS = ("device", "torch_version", "triton_version", "tilelang_version", "fla_version",
                       "flash_qla_version", "cuda_version", "driver_version", "qlabench_version")

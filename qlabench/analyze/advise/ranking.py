@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from qlabench.analyze.advise.rows import version_column, version_of
+from qlabench.core.libraries import package_name
 from qlabench.store.keys import key_value
 
 SETTINGS = {
@@ -138,7 +139,7 @@ def rank(rows: pd.DataFrame, workload_modes: tuple[str, ...], current: str) -> l
 
 def version_label(e: Entry) -> str:
     col = version_column(e.backend)
-    lib = col.removesuffix("_version").replace("_", "-") if col else None
+    lib = package_name(col) if col else None
     if not lib:
         return ""
     return f"{lib} {e.version}" if e.version else f"{lib} (version not recorded)"

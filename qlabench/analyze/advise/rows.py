@@ -11,34 +11,19 @@ from __future__ import annotations
 import pandas as pd
 
 from qlabench.analyze.advise.question import Case, GateRegime, Question
+from qlabench.core.libraries import library_of, version_key
 from qlabench.core.point import FLASHQLA_GATE_SCALE, FLASHQLA_GATE_ZERO_FRAC
 from qlabench.store.keys import key_value
 
-# The library whose version decides which rows of a backend go together.
-_VERSION_COLUMNS = (("flash_qla", "flash_qla_version"), ("flashinfer", "flashinfer_version"),
-                    ("fla", "fla_version"))
-
-
 def version_column(backend: str) -> str | None:
-    for prefix, column in _VERSION_COLUMNS:
-        if backend == prefix or backend.startswith(prefix + "-"):
-            return column
-    return None
+    """The version column of the library whose version decides which rows of a backend go together."""
+    lib = library_of(backend)
+    return lib.column if lib else None
 
 
 def version_of(row) -> str | None:
     col = version_column(str(row["backend"]))
     return key_value(row.get(col)) if col else None
-
-
-def _version_key(v: str | None) -> tuple:
-    """'0.1.13' sorts after '0.1.3'; a missing version sorts first (it is never the newest)."""
-    if v is None:
-        return (0,)
-    parts = []
-    for p in str(v).replace("+", ".").split("."):
-        parts.append((1, int(p), "") if p.isdigit() else (0, 0, p))
-    return (1, *parts)
 
 
 def effective_gate(df: pd.DataFrame) -> pd.DataFrame:
@@ -80,8 +65,8 @@ def newest_version(rows: pd.DataFrame) -> pd.DataFrame:
     versions = rows.apply(version_of, axis=1)
     keep = pd.Series(False, index=rows.index)
     for backend, idx in rows.groupby("backend").groups.items():
-        best = max(versions[idx], key=_version_key)
-        keep[idx] = [_version_key(v) == _version_key(best) for v in versions[idx]]
+        best = max(versions[idx], key=version_key)
+        keep[idx] = [version_key(v) == version_key(best) for v in versions[idx]]
     return rows[keep]
 
 

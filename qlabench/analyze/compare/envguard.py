@@ -15,12 +15,13 @@ from dataclasses import dataclass
 import pandas as pd
 
 from qlabench.core.errors import QlabenchError
+from qlabench.core.libraries import version_columns
 from qlabench.store.keys import plain_value
 
-VERSIONED = ("torch_version", "triton_version", "tilelang_version", "fla_version", "flash_qla_version",
-             "flashinfer_version", "cuda_version")
+VERSIONED = version_columns(moves_timings_only=True)
 # Shown in the diff, never blocking: they say where and from what code the rows came.
-INFORMATIONAL = ("driver_version", "python_version", "qlabench_version", "git_sha", "host", "env_fingerprint")
+INFORMATIONAL = (tuple(c for c in version_columns() if c not in VERSIONED)
+                 + ("python_version", "qlabench_version", "git_sha", "host", "env_fingerprint"))
 
 
 @dataclass(frozen=True)

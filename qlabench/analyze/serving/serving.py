@@ -10,8 +10,8 @@ import pandas as pd
 from qlabench.analyze.serving.frame import SERVING_MODES, peaks, serving_frame
 from qlabench.analyze.serving.winners import crossings, not_ok, over_peak, winner_ranges, winners
 from qlabench.core.errors import QlabenchError
+from qlabench.core.libraries import version_columns, version_key
 
-VERSION_COLUMNS = ("fla_version", "flashinfer_version", "flash_qla_version", "triton_version", "torch_version")
 
 
 @dataclass(frozen=True)
@@ -42,9 +42,9 @@ class Serving:
         recs = []
         for backend, g in self.rows.groupby("backend", sort=True):
             rec = {"backend": backend}
-            for c in VERSION_COLUMNS:
+            for c in version_columns():
                 if c in g.columns:
-                    vals = sorted({str(v) for v in g[c].dropna()})
+                    vals = sorted({str(v) for v in g[c].dropna()}, key=version_key)
                     rec[c.removesuffix("_version")] = ", ".join(vals) or "-"
             recs.append(rec)
         out = pd.DataFrame(recs)

@@ -22,7 +22,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from qlabench.analyze.study.prepare import FLASH_QLA, FLASH_QLA_VARIANTS, package_name, version_columns
+from qlabench.analyze.study.prepare import FLASH_QLA, FLASH_QLA_VARIANTS, version_columns
+from qlabench.core.libraries import package_name
 from qlabench.analyze.study.published import PUBLISHED_STACK, PUBLISHED_TIMER
 
 WITHIN = "within"

@@ -8,7 +8,6 @@ versions on the same point stay apart, while a re-run on the same versions super
 from __future__ import annotations
 
 import math
-import re
 
 import numpy as np
 import pandas as pd
@@ -17,8 +16,9 @@ from qlabench.analyze.compare.kernels import short_name
 from qlabench.analyze.report import heads_label, layout_label
 from qlabench.core import kernel_event
 from qlabench.core.identity import GATE_PARAMS, workload_axes
+from qlabench.core.libraries import package_name, stack_columns, version_key
 from qlabench.core.point import FLASHQLA_GATE_SCALE, FLASHQLA_GATE_ZERO_FRAC
-from qlabench.store.keys import key_series, plain_value
+from qlabench.store.keys import key_series, newest_rows, plain_value
 
 # Gate axes the study varies (nullable columns; a file written before them reads them as null).
 GATE_AXES = GATE_PARAMS
@@ -34,12 +34,6 @@ FLA_CP_KERNEL_MARK = kernel_event.FLA_CP_MARK
 FLASH_QLA = "flash_qla"
 FLASH_QLA_VARIANTS = {"flash_qla": "auto", "flash_qla-nocp": "nocp", "flash_qla-forcecp": "forcecp"}
 
-# Library of a backend -> version columns naming its stack, main version first.
-LIBRARY_VERSIONS = {
-    "flash_qla": ("flash_qla_version", "tilelang_version"),
-    "fla": ("fla_version", "triton_version"),
-    "flashinfer": ("flashinfer_version",),
-}
 
 
 def library_of(backend: str) -> str:
@@ -48,12 +42,8 @@ def library_of(backend: str) -> str:
 
 
 def version_columns(library: str) -> tuple[str, ...]:
-    return LIBRARY_VERSIONS.get(library, (f"{library}_version",))
-
-
-def package_name(version_column: str) -> str:
-    """'flash_qla_version' -> 'flash-qla'."""
-    return version_column.removesuffix("_version").replace("_", "-")
+    """The version columns of a library's stack, its own first (core/libraries.py)."""
+    return stack_columns(library) or (f"{library}_version",)
 
 
 def _text(v) -> str | None:
@@ -66,7 +56,7 @@ def stack_label(row) -> str:
     backend with no library of its own)."""
     parts = [f"{package_name(c)} {_text(row.get(c))}" for c in version_columns(library_of(row["backend"]))
              if _text(row.get(c))]
-    if not parts and library_of(row["backend"]) in LIBRARY_VERSIONS:  # rows older than their version column
+    if not parts and stack_columns(row["backend"]):  # rows older than their version column
         return f"{package_name(version_columns(library_of(row['backend']))[0])} (version not recorded)"
     if not parts:
         return f"torch {_text(row.get('torch_version')) or '?'}"
@@ -76,13 +66,6 @@ def stack_label(row) -> str:
 def main_version(row) -> str | None:
     """The version of the backend's own library ('0.1.3' for flash_qla rows), None when not recorded."""
     return _text(row.get(version_columns(library_of(row["backend"]))[0]))
-
-
-def version_key(v: str | None) -> tuple:
-    """Sortable form of a version string: '0.1.10' after '0.1.9'; None first."""
-    if not v:
-        return ()
-    return tuple((0, int(x)) if x.isdigit() else (-1, x) for x in re.findall(r"\d+|[a-z]+", str(v).lower()))
 
 
 def _seq(v) -> list:
@@ -184,10 +167,7 @@ def prepare(df: pd.DataFrame) -> pd.DataFrame:
 
 def newest_per_point(d: pd.DataFrame) -> pd.DataFrame:
     """The newest row per (backend, point, stack): a re-run supersedes, another library version does not."""
-    if d.empty:
-        return d
-    return (d.sort_values("timestamp", kind="stable").drop_duplicates(["point_key", "stack"], keep="last")
-            .reset_index(drop=True))
+    return newest_rows(d, ("point_key", "stack"))
 
 
 def primary_stacks(d: pd.DataFrame) -> dict[str, str]:

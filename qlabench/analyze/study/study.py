@@ -22,8 +22,8 @@ from qlabench.analyze.evidence.accuracy import OVER, flagged, speedup_allowed, w
 from qlabench.analyze.study.explain import WITHIN, explain_all, within
 from qlabench.analyze.study.gate import gate_sweep
 from qlabench.analyze.study.intracp import intracp_table
-from qlabench.analyze.study.prepare import (FLASH_QLA_VARIANTS, is_primary, newest_per_point, prepare,
-                                            primary_stacks, version_key)
+from qlabench.analyze.study.prepare import FLASH_QLA_VARIANTS, is_primary, newest_per_point, prepare, primary_stacks
+from qlabench.core.libraries import version_key
 from qlabench.analyze.study.published import BACKEND_COLUMNS, candidates, load_published, published_long
 from qlabench.analyze.study.regret import regret_table
 from qlabench.analyze.study.speedup import speedup_curves

@@ -10,11 +10,10 @@ from __future__ import annotations
 import pandas as pd
 
 from qlabench.analyze.study.explain import within
-from qlabench.analyze.study.prepare import package_name, version_key
+from qlabench.core.libraries import package_name, version_columns, version_key
 from qlabench.analyze.study.published import PUBLISHED_STACK
 
-VERSION_COLUMNS = ("torch_version", "triton_version", "tilelang_version", "flash_qla_version", "fla_version",
-                   "flashinfer_version", "cuda_version", "driver_version")
+VERSION_COLUMNS = version_columns()
 
 
 def versions_table(rows: pd.DataFrame) -> pd.DataFrame:

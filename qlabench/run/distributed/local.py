@@ -14,6 +14,7 @@ import torch
 from qlabench.backends import Backend
 from qlabench.backends.cp import RankSetup
 from qlabench.backends.cp.layout import local_cu_seqlens, local_sequences, rank_slice
+from qlabench.core.modes import mode_of
 from qlabench.core.point import Point
 from qlabench.measure.inputs import GDNInputs
 from qlabench.run.distributed.rank import Rank
@@ -50,7 +51,7 @@ class Step:
     def __init__(self, backend: Backend, ctx: Any, inp: GDNInputs, mode: str):
         self.backend, self.ctx, self.mode = backend, ctx, mode
         self.inp = inp
-        if mode == "fwd":
+        if not mode_of(mode).backward:
             self.leaves = {}
             self.ginp = inp
             return
@@ -61,7 +62,7 @@ class Step:
                               cu_seqlens=inp.cu_seqlens, scale=inp.scale, do=inp.do, dht=inp.dht)
 
     def forward(self):
-        if self.mode == "fwd":
+        if not mode_of(self.mode).backward:
             with torch.no_grad():
                 return self.backend.cp_forward(self.ginp, self.ctx)
         return self.backend.cp_forward(self.ginp, self.ctx)
@@ -71,7 +72,7 @@ class Step:
         res = {"o": o.detach()}
         if ht is not None:
             res["ht"] = ht.detach()
-        if self.mode == "fwd":
+        if not mode_of(self.mode).backward:
             return res
         outs, grads_in = [o], [self.inp.do.to(o.dtype)]
         if ht is not None:

@@ -124,7 +124,7 @@ def run_cp_point(p: Point, rk: Rank) -> dict | None:
     record.sampled("events" if rk.on_cuda else "wall", e2e, sampling_s, noise_target_met=False)
     record.fields.update(cp_rank_ms=[med(r["total"]) for r in per_rank],
                          cp_rank_fwd_ms=[med(r["fwd"]) for r in per_rank],
-                         cp_rank_bwd_ms=[med(r["bwd"]) for r in per_rank] if p.mode != "fwd" else [])
+                         cp_rank_bwd_ms=[med(r["bwd"]) for r in per_rank] if p.has_backward else [])
     record.details.update(cp={
         "world_size": rk.world, "mode": p.cp_mode, "local_tokens": p.total_tokens // rk.world,
         "rank_total_ms": [r["total"] for r in per_rank], "rank_fwd_ms": [r["fwd"] for r in per_rank],
