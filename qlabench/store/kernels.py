@@ -69,11 +69,6 @@ def kernels_from_results(df: pd.DataFrame) -> list[pa.Table]:
 
 
 # -- one table per call ------------------------------------------------------------------------------
-def point_key(row) -> str:
-    """Key string of a Point, ResultRow or mapping over KEY_COLUMNS (backend + workload axes)."""
-    return key_of(row)
-
-
 def row_keys(df: pd.DataFrame) -> pd.Series:
     """`point_key` of every row of a results DataFrame: join with a kernels table on (run_id, point_key)."""
     if df.empty:
@@ -98,7 +93,7 @@ KERNELS_SCHEMA = pa.schema([
 
 def kernels_table(run_id: str, row, events: Sequence[KernelEvent]) -> pa.Table:
     """One row per kernel launch of `row` (a Point, ResultRow or mapping with the key columns)."""
-    key, backend, mode = point_key(row), get_field(row, "backend"), get_field(row, "mode")
+    key, backend, mode = key_of(row), get_field(row, "backend"), get_field(row, "mode")
     recs = []
     for i, e in enumerate(events):
         g = e.grid or (None, None, None)

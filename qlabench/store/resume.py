@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from qlabench.core.errors import StoreError
-from qlabench.store.keys import KEY_COLUMNS, key_tuple
+from qlabench.store.keys import KEY_COLUMNS, key_of, key_series
 from qlabench.core.point import Point
 from qlabench.core.result import Status
 from qlabench.store.files import read_results, result_files
@@ -36,12 +36,8 @@ def check_reference(oracle) -> str | None:
     return None if SINGLE_DEVICE_MARK in oracle else "oracle"
 
 
-def point_key(p: Point) -> tuple:
-    return key_tuple(getattr(p, c) for c in KEY_COLUMNS)
-
-
 def done_keys(out_root: str | os.PathLike, suite: str, env_fingerprint: str, checked: bool = False,
-              cpu_threads: int | None = None, reference: str | None = None) -> set[tuple]:
+              cpu_threads: int | None = None, reference: str | None = None) -> set[str]:
     """Keys of the points of `suite` recorded ok under `env_fingerprint` in <out_root>/<suite>/.
 
     checked: count only rows whose outputs were checked against the oracle (a row measured with
@@ -65,11 +61,11 @@ def done_keys(out_root: str | os.PathLike, suite: str, env_fingerprint: str, che
             df = df[refs.isna() | (refs == reference)]
     if cpu_threads is not None:
         df = df[df["cpu_threads"] == cpu_threads]
-    return {key_tuple(row) for row in df[list(KEY_COLUMNS)].itertuples(index=False, name=None)}
+    return set(key_series(df, KEY_COLUMNS))
 
 
-def remaining(points: Iterable[Point], done: set[tuple]) -> list[Point]:
-    return [p for p in points if point_key(p) not in done]
+def remaining(points: Iterable[Point], done: set[str]) -> list[Point]:
+    return [p for p in points if key_of(p) not in done]
 
 
 @contextlib.contextmanager

@@ -12,7 +12,7 @@ import pytest
 
 from qlabench.run.options import RunOptions
 from qlabench.run.executors.ray_executor import actor_options, cluster_slots, default_resources
-from qlabench.store.resume import point_key
+from qlabench.store.keys import key_of
 from qlabench.run.sweep import run_sweep
 from qlabench.core.spec import load_suite
 from qlabench.store.files import read_rows
@@ -51,7 +51,7 @@ def local_rows(suite, tmp_path_factory):
 
 
 def keys_statuses(rows):
-    return {(point_key(r), r.status) for r in rows}
+    return {(key_of(r), r.status) for r in rows}
 
 
 def test_ray_gives_the_same_rows_as_the_local_executor(cluster, suite, local_rows, tmp_path):
@@ -104,8 +104,8 @@ def test_a_killed_ray_worker_costs_only_its_point_and_resume_finishes(cluster, s
     assert len(lost) == 1 and lost[0].reason.startswith("ray worker lost")
     assert prog.executor.actors_lost == 1
     assert len(res.rows) == len(suite.points)  # the lost actor's group went on, on a fresh actor
-    written = {(point_key(r), r.status, r.timestamp) for r in read_rows(res.path)}
-    assert {(point_key(r), r.status, r.timestamp) for r in prog.before_kill} <= written
+    written = {(key_of(r), r.status, r.timestamp) for r in read_rows(res.path)}
+    assert {(key_of(r), r.status, r.timestamp) for r in prog.before_kill} <= written
 
     again = run_sweep(suite, tmp_path, RunOptions(executor=functools.partial(RayExecutor, resources={"GPU": 1}), resume=True))
     assert again.resumed == len(suite.points) - 1 and len(again.rows) == 1

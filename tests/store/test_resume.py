@@ -15,7 +15,8 @@ from qlabench.run.options import InProcess, RunOptions
 from qlabench.backends import REGISTRY
 from qlabench.store.keys import workload_keys
 from qlabench.core.point import Point
-from qlabench.store.resume import done_keys, point_key, remaining
+from qlabench.store.keys import key_of
+from qlabench.store.resume import done_keys, remaining
 from qlabench.run.sweep import run_sweep
 from qlabench.core.spec import load_suite, parse_suite
 from qlabench.store.files import latest_per_point, read_results, write_rows
@@ -146,7 +147,7 @@ def test_done_keys_need_same_suite_fingerprint_and_ok(tmp_path):
     p = Point(backend="b", mode="fwd", layout="dense", batch=1, seqlens=(1,), h_qk=1, h_v=1, K=8, V=8,
               dtype="float32")
     write_rows(tmp_path / "s" / "r1.parquet", [_row("r1", 0)])  # suite s, fingerprint f, ok, seqlens (1,)
-    assert done_keys(tmp_path, "s", "f") == {point_key(p)}
+    assert done_keys(tmp_path, "s", "f") == {key_of(p)}
     assert done_keys(tmp_path, "s", "other-env") == set()
     assert done_keys(tmp_path, "t", "f") == set()
     write_rows(tmp_path / "s" / "r2.parquet", [_row("r2", 1, status="error")])
@@ -160,7 +161,7 @@ def test_point_keys_survive_parquet_nulls_next_to_ints(tmp_path):
     write_rows(tmp_path / "s" / "r.parquet", rows)
     p = Point(backend="b", mode="fwd", layout="dense", batch=1, seqlens=(2,), h_qk=1, h_v=1, K=8, V=8,
               dtype="float32", model="m", tp=2)
-    assert point_key(p) in done_keys(tmp_path, "s", "f")
+    assert key_of(p) in done_keys(tmp_path, "s", "f")
 
 
 def test_a_checked_resume_needs_the_same_reference(tmp_path):
@@ -173,7 +174,7 @@ def test_a_checked_resume_needs_the_same_reference(tmp_path):
     rows = [dataclasses.replace(_row("r", i), oracle=label) for i, label in enumerate(labels)]
     write_rows(tmp_path / "s" / "r.parquet", rows)
 
-    keys = {n: point_key(Point(backend="b", mode="fwd", layout="dense", batch=1, seqlens=(n,), h_qk=1, h_v=1, K=8,
+    keys = {n: key_of(Point(backend="b", mode="fwd", layout="dense", batch=1, seqlens=(n,), h_qk=1, h_v=1, K=8,
                                V=8, dtype="float32")) for n in (1, 2, 3, 4)}
     assert done_keys(tmp_path, "s", "f", checked=True, reference="oracle") == {keys[1], keys[3]}
     assert done_keys(tmp_path, "s", "f", checked=True, reference="fp64-full") == {keys[2], keys[3]}
