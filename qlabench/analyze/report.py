@@ -145,9 +145,11 @@ def noise_summary(df: pd.DataFrame) -> str | None:
     ok = df[df["status"] == "ok"]
     if ok.empty:
         return None
-    marks = ok.apply(_sampling_mark, axis=1)
+    cols = [c for c in ("below_min_samples", "n_samples", "noise_target_met", "calls_sensitive") if c in ok]
+    recs = ok[cols].to_dict("records")  # a few columns: a pandas row per row of ~110 columns is slow
+    marks = pd.Series([_sampling_mark(r) for r in recs], index=ok.index, dtype=object)
     few, noisy = int((marks == FEW).sum()), int((marks == NOISY).sum())
-    calls = int((ok.apply(calls_mark, axis=1) == CALLS).sum())
+    calls = sum(calls_mark(r) == CALLS for r in recs)
     med = ok["rel_noise"].dropna().median() if "rel_noise" in ok else None
     text = f"{len(ok) - few - noisy} of {len(ok)} ok points met their noise target"
     if noisy:
@@ -172,23 +174,30 @@ def speedup_table(df: pd.DataFrame, baseline: str, numerics: pd.DataFrame | None
 
     if df.empty:
         return pd.DataFrame()
-    df = df.copy()
-    df["_ev"] = evidence_of(df, numerics)
-    df["heads"] = df.apply(heads_label, axis=1)
-    df["sequences"] = df.apply(sequences_label, axis=1)
+    # Rows as plain records, a workload at a time: a results frame has ~110 columns, and a pandas row per
+    # cell would be most of a view's time.
+    labels = ("median_ms", "status", "model", "tp", "below_min_samples", "n_samples", "noise_target_met",
+              "calls_sensitive")
+    rows = df[[c for c in dict.fromkeys(identity.key_axes() + labels) if c in df]].to_dict("records")
+    for r, ev in zip(rows, evidence_of(df, numerics)):
+        r["_ev"] = ev
     if "cp_world_size" in df.columns and df["cp_world_size"].notna().any():
         # A distributed row is its own column next to the single-device backends of the same problem.
-        df["backend"] = df.apply(backend_label, axis=1)
-        df["_wk"] = key_series(df, [a for a in identity.workload_axes() if a not in identity.CP_AXES])
+        for r in rows:
+            r["backend"] = backend_label(r)
+        keys = key_series(df, [a for a in identity.workload_axes() if a not in identity.CP_AXES])
     else:
-        df["_wk"] = workload_keys(df)
-    backends = list(dict.fromkeys(df["backend"]))
+        keys = workload_keys(df)
+    backends = list(dict.fromkeys(r["backend"] for r in rows))
+    groups: dict[str, list[dict]] = {}
+    for k, r in zip(keys, rows):
+        groups.setdefault(k, []).append(r)
     out = []
-    for _, grp in df.groupby("_wk", sort=False):
-        first = grp.iloc[0]
-        rec = {"mode": first["mode"], "heads": first["heads"], "sequences": first["sequences"],
+    for grp in groups.values():
+        first = grp[0]
+        rec = {"mode": first["mode"], "heads": heads_label(first), "sequences": sequences_label(first),
                "dtype": first["dtype"], "gate": gate_label_of(first), "gate_short": gate_short(first)}
-        by_backend = {r["backend"]: r for _, r in grp.iterrows()}
+        by_backend = {r["backend"]: r for r in grp}
         base = by_backend.get(baseline)
         base_ms = base["median_ms"] if base is not None and base["status"] == "ok" else None
         for b in backends:

@@ -15,7 +15,7 @@ import pandas as pd
 
 from qlabench.analyze.advise.question import Question
 from qlabench.analyze.advise.ranking import Entry, rank, version_label
-from qlabench.analyze.advise.rows import at_gate, newest_run, newest_version, version_of
+from qlabench.analyze.advise.rows import at_gate, newest_run, newest_version, version_of, version_series
 from qlabench.analyze.advise.question import GateRegime
 
 TIE_FLOOR = 0.02  # two times closer than this (or than their noise) are not told apart
@@ -59,7 +59,7 @@ def version_caveats(at_my_gate: pd.DataFrame, modes: tuple[str, ...], q: Questio
     here = {e.backend: e for e in mine}
     if at_my_gate.empty:
         return []
-    versions = at_my_gate.apply(version_of, axis=1)
+    versions = version_series(at_my_gate)
     out = []
     for (backend, version), grp in at_my_gate.groupby([at_my_gate["backend"], versions], sort=False):
         cur = here.get(backend)

@@ -83,7 +83,8 @@ def _device(row) -> str:
 
 
 def _part(rows: pd.DataFrame) -> _Part:
-    runs, devices = set(rows["run_id"]), {_device(r) for _, r in rows.iterrows()}
+    cols = [c for c in ("device", "device_index") if c in rows]
+    runs, devices = set(rows["run_id"]), {_device(r) for r in rows[cols].to_dict("records")}
     bad = rows[rows["status"] != "ok"]
     if not bad.empty:  # one failed replicate is enough: a time next to a failure is not believed
         r = bad.sort_values("timestamp").iloc[-1]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pandas as pd
 
 from qlabench.analyze.advise.question import Case, GateRegime, Question
-from qlabench.core.libraries import library_of, version_key
+from qlabench.core.libraries import library_of, version_columns, version_key
 from qlabench.core.point import FLASHQLA_GATE_SCALE, FLASHQLA_GATE_ZERO_FRAC
 from qlabench.store.keys import key_value
 
@@ -19,6 +19,12 @@ def version_column(backend: str) -> str | None:
     """The version column of the library whose version decides which rows of a backend go together."""
     lib = library_of(backend)
     return lib.column if lib else None
+
+
+def version_series(rows: pd.DataFrame) -> pd.Series:
+    """`version_of` of every row."""
+    cols = [c for c in ("backend", *version_columns()) if c in rows]
+    return pd.Series([version_of(r) for r in rows[cols].to_dict("records")], index=rows.index, dtype=object)
 
 
 def version_of(row) -> str | None:
@@ -62,7 +68,7 @@ def newest_version(rows: pd.DataFrame) -> pd.DataFrame:
     """Per backend, the rows of its library's newest version present."""
     if rows.empty:
         return rows
-    versions = rows.apply(version_of, axis=1)
+    versions = version_series(rows)
     keep = pd.Series(False, index=rows.index)
     for backend, idx in rows.groupby("backend").groups.items():
         best = max(versions[idx], key=version_key)

@@ -178,13 +178,22 @@ class Evidence:
         return f"{c.ratio:.2f} {c.label}" + (f" {REDUCED}" if self.reduced_only else "")
 
 
+# What a row's check is read from (row_check).
+CHECK_COLUMNS = ("oracle", "dtype", "state_dtype", "mode", "status", "total_tokens", "check_tokens") + tuple(
+    f"err_{t}" for t in CHECKED_TENSORS)
+
+
+def _check_records(df: pd.DataFrame) -> list[dict]:
+    return df[[c for c in CHECK_COLUMNS if c in df]].to_dict("records")
+
+
 def numerics_checks(numerics: pd.DataFrame | None) -> dict[str, list[Check]]:
     """Problem key (evidence.problem_keys: backend and problem, any layout, seed or model label) -> the
     checks of rows from another folder (e.g. the fp64-full numerics rows)."""
     if numerics is None or numerics.empty:
         return {}
     out: dict[str, list[Check]] = {}
-    for (_, r), key in zip(numerics.iterrows(), problem_keys(numerics)):
+    for r, key in zip(_check_records(numerics), problem_keys(numerics)):
         c = row_check(r, source="numerics")
         if c is not None:
             out.setdefault(key, []).append(c)
@@ -199,7 +208,7 @@ def evidence_of(df: pd.DataFrame, numerics: pd.DataFrame | None = None) -> list[
     extra = numerics_checks(numerics)
     keys = problem_keys(df) if extra else [None] * len(df)
     out = []
-    for (_, r), key in zip(df.iterrows(), keys):
+    for r, key in zip(_check_records(df), keys):
         own = row_check(r)
         out.append(Evidence(tuple(([own] if own else []) + extra.get(key, []))))
     return out

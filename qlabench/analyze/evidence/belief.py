@@ -22,7 +22,11 @@ import pandas as pd
 from qlabench.analyze.evidence.accuracy import row_check
 from qlabench.core.bytes_model import StepBytes, bandwidth_fraction
 from qlabench.core.modes import SERVING_MODES
+from qlabench.core.result import CHECKED_TENSORS
 
+# The columns the rules read (records of ~110 columns would cost more than the rules).
+READS = ("status", "mode", "dtype", "state_dtype", "median_ms", "samples_ms", "bytes_read", "bytes_written",
+         "hbm_peak_read_tbs", "hbm_peak_write_tbs", "hbm_frac", "oracle", "total_tokens", "check_tokens")
 # Relative slack between a stored median and the median of the stored samples (float round trips only).
 MEDIAN_SLACK = 1e-9
 
@@ -76,7 +80,8 @@ def believed(df: pd.DataFrame) -> pd.DataFrame:
     status, reason = df["status"].copy(), (df["reason"].copy() if "reason" in df
                                            else pd.Series(None, index=df.index, dtype=object))
     frac = df["hbm_frac"].copy() if "hbm_frac" in df else None
-    for idx, row in zip(df.index[ok], df[ok].to_dict("records")):
+    cols = [c for c in READS + tuple(f"err_{t}" for t in CHECKED_TENSORS) if c in df]
+    for idx, row in zip(df.index[ok], df.loc[ok, cols].to_dict("records")):
         why = time_problem(row)
         if why is None and serving[idx]:
             f = hbm_fraction(row)

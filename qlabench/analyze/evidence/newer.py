@@ -30,7 +30,7 @@ from qlabench.analyze.evidence.problem import newest_per_problem, problem_keys
 from qlabench.core.errors import QlabenchError, SchemaError
 from qlabench.core.libraries import version_columns
 from qlabench.store.files import read_table, result_files
-from qlabench.store.keys import plain_value
+from qlabench.store.keys import KEY_COLUMNS, plain_value
 
 # Two medians of one problem disagree beyond this relative difference: between two runs on the H200 the
 # same point moves by up to 3.4% (docs/FLASHQLA-STUDY.md), so 5% is more than run-to-run drift.
@@ -127,7 +127,8 @@ def newer_evidence(shown: pd.DataFrame, paths: Iterable[str | os.PathLike],
     if ok.empty:
         return EvidenceCheck()
     newer, unreadable = [], []
-    keys, rows = problem_keys(ok), ok.to_dict("records")
+    cols = dict.fromkeys(KEY_COLUMNS + READ + KERNEL_COLUMNS + ("timestamp", "status"))
+    keys, rows = problem_keys(ok), ok[[c for c in cols if c in ok]].to_dict("records")
     for folder in map(Path, folders):
         tables = []
         for f in result_files([folder]):

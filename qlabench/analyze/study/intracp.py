@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from qlabench.analyze.evidence.records import grouped_records
 from qlabench.store.keys import plain_value
 
 INTRACP = "fla-intracp"
@@ -45,8 +46,8 @@ def intracp_table(rows: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame(columns=COLUMNS)
     d = rows[(rows["status"] == "ok") & (rows["mode"] == "fwd") & rows["backend"].isin([INTRACP, *OTHERS])]
     out = []
-    for _, grp in d.groupby("study_key", sort=False):
-        by = {r["backend"]: r for r in sorted(grp.to_dict("records"), key=lambda r: str(r["timestamp"]))}
+    for _, grp in grouped_records(d, "study_key"):
+        by = {r["backend"]: r for r in sorted(grp, key=lambda r: str(r["timestamp"]))}
         mine = by.get(INTRACP)
         if mine is None:
             continue

@@ -12,6 +12,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from qlabench.analyze.evidence.records import grouped_records
 from qlabench.analyze.compare.kernels import short_name
 from qlabench.analyze.report import heads_label, layout_label
 from qlabench.core import kernel_event
@@ -173,8 +174,8 @@ def newest_per_point(d: pd.DataFrame) -> pd.DataFrame:
 def primary_stacks(d: pd.DataFrame) -> dict[str, str]:
     """Per backend, the stack whose rows are 'ours': the newest version of the backend's library."""
     out = {}
-    for backend, grp in d.groupby("backend", sort=True):
-        best = max(grp.to_dict("records"), key=lambda r: (version_key(r["lib_version"]), str(r["timestamp"])))
+    for backend, grp in grouped_records(d, "backend", sort=True, columns=("lib_version", "timestamp", "stack")):
+        best = max(grp, key=lambda r: (version_key(r["lib_version"]), str(r["timestamp"])))
         out[str(backend)] = best["stack"]
     return out
 

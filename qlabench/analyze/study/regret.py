@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from qlabench.analyze.evidence.records import grouped_records
 from qlabench.analyze.study.prepare import FLASH_QLA_VARIANTS
 from qlabench.store.keys import plain_value
 
@@ -77,8 +78,8 @@ def regret_table(rows: pd.DataFrame) -> pd.DataFrame:
     if ok.empty:
         return pd.DataFrame(columns=COLUMNS)
     out = []
-    for _, grp in ok.groupby(["stack", "study_key"], sort=False):
-        found = consistent_set(grp.to_dict("records"))
+    for _, grp in grouped_records(ok, ["stack", "study_key"]):
+        found = consistent_set(grp)
         if found is None:
             continue
         by, mixes = found

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from qlabench.analyze.evidence.records import grouped_records
 from qlabench.analyze.evidence.accuracy import OVER, flagged, speedup_allowed, with_error_marks
 from qlabench.analyze.study.explain import WITHIN, explain_all, within
 from qlabench.analyze.study.gate import gate_sweep
@@ -244,10 +245,10 @@ def published_wide(comparison: pd.DataFrame, mode: str) -> pd.DataFrame:
     if d.empty:
         return pd.DataFrame()
     out = []
-    for pub_id, grp in d.groupby("pub_id", sort=True):
-        first = grp.iloc[0]
+    for pub_id, grp in grouped_records(d, "pub_id", sort=True):
+        first = grp[0]
         rec = {"model_config": first["model_config"], "heads": first["heads"], "sequences": first["sequences"]}
-        by = {r["backend"]: r for r in grp.to_dict("records")}
+        by = {r["backend"]: r for r in grp}
         if first["by_totals"]:
             ours_seqs = by.get("flash_qla", by.get("fla", {})).get("our_sequences")
             rec["our sequences"] = ours_seqs if isinstance(ours_seqs, str) else "-"
@@ -299,9 +300,9 @@ def mode_tables(rows: pd.DataFrame, exclude: set[str]) -> dict[str, pd.DataFrame
         backends = [b for b in list(BACKEND_COLUMNS) + list(FLASH_QLA_VARIANTS) if b in set(grp["backend"])]
         backends = list(dict.fromkeys(backends))
         recs = []
-        for _, pt in grp.groupby("study_key", sort=False):
-            first = pt.iloc[0]
-            by = {r["backend"]: r for r in pt.to_dict("records")}
+        for _, pt in grouped_records(grp, "study_key"):
+            first = pt[0]
+            by = {r["backend"]: r for r in pt}
             rec = {"heads": first["heads"], "sequences": first["sequences"], "gate": first["gate_label"],
                    "_order": (first["h_v"], first["h_qk"], first["total_tokens"])}
             for b in backends:
