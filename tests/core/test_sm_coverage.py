@@ -19,7 +19,8 @@ from qlabench.core.sm_coverage import (
     sm_coverage_waves,
     wave_efficiency,
 )
-from qlabench.store.kernels import events_from_table, kernels_table, point_key, row_keys
+from qlabench.store.kernels import events_from_table, kernels_table, row_keys
+from qlabench.store.keys import key_of
 
 H200_SMS = 132
 
@@ -133,7 +134,7 @@ def test_point_key_matches_a_results_frame_even_with_null_tp():
     pts = [_point(), _point(model=None, tp=None, h_qk=4, h_v=4), _point(layout="varlen", seqlens=(100, 900))]
     df = _results_frame(pts)
     assert df["tp"].dtype == float  # the trap: pandas reads tp 8 back as 8.0
-    assert list(row_keys(df)) == [point_key(p) for p in pts]
+    assert list(row_keys(df)) == [key_of(p) for p in pts]
     assert len(set(row_keys(df))) == 3
 
 
@@ -148,7 +149,7 @@ def test_kernels_table_round_trip(tmp_path):
     assert not list(path.parent.glob(".*"))  # no temp file left behind
     df = read_kernels([tmp_path])
     assert len(df) == 8
-    mine = df[(df["run_id"] == "run-1") & (df["point_key"] == point_key(p)) & (df["mode"] == "fwd")]
+    mine = df[(df["run_id"] == "run-1") & (df["point_key"] == key_of(p)) & (df["mode"] == "fwd")]
     back = events_from_table(mine)
     assert back == events  # names, durations, grids, blocks and blocks_per_sm survive, in order
     assert sm_coverage(back, H200_SMS) == sm_coverage(events, H200_SMS)

@@ -11,7 +11,7 @@ from qlabench.run.options import RunOptions
 from qlabench.measure import env as envmod
 from qlabench.core.errors import QlabenchError
 from qlabench.run.executors.local import local_slots, visible_gpus
-from qlabench.store.resume import point_key
+from qlabench.store.keys import key_of
 from qlabench.run.sweep import run_sweep
 from qlabench.core.spec import load_suite
 from qlabench.run.pool import Slot, WorkerPool
@@ -66,5 +66,5 @@ def test_groups_spread_over_several_slots_give_the_same_rows(tmp_path):
                     RunOptions(executor=lambda job, device, env: WorkerPool(job, [Slot(device, name="a"),
                                                                                   Slot(device, name="b")])))
     assert one.workers_started == 1 and two.workers_started == 2  # two compile groups, one per slot
-    assert {(point_key(r), r.status) for r in two.rows} == {(point_key(r), r.status) for r in one.rows}
+    assert {(key_of(r), r.status) for r in two.rows} == {(key_of(r), r.status) for r in one.rows}
     assert len(two.rows) == len(suite.points)

@@ -65,7 +65,7 @@ def budget_bytes(device: torch.device, reserve: int = 0) -> int:
 def point_head_bytes(point: Point) -> int:
     """`bytes_per_head` of a point's problem: the least the reference needs, one value head at a time."""
     tokens = sum(math.ceil(n / CHUNK) * CHUNK for n in point.seqlens)  # as _padded_tokens pads them
-    return bytes_per_head(tokens, point.K, point.V, grads=point.mode != "fwd" and not point.is_serving)
+    return bytes_per_head(tokens, point.K, point.V, grads=point.has_backward)
 
 
 def _size(n: int) -> str:
@@ -80,7 +80,7 @@ def refusal(point: Point, device: torch.device, reserve: int = 0) -> str | None:
     if need <= budget:
         return None
     where = "half the device's free memory after the point's own tensors" if device.type == "cuda" else "on CPU"
-    grads = point.mode != "fwd" and not point.is_serving
+    grads = point.has_backward
     return (f"fp64-full reference: one value head needs about {_size(need)} ({point.total_tokens} tokens, "
             f"K={point.K}, V={point.V}{', with gradients' if grads else ''}), over its budget of {_size(budget)} "
             f"({where}); it works a value head at a time and cannot split one, so the point was not run")
