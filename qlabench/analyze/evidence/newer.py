@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -24,6 +25,7 @@ from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from qlabench.analyze.compare.kernels import short_name
 from qlabench.analyze.evidence.problem import newest_per_problem, problem_keys
@@ -131,22 +133,35 @@ def newer_evidence(shown: pd.DataFrame, paths: Iterable[str | os.PathLike],
     keys, rows = problem_keys(ok), ok[[c for c in cols if c in ok]].to_dict("records")
     for folder in map(Path, folders):
         tables = []
-        for f in result_files([folder]):
-            try:
-                t = read_table(f, READ)
-                tables.append(t.append_column("source_file", pa.array([str(f)] * t.num_rows, pa.string()))
-                              .append_column("source_row", pa.array(range(t.num_rows), pa.int64())))
-            except SchemaError as e:
-                if NOT_RESULTS not in str(e):  # a parquet that is no results file (a derived table) is no evidence
-                    unreadable.append(str(e))
-            except QlabenchError as e:
-                unreadable.append(str(e))
+        for f, t in zip(*_read_folder(folder, unreadable)):
+            tables.append(t.append_column("source_file", pa.array([str(f)] * t.num_rows, pa.string()))
+                          .append_column("source_row", pa.array(range(t.num_rows), pa.int64())))
         if not tables:
             continue
         found = compare_folder(ok, pa.concat_tables(tables).to_pandas(), _rel(folder), keys, rows)
         if found is not None:
             newer.append(found)
     return EvidenceCheck(tuple(newer), tuple(unreadable))
+
+
+def _read_one(f: Path) -> pa.Table | str | None:
+    """The compared columns of one file; why it could not be read (a string); None for a parquet that is no
+    results file (a derived table is no evidence)."""
+    try:
+        return read_table(f, READ)
+    except SchemaError as e:
+        return None if NOT_RESULTS in str(e) else str(e)
+    except QlabenchError as e:
+        return str(e)
+
+
+def _read_folder(folder: Path, unreadable: list[str]) -> tuple[list[Path], list[pa.Table]]:
+    files = result_files([folder])
+    with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:  # decoding releases the GIL
+        got = list(pool.map(_read_one, files))
+    unreadable += [g for g in got if isinstance(g, str)]
+    ok = [(f, g) for f, g in zip(files, got) if isinstance(g, pa.Table)]
+    return [f for f, _ in ok], [g for _, g in ok]
 
 
 def compare_folder(shown: pd.DataFrame, other: pd.DataFrame, folder: str,
@@ -159,6 +174,11 @@ def compare_folder(shown: pd.DataFrame, other: pd.DataFrame, folder: str,
     if other.empty:
         return None
     keys = problem_keys(shown) if shown_keys is None else shown_keys
+    # Most of a folder is other problems: a cheap filter on a few axes before the keys are built.
+    for c in ("backend", "mode", "h_qk", "h_v", "K", "V", "dtype"):
+        other = other[other[c].isin(set(shown[c]))]
+    if other.empty:
+        return None
     theirs_keys = problem_keys(other)
     hit = theirs_keys.isin(set(keys))  # only the problems shown: most of a folder is other problems
     if not hit.any():
@@ -185,7 +205,9 @@ def compare_folder(shown: pd.DataFrame, other: pd.DataFrame, folder: str,
 
 @lru_cache(maxsize=16)
 def _kernel_table(path: str, mtime_ns: int) -> pa.Table:  # mtime_ns: a rewritten file is read again
-    return read_table(path, KERNEL_COLUMNS)
+    # The two list columns alone, as stored (every schema version has them; no upgrade needed to read them).
+    pf = pq.ParquetFile(path)
+    return pf.read(columns=[c for c in KERNEL_COLUMNS if c in pf.schema_arrow.names])
 
 
 def _with_kernels(row: dict) -> dict:
@@ -195,7 +217,7 @@ def _with_kernels(row: dict) -> dict:
     f = Path(row["source_file"])
     t = _kernel_table(str(f), f.stat().st_mtime_ns)
     i = int(row["source_row"])
-    return {**row, **{c: t.column(c)[i].as_py() for c in KERNEL_COLUMNS}}
+    return {**row, **{c: t.column(c)[i].as_py() for c in KERNEL_COLUMNS if c in t.column_names}}
 
 
 def recorded_differences(mine: dict, theirs: dict) -> list[str]:
