@@ -9,6 +9,11 @@ printed as a markdown table, with Python's and the imports' start-up measured th
 own work is its time less the start-up's.
 
     python scripts/bench_views.py [--results results] [--scales 1,4,16] [--runs 3]
+    python scripts/bench_views.py --readers [--results results] [--runs 3]
+
+`--readers` instead times the two ways to read the tree that the evidence layer could use, in one
+process: pyarrow (what it uses, with the schema upgrade) and DuckDB's `read_parquet` over every file, for
+the columns a scan of the tree needs and for all columns.
 
 docs/BENCHMARKS.md records its output (section "Views over the results tree").
 """
@@ -84,12 +89,47 @@ def timed(argv: list[str], cwd: Path, runs: int) -> tuple[float, float, int]:
     return statistics.median(walls), statistics.median(cpus), rc
 
 
+def reader_comparison(results: Path, runs: int) -> None:
+    """Median process CPU and wall seconds of reading every result file under `results`, per reader."""
+    import duckdb
+
+    from qlabench.core.identity import key_axes
+    from qlabench.store.files import read_table, result_files
+
+    files = result_files([results])
+    scan = list(dict.fromkeys(key_axes() + ("status", "timestamp", "run_id", "median_ms")))
+    quoted = ", ".join(f'"{c}"' for c in scan)
+    con = duckdb.connect()
+    readers = {
+        "pyarrow, scan columns (+ upgrade)": lambda: [read_table(f, scan) for f in files],
+        "duckdb, scan columns": lambda: con.sql(f"select {quoted} from read_parquet({[str(f) for f in files]}, "
+                                                "union_by_name=true)").to_arrow_table(),
+        "pyarrow, all columns (+ upgrade)": lambda: [read_table(f) for f in files],
+        "duckdb, all columns": lambda: con.sql(f"select * from read_parquet({[str(f) for f in files]}, "
+                                               "union_by_name=true)").to_arrow_table(),
+    }
+    print(f"reading {len(files)} files under {results}; median of {runs} runs\n")
+    print("| reader | wall s | CPU s |\n| --- | --- | --- |")
+    for name, read in readers.items():
+        walls, cpus = [], []
+        for _ in range(runs):
+            t0, c0 = time.perf_counter(), time.process_time()
+            read()
+            walls.append(time.perf_counter() - t0)
+            cpus.append(time.process_time() - c0)
+        print(f"| {name} | {statistics.median(walls):.2f} | {statistics.median(cpus):.2f} |", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--results", type=Path, default=Path("results"))
     ap.add_argument("--scales", default="1,4,16")
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--readers", action="store_true", help="compare pyarrow and DuckDB reading the tree")
     args = ap.parse_args()
+    if args.readers:
+        reader_comparison(args.results, args.runs)
+        return
     qlabench = [sys.executable, "-m", "qlabench"]
     env_note = f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the start"
     print(f"views over {args.results} ({env_note}); median of {args.runs} runs; wall / CPU seconds\n")

@@ -15,7 +15,6 @@ import os
 import shutil
 import tempfile
 from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pandas as pd
@@ -243,15 +242,6 @@ def read_table(path: str | os.PathLike, columns: Iterable[str] | None = None) ->
     return table
 
 
-def read_tables(files: list[Path], columns: Iterable[str] | None = None) -> list[pa.Table]:
-    """`read_table` of each file, in order, a few at a time: decoding releases the GIL, and a results tree is
-    many small files whose reads would otherwise wait on each other."""
-    if len(files) < 2:
-        return [read_table(f, columns) for f in files]
-    with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
-        return list(pool.map(lambda f: read_table(f, columns), files))
-
-
 def read_results(paths: Iterable[str | os.PathLike], columns: Iterable[str] | None = None,
                  source: bool = False) -> pd.DataFrame:
     """All rows of the given files/folders as one DataFrame, in the current schema (with `columns`: only
@@ -273,7 +263,7 @@ def read_results(paths: Iterable[str | os.PathLike], columns: Iterable[str] | No
 
 def _read_all(files: list[Path], columns: Iterable[str] | None = None, source: bool = False) -> pd.DataFrame:
     columns = None if columns is None else tuple(columns)
-    tables = read_tables(files, columns)
+    tables = [read_table(f, columns) for f in files]
     if source:
         tables = [t.append_column("source_file", pa.array([str(f)] * t.num_rows, pa.string()))
                   for f, t in zip(files, tables)]

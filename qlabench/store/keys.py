@@ -89,12 +89,13 @@ def key_series(df: pd.DataFrame, columns) -> pd.Series:
     return pd.Series([repr(t) for t in zip(*per_column)], index=df.index, dtype=object)
 
 
-def newest_rows(df: pd.DataFrame, columns) -> pd.DataFrame:
+def newest_rows(df: pd.DataFrame, columns, keys: pd.Series | None = None) -> pd.DataFrame:
     """The newest row (by timestamp; the later one of equals) of each group of rows equal on `columns`:
-    the one rule for "the newest row per point" (a point's key columns, a problem's axes, ...)."""
+    the one rule for "the newest row per point" (a point's key columns, a problem's axes, ...). `keys`:
+    key_series(df, columns), when the caller has built them already."""
     if df.empty:
         return df
-    tmp = df.assign(_k=key_series(df, columns)).sort_values("timestamp", kind="stable")
+    tmp = df.assign(_k=key_series(df, columns) if keys is None else keys).sort_values("timestamp", kind="stable")
     return tmp.drop_duplicates("_k", keep="last").drop(columns="_k").reset_index(drop=True)
 
 

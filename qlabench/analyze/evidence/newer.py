@@ -17,10 +17,8 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
 import pandas as pd
@@ -43,6 +41,7 @@ RECORDED = ("layout", "timer", "device") + version_columns()
 # kernel lists, most of a file's bytes, are read afterwards for the disagreeing rows alone.
 READ = RECORDED + ("median_ms",)
 KERNEL_COLUMNS = ("kernels", "kernel_dur_us")
+KERNEL_BATCH = 64  # rows decoded at a time when only some rows' kernel lists are wanted
 PROJECT_MARKS = ("pyproject.toml", ".git")
 NOT_RESULTS = "not a qlabench results file"  # store/schema.py's reason for a parquet without its metadata
 
@@ -157,8 +156,8 @@ def _read_one(f: Path) -> pa.Table | str | None:
 
 def _read_folder(folder: Path, unreadable: list[str]) -> tuple[list[Path], list[pa.Table]]:
     files = result_files([folder])
-    with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:  # decoding releases the GIL
-        got = list(pool.map(_read_one, files))
+    # (one at a time: reading these small files on threads cost more CPU and wall time on 2 cores, measured)
+    got = [_read_one(f) for f in files]
     unreadable += [g for g in got if isinstance(g, str)]
     ok = [(f, g) for f, g in zip(files, got) if isinstance(g, pa.Table)]
     return [f for f, _ in ok], [g for _, g in ok]
@@ -183,8 +182,8 @@ def compare_folder(shown: pd.DataFrame, other: pd.DataFrame, folder: str,
     hit = theirs_keys.isin(set(keys))  # only the problems shown: most of a folder is other problems
     if not hit.any():
         return None
-    newest = newest_per_problem(other[hit])
-    theirs_of = dict(zip(problem_keys(newest), newest.to_dict("records")))
+    newest = newest_per_problem(other[hit].assign(_p=theirs_keys[hit]), theirs_keys[hit])
+    theirs_of = dict(zip(newest["_p"], newest.drop(columns="_p").to_dict("records")))
     pairs = []
     for key, mine in zip(keys, shown.to_dict("records") if shown_rows is None else shown_rows):
         theirs = theirs_of.get(key)
@@ -193,31 +192,40 @@ def compare_folder(shown: pd.DataFrame, other: pd.DataFrame, folder: str,
     if not pairs:
         return None
     ratios, why = [], Counter()
-    for mine, theirs in pairs:
-        ratio = float(theirs["median_ms"]) / float(mine["median_ms"])
-        if abs(ratio - 1) > DISAGREE:
-            ratios.append(ratio)
-            why.update(recorded_differences(mine, _with_kernels(theirs)))
+    disagree = [(m, t, float(t["median_ms"]) / float(m["median_ms"])) for m, t in pairs]
+    disagree = [d for d in disagree if abs(d[2] - 1) > DISAGREE]
+    kernels = _kernel_rows([t for _, t, _ in disagree])
+    for mine, theirs, ratio in disagree:
+        ratios.append(ratio)
+        why.update(recorded_differences(mine, {**theirs, **kernels.get(id(theirs), {})}))
     return NewerEvidence(folder=folder, newest=max(str(t["timestamp"]) for _, t in pairs), n_points=len(pairs),
                          n_disagree=len(ratios), ratio_range=(min(ratios), max(ratios)) if ratios else None,
                          differences=tuple(why.most_common()))
 
 
-@lru_cache(maxsize=16)
-def _kernel_table(path: str, mtime_ns: int) -> pa.Table:  # mtime_ns: a rewritten file is read again
-    # The two list columns alone, as stored (every schema version has them; no upgrade needed to read them).
-    pf = pq.ParquetFile(path)
-    return pf.read(columns=[c for c in KERNEL_COLUMNS if c in pf.schema_arrow.names])
-
-
-def _with_kernels(row: dict) -> dict:
-    """A row read without its kernel lists, with them (from its file, `source_file` at `source_row`)."""
-    if "kernels" in row or not row.get("source_file"):
-        return row
-    f = Path(row["source_file"])
-    t = _kernel_table(str(f), f.stat().st_mtime_ns)
-    i = int(row["source_row"])
-    return {**row, **{c: t.column(c)[i].as_py() for c in KERNEL_COLUMNS if c in t.column_names}}
+def _kernel_rows(rows: list[dict]) -> dict[int, dict]:
+    """The kernel lists of rows read without them (id(row) -> {column: list}), from their files (`source_file`
+    at `source_row`): the two list columns alone, as stored (every schema version has them), and of each
+    file only the batches up to the last row wanted."""
+    wanted: dict[str, list[dict]] = {}
+    for r in rows:
+        if "kernels" not in r and r.get("source_file"):
+            wanted.setdefault(r["source_file"], []).append(r)
+    out = {}
+    for path, rs in wanted.items():
+        pf = pq.ParquetFile(path)
+        cols = [c for c in KERNEL_COLUMNS if c in pf.schema_arrow.names]
+        last = max(int(r["source_row"]) for r in rs)
+        batches, n = [], 0
+        for b in pf.iter_batches(batch_size=KERNEL_BATCH, columns=cols):
+            batches.append(b)
+            n += b.num_rows
+            if n > last:
+                break
+        t = pa.Table.from_batches(batches, schema=batches[0].schema if batches else None)
+        for r in rs:
+            out[id(r)] = {c: t.column(c)[int(r["source_row"])].as_py() for c in cols}
+    return out
 
 
 def recorded_differences(mine: dict, theirs: dict) -> list[str]:

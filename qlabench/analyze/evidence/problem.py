@@ -26,6 +26,6 @@ def point_keys(df: pd.DataFrame) -> pd.Series:
     return key_series(df, KEY_COLUMNS)
 
 
-def newest_per_problem(df: pd.DataFrame) -> pd.DataFrame:
-    """The newest row of each problem (any layout, seed or model label)."""
-    return newest_rows(df, problem_axes())
+def newest_per_problem(df: pd.DataFrame, keys: pd.Series | None = None) -> pd.DataFrame:
+    """The newest row of each problem (any layout, seed or model label); `keys`: problem_keys(df), if built."""
+    return newest_rows(df, problem_axes(), keys)
