@@ -35,7 +35,9 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-STARTUP = "import qlabench.cli, pandas, pyarrow.parquet, qlabench.analyze.report"
+# Python and the imports every view needs (the data frame, parquet, the evidence layer, the table renderer).
+STARTUP = ("import qlabench.cli, pandas, pyarrow.parquet, qlabench.analyze.report, qlabench.analyze.evidence, "
+           "qlabench.cli.views, rich.table")
 # (label, argv after `qlabench`): run from the generated tree's parent, paths relative to it.
 COMMANDS = (
     ("show FILE", ["show", "results/h200/20261129T173649Z-6de996.parquet"]),

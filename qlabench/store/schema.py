@@ -106,10 +106,11 @@ def upgrade(table: pa.Table, source: str, columns: set[str] | None = None) -> pa
     target = arrow_schema()
     if columns is not None:
         target = pa.schema([f for f in target if f.name in columns], metadata=target.metadata)
-    cols = []
+    cols, present = [], set(table.column_names)
     for f in target:
-        if f.name in table.column_names:
-            cols.append(table.column(f.name).cast(f.type))
+        if f.name in present:
+            col = table.column(f.name)
+            cols.append(col if col.type == f.type else col.cast(f.type))  # a cast of equal types still copies
         else:
             cols.append(pa.nulls(table.num_rows, f.type))
     return pa.Table.from_arrays(cols, schema=target)
