@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from qlabench.analyze.evidence.tree import read_evidence
 from qlabench.analyze.report import gate_label_of, heads_label, layout_label
 from qlabench.core.errors import StoreError
-from qlabench.store.files import read_results
 from qlabench.analyze.compare.drift import Shift, shift_verdict, suite_shift
 from qlabench.analyze.compare.envguard import EnvField, check_env, env_diff
 from qlabench.analyze.compare.kernels import kernel_change
@@ -287,6 +287,12 @@ def compare_frames(base: pd.DataFrame, head: pd.DataFrame, options: CompareOptio
         notes += (NO_TIMED_NOTE,)
     return Comparison(pairs=pairs, env=diff, options=opt, fail_on=frozenset(fail_on), notes=notes,
                       base_label=base_label, head_label=head_label, shift=shift if opt.drift else None)
+
+
+def read_results(paths: list) -> pd.DataFrame:
+    """Every run's rows of `paths` through the evidence layer (a run read from two files that disagree is
+    refused; a copy counts once); matching keeps each side's newest run per point itself (match.py)."""
+    return read_evidence(paths, all_runs=True).rows
 
 
 def compare_paths(base: Iterable[str | os.PathLike], head: Iterable[str | os.PathLike], options=None,
