@@ -55,16 +55,15 @@ def check_runs(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     notes = []
     if clash.any():
         bad = copies[copies["_k"].isin(clash[clash].index)]
-        same_home = bad.groupby(["_k", "_home"])["source_file"].nunique()
-        if (same_home > 1).any():
-            k, home = same_home[same_home > 1].index[0]
-            _refuse(bad[(bad["_k"] == k) & (bad["_home"] == home)], int((same_home > 1).sum()))
-        runs = sorted(set(bad["run_id"]))
+        df, bad, notes = _within_folders(df, bad, measured)
+        # What still differs spans folders: two runs that share a name.
+        spans = bad.groupby("_k")["_home"].transform("nunique") > 1
+        runs = sorted(set(bad.loc[spans, "run_id"]))
         df = df.assign(run_id=[f"{r}@{homes[f]}" if r in runs else r for r, f in zip(df["run_id"], df["source_file"])])
         notes += [f"run id {r} names {bad.loc[bad['run_id'] == r, '_home'].nunique()} different runs "
                   f"({', '.join(sorted(set(bad.loc[bad['run_id'] == r, '_home'])))}): told apart by folder"
                   for r in runs]
-        copies = copies[~copies["run_id"].isin(runs)]
+        copies = copies[~copies["run_id"].isin(runs) & ~copies["_k"].isin(bad["_k"])]
     dup = copies[copies.groupby("_k")["source_file"].transform("nunique") > 1]
     for run, grp in dup.groupby("run_id", sort=True):
         names = sorted(set(grp["source_file"]))
@@ -73,6 +72,28 @@ def check_runs(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     if not dup.empty:
         df = df.drop(index=dup.index[dup["_k"].duplicated(keep="first")])
     return df, notes
+
+
+def _within_folders(df: pd.DataFrame, bad: pd.DataFrame, measured: list[str]
+                    ) -> tuple[pd.DataFrame, pd.DataFrame, list[str]]:
+    """Rows of one run and point that differ between files of one folder: at one timestamp they contradict
+    each other (EvidenceError); at several, the point was measured again under the same run id, and the
+    newest row counts (as `show` keeps the newest row per point, so `advise` never averages the two)."""
+    n_files = bad.groupby(["_k", "_home"])["source_file"].transform("nunique")
+    same = bad[n_files > 1]
+    if same.empty:
+        return df, bad, []
+    at_once = same.groupby(["_k", "_home", "timestamp"])
+    contra = (at_once[measured].nunique(dropna=False).max(axis=1) > 1) & (at_once["source_file"].nunique() > 1)
+    if contra.any():
+        k, home, stamp = contra[contra].index[0]
+        _refuse(same[(same["_k"] == k) & (same["_home"] == home) & (same["timestamp"] == stamp)], int(contra.sum()))
+    older = same.sort_values("timestamp", kind="stable").duplicated(["_k", "_home"], keep="last")
+    gone = older[older].index
+    notes = [f"run {run} measured {grp['_k'].nunique()} point(s) again in another file of {home} "
+             f"({', '.join(sorted(set(grp['source_file'])))}): the newest row of each counts"
+             for (run, home), grp in same.groupby(["run_id", "_home"], sort=True)]
+    return df.drop(index=gone), bad.drop(index=gone), notes
 
 
 def _refuse(rows: pd.DataFrame, n: int) -> None:

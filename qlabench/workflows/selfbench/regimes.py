@@ -26,6 +26,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from qlabench.core.libraries import version_columns
 from qlabench.core.spec import Suite
 from qlabench.core.timing_sensitivity import calls_sensitivity
 from qlabench.workflows.selfbench.common import SelfbenchError, point_label
@@ -327,8 +328,7 @@ def run_regimes(req: RegimesRequest, on_point=None, max_time_s: float | None = N
     dev = resolve_device(req.device or req.suite.device)
     out.mkdir(parents=True, exist_ok=True)
     env = capture(dev)
-    meta = {k: env.get(k) for k in ("host", "device", "torch_version", "triton_version", "flashinfer_version",
-                                     "flash_qla_version", "driver_version", "git_sha")}
+    meta = {k: env.get(k) for k in ("host", "device", *version_columns(), "git_sha")}
     meta.update(date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), suite=req.suite.name,
                 command=req.command or shlex.join(["qlabench", *sys.argv[1:]]),
                 settings={k: getattr(req, k) for k in ("calls", "rep_ms", "burst_ms", "sustained_ms",

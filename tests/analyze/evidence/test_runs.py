@@ -58,3 +58,13 @@ def test_one_run_id_in_two_folders_is_two_runs_never_averaged(tmp_path, make_row
     # one run's replicates, not two runs' medians averaged into a 1.15 ms time with a 117% noise
     assert fq.rows == 1 and fq.time_ms in (0.4, 1.5) and fq.rel_noise == pytest.approx(0.003)
     assert any("run id r1 names 2 different runs" in n for n in ans.notes)
+
+
+def test_a_point_measured_again_under_the_same_run_id_counts_its_newest_row(tmp_path, make_row):
+    write_rows(tmp_path / "s" / "r1.parquet", run_rows(make_row, 1.5))
+    later = [make_row(**{**H, "timestamp": "2026-01-02T00:00:00+00:00"}, backend="flash_qla", median_ms=0.4)]
+    write_rows(tmp_path / "s" / "r1-again.parquet", later)
+    ans = advise(question(), [tmp_path / "s"])
+    fq = next(e for e in ans.cases[0].entries if e.backend == "flash_qla")
+    assert fq.rows == 1 and fq.time_ms == 0.4  # the newer row, never the mean of the two
+    assert any("run r1 measured 1 point(s) again" in n for n in ans.notes)
