@@ -11,14 +11,14 @@ API (import from `qlabench.analyze.evidence`):
 Reading (tree.py)
   read_evidence(paths, columns=None, all_runs=False) -> Evidence
       The rows of result files and folders. `paths` IS the set of evidence: a caller that knows which
-      folders are current (the results catalog) passes those; nothing here decides what is current.
-      `columns`: read only these (the key, status, timestamp and run id always come): a scan that needs
-      20 of 114 columns skips the kernel and sample lists, most of a file's bytes. `all_runs=False`:
-      the newest row per point. Files that hold the same run id with conflicting rows raise
-      EvidenceError (a view would otherwise take one of them, or average them).
-  Evidence: .rows (pandas DataFrame, current schema, plus `source_file`), .files (Paths read),
-      .notes (lines a view prints under its table: e.g. a run read from two files with identical rows)
-  sibling_folders(root, paths), evidence_root(paths): the folders beside the shown ones (newer.py).
+      folders are current (the results catalog, analyze/current.py) passes those; nothing here decides
+      what is current. `columns`: read only these (the key, status, timestamp and run id always come):
+      a scan skips the kernel and sample lists, most of a file's bytes. `all_runs=False`: the newest row
+      per point. One run read from several files is checked (runs.check_runs, below).
+  Evidence: .rows (pandas DataFrame, current schema, plus `source_file`), .files (the files read),
+      .notes (lines a view prints under its table), .frame() (the rows with the notes attached;
+      evidence_notes(frame) gives them back, for loaders that return a frame alone, as
+      analyze/current.py's rows_or_current does; its catalog default is checked the same way)
 
 Identity (problem.py; the axes come from core/identity.py, flag `Axis.problem`)
   problem_keys(df) -> Series      one key per row: the problem it measured (any layout, seed, model label)
@@ -27,27 +27,35 @@ Identity (problem.py; the axes come from core/identity.py, flag `Axis.problem`)
 
 Belief (belief.py, accuracy.py)
   believed(df) -> DataFrame
-      The rows with what a view may believe: an `ok` row whose stored time is impossible (NaN, <= 0, or
-      not the median of its own samples) becomes status `error`; one whose stored error is over its
-      tolerance (the same rule as the marks) becomes `incorrect`; both with the reason. A serving row's
-      `hbm_frac` is recomputed from its bytes, time and measured peaks; over the limit: `error`.
-  accuracy.evidence_of(df, numerics) / row_check(row): each row's checks against the tolerance of the
-      dtype the check applies (the state dtype of a bf16 serving pool); `✗`, `†` marks.
+      What a view may believe: an `ok` row whose stored time is impossible (NaN, <= 0, or not the median
+      of its own samples) becomes status `error`; one whose stored error is over its tolerance (the rule
+      of the marks) becomes `incorrect`; both with the reason. A serving row's `hbm_frac` is recomputed
+      from its bytes, time and recorded peaks; above the limit: `error`.
+  accuracy.evidence_of(df, numerics) / row_check(row) / check_dtype(row): each row's checks against the
+      tolerance of the dtype its check applied (a serving row's state dtype where less precise).
 
-Runs and stacks (stacks.py; libraries and their version columns: core/libraries.py)
-  stack_label(row) -> str          'flash-qla 0.1.3 tilelang 0.1.9 torch 2.9.1' of one row
-  run_mix(rows) -> dict[str, str]  per backend, the run/stack it came from when rows mix runs
+Runs and stacks (runs.py, stacks.py; libraries and their version columns: core/libraries.py)
+  runs.check_runs(df)              one run in several files: a copy counts once; a point measured again
+                                   under one run id counts its newest row; one timestamp recorded two ways
+                                   in one folder is refused (EvidenceError); a run id in two folders is two
+                                   runs, told apart ('ab-a@results/x')
+  stack_label(row) -> str          'flash-qla 0.1.3 + tilelang 0.1.15': the versions a row's backend ran on
+  run_mix(rows) -> Series          per row 'run R, STACK' where the rows mix runs or stacks, else ''
+
+Records (records.py)
+  records.grouped_records(df, by, sort=False, columns=None)   rows as dicts, grouped once
 
 Newer evidence (newer.py)
-  newer_evidence(shown, paths, folders=None) -> EvidenceCheck   (.lines for a view)
-      `folders`: the folders to search (default: the siblings under the evidence root); the catalog
-      can pass the current ones.
+  newer.newer_evidence(shown, paths, folders=None) -> EvidenceCheck (.lines for a view)
+      `folders`: where to look (default: the folders beside the shown ones under the evidence root; the
+      catalog can pass the current ones).
 """
 
 from qlabench.analyze.evidence.belief import believed
 from qlabench.analyze.evidence.problem import newest_per_problem, point_keys, problem_keys
+from qlabench.analyze.evidence.stacks import run_mix, stack_label
 from qlabench.analyze.evidence.tree import Evidence, evidence_notes, read_evidence
 from qlabench.store.files import latest_per_point as newest_per_point
 
 __all__ = ["Evidence", "believed", "evidence_notes", "newest_per_point", "newest_per_problem", "point_keys",
-           "problem_keys", "read_evidence"]
+           "problem_keys", "read_evidence", "run_mix", "stack_label"]

@@ -13,11 +13,12 @@ import numpy as np
 import pandas as pd
 
 from qlabench.analyze.evidence.records import grouped_records
+from qlabench.analyze.evidence.stacks import main_version, stack_label
 from qlabench.analyze.compare.kernels import short_name
 from qlabench.analyze.report import heads_label, layout_label
 from qlabench.core import kernel_event
 from qlabench.core.identity import GATE_PARAMS, workload_axes
-from qlabench.core.libraries import package_name, stack_columns, version_key
+from qlabench.core.libraries import stack_columns, version_key
 from qlabench.core.point import FLASHQLA_GATE_SCALE, FLASHQLA_GATE_ZERO_FRAC
 from qlabench.store.keys import key_series, newest_rows, plain_value
 
@@ -45,28 +46,6 @@ def library_of(backend: str) -> str:
 def version_columns(library: str) -> tuple[str, ...]:
     """The version columns of a library's stack, its own first (core/libraries.py)."""
     return stack_columns(library) or (f"{library}_version",)
-
-
-def _text(v) -> str | None:
-    v = plain_value(v)
-    return None if v is None or v == "" else str(v)
-
-
-def stack_label(row) -> str:
-    """'flash-qla 0.1.3 + tilelang 0.1.15': the versions the row's backend ran on ('torch X' for a
-    backend with no library of its own)."""
-    parts = [f"{package_name(c)} {_text(row.get(c))}" for c in version_columns(library_of(row["backend"]))
-             if _text(row.get(c))]
-    if not parts and stack_columns(row["backend"]):  # rows older than their version column
-        return f"{package_name(version_columns(library_of(row['backend']))[0])} (version not recorded)"
-    if not parts:
-        return f"torch {_text(row.get('torch_version')) or '?'}"
-    return " + ".join(parts)
-
-
-def main_version(row) -> str | None:
-    """The version of the backend's own library ('0.1.3' for flash_qla rows), None when not recorded."""
-    return _text(row.get(version_columns(library_of(row["backend"]))[0]))
 
 
 def _seq(v) -> list:
