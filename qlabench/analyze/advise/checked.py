@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from qlabench.analyze.evidence.accuracy import REDUCED, row_check
+from qlabench.analyze.evidence.accuracy import CHECK_COLUMNS, REDUCED, row_check
 from qlabench.analyze.advise.ranking import Entry
 
 
@@ -23,7 +23,8 @@ def attach_checks(entries: list[Entry], rows: pd.DataFrame, size_dependent: froz
     known, so every reduced-only check is."""
     for e in entries:
         mine = rows[(rows["backend"] == e.backend) & rows["run_id"].isin(e.runs)] if not rows.empty else rows
-        checks = [c for c in (row_check(r) for r in mine.to_dict("records")) if c is not None]
+        recs = mine[[c for c in CHECK_COLUMNS if c in mine]].to_dict("records")  # what row_check reads
+        checks = [c for c in (row_check(r) for r in recs) if c is not None]
         if not checks:
             continue
         best = max(checks, key=lambda c: (c.full, c.covers_timed_path, c.tokens or 0))

@@ -31,7 +31,7 @@ def tuned_for(row) -> str | None:
 def order_dependent(rows: pd.DataFrame, autotunes: bool) -> bool:
     """Whether any of these rows autotuned (its backend does, or it recorded a Triton choice) without being
     tuned for its own point."""
-    for r in rows.to_dict("records"):
+    for r in rows[[c for c in ("autotune", "extra_json") if c in rows]].to_dict("records"):  # what tuned_for reads
         choices = r.get("autotune")
         if (autotunes or (choices is not None and len(choices))) and tuned_for(r) != "point":
             return True

@@ -179,7 +179,7 @@ class Evidence:
 
 
 # What a row's check is read from (row_check).
-CHECK_COLUMNS = ("oracle", "dtype", "state_dtype", "mode", "status", "total_tokens", "check_tokens") + tuple(
+CHECK_COLUMNS = ("oracle", "dtype", "state_dtype", "mode", "status", "total_tokens", "check_tokens", "extra_json") + tuple(
     f"err_{t}" for t in CHECKED_TENSORS)
 
 
