@@ -188,3 +188,13 @@ def test_a_serving_row_is_read_against_its_state_dtype_and_an_exact_pool():
     assert c is not None and c.ratio < 1 and c.tensor == "ht"  # 2e-3 against bf16's 0.02, not fp32's 1e-4
     moved = row_check({**base, "err_pool": 1e-6})
     assert moved.ratio == float("inf") and moved.tensor == "pool"
+
+
+def test_the_evidence_of_a_frame_reads_the_check_path_its_row_recorded(make_row):
+    # evidence_of reads a few columns of each row: the traced paths of the check and the timed call
+    # (extra_json's check_path) must be among them, or a reduced check of the timed path reads as any other
+    import json
+
+    row = timed(make_row, "fast", 1.0, extra_json=json.dumps({"check_path": {"checked": "cp", "timed": "cp"}}))
+    (ev,) = evidence_of(frame([row]))
+    assert ev.checks[0].same_path == "cp" and ev.checks[0] == row_check(pd.Series(row.as_dict()))
