@@ -1,8 +1,9 @@
 """What the site reads, in one narrow place: every row of a results tree, which folder and file it came
 from, and which rows are the current answer and which are history.
 
-The site asks only `read_evidence` and the `Evidence` it returns; when the project's one evidence layer
-lands, this module is the one to point at it (its tree reader, newest row per point and library table).
+The site asks only `read_evidence` and the `Evidence` it returns; the rows come through the project's
+evidence layer (qlabench/analyze/evidence: its tree reader, run check and belief), tagged here with the
+catalog's folders.
 
 - The current answer is the rows the results catalog marks current kernel timings (folders.py:
   `Folder.keeps`; other entries hold deliberate slowdowns, superseded runs or one-off experiments, never
@@ -19,12 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
-import pyarrow as pa
 
 from qlabench.analyze.advise.rows import version_column
 from qlabench.analyze.site.folders import KERNEL_TIMINGS, SERVING, Folder, read_catalog
+from qlabench.analyze.evidence import believed
+from qlabench.analyze.evidence import read_evidence as read_rows
 from qlabench.core.errors import ConfigError
-from qlabench.store.files import read_table, result_files
 
 
 @dataclass
@@ -67,20 +68,18 @@ def folder_of(rel: Path, folders: list[Folder]) -> Folder | None:
 
 
 def read_evidence(root: str | os.PathLike) -> Evidence:
-    """Every result file under `root` (a results folder, as committed), each row tagged with its folder."""
+    """Every result row under `root` (a results folder, as committed) through the evidence layer (one run in
+    several files checked, impossible or over-tolerance rows not believed), each tagged with its folder."""
     root = Path(root)
     if not root.is_dir():
         raise ConfigError(f"{root}: not a folder; give a results folder (e.g. results)")
     folders = read_catalog(root)
-    tables = []
-    for f in result_files([root]):
-        rel = f.relative_to(root)
-        t = read_table(f)
-        n = t.num_rows
-        entry = folder_of(rel, folders)
-        backends = t.column("backend").to_pylist()
-        t = t.append_column("folder", pa.array([entry.name if entry else rel.parts[0]] * n, pa.string()))
-        for col, kind in (("current", KERNEL_TIMINGS), ("current_serving", SERVING)):
-            t = t.append_column(col, pa.array([entry is not None and entry.keeps(b, kind) for b in backends]))
-        tables.append(t.append_column("file", pa.array([rel.as_posix()] * n, pa.string())))
-    return Evidence(root, pa.concat_tables(tables).to_pandas(), folders)
+    df = believed(read_rows([root], all_runs=True).rows)
+    rel = {f: Path(f).relative_to(root) for f in set(df["source_file"])}
+    entry = {f: folder_of(r, folders) for f, r in rel.items()}
+    files, backends = df["source_file"].tolist(), df["backend"].tolist()
+    df = df.assign(folder=[entry[f].name if entry[f] else rel[f].parts[0] for f in files],
+                   file=[rel[f].as_posix() for f in files])
+    for col, kind in (("current", KERNEL_TIMINGS), ("current_serving", SERVING)):
+        df[col] = [entry[f] is not None and entry[f].keeps(b, kind) for f, b in zip(files, backends)]
+    return Evidence(root, df.reset_index(drop=True), folders)
