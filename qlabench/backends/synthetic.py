@@ -48,26 +48,24 @@ COLD_ENV = "QLABENCH_SYNTHETIC_COLD_MS"
 IDLE_GAP_S = 10e-6
 
 
-def slowdown_factor() -> float:
-    raw = os.environ.get(SLOWDOWN_ENV, "1")
+def _env_number(var: str, default: str, low: float, what: str) -> float:
+    """A number from environment variable `var` (`default` when unset), at least `low`; BackendError if not."""
+    raw = os.environ.get(var, default)
     try:
-        f = float(raw)
+        value = float(raw)
     except ValueError:
-        raise BackendError(f"{SLOWDOWN_ENV}={raw!r} is not a number") from None
-    if not f >= 1.0:
-        raise BackendError(f"{SLOWDOWN_ENV}={raw!r}: the factor must be >= 1 (1.05 = 5% slower)")
-    return f
+        raise BackendError(f"{var}={raw!r} is not a number") from None
+    if not value >= low:
+        raise BackendError(f"{var}={raw!r}: {what}")
+    return value
+
+
+def slowdown_factor() -> float:
+    return _env_number(SLOWDOWN_ENV, "1", 1.0, "the factor must be >= 1 (1.05 = 5% slower)")
 
 
 def cold_call_ms() -> float:
-    raw = os.environ.get(COLD_ENV, "0")
-    try:
-        ms = float(raw)
-    except ValueError:
-        raise BackendError(f"{COLD_ENV}={raw!r} is not a number") from None
-    if not ms >= 0.0:
-        raise BackendError(f"{COLD_ENV}={raw!r}: the extra milliseconds must be >= 0")
-    return ms
+    return _env_number(COLD_ENV, "0", 0.0, "the extra milliseconds must be >= 0")
 
 
 def cold_after_idle(run: Callable[[], Outputs], extra_s: float, gap_s: float = IDLE_GAP_S) -> Callable[[], Outputs]:
