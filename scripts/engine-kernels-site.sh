@@ -28,19 +28,19 @@
 set -euo pipefail
 
 usage() { echo "usage: $0 --out SITE WHEEL..." >&2; exit 2; }
-OUT=""
+SITE_DIR=""
 WHEELS=()
 while [ $# -gt 0 ]; do
   case "$1" in
-    --out) OUT="${2:-}"; shift 2 ;;
+    --out) SITE_DIR="${2:-}"; shift 2 ;;
     -h|--help) usage ;;
     *) WHEELS+=("$1"); shift ;;
   esac
 done
-[ -n "$OUT" ] && [ ${#WHEELS[@]} -gt 0 ] || usage
+[ -n "$SITE_DIR" ] && [ ${#WHEELS[@]} -gt 0 ] || usage
 PY="${PYTHON:-python3}"
 
-"$PY" - "$OUT" "${WHEELS[@]}" <<'PYEOF'
+"$PY" - "$SITE_DIR" "${WHEELS[@]}" <<'PYEOF'
 import hashlib, json, os, re, sys, zipfile
 
 out, wheels = sys.argv[1], sys.argv[2:]
