@@ -136,25 +136,29 @@ def flush_between(fn, rule: StopRule, trace: ClockTrace, calls: int) -> RegimeTi
                         {"flush_ms_median": statistics.median(flush_ms)})
 
 
+def after_idle(call, flush, trace: ClockTrace, gap_s: float) -> float:
+    """Milliseconds of one `call` (a graph replay or an eager call) timed with CUDA events after an L2 flush,
+    a synchronisation and `gap_s` of idle GPU, with the clock trace active around it."""
+    flush()
+    torch.cuda.synchronize()
+    time.sleep(gap_s)
+    a, b = _pair()
+    trace.active(True)
+    a.record()
+    call()
+    b.record()
+    torch.cuda.synchronize()
+    trace.active(False)
+    return a.elapsed_time(b)
+
+
 def isolated(fn, trace: ClockTrace, calls: int, samples: int, gap_s: float) -> RegimeTiming:
     """A graph of `calls` calls replayed `samples` times, each after an L2 flush, a synchronisation and
     `gap_s` of idle GPU: a lone cold call (calls = 1) or a short burst from idle."""
     flush = L2Flusher(True)
     graph = capture(fn, calls)
-    out: list[float] = []
     try:
-        for _ in range(samples):
-            flush()
-            torch.cuda.synchronize()
-            time.sleep(gap_s)
-            a, b = _pair()
-            trace.active(True)
-            a.record()
-            graph.replay()
-            b.record()
-            torch.cuda.synchronize()
-            trace.active(False)
-            out.append(a.elapsed_time(b) / calls)
+        out = [after_idle(graph.replay, flush, trace, gap_s) / calls for _ in range(samples)]
     finally:
         del graph
     return RegimeTiming(tuple(out), calls, "flushed", {"idle_gap_ms": gap_s * 1e3, "replays": samples})
@@ -194,17 +198,5 @@ def cold_eager(fn, trace: ClockTrace, samples: int, gap_s: float) -> RegimeTimin
     the call, so its launches count, as for a lone call of an eager PyTorch program."""
     flush = L2Flusher(True)
     fn()
-    out: list[float] = []
-    for _ in range(samples):
-        flush()
-        torch.cuda.synchronize()
-        time.sleep(gap_s)
-        a, b = _pair()
-        trace.active(True)
-        a.record()
-        fn()
-        b.record()
-        torch.cuda.synchronize()
-        trace.active(False)
-        out.append(a.elapsed_time(b))
+    out = [after_idle(fn, flush, trace, gap_s) for _ in range(samples)]
     return RegimeTiming(tuple(out), 1, "flushed", {"idle_gap_ms": gap_s * 1e3})
