@@ -31,6 +31,10 @@ from qlabench.core.spec_tables import (SERVING_DEFAULTS, cp_entries, exclude_val
 SUITES_DIR = Path(__file__).resolve().parents[2] / "suites"
 DEFAULT_SUITE = "quick-cpu"
 TIMERS = ("auto", "wall", "events", "graph")
+# What the GPU did before the samples (docs/BENCHMARKS.md, "Timing regimes"): `burst`, sampling starts
+# right after the warm-up (short bursts from idle); `sustained`, the timed calls first run back to back for
+# `sustained_ms`, so the samples see the clocks and power state of a GPU kept busy, as an engine under load.
+REGIMES = ("burst", "sustained")
 
 
 @dataclass(frozen=True)
@@ -50,6 +54,8 @@ class TimingSpec:
     # whether they differ by more than the noise (core/timing_sensitivity.py). Costs two more samplings.
     sensitivity: bool = False
     sensitivity_calls: int = 64
+    regime: str = "burst"  # one of REGIMES
+    sustained_ms: float = 200.0  # `sustained`: ms of back-to-back timed calls before the first sample
 
 
 @dataclass(frozen=True)
@@ -158,6 +164,8 @@ def parse_suite(data: dict, path: str = "<suite>", max_points: int | None = MAX_
     timing = _dataclass_table(data.get("timing", {}), TimingSpec, "timing", path)
     if timing.timer not in TIMERS:
         raise SpecError(path, "timing.timer", f"must be one of {TIMERS}, got {timing.timer!r}")
+    if timing.regime not in REGIMES:
+        raise SpecError(path, "timing.regime", f"must be one of {REGIMES}, got {timing.regime!r}")
     check = _dataclass_table(data.get("check", {}), CheckSpec, "check", path)
     if check.reference not in REFERENCES:
         raise SpecError(path, "check.reference", f"must be one of {REFERENCES}, got {check.reference!r}")

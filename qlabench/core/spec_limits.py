@@ -32,6 +32,7 @@ BOUNDS: dict[str, tuple[float, bool, float | None]] = {
     "timing.target_rel_noise": (0, True, None),
     "timing.calls_per_sample": (0, True, MAX_CALLS_PER_SAMPLE),  # 0: the timer's own choice
     "timing.sensitivity_calls": (2, True, MAX_CALLS_PER_SAMPLE),  # compared with 1 call per sample
+    "timing.sustained_ms": (0, False, 60_000.0),  # a minute of busy GPU per point is already a soak test
     "check.oracle_max_tokens": (1, True, None),
     "run.point_timeout_s": (0, False, MAX_LIMIT_S),
     "run.compile_timeout_s": (0, False, MAX_LIMIT_S),

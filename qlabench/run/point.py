@@ -331,7 +331,7 @@ def run_point(p: Point, ctx: MeasureContext) -> ResultRow:
         t_sampling = time.perf_counter()
         plan, timer_details = ctx.timer.for_backend(backend.name, backend.graph_capturable)
         m = plan.make(ctx.device).measure(fn)
-        row.sampled(m.timer, m.samples_ms, time.perf_counter() - t_sampling, m.noise_target_met)
+        row.sampled(m.timer, m.samples_ms, time.perf_counter() - t_sampling, m.noise_target_met, plan.regime)
         lap.restart()
         if on_cuda:
             row.gpu_state(before, gpustate.snapshot(ctx.device_index), ctx.peaks())

@@ -118,11 +118,13 @@ class PointRow:
     def kernels(self, kernel_fields: dict) -> None:
         self.fields.update(kernel_fields)
 
-    def sampled(self, timer: str, samples_ms, sampling_s: float | None, noise_target_met: bool) -> None:
-        """The samples, their statistics, what ended the sampling, and the throughput at the median."""
+    def sampled(self, timer: str, samples_ms, sampling_s: float | None, noise_target_met: bool,
+                regime: str = "burst") -> None:
+        """The samples, their statistics, what ended the sampling, the regime they were taken in (the
+        sustained one only where the timer ran its lead-in) and the throughput at the median."""
         rule = self.session.timer.rule
         s = summarize(samples_ms)
-        self.fields.update(timer=timer, samples_ms=tuple(samples_ms), sampling_s=sampling_s,
+        self.fields.update(timer=timer, timing_regime=regime, samples_ms=tuple(samples_ms), sampling_s=sampling_s,
                            noise_target_met=noise_target_met, **summary_columns(s),
                            stopped_by=rule.stopped_by(len(samples_ms), noise_target_met),
                            below_min_samples=len(samples_ms) < rule.min_samples)

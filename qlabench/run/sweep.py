@@ -250,7 +250,7 @@ def run_sweep(suite: Suite, out_root: str | Path = "results", options: RunOption
         if opts.resume:
             done = resumemod.done_keys(out_root, suite.name, env["env_fingerprint"], checked=check,
                                        cpu_threads=resume_threads(suite, device, caller_threads),
-                                       reference=suite.check.reference)
+                                       reference=suite.check.reference, regime=suite.timing.regime)
             todo = resumemod.remaining(points, done)
             resumed = len(points) - len(todo)
             points = todo

@@ -4,7 +4,9 @@ A row counts as done when its suite name, its env fingerprint (env.FINGERPRINT_F
 library versions) and its (backend, workload) key match, and its status is ok. Rows of any status
 other than ok are measured again, so a timeout or crash gets another chance. A checked resume also
 asks for the same reference (`[check] reference`): a row checked against the fp32 oracle on 256 tokens
-is no answer for a sweep that checks against float64 at full size, nor the other way round.
+is no answer for a sweep that checks against float64 at full size, nor the other way round. A resume
+in a timing regime (`[timing] regime`) counts only rows timed in it: a burst is no answer for a sustained
+sweep (a row from before the regime was recorded was a burst).
 """
 
 from __future__ import annotations
@@ -37,14 +39,16 @@ def check_reference(oracle) -> str | None:
 
 
 def done_keys(out_root: str | os.PathLike, suite: str, env_fingerprint: str, checked: bool = False,
-              cpu_threads: int | None = None, reference: str | None = None) -> set[str]:
+              cpu_threads: int | None = None, reference: str | None = None,
+              regime: str | None = None) -> set[str]:
     """Keys of the points of `suite` recorded ok under `env_fingerprint` in <out_root>/<suite>/.
 
     checked: count only rows whose outputs were checked against the oracle (a row measured with
     --no-check has no `oracle`), so a checked resume re-measures what an unchecked run timed.
     cpu_threads: count only rows measured with this many torch threads (None: any).
     reference: with `checked`, count only rows checked under this `[check] reference` ('oracle' or
-    'fp64-full'; distributed rows, checked against one device under either, count for both)."""
+    'fp64-full'; distributed rows, checked against one device under either, count for both).
+    regime: count only rows timed in this regime (None: any; a row without one counts as `burst`)."""
     folder = Path(out_root) / suite
     if not folder.is_dir():
         return set()
@@ -61,6 +65,11 @@ def done_keys(out_root: str | os.PathLike, suite: str, env_fingerprint: str, che
             df = df[refs.isna() | (refs == reference)]
     if cpu_threads is not None:
         df = df[df["cpu_threads"] == cpu_threads]
+    if regime is not None:
+        if "timing_regime" in df.columns:
+            df = df[df["timing_regime"].fillna("burst") == regime]
+        elif regime != "burst":
+            df = df.iloc[:0]
     return set(key_series(df, KEY_COLUMNS))
 
 

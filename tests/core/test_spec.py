@@ -402,6 +402,15 @@ def test_bad_device_and_timer(tmp_path):
     assert spec_error(tmp_path, MINIMAL_SWEEP + '[timing]\ntimer = "sundial"\n').key == "timing.timer"
 
 
+def test_timing_regime_is_burst_or_sustained_with_a_positive_lead_in(tmp_path):
+    assert spec_error(tmp_path, MINIMAL_SWEEP + '[timing]\nregime = "soak"\n').key == "timing.regime"
+    assert spec_error(tmp_path, MINIMAL_SWEEP + '[timing]\nsustained_ms = 0\n').key == "timing.sustained_ms"
+    path = tmp_path / "ok.toml"
+    path.write_text(MINIMAL_SWEEP + '[timing]\nregime = "sustained"\nsustained_ms = 150\n')
+    t = load_suite(path).timing
+    assert (t.regime, t.sustained_ms) == ("sustained", 150.0)
+
+
 def test_invalid_toml(tmp_path):
     err = spec_error(tmp_path, "[sweep\n")
     assert err.key == "toml"

@@ -73,3 +73,54 @@ def test_an_uncapturable_backend_is_timed_with_events_and_says_why(requested, as
 def test_every_other_plan_is_kept_as_it_is(requested, device, capturable):
     plan = _plan(requested, device)
     assert plan.for_backend("b", graph_capturable=capturable) == (plan, {})
+
+
+# -- the sustained regime's lead-in (base.preheat) ---------------------------------------------------
+
+
+class _Clock:
+    """A clock that moves 1 ms per call of the timed function, so a lead-in's length is exact."""
+
+    def __init__(self):
+        self.t, self.calls = 0.0, 0
+
+    def __call__(self):
+        return self.t
+
+    def fn(self):
+        self.calls += 1
+        self.t += 1e-3
+
+
+def test_preheat_runs_the_step_back_to_back_for_its_time_and_syncs():
+    from qlabench.measure.timing.base import preheat
+
+    clock, syncs = _Clock(), []
+    ran = preheat(clock.fn, lambda: syncs.append(clock.calls), 25.0, clock, steps_per_sync=10)
+    assert clock.calls == 30 and ran == pytest.approx(30.0)  # whole groups of 10 until >= 25 ms
+    assert syncs == [10, 20, 30]
+    assert preheat(clock.fn, lambda: None, 0.0, clock) == 0.0 and clock.calls == 30
+
+
+@pytest.mark.parametrize("preheat_ms, lead_in_calls", [(0.0, 0), (40.0, 40)])
+def test_wall_timer_samples_after_its_lead_in_and_says_so(preheat_ms, lead_in_calls):
+    from qlabench.core.spec import TimingSpec
+    from qlabench.measure.timing.stopping import StopRule
+    from qlabench.measure.timing.wall import WallTimer
+
+    clock = _Clock()
+    rule = StopRule.from_spec(TimingSpec(min_samples=3, max_samples=3, max_time_s=10.0))
+    m = WallTimer(rule, warmup=2, clock=clock, preheat_ms=preheat_ms).measure(clock.fn)
+    assert clock.calls == 2 + lead_in_calls + 3 and len(m.samples_ms) == 3
+    assert m.details.get("preheat_ms") == (pytest.approx(preheat_ms) if preheat_ms else None)
+
+
+def test_the_plan_leads_in_only_in_the_sustained_regime():
+    from qlabench.core.spec import TimingSpec
+    from qlabench.measure.timing import TimerPlan
+
+    burst = TimerPlan.resolve("wall", "cpu", TimingSpec(sustained_ms=50.0))
+    sustained = TimerPlan.resolve("wall", "cpu", TimingSpec(regime="sustained", sustained_ms=50.0))
+    assert (burst.regime, burst.preheat_ms) == ("burst", 0.0)
+    assert (sustained.regime, sustained.preheat_ms) == ("sustained", 50.0)
+    assert sustained.make("cpu").preheat_ms == 50.0 and burst.make("cpu").preheat_ms == 0.0

@@ -198,3 +198,27 @@ def test_resume_of_an_fp64_sweep_remeasures_what_the_oracle_checked(tmp_path):
     assert all(r.oracle.startswith("fp64-full") for r in again.rows)
     assert run_sweep(fp64, tmp_path, opts).resumed == 2
     assert run_sweep(parse_suite(base), tmp_path, opts).resumed == 2  # the oracle rows are still there
+
+
+def test_a_resume_counts_only_rows_timed_in_its_regime(tmp_path):
+    """`[timing] regime`: a burst row (or one from before the regime was recorded) is no answer for a sustained
+    sweep; end to end, the sustained resume measures every point again and records its regime."""
+    base = {"name": "regimes", "device": "cpu",
+            "sweep": {"backends": ["naive-chunk"], "modes": ["fwd"], "seqlen": [8, 16],
+                      "heads": [{"h_qk": 1, "h_v": 2}], "K": 8, "V": 8, "dtype": "float32"},
+            "timing": {"timer": "wall", "warmup": 0, "min_samples": 1, "max_samples": 1}}
+    opts = RunOptions(executor=InProcess(REGISTRY), resume=True)
+    first = run_sweep(parse_suite(base), tmp_path, opts)
+    assert [r.timing_regime for r in first.rows] == ["burst", "burst"]
+    sustained = parse_suite({**base, "timing": {**base["timing"], "regime": "sustained", "sustained_ms": 5}})
+    again = run_sweep(sustained, tmp_path, opts)
+    assert again.resumed == 0 and [r.timing_regime for r in again.rows] == ["sustained", "sustained"]
+    assert run_sweep(sustained, tmp_path, opts).resumed == 2
+    assert run_sweep(parse_suite(base), tmp_path, opts).resumed == 2  # the burst rows are still there
+
+    import dataclasses
+
+    old = tmp_path / "old"  # a row written before the column existed reads null: a burst
+    write_rows(old / "s" / "r.parquet", [dataclasses.replace(_row("r", 0), timing_regime=None)])
+    assert len(done_keys(old, "s", "f", regime="burst")) == 1
+    assert done_keys(old, "s", "f", regime="sustained") == set()

@@ -16,7 +16,7 @@ from collections.abc import Callable
 import torch
 
 from qlabench.core.spec import TimingSpec
-from qlabench.measure.timing.base import Measurement
+from qlabench.measure.timing.base import Measurement, preheat, preheat_details
 from qlabench.measure.timing.stopping import StopRule
 
 # Samples are taken in batches between host synchronisations: syncing after each sample would put the
@@ -52,15 +52,17 @@ class EventsTimer:
     name = "events"
 
     def __init__(self, rule: StopRule, warmup: int = TimingSpec.warmup, l2_flush: bool = TimingSpec.l2_flush,
-                 calls_per_sample: int | None = None):
+                 calls_per_sample: int | None = None, preheat_ms: float = 0.0):
         self.rule, self.warmup, self.l2_flush = rule, warmup, l2_flush
         self.n = calls_per_sample or 1  # eager calls between one pair of events
+        self.preheat_ms = preheat_ms  # the `sustained` regime's lead-in (base.preheat)
 
     def measure(self, fn: Callable[[], object]) -> Measurement:
         flush = L2Flusher(self.l2_flush)
         for _ in range(self.warmup):
             fn()
         torch.cuda.synchronize()
+        ran_ms = preheat(lambda: (flush(), fn()), torch.cuda.synchronize, self.preheat_ms)
         samples: list[float] = []
         start = time.perf_counter()
         while True:
@@ -77,15 +79,18 @@ class EventsTimer:
                 stop, met = self.rule.done(samples, time.perf_counter() - start)
                 if stop:
                     return Measurement(self.name, tuple(samples), met,
-                                       {"calls_per_sample": self.n, "l2_flush": self.l2_flush})
+                                       {"calls_per_sample": self.n, "l2_flush": self.l2_flush,
+                                        **preheat_details(self.preheat_ms, ran_ms)})
 
 
 class GraphTimer:
     name = "graph"
 
     def __init__(self, rule: StopRule, warmup: int = TimingSpec.warmup, l2_flush: bool = TimingSpec.l2_flush,
-                 target_replay_ms: float = 2.0, max_calls_per_graph: int = 100, calls_per_sample: int | None = None):
+                 target_replay_ms: float = 2.0, max_calls_per_graph: int = 100, calls_per_sample: int | None = None,
+                 preheat_ms: float = 0.0):
         self.rule, self.warmup, self.l2_flush = rule, warmup, l2_flush
+        self.preheat_ms = preheat_ms  # the `sustained` regime's lead-in (base.preheat): replays, flushes between
         self.target_replay_ms, self.max_calls = target_replay_ms, max_calls_per_graph
         self.forced_n = calls_per_sample or None  # None / 0: chosen per point by _calls_per_graph
 
@@ -122,12 +127,14 @@ class GraphTimer:
             # Some calls cannot be captured (a host sync inside, e.g. a cache miss that reads
             # cu_seqlens). Fall back to eager events and say so: the row's timer reads "events".
             torch.cuda.synchronize()
-            m = EventsTimer(self.rule, warmup=0, l2_flush=self.l2_flush).measure(fn)
+            m = EventsTimer(self.rule, warmup=0, l2_flush=self.l2_flush, preheat_ms=self.preheat_ms).measure(fn)
             reason = f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
             return Measurement(m.timer, m.samples_ms, m.noise_target_met, {**m.details, "graph_fallback": reason})
         graph.replay()  # first replay uploads the graph
         torch.cuda.synchronize()
-        how = {"calls_per_sample": n, "l2_flush": self.l2_flush, "calls_forced": bool(self.forced_n)}
+        ran_ms = preheat(lambda: (flush(), graph.replay()), torch.cuda.synchronize, self.preheat_ms)
+        how = {"calls_per_sample": n, "l2_flush": self.l2_flush, "calls_forced": bool(self.forced_n),
+               **preheat_details(self.preheat_ms, ran_ms)}
         samples: list[float] = []
         start = time.perf_counter()
         try:

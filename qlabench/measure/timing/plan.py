@@ -43,13 +43,22 @@ class TimerPlan:
     warmup: int = TimingSpec.warmup
     l2_flush: bool = TimingSpec.l2_flush
     calls_per_sample: int = TimingSpec.calls_per_sample  # 0: the timer's own choice
+    regime: str = TimingSpec.regime  # core/spec.py REGIMES
+    sustained_ms: float = TimingSpec.sustained_ms
 
     @classmethod
     def resolve(cls, requested: str, device, spec: TimingSpec) -> TimerPlan:
         """The plan for timer `requested` on `device` with a suite's [timing] (TimerError if it cannot run)."""
         return cls(requested=requested, name=resolve_timer(requested, device), rule=StopRule.from_spec(spec),
                    warmup=spec.warmup, l2_flush=spec.l2_flush,
-                   calls_per_sample=getattr(spec, "calls_per_sample", TimingSpec.calls_per_sample))
+                   calls_per_sample=getattr(spec, "calls_per_sample", TimingSpec.calls_per_sample),
+                   regime=getattr(spec, "regime", TimingSpec.regime),
+                   sustained_ms=getattr(spec, "sustained_ms", TimingSpec.sustained_ms))
+
+    @property
+    def preheat_ms(self) -> float:
+        """The lead-in before a point's samples: `sustained_ms` in the sustained regime, none in a burst."""
+        return self.sustained_ms if self.regime == "sustained" else 0.0
 
     def for_backend(self, backend: str, graph_capturable: bool) -> tuple[TimerPlan, dict]:
         """The plan a backend's points are timed with, and what its row's extra_json says about it ({} when
@@ -78,8 +87,9 @@ class TimerPlan:
 
             sync = torch.cuda.synchronize if torch.device(device).type == "cuda" else None
 
-            return WallTimer(self.rule, warmup=self.warmup, sync=sync, calls_per_sample=n)
+            return WallTimer(self.rule, warmup=self.warmup, sync=sync, calls_per_sample=n, preheat_ms=self.preheat_ms)
         from qlabench.measure.timing.cuda import EventsTimer, GraphTimer
 
         cls = EventsTimer if self.name == "events" else GraphTimer
-        return cls(self.rule, warmup=self.warmup, l2_flush=self.l2_flush, calls_per_sample=n)
+        return cls(self.rule, warmup=self.warmup, l2_flush=self.l2_flush, calls_per_sample=n,
+                   preheat_ms=self.preheat_ms)
