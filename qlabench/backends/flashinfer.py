@@ -53,7 +53,7 @@ KERNEL = "cutlass::device_kernel<flat::kernel::FlatKernelTmaWarpSpecializedDelta
 # path><class>_object_at_<specialisation>" (as launched on the H200, docs/FLASHINFER.md): one fused kernel
 # (`_FullyFusedDeltaRuleSm90`), or its intra-call CP, four kernels ending in `CPDeltaRulePrefillSm90`.
 KERNELS_07 = ("FullyFusedDeltaRuleSm90", "CPDeltaRulePrefillSm90")
-CP_KERNEL_07 = "CPDeltaRule"  # any of the four CP kernels: the call was split
+CP_KERNEL_07 = kernel_event.FLASHINFER_CP_MARK  # any of the four CP kernels: the call was split
 
 
 @lru_cache(maxsize=1)

@@ -15,9 +15,11 @@ from dataclasses import dataclass
 # Kernels a library launches only when it splits a call (its intra-card CP), so a row's kernels say
 # whether it split. FlashQLA warms each split up from chunks counted at run time
 # (`tilelang_get_warmup_chunks_kernel`, `..._bidi_kernel` in the backward); FLA runs its pre-scan
-# (backends/fla.py INTRACARD_KERNELS).
+# (backends/fla.py INTRACARD_KERNELS); FlashInfer 0.7 runs four CuTe DSL kernels whose class names end in
+# `CPDeltaRulePrefillSm90` (backends/flashinfer.py).
 FLASHQLA_CP_MARK = "get_warmup_chunks"
 FLA_CP_MARK = "chunk_cp_fwd_kernel_h"
+FLASHINFER_CP_MARK = "CPDeltaRule"
 
 
 @dataclass(frozen=True)

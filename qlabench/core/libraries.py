@@ -1,13 +1,16 @@
 """The libraries a result row records, in one table: each one's version column, its Python distribution,
 the backends that run it and the other columns that make up its stack; and the one rule that orders
 versions. The environment probe, compare's environment guard, advise, the study's stacks, the serving
-page and the evidence layer all read it.
+page and the evidence layer all read it. `AUTO_CHOICES`: the libraries that decide per call whether to split
+it, and the backends that pin that decision.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+from qlabench.core import kernel_event
 
 
 @dataclass(frozen=True)
@@ -69,3 +72,33 @@ def version_key(v) -> tuple:
     for tok in re.findall(r"\d+|[a-z]+", str(v).lower()):
         parts.append((1, int(tok), "") if tok.isdigit() else (0, 0, tok))
     return (1, *parts)
+
+
+@dataclass(frozen=True)
+class AutoChoice:
+    """A library that decides per call whether to split it (intra-card CP), the backend that leaves the
+    decision to it and the backends that pin it. The study's regret table and advise's auto-CP caveat read
+    this table; a library added here gets both."""
+
+    library: str  # Library.name: 'flash-qla'
+    auto: str  # the backend that leaves the decision to the library: 'flash_qla'
+    pinned: tuple[tuple[str, str], ...]  # (setting, backend): ('nocp', 'flash_qla-nocp'), ...
+    cp_mark: str  # a kernel launched only when the call split (core/kernel_event.py)
+
+    @property
+    def variants(self) -> dict[str, str]:
+        """backend -> setting, the auto one first: {'flash_qla': 'auto', 'flash_qla-nocp': 'nocp', ...}."""
+        return {self.auto: "auto", **{backend: setting for setting, backend in self.pinned}}
+
+    @property
+    def settings(self) -> tuple[str, ...]:
+        return tuple(setting for setting, _ in self.pinned)
+
+
+AUTO_CHOICES: tuple[AutoChoice, ...] = (
+    AutoChoice("flash-qla", "flash_qla", (("nocp", "flash_qla-nocp"), ("forcecp", "flash_qla-forcecp")),
+               kernel_event.FLASHQLA_CP_MARK),
+    AutoChoice("flashinfer", "flashinfer", (("nocp", "flashinfer-nocp"), ("forcecp", "flashinfer-forcecp")),
+               kernel_event.FLASHINFER_CP_MARK),
+)
+AUTO_CHOICE_OF = {c.auto: c for c in AUTO_CHOICES}  # the auto backend -> its library's AutoChoice

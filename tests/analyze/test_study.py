@@ -188,9 +188,15 @@ def test_regret_is_auto_over_the_better_fixed_choice(study):
     assert lost["regret"] == pytest.approx(1.41 / 1.31)
     h16 = r[r["heads"] == "h16/64"].iloc[0]
     assert h16["regret"] == pytest.approx(1.0) and h16["auto_cp"] is False and h16["best"] == "nocp"
-    # Points without all three variants ok (the gate-scale sweep has no forcecp) are left out.
-    assert set(r["gate_scale_eff"]) == {FLASHQLA_GATE_SCALE}
-    assert (r["regret"] >= 1.0 - 1e-12).all()
+    assert set(r["library"]) == {"flash-qla"}
+    # A point without every pinned variant (the gate-scale sweep has no forcecp) takes the one it has and says
+    # so: its regret is a lower bound.
+    full = r[r["unmeasured"].isna()]
+    assert set(full["gate_scale_eff"]) == {FLASHQLA_GATE_SCALE} and (full["regret"] >= 1.0 - 1e-12).all()
+    partial = r[r["unmeasured"].notna()]
+    assert not partial.empty and set(partial["gate_scale_eff"]) >= {4.0, 64.0}
+    assert partial["forcecp_ms"].isna().all() and (partial["best"] == "nocp").all()
+    assert (partial["unmeasured"] == "forcecp not measured: a lower bound").all()
 
 
 def test_regret_ignores_rows_that_are_not_ok():
@@ -198,7 +204,10 @@ def test_regret_ignores_rows_that_are_not_ok():
     pairs = [row("flash_qla", "fwd", (32768,), 2, 8, fq, kernels=FQ_CP),
              row("flash_qla-nocp", "fwd", (32768,), 2, 8, status="error", reason="crashed"),
              row("flash_qla-forcecp", "fwd", (32768,), 2, 8, fq, kernels=FQ_CP)]
-    assert build_study(frame(pairs)).regret.empty
+    (r,) = build_study(frame(pairs)).regret.to_dict("records")
+    assert r["best"] == "forcecp" and r["nocp_ms"] is None and r["unmeasured"].startswith("nocp not measured")
+    pairs[2] = row("flash_qla-forcecp", "fwd", (32768,), 2, 8, status="error", reason="crashed")
+    assert build_study(frame(pairs)).regret.empty  # no pinned setting ok: no ratio
 
 
 def test_gate_sweeps(study):
@@ -252,7 +261,7 @@ def test_a_page_without_gate_sweeps_or_variants_says_so(tmp_path):
     s = build_study(frame([row("flash_qla", "fwd", (32768,), 2, 8, fq, kernels=FQ_CP)]))
     files = write_report(s, tmp_path)
     text = files.page.read_text()
-    assert "No gate sweep in these results" in text and "all ok" in text
+    assert "No gate sweep in these results" in text and "No point has `flash_qla` and one of" in text
     assert not any(p.name.startswith(("gate_", "cp_regret")) for p in files.figures)
 
 

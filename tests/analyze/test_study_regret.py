@@ -47,3 +47,82 @@ def test_a_ratio_across_runs_names_them():
     assert r["regret"] == pytest.approx(1.06 / 0.95)
     assert r["mixes"].startswith("runs:") and "auto second" in r["mixes"] and "forcecp first" in r["mixes"]
     assert set(r["run_id"].split(" + ")) == {"first", "second"}
+
+
+# -- FlashInfer: the same table from its own three variants (core/libraries.py AUTO_CHOICES) ------------------
+FI_STACK = {"flashinfer_version": "0.7.2.post1", "torch_version": "2.11.0+cu130"}
+FI_SPLIT = (("kernel_cutlass_kernel_flashinfergdn_kernelsCPDeltaRulePrefillSm90_object_at_0", 90.0),)
+FI_WHOLE = (("kernel_cutlass_kernel_flashinfergdn_kernels_FullyFusedDeltaRuleSm90_object_at_0", 50.0),)
+CP_RUN = dict(run_id="fi-cp", timestamp="2026-12-01T12:30:00+00:00")  # auto and use_cp=False only
+CURRENT = dict(run_id="fi-current", timestamp="2026-12-01T16:30:00+00:00")  # all three variants
+
+
+def fi(backend, seqlens, ms, *, run, gpu=0, heads=(2, 8)):
+    kernels = FI_WHOLE if backend == "flashinfer-nocp" else FI_SPLIT
+    return row(backend, "fwd", seqlens, *heads, ms, kernels=kernels, device_index=gpu, stack=FI_STACK, **run)
+
+
+def test_flashinfer_gets_its_own_regret_rows_from_its_three_variants():
+    eight = (1024,) * 8
+    pairs = [fi("flashinfer", eight, 0.124, run=CURRENT), fi("flashinfer-nocp", eight, 0.052, run=CURRENT),
+             fi("flashinfer-forcecp", eight, 0.125, run=CURRENT),
+             # the older two-variant run of the same point: the complete set of one run wins
+             fi("flashinfer", eight, 0.125, run=CP_RUN), fi("flashinfer-nocp", eight, 0.053, run=CP_RUN)]
+    r = regret(pairs)
+    assert list(r["library"]) == ["flashinfer"]
+    (rec,) = r.to_dict("records")
+    assert rec["regret"] == pytest.approx(0.124 / 0.052) and rec["best"] == "nocp"
+    assert rec["auto_cp"] is True and rec["forcecp_ms"] == 0.125 and rec["unmeasured"] is None
+    assert rec["run_id"] == "fi-current" and rec["mixes"] is None
+
+
+def test_a_flashinfer_point_of_the_two_variant_run_is_a_lower_bound_that_says_so():
+    pairs = [fi("flashinfer", (32768,), 0.39, run=CP_RUN, heads=(8, 32)),
+             fi("flashinfer-nocp", (32768,), 1.42, run=CP_RUN, heads=(8, 32))]
+    (rec,) = regret(pairs).to_dict("records")
+    assert rec["regret"] == pytest.approx(0.39 / 1.42) and rec["forcecp_ms"] is None
+    assert rec["unmeasured"] == "forcecp not measured: a lower bound" and rec["run_id"] == "fi-cp"
+
+
+def test_flashinfer_times_of_two_runs_are_divided_only_with_both_run_ids_on_the_row():
+    s = (4096,) * 8
+    pairs = [fi("flashinfer", s, 0.331, run=CURRENT), fi("flashinfer-nocp", s, 0.186, run=CP_RUN),
+             fi("flashinfer-forcecp", s, 0.330, run=CP_RUN, gpu=1)]
+    (rec,) = regret(pairs).to_dict("records")
+    assert rec["regret"] == pytest.approx(0.331 / 0.186)
+    assert set(rec["run_id"].split(" + ")) == {"fi-current", "fi-cp"}
+    assert rec["mixes"].startswith("runs:") and "auto fi-current" in rec["mixes"] and "nocp fi-cp" in rec["mixes"]
+
+
+def test_both_libraries_are_one_table_and_the_page_shows_a_section_each(tmp_path):
+    from qlabench.analyze.study.page import write_report
+
+    fq = [variant("flash_qla", 1.00, run=OLD, gpu=0), variant("flash_qla-nocp", 1.20, run=OLD, gpu=0),
+          variant("flash_qla-forcecp", 0.95, run=OLD, gpu=0)]
+    fis = [fi("flashinfer", (2048,) * 4, 0.120, run=CURRENT), fi("flashinfer-nocp", (2048,) * 4, 0.096, run=CURRENT)]
+    study = build_study(pd.DataFrame([r.as_dict() for r, _ in fq + fis]))
+    assert list(study.regret["library"]) == ["flash-qla", "flashinfer"]
+    text = write_report(study, tmp_path).page.read_text()
+    assert "### flash-qla: `flash_qla` against" in text and "### flashinfer: `flashinfer` against" in text
+    section = text.split("### flashinfer:")[1].split("##")[0]
+    assert "fi-current" in section and "forcecp not measured" in section and "1.25" in section
+    assert (tmp_path / "cp_regret.png").exists() and (tmp_path / "cp_regret_flashinfer.png").exists()
+
+
+def test_the_docs_block_lists_one_librarys_points_above_a_floor_with_their_runs():
+    from qlabench.analyze.blocks.context import BlockContext
+    from qlabench.analyze.blocks.study import auto_cp_regret_block
+    from qlabench.analyze.current import CurrentEvidence
+    from qlabench.core.errors import ConfigError
+
+    pairs = [fi("flashinfer", (1024,) * 8, 0.124, run=CURRENT), fi("flashinfer-nocp", (1024,) * 8, 0.052, run=CURRENT),
+             fi("flashinfer", (32768,), 0.234, run=CP_RUN), fi("flashinfer-nocp", (32768,), 1.425, run=CP_RUN)]
+    df = pd.DataFrame([r.as_dict() for r, _ in pairs])
+    ctx = BlockContext(catalog=None)
+    ctx.__dict__.update(study=build_study(df), evidence=CurrentEvidence((), (), df))
+    text = auto_cp_regret_block(ctx, "flashinfer", above="1.02")
+    assert "`fi-cp`" in text and "`fi-current`" in text and "of 2 points" in text
+    table = text.split("Listed:")[1]
+    assert "2.38" in table and "0.16" not in table  # 0.234 / 1.425: auto won, below the floor
+    with pytest.raises(ConfigError, match="library must be one of"):
+        auto_cp_regret_block(ctx, "fla")

@@ -237,3 +237,15 @@ def test_runnable_backend_names_why_a_point_cannot_run():
         runnable_backend(pt("nope"), "cpu")
     with pytest.raises(BackendError, match="is unavailable|cannot run this point on cpu"):  # FLA: not installed, or CUDA only
         runnable_backend(pt("fla"), "cpu")
+
+
+def test_every_auto_choice_names_registered_backends_of_its_library():
+    """core's AUTO_CHOICES (the study's regret, advise's auto-CP caveat) names backends that exist, of the
+    library it says, each pinning a different setting."""
+    from qlabench.core.libraries import AUTO_CHOICES, library_of
+
+    for choice in AUTO_CHOICES:
+        for backend in choice.variants:
+            assert backend in REGISTRY, backend
+            assert library_of(backend).name == choice.library, backend
+        assert len(set(choice.settings)) == len(choice.settings) and "auto" not in choice.settings

@@ -10,10 +10,11 @@ whose auto and pinned variants are not both timed gets no caveat.
 from __future__ import annotations
 
 from qlabench.analyze.advise.ranking import Entry
+from qlabench.core.libraries import AUTO_CHOICES
 
 TIE_FLOOR = 0.02  # as caveats.py: two times closer than this (or than their noise) are not told apart
-# A library's auto backend and the backends that pin its decision (named `<auto>-<setting>`).
-PINNED_SUFFIXES = ("-nocp", "-forcecp")
+# Which libraries decide their own CP and which backends pin it: core's AUTO_CHOICES (the study's regret reads
+# them too); here only the names the caveat gives them.
 LIBRARY = {"flash_qla": "FlashQLA", "flashinfer": "FlashInfer"}
 
 
@@ -22,12 +23,12 @@ def auto_slowdowns(entries: list[Entry]) -> list[tuple[Entry, Entry, float]]:
     choice beyond noise, largest first."""
     timed = {e.backend: e for e in entries if e.ok}
     out = []
-    for auto_name in LIBRARY:
-        auto = timed.get(auto_name)
+    for choice in AUTO_CHOICES:
+        auto = timed.get(choice.auto)
         if auto is None:
             continue
-        for suffix in PINNED_SUFFIXES:
-            pinned = timed.get(auto_name + suffix)
+        for _, pinned_name in choice.pinned:
+            pinned = timed.get(pinned_name)
             if pinned is None:
                 continue
             noise = max(TIE_FLOOR, auto.rel_noise or 0, pinned.rel_noise or 0)
@@ -43,7 +44,7 @@ def auto_choice_caveats(entries: list[Entry]) -> list[str]:
         runs = "one run" if set(auto.runs) == set(pinned.runs) else f"runs {', '.join(auto.runs)} and {', '.join(pinned.runs)}"
         # The recommended entry's call is printed with the answer; another pinned variant's is given here.
         call = f": call {pinned.call}" if pinned.call and pinned is not best else f" ({pinned.backend})"
-        out.append(f"auto CP: {LIBRARY[auto.backend]}'s own CP decision ({auto.backend}, {auto.time_ms:.3f} ms) is "
+        out.append(f"auto CP: {LIBRARY.get(auto.backend, auto.backend)}'s own CP decision ({auto.backend}, {auto.time_ms:.3f} ms) is "
                    f"{ratio:.2f}x slower than {pinned.backend} ({pinned.time_ms:.3f} ms) here ({runs}); choose the "
                    f"setting explicitly{call}")
     return out

@@ -10,10 +10,11 @@ from qlabench.analyze.blocks.catalog import results_catalog_block
 from qlabench.analyze.blocks.context import BlockContext
 from qlabench.analyze.blocks.flashinfer import flashinfer_cp_block, library_vs_block
 from qlabench.analyze.blocks.markers import Block, BlockError
-from qlabench.analyze.blocks.study import study_summary_block
+from qlabench.analyze.blocks.study import auto_cp_regret_block, study_summary_block
 
 BLOCKS: dict[str, Callable[..., str]] = {
     "advise": advise_block,
+    "auto-cp-regret": auto_cp_regret_block,
     "flashinfer-cp": flashinfer_cp_block,
     "library-vs": library_vs_block,
     "study-summary": study_summary_block,

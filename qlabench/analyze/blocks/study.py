@@ -2,6 +2,7 @@
 backend of our values against FlashQLA's published ones, on the current evidence.
 
     <!-- qlabench:block study-summary -->
+    <!-- qlabench:block auto-cp-regret library=flashinfer -->   (a library of core's AUTO_CHOICES)
 """
 
 from __future__ import annotations
@@ -17,3 +18,35 @@ def study_summary_block(ctx: BlockContext) -> str:
                       f"{s.summary.n_rows_within} of {s.summary.n_rows} published rows within {s.tolerance:.0%} in "
                       "every column; a value outside it names a cause only where a recorded comparison supports "
                       f"one ({s.summary.n_verified} values), else it is `unverified` ({s.summary.n_unverified})."])
+
+
+def auto_cp_regret_block(ctx: BlockContext, library: str, above: str | None = None) -> str:
+    """One library's auto-CP regret table, as the study page's "Auto-CP regret" section has it; `above`: list
+    only the points whose regret exceeds it (the sentence still counts every point).
+
+    <!-- qlabench:block auto-cp-regret library=flashinfer above=1.02 -->
+    """
+    from qlabench.analyze.study.page import regret_markdown
+    from qlabench.analyze.study.regret import library_regret, regret_sentence
+    from qlabench.core.errors import ConfigError
+    from qlabench.core.libraries import AUTO_CHOICES
+
+    known = [c.library for c in AUTO_CHOICES]
+    if library not in known:
+        raise ConfigError(f"auto-cp-regret: library must be one of {', '.join(known)}, got {library!r}")
+    r = library_regret(ctx.study.regret, library)
+    if r.empty:
+        raise ConfigError(f"auto-cp-regret: no point of the current evidence has {library}'s auto backend and a "
+                          "pinned one both ok")
+    runs = sorted({run for ids in r["run_id"] for run in str(ids).split(" + ")})
+    shown, which = r, "every point"
+    if above is not None:
+        try:
+            floor = float(above)
+        except ValueError:
+            raise ConfigError(f"auto-cp-regret: above must be a number, got {above!r}") from None
+        shown, which = r[r["regret"] > floor], f"the points whose regret is above {floor:g}"
+    return "\n".join([f"From runs {', '.join(ctx.run_label(x) for x in runs)} (`qlabench report`, the current "
+                      "evidence): regret = auto / the fastest pinned setting on the same point; `run_id` names each "
+                      "row's run (two joined by `+`: a ratio across runs, `mixes` says which time is whose).", "",
+                      regret_sentence(r), "", f"Listed: {which}.", "", regret_markdown(shown).rstrip()])

@@ -16,6 +16,8 @@ from qlabench.analyze.plot import finish_figure
 from qlabench.analyze.study.heads import head_scaling
 from qlabench.core.identity import heads_label
 from qlabench.analyze.study.prepare import PROFILE_GATE_DEFAULTS
+from qlabench.analyze.study.regret import library_regret
+from qlabench.core.libraries import AUTO_CHOICES
 from qlabench.analyze.study.study import Study
 
 BACKEND_COLORS = {"flash_qla": "C0", "flash_qla-nocp": "C1", "flash_qla-forcecp": "C2", "fla": "C3",
@@ -178,17 +180,29 @@ def gate_figures(study: Study) -> list[tuple[str, Figure]]:
     return out
 
 
+def regret_stem(library: str) -> str:
+    """A library's regret figure: the first library of core's AUTO_CHOICES keeps the name pages link to."""
+    return "cp_regret" if library == AUTO_CHOICES[0].library else f"cp_regret_{library.replace('-', '_')}"
+
+
 def regret_figure(study: Study) -> list[tuple[str, Figure]]:
-    """Auto-CP regret of the primary flash-qla stack: a panel per (mode, head config), x = layout in order
-    of total tokens, a colour per gate setting; filled where auto launched intra-CP. Above 1: auto lost."""
+    """Per library of AUTO_CHOICES, the auto-CP regret of its auto backend's primary stack: a panel per
+    (mode, head config), x = layout in order of total tokens, a colour per gate setting; filled where the
+    auto call split. Above 1: auto lost."""
+    out = []
+    for choice in AUTO_CHOICES:
+        d = library_regret(study.regret, choice.library)
+        stack = study.primary.get(choice.auto)
+        if stack is not None and not d.empty:
+            d = d[d["stack"] == stack]
+        if not d.empty:
+            out.append((regret_stem(choice.library), _regret_panels(d, choice.library)))
+    return out
+
+
+def _regret_panels(d: pd.DataFrame, library: str) -> Figure:
     from qlabench.analyze.study.speedup import x_label
 
-    d = study.regret
-    stack = study.primary.get("flash_qla")
-    if stack is not None and not d.empty:
-        d = d[d["stack"] == stack]
-    if d.empty:
-        return []
     d = d.assign(x_label=[x_label(k, t, n, False) for k, t, n in zip(d["seqkey"], d["total_tokens"], d["num_seqs"])],
                  _first=d["seqkey"].map(lambda k: int(k.split("+", 1)[0])))
     d = d.sort_values(["total_tokens", "num_seqs", "_first"], kind="stable")
@@ -207,11 +221,11 @@ def regret_figure(study: Study) -> list[tuple[str, Figure]]:
             ax.scatter(xs[~cp], ys[~cp], facecolors="none", edgecolors=colors[gate], s=22,
                        label=gate if not cp.any() else None)
         ax.axhline(1.0, color="grey", lw=0.8)
-        ax.set_ylabel("auto / min(nocp, forcecp)", fontsize=8)
+        ax.set_ylabel("auto / fastest pinned", fontsize=8)
         ax.set_title(f"{mode} · {heads}", fontsize=9)
         ax.grid(True, axis="y", alpha=0.3)
-    finish_figure(fig, axes, "auto-CP regret (> 1: the automatic intra-CP decision lost; filled: auto launched intra-CP)")
-    return [("cp_regret", fig)]
+    finish_figure(fig, axes, f"{library} auto-CP regret (> 1: its automatic CP decision lost; filled: the auto call split)")
+    return fig
 
 
 def heads_figure(study: Study) -> list[tuple[str, Figure]]:

@@ -11,10 +11,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from qlabench.analyze.study.figures import all_figures
+from qlabench.analyze.study.figures import all_figures, regret_stem
 from qlabench.analyze.study.heads import head_scaling
 from qlabench.analyze.study.intracp import intracp_sentence
 from qlabench.analyze.study.published import BACKEND_COLUMNS, PUBLISHED_STACK
+from qlabench.analyze.study.regret import SETTINGS, library_regret, regret_sentence
+from qlabench.core.libraries import AUTO_CHOICES
 from qlabench.core.libraries import package_name
 from qlabench.analyze.study.study import Study
 
@@ -162,20 +164,7 @@ def render(study: Study, figures: dict[str, str], layer_rows: pd.DataFrame | Non
     img("gate_gate_zero_frac", "time vs gate_zero_frac")
     img("gate_gate_scale", "time vs gate_scale")
 
-    out += ["## Auto-CP regret", "",
-            "regret = auto time / min(nocp time, forcecp time) on the same point: above 1 the automatic intra-CP "
-            "decision lost by that factor. The three times come from one run on one GPU where the results hold "
-            "them; `mixes` names the GPUs or runs a ratio takes otherwise.", ""]
-    r = study.regret
-    if r.empty:
-        out += ["_No point has flash_qla, flash_qla-nocp and flash_qla-forcecp all ok._", ""]
-    else:
-        out += [regret_sentence(r), ""]
-        img("cp_regret", "auto-CP regret")
-        cols = ["stack", "mode", "heads", "sequences", "gate_label", "auto_ms", "nocp_ms", "forcecp_ms", "auto_cp",
-                "best", "regret", "run_id", "mixes"]
-        out += [_collapsible("regret per point", md_table(r, _ratio_formats(r), cols), len(r))]
-
+    out += _regret_section(study, img)
     out += autotune_regret_section(study.sources)
     out += _intracp_section(study)
     out += _advice_section(study, layer_rows)
@@ -340,13 +329,28 @@ def write_report(study: Study, out_dir: str | os.PathLike, layer_rows: pd.DataFr
     return ReportFiles(page=page, figures=tuple(out_dir / n for n in written.values()))
 
 
-def regret_sentence(r: pd.DataFrame) -> str:
-    """How often auto lost, and over how consistent a set of times."""
-    worst = r.iloc[0]
-    mixed = r["mixes"].notna()
-    runs = r["mixes"].fillna("").str.startswith("runs")
-    counts = ", ".join(f"above {t:.2f} on {int((r['regret'] > t).sum())}" for t in (1.0, 1.05, 1.10))
-    where = (f"{len(r) - int(mixed.sum())} of the {len(r)} ratios from one run on one GPU, "
-             f"{int((mixed & ~runs).sum())} from one run on two or more GPUs, {int(runs.sum())} across runs")
-    return (f"Regret {counts} of {len(r)} points; worst {worst['regret']:.2f} at {worst['mode']} {worst['heads']} "
-            f"{worst['sequences']} ({worst['gate_label']}; {worst['stack']}). Times: {where}.")
+def _regret_section(study: Study, img) -> list[str]:
+    """Per library that decides its own intra-card CP (core's AUTO_CHOICES), how much that decision cost."""
+    out = ["## Auto-CP regret", "",
+           "regret = auto time / the fastest pinned setting's time on the same point: above 1 the library's own "
+           "intra-card CP decision lost by that factor. The times come from one run on one GPU where the results "
+           "hold them; `mixes` names the GPUs or runs a ratio takes otherwise, and `unmeasured` a pinned setting "
+           "with no ok row there (the regret is then a lower bound).", ""]
+    for choice in AUTO_CHOICES:
+        r = library_regret(study.regret, choice.library)
+        pinned = ", ".join(f"`{b}`" for _, b in choice.pinned)
+        out += [f"### {choice.library}: `{choice.auto}` against {pinned}", ""]
+        if r.empty:
+            out += [f"_No point has `{choice.auto}` and one of {pinned} both ok._", ""]
+            continue
+        out += [regret_sentence(r), ""]
+        img(regret_stem(choice.library), f"{choice.library} auto-CP regret")
+        out += [_collapsible(f"{choice.library} regret per point", regret_markdown(r), len(r))]
+    return out
+
+
+def regret_markdown(r: pd.DataFrame) -> str:
+    """One library's regret rows as a table, every row with its run ids (and what it mixes)."""
+    cols = ["stack", "mode", "heads", "sequences", "gate_label", "auto_ms", *[f"{s}_ms" for s in SETTINGS],
+            "auto_cp", "best", "regret", "unmeasured", "run_id", "mixes"]
+    return md_table(r, _ratio_formats(r), cols)

@@ -18,7 +18,7 @@ from qlabench.analyze.compare.kernels import short_name
 from qlabench.analyze.report import heads_label, layout_label
 from qlabench.core import kernel_event
 from qlabench.core.identity import GATE_PARAMS, workload_axes
-from qlabench.core.libraries import stack_columns, version_key
+from qlabench.core.libraries import AUTO_CHOICE_OF, stack_columns, version_key
 from qlabench.core.point import FLASHQLA_GATE_SCALE, FLASHQLA_GATE_ZERO_FRAC
 from qlabench.store.keys import key_series, newest_rows, plain_value
 
@@ -34,7 +34,7 @@ CP_KERNEL_MARK = kernel_event.FLASHQLA_CP_MARK
 FLA_INTRACP = "fla-intracp"
 FLA_CP_KERNEL_MARK = kernel_event.FLA_CP_MARK
 FLASH_QLA = "flash_qla"
-FLASH_QLA_VARIANTS = {"flash_qla": "auto", "flash_qla-nocp": "nocp", "flash_qla-forcecp": "forcecp"}
+FLASH_QLA_VARIANTS = AUTO_CHOICE_OF[FLASH_QLA].variants  # backend -> auto / nocp / forcecp (core/libraries.py)
 
 
 
