@@ -14,6 +14,7 @@ from qlabench.backends.fla import FLAChunk, FLADispatchOn, FLAIntraCP, FLARecurr
 from qlabench.backends.flash_qla import FlashQLA, FlashQLAForceCP, FlashQLANoCP
 from qlabench.backends.flashinfer import FlashInfer, FlashInferForceCP, FlashInferNoCP
 from qlabench.backends.flashinfer_decode import serving_backends as flashinfer_serving
+from qlabench.backends.flashinfer_pool import FlashInferPool
 from qlabench.backends.layer import layer_backends
 from qlabench.backends.naive import NaiveChunk, NaiveRecurrent, NaiveStep
 from qlabench.backends.synthetic import Synthetic
@@ -37,6 +38,7 @@ REGISTRY: dict[str, Backend] = {
         FlashInfer(),
         FlashInferNoCP(),
         FlashInferForceCP(),
+        FlashInferPool(),  # prefill into a state pool through state_indices (0.7.2)
         *flashinfer_serving(),  # decode / mtp (flashinfer-python 0.7.2)
         *engine_backends(),  # the engines' own decode / verify kernels (vllm 0.33, sglang 0.5)
         FaultBackend(),

@@ -17,7 +17,7 @@ REPO = next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml"
 REQUIRED = {
     "README.md": {"advise"},
     "docs/FLASHQLA-STUDY.md": {"study-summary", "advise"},
-    "docs/FLASHINFER.md": {"flashinfer-cp", "library-vs"},
+    "docs/FLASHINFER.md": {"flashinfer-cp", "library-vs", "auto-cp-regret"},
     "results/README.md": {"results-catalog"},
 }
 
