@@ -4,29 +4,12 @@ shows its status, never a time."""
 
 from __future__ import annotations
 
-import json
 import math
-from pathlib import Path
 
 import pandas as pd
 
 from qlabench.analyze.study.page import md_table
-from qlabench.core.errors import QlabenchError
-
-RECORDS = "cold-start.json"  # written by workflows/cold_start.py
-
-
-def read_records(path: str | Path) -> list[dict]:
-    """The records of a cold-start folder (or of its JSON file); QlabenchError when there are none."""
-    path = Path(path)
-    f = path / RECORDS if path.is_dir() else path
-    try:
-        recs = json.loads(f.read_text())
-    except (OSError, ValueError) as e:
-        raise QlabenchError(f"no cold-start records in {path}: {e}") from None
-    if not isinstance(recs, list) or not recs:
-        raise QlabenchError(f"no cold-start records in {path}")
-    return recs
+from qlabench.store.cold_start_records import RECORDS, read_records  # noqa: F401 (the file's one reader)
 
 
 def _cell(rec: dict | None) -> float | str:

@@ -89,7 +89,7 @@ def backend_facts() -> dict:
 def _table(case) -> Table:
     t = Table(title=f"{case.case.label} ({case.case.total_tokens} tokens)", title_justify="left")
     for c, j in (("backend", "left"), ("ms", "right"), ("speedup", "right"), ("noise", "right"),
-                 ("check", "left"), ("version", "left"), ("run", "left")):
+                 ("check", "left"), ("version", "left"), ("run", "left"), ("first call", "left")):
         t.add_column(c, justify=j, overflow="fold")
     for e in case.entries:
         run = ", ".join(_run_tag(case, r) for r in e.runs)  # each row says its run: a ranking may mix runs
@@ -97,10 +97,10 @@ def _table(case) -> Table:
             t.add_row(escape(e.backend), f"{e.time_ms:.3f}", f"{e.speedup:.2f}x" if e.speedup else "-",
                       f"{e.rel_noise:.1%}" if e.rel_noise is not None else "-",
                       "ok" + (f" {e.max_err:.0e}" if e.max_err is not None else "") + (f" {escape(e.check)}" if e.check else ""),
-                      escape(e.version or "not recorded"), run)
+                      escape(e.version or "not recorded"), run, escape(e.first_call or "-"))
         else:
             t.add_row(escape(e.backend), "-", "-", "-", f"[red]{e.status}[/red]", escape(e.version or "not recorded"),
-                      run)
+                      run, escape(e.first_call or "-"))
     return t
 
 
@@ -120,6 +120,10 @@ def _print(ans, suite_out: Path | None) -> None:
                   f"gate {q.gate.label}; speedups vs {q.current}; from {', '.join(ans.sources)}", soft_wrap=True)
     for note in ans.notes:
         console.print(f"note: {escape(note)}", soft_wrap=True)
+    console.print("first call: each backend's first calls in a fresh process, kernel caches empty (cold) and as the "
+                  "cold process left them (warm), at the point named, from "
+                  + (escape(", ".join(ans.first_call_sources)) or "no cold-start results (`qlabench cold-start`; catalog kind "
+                     "cold-start)"), soft_wrap=True, highlight=False)
     for case in ans.cases:
         console.print()
         if case.entries:

@@ -63,6 +63,8 @@ KINDS = {
     "gate": "the regression gate's own evidence: A/A, power, re-runs (some rows are deliberate slowdowns)",
     "harness": "qlabench measuring itself: timer precision, cost, scaling, builds",
     "profile": "points under a profiler (Nsight Compute)",
+    "cold-start": "first calls in a fresh process, kernel caches empty and warm (`qlabench cold-start`: "
+                  "cold-start.json beside the rows); advise's first-call column reads it",
 }
 LIBRARIES = ("torch", "triton", "tilelang", "flash_qla", "fla", "flashinfer")
 _KEYS = {"path", "kind", "status", "date", "question", "stack", "doc", "superseded_by", "backends"}

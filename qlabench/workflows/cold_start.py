@@ -24,9 +24,9 @@ from qlabench.core.spec import Suite
 from qlabench.measure.caches import CACHE_VARS, ENV_VAR, use_cache_dir
 from qlabench.run.options import RunOptions
 from qlabench.run.sweep import run_sweep
+from qlabench.store.cold_start_records import RECORDS
 
 PHASES = ("cold", "warm")
-RECORDS = "cold-start.json"
 CUDA_CACHE = "CUDA_CACHE_PATH"  # the driver's cache of PTX compiled for this GPU
 
 

@@ -4,6 +4,7 @@
     rows.py      the rows of one case's kernel problem; one library version per backend
     ranking.py   one entry per backend: time, speedup against the current choice, noise, correctness
     caveats.py   what changes the answer (gate, version, auto CP, mixed runs, ties), each from rows
+    first_call.py each backend's first calls in a fresh process, from `qlabench cold-start`'s records
     suite.py     a suite measuring exactly what the answer is missing
     answer.py    all of it for every case
 """

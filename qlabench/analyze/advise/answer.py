@@ -20,6 +20,7 @@ from qlabench.analyze.advise import caveats as cv
 from qlabench.analyze.advise.auto_choice import auto_choice_caveats
 from qlabench.analyze.advise.calls import attach_calls, known_candidates
 from qlabench.analyze.advise.checked import attach_checks, check_caveats
+from qlabench.analyze.advise.first_call import attach_first_calls, load_cold_start
 from qlabench.analyze.advise.tuning import tuning_caveats
 from qlabench.analyze.advise.question import WORKLOAD_MODES, Case, Question
 from qlabench.analyze.advise.ranking import Entry, rank
@@ -57,6 +58,7 @@ class Answer:
     suite_toml: str | None = None  # measures every missing (backend, case); None when nothing is missing
     from_catalog: bool = False  # read from the current evidence results/catalog.toml names (no results given)
     notes: list[str] = field(default_factory=list)  # what the evidence layer says about the files read
+    first_call_sources: list[str] = field(default_factory=list)  # the cold-start folders behind `first_call`
 
     @property
     def complete(self) -> bool:
@@ -71,6 +73,7 @@ class Answer:
             "sources": self.sources,
             "from_catalog": self.from_catalog,
             "notes": self.notes,
+            "first_call_sources": self.first_call_sources,
             "cases": [{"case": c.case.label, "tokens": c.case.total_tokens,
                        "recommended": c.best.backend if c.best else None,
                        "entries": [e.as_dict() for e in c.entries], "caveats": c.caveats, "missing": c.missing}
@@ -100,15 +103,21 @@ def answer_case(df: pd.DataFrame, q: Question, case: Case, calls: Mapping[str, s
 
 
 def advise(q: Question, results: Iterable[str | os.PathLike] = (), calls: Mapping[str, str] | None = None,
-           autotuning: frozenset[str] = frozenset(), size_dependent: frozenset[str] | None = None) -> Answer:
+           autotuning: frozenset[str] = frozenset(), size_dependent: frozenset[str] | None = None,
+           cold_start: Iterable[str | os.PathLike] | None = None) -> Answer:
     """Answer `q` from `results` (files or folders), or from the current evidence of results/catalog.toml
-    when none are given; `calls`: {backend: its library call} (the backends' `call_signature`)."""
+    when none are given; `calls`: {backend: its library call} (the backends' `call_signature`); `cold_start`:
+    the `qlabench cold-start` folders behind each entry's first-call cost (None: the catalog's current ones)."""
     df, paths, from_catalog = rows_or_current(results)  # every run: the ranking picks versions and runs itself
     notes = evidence_notes(df)
     df = believed(df)
     ans = Answer(q, [_shown(p) for p in paths] if from_catalog else [str(p) for p in paths], from_catalog=from_catalog,
                  notes=notes)
     ans.cases = [answer_case(df, q, c, calls, autotuning, size_dependent) for c in q.cases]
+    cold = load_cold_start(cold_start)
+    for c in ans.cases:
+        attach_first_calls(c.entries, cold, WORKLOAD_MODES[q.workload])
+    ans.first_call_sources = list(cold.sources)
     if not ans.complete:
         ans.suite_toml = missing_suite(q, {c.case: c.missing for c in ans.cases if c.missing})
     return ans

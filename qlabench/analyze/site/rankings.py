@@ -72,7 +72,11 @@ def cases_of(rows: pd.DataFrame, q: Question, workload: str) -> list[Case]:
 def rankings(current: pd.DataFrame, advise_facts: Mapping | None = None) -> list[Ranking]:
     """Every (model, TP, workload) the current rows answer, each case ranked as advise ranks it;
     `advise_facts`: what advise is told of the registered backends (their calls, which autotune...), the
-    keyword arguments of `answer_case` (cli/advise.py: backend_facts)."""
+    keyword arguments of `answer_case` (cli/advise.py: backend_facts). Each entry's first-call cost comes from
+    the catalog's current cold-start records, as advise's does (advise/first_call.py)."""
+    from qlabench.analyze.advise.first_call import attach_first_calls, load_cold_start
+
+    cold = load_cold_start()
     out = []
     current = current.drop(columns=[c for c in LIST_COLUMNS if c in current])
     # pandas' arrow-backed strings cost a conversion on every row advise iterates: plain objects (the
@@ -89,6 +93,8 @@ def rankings(current: pd.DataFrame, advise_facts: Mapping | None = None) -> list
             q = Question(model, tp, workload, tuple(cases), PUBLISHED, CURRENT)
             by_case = mine.groupby(mine["seqlens"].map(lambda s: tuple(int(x) for x in s)))
             answers = [answer_case(by_case.get_group(c.seqlens), q, c, **(advise_facts or {})) for c in cases]
+            for a in answers:
+                attach_first_calls(a.entries, cold, WORKLOAD_MODES[workload])
             if any(a.entries for a in answers):
                 out.append(Ranking(model, tp, workload, q, answers))
     return out

@@ -1,0 +1,29 @@
+"""The cold-start records file: `qlabench cold-start` (workflows/cold_start.py) writes one record per point and
+phase into OUT/cold-start.json; the cold-start table (analyze/cold_start.py) and advise's first-call column
+(analyze/advise/first_call.py) read it here.
+
+A record: backend, mode, point (its label), phase ("cold": every kernel cache empty; "warm": the caches the
+cold process left), first_calls_s (None unless ok), status, reason, cache_mib, device, run_id.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from qlabench.core.errors import QlabenchError
+
+RECORDS = "cold-start.json"
+
+
+def read_records(path: str | Path) -> list[dict]:
+    """The records of a cold-start folder (or of its JSON file); QlabenchError when there are none."""
+    path = Path(path)
+    f = path / RECORDS if path.is_dir() else path
+    try:
+        recs = json.loads(f.read_text())
+    except (OSError, ValueError) as e:
+        raise QlabenchError(f"no cold-start records in {path}: {e}") from None
+    if not isinstance(recs, list) or not recs:
+        raise QlabenchError(f"no cold-start records in {path}")
+    return recs
