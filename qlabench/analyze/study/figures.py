@@ -215,16 +215,20 @@ def _regret_panels(d: pd.DataFrame, library: str) -> Figure:
         pos = _layout_axis(ax, list(dict.fromkeys(zip(sub["x_label"], sub["total_tokens"]))))
         for gate, gsub in sub.groupby("gate_label", sort=False):
             cp = _launched(gsub["auto_cp"])
+            lower = gsub["unmeasured"].notna().to_numpy()  # a pinned setting missing: a lower bound
             xs = np.array([pos[x] for x in gsub["x_label"]])
             ys = gsub["regret"].to_numpy()
-            ax.scatter(xs[cp], ys[cp], color=colors[gate], s=22, label=gate)
-            ax.scatter(xs[~cp], ys[~cp], facecolors="none", edgecolors=colors[gate], s=22,
-                       label=gate if not cp.any() else None)
+            for sel, marker in ((~lower, "o"), (lower, "^")):
+                ax.scatter(xs[cp & sel], ys[cp & sel], color=colors[gate], s=22, marker=marker,
+                           label=gate if marker == "o" else None)
+                ax.scatter(xs[~cp & sel], ys[~cp & sel], facecolors="none", edgecolors=colors[gate], s=22,
+                           marker=marker, label=gate if marker == "o" and not cp.any() else None)
         ax.axhline(1.0, color="grey", lw=0.8)
         ax.set_ylabel("auto / fastest pinned", fontsize=8)
         ax.set_title(f"{mode} · {heads}", fontsize=9)
         ax.grid(True, axis="y", alpha=0.3)
-    finish_figure(fig, axes, f"{library} auto-CP regret (> 1: its automatic CP decision lost; filled: the auto call split)")
+    finish_figure(fig, axes, f"{library} auto-CP regret (> 1: its automatic CP decision lost; filled: the auto call split; "
+                             "triangle: a pinned setting not measured, a lower bound)")
     return fig
 
 
