@@ -121,9 +121,9 @@ def _print(ans, suite_out: Path | None) -> None:
     for note in ans.notes:
         console.print(f"note: {escape(note)}", soft_wrap=True)
     console.print("first call: each backend's first calls in a fresh process, kernel caches empty (cold) and as the "
-                  "cold process left them (warm), at the point named, from "
-                  + (escape(", ".join(ans.first_call_sources)) or "no cold-start results (`qlabench cold-start`; catalog kind "
-                     "cold-start)"), soft_wrap=True, highlight=False)
+                  f"cold process left them (warm), at the point named, from {escape(', '.join(ans.first_call_sources))}"
+                  if ans.first_call_sources else "first call: not measured (no cold-start results: `qlabench "
+                  "cold-start`, a catalog entry of kind cold-start)", soft_wrap=True, highlight=False)
     for case in ans.cases:
         console.print()
         if case.entries:

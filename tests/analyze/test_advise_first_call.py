@@ -76,6 +76,20 @@ def test_advise_shows_each_ranked_backends_first_call_from_the_records_given(tmp
     assert {e["backend"]: e["first_call"] for e in ans.as_dict()["cases"][0]["entries"]} == by
 
 
+def test_the_command_names_the_cold_start_folder_it_read(tmp_path, make_row, monkeypatch):
+    results = tmp_path / "results"
+    folder(results, "h200-cold-start", [record("fla", "cold", 33.0), record("fla", "warm", 1.0)])
+    (results / "catalog.toml").write_text(
+        'format = 1\n\n[[entry]]\npath = "h200-cold-start"\nkind = "cold-start"\nstatus = "current"\n'
+        'date = 2026-12-02\nquestion = "first calls in a fresh process"\nstack = { fla = "0.6.0" }\n')
+    monkeypatch.chdir(tmp_path)
+    ask(tmp_path, make_row)  # writes r.parquet
+    r = CliRunner().invoke(app, ["advise", "r.parquet", "--model", "qwen3.5-397b", "--tp", "8", "--seqlens", "32768"],
+                           env={"COLUMNS": "250"})
+    assert r.exit_code == 0, r.output
+    assert f"from {results / 'h200-cold-start'}" in r.output and "cold 33 s, warm 1 s" in r.output
+
+
 def test_advise_finds_the_cold_start_folder_through_the_catalog(tmp_path, make_row, monkeypatch):
     results = tmp_path / "results"
     folder(results, "h200-cold-start", [record("fla", "cold", 33.0), record("fla", "warm", 1.0)])
@@ -96,7 +110,7 @@ def test_without_cold_start_results_every_entry_says_not_measured_and_the_table_
     r = CliRunner().invoke(app, ["advise", str(tmp_path / "r.parquet"), "--model", "qwen3.5-397b", "--tp", "8",
                                  "--seqlens", "32768"], env={"COLUMNS": "250"})
     assert r.exit_code == 0, r.output
-    assert "first call" in r.output and "first call: each backend's first calls in a fresh process" in r.output
+    assert "first call" in r.output and "first call: not measured (no cold-start results" in r.output
 
 
 @pytest.mark.parametrize("backend", ["naive-recurrent"])
