@@ -9,6 +9,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from qlabench.core.spec import RECOMMENDED_REGIME
 from qlabench.cli.app import console
 
 FORMATS = ("table", "json")
@@ -93,6 +94,8 @@ def _table(case) -> Table:
         t.add_column(c, justify=j, overflow="fold")
     for e in case.entries:
         run = ", ".join(_run_tag(case, r) for r in e.runs)  # each row says its run: a ranking may mix runs
+        if e.regime and e.regime != RECOMMENDED_REGIME:  # and its regime, where it is not the one ranked on
+            run += f" ({e.regime})"
         if e.ok:
             t.add_row(escape(e.backend), f"{e.time_ms:.3f}", f"{e.speedup:.2f}x" if e.speedup else "-",
                       f"{e.rel_noise:.1%}" if e.rel_noise is not None else "-",
@@ -124,6 +127,10 @@ def _print(ans, suite_out: Path | None) -> None:
                   f"cold process left them (warm), at the point named, from {escape(', '.join(ans.first_call_sources))}"
                   if ans.first_call_sources else "first call: not measured (no cold-start results: `qlabench "
                   "cold-start`, a catalog entry of kind cold-start)", soft_wrap=True, highlight=False)
+    console.print(f"regime: times are read in the {RECOMMENDED_REGIME} regime where a backend has rows in it (the "
+                  "regime docs/BENCHMARKS.md recommends: its calls back to back for 200 ms before the samples, as an "
+                  "engine under load); a time in another regime is marked in the run column and named in a note",
+                  soft_wrap=True, highlight=False)
     for case in ans.cases:
         console.print()
         if case.entries:

@@ -35,6 +35,10 @@ TIMERS = ("auto", "wall", "events", "graph")
 # right after the warm-up (short bursts from idle); `sustained`, the timed calls first run back to back for
 # `sustained_ms`, so the samples see the clocks and power state of a GPU kept busy, as an engine under load.
 REGIMES = ("burst", "sustained")
+# The regime a ranking reads (docs/BENCHMARKS.md): an engine serving or training under load runs its steps
+# back to back for seconds. A row from before `timing_regime` was recorded was a burst.
+RECOMMENDED_REGIME = "sustained"
+UNRECORDED_REGIME = "burst"
 
 
 @dataclass(frozen=True)

@@ -215,3 +215,22 @@ def test_a_reduced_check_of_a_backend_with_one_path_at_every_size_is_not_marked(
     assert c.best.check == "oracle@256" and not any(n.startswith("check:") for n in c.caveats)
     c = advise(q, [tmp_path / "r.parquet"], size_dependent=frozenset({"flashinfer-nocp"})).cases[0]
     assert c.best.check == "oracle@256 †"
+
+
+def test_a_ranking_reads_the_sustained_regime_and_names_any_time_timed_otherwise(tmp_path, make_row):
+    """A backend's sustained rows answer even where a newer burst run exists; a backend with only burst rows
+    stays ranked, its regime on the entry and in a `regime:` note."""
+    sustained = rows(make_row, ("fla", 0.9, {"timing_regime": "sustained"}),
+                     ("flashinfer", 0.26, {"timing_regime": "sustained"}), run="s", ts="2026-01-01T00:00:00+00:00")
+    burst = rows(make_row, ("flashinfer", 0.24, {"timing_regime": "burst"}),
+                 ("flash_qla", 0.39, {"timing_regime": None}), run="b", ts="2026-02-01T00:00:00+00:00")
+    c = ask(tmp_path, sustained + burst).cases[0]
+    fi = next(e for e in c.entries if e.backend == "flashinfer")
+    assert fi.time_ms == 0.26 and fi.runs == ("s",) and fi.regime == "sustained"
+    fq = next(e for e in c.entries if e.backend == "flash_qla")
+    assert fq.regime == "burst"  # recorded before the column existed: a burst
+    notes = [n for n in c.caveats if n.startswith("regime:")]
+    assert len(notes) == 1 and "flash_qla (burst)" in notes[0] and "flashinfer" not in notes[0]
+
+    all_sustained = ask(tmp_path, sustained).cases[0]
+    assert not any(n.startswith("regime:") for n in all_sustained.caveats)

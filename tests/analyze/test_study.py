@@ -391,3 +391,23 @@ def test_published_vs_ours_tick_labels_do_not_overlap():
     (stem, fig), = published_figure(s)
     assert stem == "published_vs_ours"
     assert _overlapping_ticks(fig) == []
+
+
+def test_the_study_reads_the_sustained_regime_and_says_how_many_rows_are_in_it():
+    """A point's sustained row supersedes a newer burst row of the same stack; the page's regime line counts
+    the rows in each regime and names the backends timed in bursts."""
+    from qlabench.analyze.study.page import regime_line
+
+    s = (32768,)
+    pairs = [row("flash_qla", "fwd", s, 2, 8, 0.39, timing_regime="sustained", run_id="s",
+                 timestamp="2026-12-01T10:00:00+00:00"),
+             row("flash_qla", "fwd", s, 2, 8, 0.37, timing_regime="burst", run_id="b",
+                 timestamp="2026-12-02T10:00:00+00:00"),
+             row("fla", "fwd", s, 2, 8, 0.92, run_id="b", timestamp="2026-12-02T10:00:00+00:00")]
+    st = build_study(frame(pairs))
+    fq = st.rows[st.rows["backend"] == "flash_qla"]
+    assert fq["median_ms"].tolist() == [0.39]
+    line = regime_line(st.rows)
+    assert line.startswith("Timing regime: 1 of 2 timed rows in the sustained regime") and "(fla 1)" in line
+    only = build_study(frame(pairs[:1]))
+    assert regime_line(only.rows).endswith("which supersedes a point's rows in another regime.")

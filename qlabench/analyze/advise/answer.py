@@ -28,6 +28,7 @@ from qlabench.analyze.advise.rows import at_gate, newest_run, newest_version, pr
 from qlabench.analyze.advise.suite import missing_suite
 from qlabench.analyze.current import rows_or_current
 from qlabench.analyze.evidence import believed, evidence_notes
+from qlabench.analyze.evidence.regimes import prefer_recommended, regime_note, regime_series
 
 # The GPU kernels a recommendation is between, per workload (the naive references are oracles, not
 # candidates). FlashInfer's GDN prefill has no backward.
@@ -91,15 +92,33 @@ def answer_case(df: pd.DataFrame, q: Question, case: Case, calls: Mapping[str, s
     modes = WORKLOAD_MODES[q.workload]
     problem = problem_rows(df, q, case, modes + ("fwd_bwd",) if len(modes) > 1 else modes)
     mine_rows = at_gate(problem, q.gate)
-    ranked = newest_run(newest_version(mine_rows))
+    # the recommended timing regime's rows, where a backend has them, however new its other rows are
+    ranked = newest_run(newest_version(prefer_recommended(mine_rows, ["backend", "mode"])))
     entries = attach_checks(attach_calls(rank(ranked, modes, q.current), calls), ranked, size_dependent)
+    regimes = _attach_regimes(entries, ranked)
     present = {e.backend for e in entries}
     missing = [b for b in known_candidates(CANDIDATES[q.workload], calls) if b not in present]
     notes = (cv.current_caveats(entries, q.current) + cv.tie_caveats(entries) + auto_choice_caveats(entries)
              + cv.gate_caveats(problem, q, modes, entries) + cv.version_caveats(mine_rows, modes, q, entries)
              + cv.mixing_caveats(entries) + check_caveats(entries)
-             + tuning_caveats(entries, ranked, q.current, autotuning))
+             + tuning_caveats(entries, ranked, q.current, autotuning)
+             + [n for n in [regime_note(regimes)] if n])
     return CaseAnswer(case, entries, notes, missing)
+
+
+def _attach_regimes(entries: list[Entry], ranked: pd.DataFrame) -> dict[str, set[str]]:
+    """Each timed entry's regime(s), from the rows of its runs; returns them per backend for the note."""
+    out: dict[str, set[str]] = {}
+    if ranked.empty:
+        return out
+    of_row = regime_series(ranked)
+    for e in entries:
+        if not e.ok:
+            continue
+        mine = (ranked["backend"] == e.backend) & ranked["run_id"].isin(e.runs)
+        out[e.backend] = set(of_row[mine])
+        e.regime = "/".join(sorted(out[e.backend])) or None
+    return out
 
 
 def advise(q: Question, results: Iterable[str | os.PathLike] = (), calls: Mapping[str, str] | None = None,

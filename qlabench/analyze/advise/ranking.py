@@ -53,6 +53,7 @@ class Entry:
     call: str | None = None  # the library call that gets this time, as the backend declares it (calls.py)
     check: str | None = None  # how far its rows were checked, e.g. 'oracle@256 †' (checked.py)
     first_call: str | None = None  # its first calls in a fresh process, cold and warm caches (first_call.py)
+    regime: str | None = None  # the timing regime(s) of its ranked rows, e.g. 'sustained' (evidence/regimes.py)
 
     @property
     def ok(self) -> bool:

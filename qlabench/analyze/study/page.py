@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from qlabench.analyze.evidence.regimes import regime_series
+from qlabench.core.spec import RECOMMENDED_REGIME
 from qlabench.analyze.study.figures import all_figures, regret_stem
 from qlabench.analyze.study.heads import head_scaling
 from qlabench.analyze.study.intracp import intracp_sentence
@@ -94,6 +96,22 @@ def backend_summary(study: Study) -> pd.DataFrame:
     return pd.DataFrame(recs)
 
 
+def regime_line(rows: pd.DataFrame) -> str:
+    """What regime the page's times were read in: the recommended one where a point has it (prepare.py)."""
+    ok = rows[rows["status"] == "ok"] if not rows.empty else rows
+    regimes = regime_series(ok)
+    n = int((regimes == RECOMMENDED_REGIME).sum())
+    line = (f"Timing regime: {n} of {len(ok)} timed rows in the {RECOMMENDED_REGIME} regime (docs/BENCHMARKS.md "
+            "recommends it: each point's calls back to back for 200 ms before its samples, as an engine under load), "
+            "which supersedes a point's rows in another regime")
+    other = ok[regimes != RECOMMENDED_REGIME]
+    if other.empty:
+        return line + "."
+    per = ", ".join(f"{b} {k}" for b, k in other.groupby("backend").size().items())
+    return (line + f"; the other {len(other)} were timed in short bursts from idle ({per}): a call that draws the "
+            "card to its power cap reads faster that way, so a ratio between the two regimes is unverified.")
+
+
 def render(study: Study, figures: dict[str, str], layer_rows: pd.DataFrame | None = None) -> str:
     """The page's markdown; `figures` maps a figure's stem to its file name beside the page."""
     s = study.summary
@@ -104,6 +122,7 @@ def render(study: Study, figures: dict[str, str], layer_rows: pd.DataFrame | Non
            f"({_status_counts(study)}), newest per point and library version. Published: {s.n_rows} rows "
            f"measured with {pub_stack} (mean of CUDA-graph replays, packed varlen, 25% zero-gate heads).", "",
            *([f"Made by `{study.command}`.", ""] if study.command else []),
+           regime_line(study.rows), "",
            f"**{s.line}.**", "",
            md_table(backend_summary(study), {"median ratio (ok)": ".2f"}),
            f"_ratio = ours / published; within {tol}: |ratio - 1| <= {study.tolerance:g}. Only ok rows give numbers; "

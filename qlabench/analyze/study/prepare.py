@@ -20,6 +20,7 @@ from qlabench.core import kernel_event
 from qlabench.core.identity import GATE_PARAMS, workload_axes
 from qlabench.core.libraries import AUTO_CHOICE_OF, stack_columns, version_key
 from qlabench.core.point import FLASHQLA_GATE_SCALE, FLASHQLA_GATE_ZERO_FRAC
+from qlabench.analyze.evidence.regimes import prefer_recommended
 from qlabench.store.keys import key_series, newest_rows, plain_value
 
 # Gate axes the study varies (nullable columns; a file written before them reads them as null).
@@ -146,8 +147,11 @@ def prepare(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def newest_per_point(d: pd.DataFrame) -> pd.DataFrame:
-    """The newest row per (backend, point, stack): a re-run supersedes, another library version does not."""
-    return newest_rows(d, ("point_key", "stack"))
+    """The newest row per (backend, point, stack): a re-run supersedes, another library version does not;
+    a row in the recommended timing regime supersedes one in another, however new (evidence/regimes.py)."""
+    if d.empty:
+        return newest_rows(d, ("point_key", "stack"))
+    return newest_rows(prefer_recommended(d, ["point_key", "stack"]), ("point_key", "stack"))
 
 
 def primary_stacks(d: pd.DataFrame) -> dict[str, str]:
