@@ -40,9 +40,12 @@ def print_dry_run(console: Console, s: Suite) -> None:
     console.print(points_table(s, limit=SHOWN_POINTS, width=console.width))
     if len(s.points) > SHOWN_POINTS:
         console.print(f"... and {len(s.points) - SHOWN_POINTS} more")
-    total = (s.timing.max_time_s + s.timing.min_time_s) * len(s.points)  # sampling only, no compile
-    console.print(f"sampling takes at most {s.timing.max_time_s:g} s per point: up to {total / 3600:.1f} h, "
-                  "plus compiles")
+    lead_in = s.timing.sustained_ms / 1e3 if s.timing.regime == "sustained" else 0.0
+    per_point = s.timing.max_time_s + lead_in
+    total = (per_point + s.timing.min_time_s) * len(s.points)  # sampling only, no compile
+    console.print(f"sampling takes at most {per_point:g} s per point"
+                  + (f" ({lead_in:g} s of it the sustained regime's lead-in)" if lead_in else "")
+                  + f": up to {total / 3600:.1f} h, plus compiles")
     console.print(f"{len(s.points)} points in suite {s.name!r} ({s.path})")
 
 

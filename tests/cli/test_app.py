@@ -109,3 +109,13 @@ def test_bad_options_exit_2_with_one_line(args, words):
     assert result.exit_code == 2, result.output
     assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1, result.stderr
     assert words in result.stderr
+
+
+def test_a_dry_run_counts_the_sustained_regimes_lead_in(tmp_path):
+    suite = tmp_path / "s.toml"
+    suite.write_text('name = "s"\ndevice = "cpu"\n[sweep]\nbackends = ["naive-chunk"]\nmodes = ["fwd"]\n'
+                     'seqlen = [8]\nheads = [{ h_qk = 1, h_v = 1 }]\nK = 8\nV = 8\ndtype = "float32"\n'
+                     '[timing]\nmax_time_s = 0.5\nregime = "sustained"\nsustained_ms = 300\n')
+    out = CliRunner().invoke(app, ["run", "sweep", "--suite", str(suite), "--dry-run"], env={"COLUMNS": "200"})
+    assert out.exit_code == 0, out.output
+    assert "at most 0.8 s per point (0.3 s of it the sustained regime's lead-in)" in out.output
