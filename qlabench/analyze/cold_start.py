@@ -1,6 +1,7 @@
 """The cold-start table (workflows/cold_start.py's records): per backend and point, the first calls in a fresh
 process with empty kernel caches and with the caches a previous process left. A phase whose row is not ok
-shows its status, never a time."""
+shows its status, never a time; a cache size no record holds (records rebuilt from rows whose cache folders
+were gone) shows as "not recorded", never as zero."""
 
 from __future__ import annotations
 
@@ -10,6 +11,9 @@ import pandas as pd
 
 from qlabench.analyze.study.page import md_table
 from qlabench.store.cold_start_records import RECORDS, read_records  # noqa: F401 (the file's one reader)
+
+
+NOT_RECORDED = "not recorded"
 
 
 def _cell(rec: dict | None) -> float | str:
@@ -29,7 +33,8 @@ def cold_start_frame(records: list[dict]) -> pd.DataFrame:
     for (backend, point), ph in by.items():
         cold, warm = _cell(ph.get("cold")), _cell(ph.get("warm"))
         ratio = cold / warm if isinstance(cold, float) and isinstance(warm, float) and warm > 0 else math.nan
-        mib = (ph.get("warm") or ph.get("cold") or {}).get("cache_mib")
+        sizes = [r.get("cache_mib") for r in (ph.get("cold"), ph.get("warm")) if r and r.get("cache_mib") is not None]
+        mib = sizes[-1] if sizes else NOT_RECORDED  # the last phase's: what the point's caches came to
         rows.append({"backend": backend, "point": point, "cold s": cold, "warm s": warm, "cold / warm": ratio,
                      "cache MiB": mib})
     return pd.DataFrame(rows)

@@ -1,10 +1,12 @@
 """`qlabench cold-start --suite S --out DIR`: each point's first calls in a fresh process, kernel caches empty
-and then as the first process left them (workflows/cold_start.py); prints and writes the table."""
+and then as the first process left them (workflows/cold_start.py); prints and writes the table. With
+`--report-only`, measures nothing and rebuilds the records and the table from the rows under DIR."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import typer
 from rich.markup import escape
 
 from qlabench.cli import options as opt
@@ -18,22 +20,26 @@ def cold_start_cmd(
     backends: str = opt.BACKENDS,
     modes: str = opt.MODES,
     device: str = opt.DEVICE,
+    report_only: bool = typer.Option(False, "--report-only", help="Measure nothing: rebuild cold-start.json and "
+                                     "cold-start.md from the rows under --out/cold and --out/warm (give the suite, "
+                                     "--backends and --modes the run had: the points' order names their cache "
+                                     "folders)"),
 ):
     """First calls of every point in a fresh process, with empty kernel caches (cold) and with the caches
     the cold process left (warm): JIT compiles, autotuning and cache loads, per backend and point."""
     from qlabench.analyze.cold_start import cold_start_markdown
     from qlabench.core.spec import load_suite, resolve_suite_path
     from qlabench.run.options import RunOptions, narrow_suite
-    from qlabench.workflows.cold_start import run_cold_start
+    from qlabench.workflows.cold_start import rebuild_cold_start, run_cold_start
 
     folder = opt.writable_folder(out)
     s = narrow_suite(load_suite(str(resolve_suite_path(suite))), backends=backends, modes=modes)
+    if report_only:
+        records = rebuild_cold_start(s, folder)
+    else:
+        def show(r: dict) -> None:
+            t = "-" if r["first_calls_s"] is None else f"{r['first_calls_s']:.2f}s"
+            console.print(f"{r['phase']:>4} {escape(r['backend'])} {escape(r['point'])}: {t} ({r['status']})")
 
-    def show(r: dict) -> None:
-        t = "-" if r["first_calls_s"] is None else f"{r['first_calls_s']:.2f}s"
-        console.print(f"{r['phase']:>4} {escape(r['backend'])} {escape(r['point'])}: {t} ({r['status']})")
-
-    records = run_cold_start(s, folder, RunOptions(device=device), on_record=show)
-    md = cold_start_markdown(records)
-    (folder / "cold-start.md").write_text(md)
-    console.print(md, markup=False)
+        records = run_cold_start(s, folder, RunOptions(device=device), on_record=show)
+    console.print(cold_start_markdown(records), markup=False)

@@ -4,16 +4,21 @@ left there; the records and the table say which figure is which, and the caller'
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
+import shutil
 
+import pytest
 from typer.testing import CliRunner
 
 from qlabench.analyze.cold_start import cold_start_frame, cold_start_markdown, read_records
 from qlabench.cli import app
+from qlabench.core.errors import QlabenchError, SweepInterrupted
 from qlabench.core.spec import parse_suite
 from qlabench.measure.caches import ENV_VAR
-from qlabench.workflows.cold_start import run_cold_start
+from qlabench.workflows import cold_start as workflow
+from qlabench.workflows.cold_start import rebuild_cold_start, run_cold_start
 
 SUITE = {"name": "cold-tiny", "device": "cpu",
          "sweep": {"backends": ["naive-recurrent", "naive-chunk"], "modes": ["fwd"], "seqlen": [64],
@@ -54,3 +59,61 @@ def test_the_command_writes_the_records_and_the_table(tmp_path):
     r = CliRunner().invoke(app, ["cold-start", "--suite", str(suite), "--out", str(tmp_path / "out")])
     assert r.exit_code == 0, r.output
     assert "cold s" in (tmp_path / "out" / "cold-start.md").read_text() and "naive-recurrent" in r.output
+
+
+def test_a_run_stopped_at_its_second_point_keeps_the_first_points_records(tmp_path, monkeypatch):
+    calls = []
+    real = workflow.run_sweep
+
+    def stopped_at_the_second_point(suite, out, options):
+        calls.append(suite.points[0].backend)
+        if len(calls) > 2:  # the first point's cold and warm ran; the next sweep is stopped, as a time budget does
+            raise SweepInterrupted("interrupted")
+        return real(suite, out, options)
+
+    monkeypatch.setattr(workflow, "run_sweep", stopped_at_the_second_point)
+    with pytest.raises(SweepInterrupted):
+        run_cold_start(parse_suite(SUITE, "cold-tiny.toml"), tmp_path / "out")
+    kept = read_records(tmp_path / "out")
+    assert [(r["backend"], r["phase"], r["status"]) for r in kept] == [
+        ("naive-recurrent", "cold", "ok"), ("naive-recurrent", "warm", "ok")]
+    assert "| naive-recurrent |" in (tmp_path / "out" / "cold-start.md").read_text()
+
+
+def test_report_only_rebuilds_the_records_from_the_rows_under_cold_and_warm(tmp_path):
+    suite = parse_suite(SUITE, "cold-tiny.toml")
+    out = tmp_path / "out"
+    measured = run_cold_start(suite, out)
+    (out / "cold-start.json").unlink()
+    (out / "cold-start.md").unlink()
+    shutil.rmtree(out / "caches" / "point-001")  # a cache folder not kept (never committed)
+    r = CliRunner().invoke(app, ["cold-start", "--suite", str(_suite_file(tmp_path)), "--out", str(out),
+                                 "--report-only"])
+    assert r.exit_code == 0, r.output
+    rebuilt = read_records(out)
+    same = ("backend", "mode", "point", "phase", "first_calls_s", "status", "device", "run_id")
+    assert [{k: x[k] for k in same} for x in rebuilt] == [{k: x[k] for k in same} for x in measured]
+    # the folder's size now is what the warm phase left; the cold phase's own size is not known any more
+    assert [x["cache_mib"] for x in rebuilt] == [None, measured[1]["cache_mib"], None, None]
+    md = (out / "cold-start.md").read_text()
+    assert md.count("not recorded") == 1 and "naive-chunk" in md
+
+
+def test_report_only_refuses_rows_of_points_the_suite_does_not_hold(tmp_path):
+    suite = parse_suite(SUITE, "cold-tiny.toml")
+    out = tmp_path / "out"
+    run_cold_start(dataclasses.replace(suite, points=suite.points[:1]), out)
+    (out / "cold-start.json").unlink()
+    with pytest.raises(QlabenchError, match="not a point of suite"):
+        rebuild_cold_start(dataclasses.replace(suite, points=suite.points[1:]), out)
+    assert not (out / "cold-start.json").exists()
+    with pytest.raises(QlabenchError, match="no cold-start rows"):
+        rebuild_cold_start(suite, tmp_path / "empty")
+
+
+def _suite_file(tmp_path):
+    f = tmp_path / "cold-tiny.toml"
+    f.write_text('name = "cold-tiny"\ndevice = "cpu"\n[sweep]\nbackends = ["naive-recurrent", "naive-chunk"]\n'
+                 'modes = ["fwd"]\nseqlen = [64]\nheads = [{ h_qk = 1, h_v = 1 }]\nK = 16\nV = 16\n'
+                 'dtype = "float32"\n[timing]\ntimer = "wall"\nwarmup = 0\nmin_samples = 2\nmax_samples = 2\n')
+    return f
