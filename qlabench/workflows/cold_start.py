@@ -29,7 +29,7 @@ from qlabench.core.spec import Suite
 from qlabench.measure.caches import CACHE_VARS, ENV_VAR, use_cache_dir
 from qlabench.run.options import RunOptions
 from qlabench.run.sweep import run_sweep
-from qlabench.store.cold_start_records import write_records, write_text_atomic
+from qlabench.store.cold_start_records import RECORDS, write_records, write_text_atomic  # noqa: F401 (its file name, for callers)
 from qlabench.store.files import read_rows, result_files
 from qlabench.store.keys import key_tuple
 
