@@ -56,6 +56,8 @@ STATUSES = ("current", "history")
 KINDS = {
     "kernel-timings": "one checked kernel call per point, timed: what advise, show and the study rank",
     "stack-comparison": "two library versions measured against each other (an A/B)",
+    "call-comparison": "two calls of one library measured in one run for their ratio (FlashInfer's prefill into a "
+                       "state pool against its plain prefill); never ranked: the ratio within the run is the figure",
     "numerics": "errors against the float64 reference at full size",
     "serving": "decode and multi-token-verify steps against a state pool",
     "layer": "a whole Qwen3.5 GDN layer around each core",

@@ -97,3 +97,11 @@ def test_the_results_root_is_found_from_the_working_directory_or_the_checkout(tm
     assert results_root() == tmp_path / "results"
     monkeypatch.chdir(tmp_path / "results")  # no results/ below here: the checkout's own
     assert (results_root() / "catalog.toml").is_file()
+
+
+def test_a_call_comparison_entry_is_current_evidence_no_ranking_reads(tmp_path):
+    # two calls timed in one run for their ratio (FlashInfer's pool prefill against its plain one): its rows are
+    # not kernel timings a ranking may take as the library's figure
+    cat = load_catalog(_write(tmp_path, entry("timings"), entry("pool", kind="call-comparison")))
+    assert cat.get("pool").is_current and [e.path for e in cat.current("call-comparison")] == ["pool"]
+    assert cat.current_paths() == [tmp_path / "timings"]

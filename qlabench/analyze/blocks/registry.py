@@ -10,6 +10,7 @@ from qlabench.analyze.blocks.catalog import results_catalog_block
 from qlabench.analyze.blocks.context import BlockContext
 from qlabench.analyze.blocks.flashinfer import flashinfer_cp_block, library_vs_block
 from qlabench.analyze.blocks.markers import Block, BlockError
+from qlabench.analyze.blocks.serving import serving_against_block
 from qlabench.analyze.blocks.study import auto_cp_regret_block, study_summary_block
 
 BLOCKS: dict[str, Callable[..., str]] = {
@@ -19,6 +20,7 @@ BLOCKS: dict[str, Callable[..., str]] = {
     "library-vs": library_vs_block,
     "study-summary": study_summary_block,
     "results-catalog": results_catalog_block,
+    "serving-against": serving_against_block,
 }
 
 
