@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from qlabench.analyze.blocks.advice import advise_block
 from qlabench.analyze.blocks.catalog import results_catalog_block
+from qlabench.analyze.blocks.cold_start import cold_start_block
 from qlabench.analyze.blocks.context import BlockContext
 from qlabench.analyze.blocks.flashinfer import flashinfer_cp_block, library_vs_block
 from qlabench.analyze.blocks.markers import Block, BlockError
@@ -16,6 +17,7 @@ from qlabench.analyze.blocks.study import auto_cp_regret_block, study_summary_bl
 BLOCKS: dict[str, Callable[..., str]] = {
     "advise": advise_block,
     "auto-cp-regret": auto_cp_regret_block,
+    "cold-start": cold_start_block,
     "flashinfer-cp": flashinfer_cp_block,
     "library-vs": library_vs_block,
     "study-summary": study_summary_block,
