@@ -104,9 +104,16 @@ def test_advise_finds_the_cold_start_folder_through_the_catalog(tmp_path, make_r
     assert ans.first_call_sources == [str(results / "h200-cold-start")]
 
 
-def test_without_cold_start_results_every_entry_says_not_measured_and_the_table_shows_the_column(tmp_path, make_row):
+def test_without_cold_start_results_every_entry_says_not_measured_and_the_table_shows_the_column(tmp_path, make_row,
+                                                                                                  monkeypatch):
     ans = ask(tmp_path, make_row, cold_start=[])
     assert {e.first_call for e in ans.cases[0].entries} == {NOT_MEASURED} and ans.first_call_sources == []
+    # a results catalog with no cold-start entry (the checkout's has some now): ./results is read first
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "catalog.toml").write_text(
+        'format = 1\n\n[[entry]]\npath = "timings"\nkind = "kernel-timings"\nstatus = "current"\n'
+        'date = 2026-12-02\nquestion = "q"\nstack = { fla = "0.6.0" }\n')
+    monkeypatch.chdir(tmp_path)
     r = CliRunner().invoke(app, ["advise", str(tmp_path / "r.parquet"), "--model", "qwen3.5-397b", "--tp", "8",
                                  "--seqlens", "32768"], env={"COLUMNS": "250"})
     assert r.exit_code == 0, r.output
