@@ -31,6 +31,7 @@ import torch
 
 from qlabench.backends.cp import CP_TIMED_MODES, RankSetup
 from qlabench.core import kernel_event
+from qlabench.core.backend_facts import facts_of
 from qlabench.core.modes import BY_NAME
 from qlabench.core.point import Point
 from qlabench.measure.inputs import GDNInputs
@@ -86,21 +87,24 @@ class Backend:
     # same layer around the oracle's core, since its outputs are not a bare core's.
     oracle: ClassVar[str] = ""
     full_size_reference: ClassVar[str] = ""
-    # Whether the code path a call takes depends on the problem's size, as an intra-card CP that splits
-    # only long sequences does. The reduced-size check may then have run another path than the timed call;
-    # run_point traces the check's kernels too and, when `call_path` differs, checks the timed call's
-    # outputs at full size (run/point.py, check_timed_path).
-    size_dependent_path: ClassVar[bool] = False
     # Part of a kernel name that launches only when the backend splits a call (its intra-card CP):
     # `call_path` reads a traced call's path from it.
     cp_kernel_mark: ClassVar[str] = ""
-    # Module prefixes of a library whose Triton kernels autotune (FLA's): such a backend's choice of
-    # configs depends on the first shape its process met unless each point re-tunes (`[run] autotune`,
-    # measure/probes/autotune.retune). Empty: nothing of it autotunes.
-    autotune_modules: ClassVar[tuple[str, ...]] = ()
-    # The library call a user makes to get what this backend times, with the arguments that select it
-    # (and any switch outside the call): `advise` tells the user to make it. "" for qlabench's own kernels.
-    call_signature: ClassVar[str] = ""
+
+    # What a backend declares about its library lives in core/backend_facts.py, by name, so that the views
+    # read it without importing torch (the meaning of each: BackendFacts). A stand-in backend of a test may
+    # still set these as class attributes.
+    @property
+    def size_dependent_path(self) -> bool:
+        return facts_of(self.name).size_dependent_path
+
+    @property
+    def autotune_modules(self) -> tuple[str, ...]:
+        return facts_of(self.name).autotune_modules
+
+    @property
+    def call_signature(self) -> str:
+        return facts_of(self.name).call_signature
 
     def call_path(self, kernel_names) -> str | None:
         """Which of its code paths a traced call took, from the kernels it launched: "cp" when the

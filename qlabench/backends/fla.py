@@ -90,7 +90,6 @@ class _FLABase(Backend):
     dtypes = frozenset({"float32", "bfloat16", "float16"})
     forbid_kernels = FLASHQLA_KERNELS
     env = DISPATCH_OFF
-    autotune_modules = ("fla.",)  # its chunk kernels are @triton.autotune'd on keys without the length
 
     def available(self) -> tuple[bool, str]:
         mods, why = _import()
@@ -116,9 +115,6 @@ class _FLABase(Backend):
 class FLAChunk(_FLABase):
     name = "fla"
     description = "FLA Triton chunk_gated_delta_rule, dispatch to FlashQLA/TileLang off"
-    call_signature = ("fla.ops.gated_delta_rule.chunk_gated_delta_rule(q, k, v, g, beta, scale=scale, "
-                      "initial_state=h0, output_final_state=True, cu_seqlens=cu_seqlens) "
-                      "with FLA_FLASH_QLA=0 FLA_INTRACARD_CP=0 in the environment")
     modes = frozenset({"fwd", "bwd", "fwd_bwd", "bwd_train"})
     cp_modes = ("fla-cp",)
     cp_reference = "fla"
@@ -234,9 +230,6 @@ class FLAIntraCP(FLAChunk):
     name = "fla-intracp"
     description = ("FLA chunk_gated_delta_rule with its own intra-card CP (FLA_INTRACARD_CP=1, inference mode), "
                    "varlen forward only; timed with events")
-    call_signature = ("fla.ops.gated_delta_rule.chunk_gated_delta_rule(q, k, v, g, beta, scale=scale, "
-                      "initial_state=h0, output_final_state=True, cu_seqlens=cu_seqlens) under "
-                      "torch.inference_mode(), with FLA_FLASH_QLA=0 FLA_INTRACARD_CP=1 in the environment")
     modes = frozenset({"fwd"})
     env = DISPATCH_INTRACARD
     cp_modes = ()  # `fla` is FLA's inter-card CP backend
@@ -261,8 +254,6 @@ class FLAIntraCP(FLAChunk):
     def point_details(self, fn, kernels, kernel_dur_us, median_ms, time_ms) -> dict:
         return {"intracard_cp": intracard_evidence(kernels, getattr(fn, "intracard_plan", None))}
 
-    # FLA splits only a sequence at least three sub-sequence lengths long: never the check's short problem.
-    size_dependent_path = True
     cp_kernel_mark = kernel_event.FLA_CP_MARK
 
 

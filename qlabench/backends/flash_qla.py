@@ -71,8 +71,6 @@ def _accepts_force_intra_cp() -> bool:
 class FlashQLA(Backend):
     name = "flash_qla"
     description = "FlashQLA TileLang kernels, automatic intra-card CP (auto_cp=True)"
-    call_signature = ("flash_qla.chunk_gated_delta_rule(q, k, v, g, beta, scale=scale, initial_state=h0, "
-                      "output_final_state=True, cu_seqlens=cu_seqlens, auto_cp=True)")
     modes = frozenset({"fwd", "bwd", "fwd_bwd", "bwd_train"})
     dtypes = frozenset({"bfloat16", "float16"})
     devices = frozenset({"cuda"})
@@ -81,9 +79,6 @@ class FlashQLA(Backend):
     force_intra_cp = False
     cp_modes = ("inter", "dual")
     cp_reference = "flash_qla-nocp"
-    # auto_cp splits a call only when its sequences x value heads leave SMs idle: the check's short problem
-    # may run unsplit where the timed call splits.
-    size_dependent_path = True
     cp_kernel_mark = kernel_event.FLASHQLA_CP_MARK
 
     def available(self) -> tuple[bool, str]:
@@ -191,17 +186,12 @@ class FlashQLA(Backend):
 class FlashQLANoCP(FlashQLA):
     name = "flash_qla-nocp"
     description = "FlashQLA with intra-card CP off (auto_cp=False)"
-    call_signature = ("flash_qla.chunk_gated_delta_rule(q, k, v, g, beta, scale=scale, initial_state=h0, "
-                      "output_final_state=True, cu_seqlens=cu_seqlens, auto_cp=False)")
     auto_cp = False
-    size_dependent_path = False  # never splits, at any size
     cp_modes = ()
 
 
 class FlashQLAForceCP(FlashQLA):
     name = "flash_qla-forcecp"
     description = "FlashQLA with intra-card CP forced on (force_intra_cp=True)"
-    call_signature = ("flash_qla.chunk_gated_delta_rule(q, k, v, g, beta, scale=scale, initial_state=h0, "
-                      "output_final_state=True, cu_seqlens=cu_seqlens, auto_cp=True, force_intra_cp=True)")
     force_intra_cp = True
     cp_modes = ()

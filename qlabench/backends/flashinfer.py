@@ -81,10 +81,6 @@ class FlashInfer(Backend):
     name = "flashinfer"
     description = ("FlashInfer GDN prefill (0.6.13: CUTLASS; 0.7.2: CuTe DSL), forward only; g as linear alpha, "
                    "state [N,HV,V,K]")
-    # g goes in as alpha = exp(g); on 0.7, max_seqlen and backend as an engine passes them (version_args).
-    call_signature = ("flashinfer.gdn_prefill.chunk_gated_delta_rule(q, k, v, g=exp(g), beta=beta, scale=scale, "
-                      "initial_state=h0.transpose(-1, -2), output_final_state=True, cu_seqlens=cu_seqlens, "
-                      "max_seqlen=max_seqlen, backend=\"flashinfer\")  # use_cp left to FlashInfer (auto)")
     modes = frozenset({"fwd"})
     dtypes = frozenset({"bfloat16", "float16"})
     devices = frozenset({"cuda"})
@@ -104,9 +100,6 @@ class FlashInfer(Backend):
             return kernel_event.provenance_error(kernel_names, KERNELS_07, self.forbid_kernels, expect_inside=True)
         return super().provenance_error(kernel_names)
 
-    # 0.7.x decides per call whether to split it, by the sequences' lengths: the check's short problem may
-    # run unsplit where the timed call splits.
-    size_dependent_path = True
     cp_kernel_mark = CP_KERNEL_07
 
     def call_path(self, kernel_names) -> str | None:
@@ -215,11 +208,7 @@ def has_cp_switch() -> bool:
 class FlashInferNoCP(FlashInfer):
     name = "flashinfer-nocp"
     description = "FlashInfer >= 0.7 GDN prefill with its intra-call CP off (use_cp=False): the unsplit kernel"
-    call_signature = ("flashinfer.gdn_prefill.chunk_gated_delta_rule(q, k, v, g=exp(g), beta=beta, scale=scale, "
-                      "initial_state=h0.transpose(-1, -2), output_final_state=True, cu_seqlens=cu_seqlens, "
-                      "max_seqlen=max_seqlen, backend=\"flashinfer\", use_cp=False)")
     use_cp = False
-    size_dependent_path = False  # never splits, at any size
 
     def available(self) -> tuple[bool, str]:
         ok, why = super().available()
@@ -233,9 +222,6 @@ class FlashInferForceCP(FlashInferNoCP):
     name = "flashinfer-forcecp"
     description = ("FlashInfer >= 0.7 GDN prefill with its intra-call CP forced (use_cp=True, max_seqlen passed): "
                    "split at every size it accepts")
-    call_signature = ("flashinfer.gdn_prefill.chunk_gated_delta_rule(q, k, v, g=exp(g), beta=beta, scale=scale, "
-                      "initial_state=h0.transpose(-1, -2), output_final_state=True, cu_seqlens=cu_seqlens, "
-                      "max_seqlen=max_seqlen, backend=\"flashinfer\", use_cp=True)")
     use_cp = True
 
     def available(self) -> tuple[bool, str]:
@@ -243,10 +229,6 @@ class FlashInferForceCP(FlashInferNoCP):
         if ok and not has_cp_switch():
             return False, "this flashinfer has no intra-call CP to force (its prefill has no use_cp; FlashInfer 0.7 added it)"
         return ok, why
-
-    # Forced, the split is decided by the argument, not the size; still traced per call, so a check on a
-    # problem the CP refuses (FlashInfer raises then) or runs otherwise is never taken for the timed one.
-    size_dependent_path = True
 
 
 def flashinfer_args(inp: GDNInputs) -> dict:

@@ -34,6 +34,7 @@ def advise_cmd(
     """Which GDN kernel is fastest for this model, TP degree and sequence mix, with the caveats that
     change the answer; or which points are missing and a suite that measures them."""
     from qlabench.analyze.advise import advise, make_question
+    from qlabench.core.backend_facts import view_facts
     from qlabench.core.errors import ConfigError
 
     if fmt not in FORMATS:
@@ -41,7 +42,7 @@ def advise_cmd(
     if suite_out is not None:  # before any work: never replace a file silently, never a results file
         _check_suite_out(suite_out, force)
     q = make_question(model, tp, workload, seqlens, gate, current)
-    ans = advise(q, results or (), **backend_facts())
+    ans = advise(q, results or (), **view_facts())  # core's table: no torch, no backend imported
     if suite_out is not None and ans.suite_toml:
         try:
             suite_out.write_text(ans.suite_toml)
@@ -75,16 +76,6 @@ def _is_results_file(path: Path) -> bool:
             return f.read(4) == b"PAR1"
     except OSError:
         return False
-
-
-def backend_facts() -> dict:
-    """What advise is told of the registered backends (their library calls, which autotune, which take a
-    size-dependent path): `advise` and `site` answer alike."""
-    from qlabench.backends.registry import REGISTRY
-
-    return dict(calls={name: b.call_signature for name, b in REGISTRY.items()},
-                autotuning=frozenset(name for name, b in REGISTRY.items() if b.autotune_modules),
-                size_dependent=frozenset(name for name, b in REGISTRY.items() if b.size_dependent_path))
 
 
 def _table(case) -> Table:

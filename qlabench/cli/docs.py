@@ -16,11 +16,9 @@ _files = typer.Argument(None, help="Markdown files (default: README.md, docs/*.m
 def _context_and_files(files: list[Path] | None):
     from qlabench.analyze.blocks import BlockContext
     from qlabench.analyze.blocks.files import doc_files
-    from qlabench.backends.registry import REGISTRY
+    from qlabench.core.backend_facts import view_facts
 
-    ctx = BlockContext(calls={name: b.call_signature for name, b in REGISTRY.items()},
-                       autotuning=frozenset(name for name, b in REGISTRY.items() if b.autotune_modules),
-                       size_dependent=frozenset(name for name, b in REGISTRY.items() if b.size_dependent_path))
+    ctx = BlockContext(**view_facts())
     return ctx, list(files) if files else doc_files(ctx.catalog.root.parent)
 
 

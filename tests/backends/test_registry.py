@@ -93,6 +93,21 @@ def test_every_backend_declares_itself(name):
         assert why, f"{name} is unavailable without saying why"
 
 
+def test_the_declared_facts_name_exactly_the_registered_backends_and_are_what_each_backend_says():
+    # core/backend_facts.py is what advise, site and the docs read without importing the backends: a backend
+    # registered without an entry there would be unknown to advise's suites, and a stale entry advised.
+    from qlabench.core.backend_facts import FACTS, view_facts
+
+    assert list(FACTS) == list(REGISTRY)
+    assert set(view_facts()["calls"]) == set(REGISTRY)
+    for name, b in REGISTRY.items():
+        f = FACTS[name]
+        assert (b.call_signature, b.autotune_modules, b.size_dependent_path) == (
+            f.call_signature, f.autotune_modules, f.size_dependent_path), name
+    # a layer autotunes where its core does (the facts of `layer:fla` are derived, not written twice)
+    assert REGISTRY["layer:fla"].autotune_modules == REGISTRY["fla"].autotune_modules != ()
+
+
 def test_naive_backends_and_oracle_are_registered():
     assert ORACLE in REGISTRY
     assert get_backend("naive-chunk").available() == (True, "")

@@ -133,3 +133,32 @@ def test_the_suite_written_reads_back_whatever_the_current_backend_or_gate_file_
     data = tomllib.loads(text)
     assert data["baseline"] == 'x"y' and "name" in data and data["sweep"]["gate_zero_frac"] == 0.5
     assert all(line.startswith("#") for line in text.splitlines()[:3])  # the name's newline opened no line
+
+
+# Runs advise as `qlabench advise` does, then says on stderr whether torch or a GPU library was loaded.
+_NO_GPU_LIBRARIES = """
+import sys
+from qlabench.cli import main
+sys.argv = ["qlabench", *sys.argv[1:]]
+try:
+    main()
+except SystemExit as e:
+    assert not e.code, e.code
+loaded = sorted(m for m in ("torch", "triton", "flash_qla", "fla", "flashinfer") if m in sys.modules)
+print("loaded:", ",".join(loaded) or "none", file=sys.stderr)
+"""
+
+
+def test_advise_answers_without_importing_torch_or_a_gpu_library():
+    # The backends' declared facts (their calls, which autotune) come from core's table: the answer path needs
+    # no torch, which alone took longer to import than the whole answer takes.
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-c", _NO_GPU_LIBRARIES, "advise", "--model", "qwen3.5-397b", "--tp", "8",
+                        "--seqlens", "32768,4x8192,8x1024", "--format", "json"],
+                       cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    cases = json.loads(r.stdout)["cases"]
+    assert any(e["call"] for c in cases for e in c["entries"])  # the calls were still told
+    assert r.stderr.strip().splitlines()[-1] == "loaded: none", r.stderr

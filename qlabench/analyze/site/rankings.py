@@ -72,7 +72,7 @@ def cases_of(rows: pd.DataFrame, q: Question, workload: str) -> list[Case]:
 def rankings(current: pd.DataFrame, advise_facts: Mapping | None = None) -> list[Ranking]:
     """Every (model, TP, workload) the current rows answer, each case ranked as advise ranks it;
     `advise_facts`: what advise is told of the registered backends (their calls, which autotune...), the
-    keyword arguments of `answer_case` (cli/advise.py: backend_facts). Each entry's first-call cost comes from
+    keyword arguments of `answer_case` (core/backend_facts.py: view_facts). Each entry's first-call cost comes from
     the catalog's current cold-start records, as advise's does (advise/first_call.py)."""
     from qlabench.analyze.advise.first_call import attach_first_calls, load_cold_start
 

@@ -24,13 +24,10 @@ import torch.nn.functional as F
 from qlabench.backends.base import Backend, JitBuild, Outputs
 from qlabench.backends.layer.ops import causal_conv, causal_conv_varlen, gated_rmsnorm, gating, l2norm, random_weights
 from qlabench.core.errors import BackendError, PointError
-from qlabench.core.layer_shapes import kernel_time_share, layer_backend_name, layer_shapes, prefix_share
+from qlabench.core.layer_shapes import LAYER_CORES, kernel_time_share, layer_backend_name, layer_shapes, prefix_share
 from qlabench.core.point import Point
 from qlabench.measure.inputs import TORCH_DTYPES, GDNInputs
 
-# The cores a layer is built around: every single-device kernel backend (not the test-only ones).
-LAYER_CORES = ("naive-recurrent", "naive-chunk", "flash_qla", "flash_qla-nocp", "flash_qla-forcecp", "fla",
-               "fla-recurrent", "flashinfer")
 # The layer's weights and hidden states are drawn from their own stream, apart from make_inputs' (which
 # gives the layer only h0 and the sequence layout).
 LAYER_SEED_OFFSET = 7919
@@ -64,7 +61,6 @@ class LayerBackend(Backend):
         self.expect_kernels = core.expect_kernels  # the layer's trace holds the core's kernels too
         self.forbid_kernels = core.forbid_kernels
         self.env = core.env
-        self.autotune_modules = core.autotune_modules
 
     def _core_point(self, point: Point) -> Point:
         return point.with_(backend=self.core.name)
