@@ -46,6 +46,7 @@ Adding a nullable column does not need a new version: older files simply read it
 from __future__ import annotations
 
 import json
+from functools import lru_cache
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -77,11 +78,15 @@ def arrow_schema(extra_metadata: dict[str, str] | None = None) -> pa.Schema:
     meta = {METADATA_KEY: str(SCHEMA_VERSION).encode()}
     for k, v in (extra_metadata or {}).items():
         meta[f"qlabench.{k}".encode()] = v.encode()
-    return pa.schema(
-        [pa.field(name, _KINDS[kind], nullable=True, metadata={b"doc": doc.encode()})
-         for name, kind, doc in row_fields()],
-        metadata=meta,
-    )
+    return _fields(None).with_metadata(meta)
+
+
+@lru_cache(maxsize=64)
+def _fields(columns: frozenset[str] | None) -> pa.Schema:
+    """The current schema's fields (those in `columns`, when given), built once: `upgrade` runs per file read,
+    and a view reads a whole results tree (a pa.Schema is immutable, so one is shared)."""
+    return pa.schema([pa.field(name, _KINDS[kind], nullable=True, metadata={b"doc": doc.encode()})
+                      for name, kind, doc in row_fields() if columns is None or name in columns])
 
 
 COLUMNS = tuple(name for name, _, _ in row_fields())
@@ -103,9 +108,7 @@ def upgrade(table: pa.Table, source: str, columns: set[str] | None = None) -> pa
     for step_from, step in _UPGRADES:
         if version <= step_from:
             table = step(table)
-    target = arrow_schema()
-    if columns is not None:
-        target = pa.schema([f for f in target if f.name in columns], metadata=target.metadata)
+    target = arrow_schema() if columns is None else _fields(frozenset(columns)).with_metadata(arrow_schema().metadata)
     cols, present = [], set(table.column_names)
     for f in target:
         if f.name in present:

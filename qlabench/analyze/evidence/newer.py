@@ -41,9 +41,11 @@ RECORDED = ("layout", "timer", "device") + version_columns()
 # kernel lists, most of a file's bytes, are read afterwards for the disagreeing rows alone.
 READ = RECORDED + ("median_ms",)
 KERNEL_COLUMNS = ("kernels", "kernel_dur_us")
+KERNEL_NAMES = "kernels.list.element"  # the names' column path inside the parquet file
 KERNEL_BATCH = 64  # rows decoded at a time when only some rows' kernel lists are wanted
 PROJECT_MARKS = ("pyproject.toml", ".git")
 NOT_RESULTS = "not a qlabench results file"  # store/schema.py's reason for a parquet without its metadata
+_FOLDER = "_folder"  # which of the searched folders a scanned row is from (its index)
 
 
 @dataclass(frozen=True)
@@ -130,17 +132,35 @@ def newer_evidence(shown: pd.DataFrame, paths: Iterable[str | os.PathLike],
     newer, unreadable = [], []
     cols = dict.fromkeys(KEY_COLUMNS + READ + KERNEL_COLUMNS + ("timestamp", "status"))
     keys, rows = problem_keys(ok), ok[[c for c in cols if c in ok]].to_dict("records")
-    for folder in map(Path, folders):
-        tables = []
+    folders, tables = list(map(Path, folders)), []
+    for i, folder in enumerate(folders):
         for f, t in zip(*_read_folder(folder, unreadable)):
             tables.append(t.append_column("source_file", pa.array([str(f)] * t.num_rows, pa.string()))
-                          .append_column("source_row", pa.array(range(t.num_rows), pa.int64())))
-        if not tables:
-            continue
-        found = compare_folder(ok, pa.concat_tables(tables).to_pandas(), _rel(folder), keys, rows)
+                          .append_column("source_row", pa.array(range(t.num_rows), pa.int64()))
+                          .append_column(_FOLDER, pa.array([i] * t.num_rows, pa.int64())))
+    if not tables:
+        return EvidenceCheck((), tuple(unreadable))
+    # Every folder's rows converted, narrowed and keyed at once (a folder at a time cost a conversion, a filter
+    # and the keys per folder: most of the scan); each folder is then compared on its own rows of shown problems.
+    hits, hit_keys = _shown_problems(ok, keys, pa.concat_tables(tables).to_pandas())
+    for i, other in hits.groupby(_FOLDER, sort=True):
+        found = compare_folder(ok, other.drop(columns=_FOLDER), _rel(folders[i]), keys, rows, hit_keys[other.index])
         if found is not None:
             newer.append(found)
     return EvidenceCheck(tuple(newer), tuple(unreadable))
+
+
+def _shown_problems(shown: pd.DataFrame, shown_keys: pd.Series, other: pd.DataFrame) -> tuple[pd.DataFrame, pd.Series]:
+    """The ok rows of `other` of a problem shown, and their problem keys. Most of a folder is other problems:
+    a cheap filter on a few axes comes before the keys are built (one mask, one selection: each selection
+    copies every column)."""
+    mask = other["status"] == "ok"
+    for c in ("backend", "mode", "h_qk", "h_v", "K", "V", "dtype"):
+        mask &= other[c].isin(set(shown[c]))
+    other = other[mask]
+    theirs_keys = problem_keys(other)
+    hit = theirs_keys.isin(set(shown_keys))
+    return other[hit], theirs_keys[hit]
 
 
 def _read_one(f: Path) -> pa.Table | str | None:
@@ -164,25 +184,18 @@ def _read_folder(folder: Path, unreadable: list[str]) -> tuple[list[Path], list[
 
 
 def compare_folder(shown: pd.DataFrame, other: pd.DataFrame, folder: str,
-                   shown_keys: pd.Series | None = None, shown_rows: list[dict] | None = None
-                   ) -> NewerEvidence | None:
+                   shown_keys: pd.Series | None = None, shown_rows: list[dict] | None = None,
+                   other_keys: pd.Series | None = None) -> NewerEvidence | None:
     """Pair each shown ok row with the newest ok row of the same problem in `other` measured after it.
     `shown_keys`, `shown_rows`: problem_keys(shown) and its records, when the caller has them already
-    (one set for every folder)."""
-    other = other[other["status"] == "ok"]
-    if other.empty:
-        return None
+    (one set for every folder); `other_keys`: given, `other` holds only ok rows of shown problems and these
+    are their keys (as newer_evidence narrows every folder at once)."""
     keys = problem_keys(shown) if shown_keys is None else shown_keys
-    # Most of a folder is other problems: a cheap filter on a few axes before the keys are built.
-    for c in ("backend", "mode", "h_qk", "h_v", "K", "V", "dtype"):
-        other = other[other[c].isin(set(shown[c]))]
+    if other_keys is None:
+        other, other_keys = _shown_problems(shown, keys, other)
     if other.empty:
         return None
-    theirs_keys = problem_keys(other)
-    hit = theirs_keys.isin(set(keys))  # only the problems shown: most of a folder is other problems
-    if not hit.any():
-        return None
-    newest = newest_per_problem(other[hit].assign(_p=theirs_keys[hit]), theirs_keys[hit])
+    newest = newest_per_problem(other.assign(_p=other_keys), other_keys)
     theirs_of = dict(zip(newest["_p"], newest.drop(columns="_p").to_dict("records")))
     pairs = []
     for key, mine in zip(keys, shown.to_dict("records") if shown_rows is None else shown_rows):
@@ -213,7 +226,9 @@ def _kernel_rows(rows: list[dict]) -> dict[int, dict]:
             wanted.setdefault(r["source_file"], []).append(r)
     out = {}
     for path, rs in wanted.items():
-        pf = pq.ParquetFile(path)
+        # The names as a dictionary (as stored): decoding a file's every kernel name into its own string cost
+        # most of a `show` (0.4 s for one numerics file); the values read back are the same names.
+        pf = pq.ParquetFile(path, read_dictionary=[KERNEL_NAMES])
         cols = [c for c in KERNEL_COLUMNS if c in pf.schema_arrow.names]
         last = max(int(r["source_row"]) for r in rs)
         batches, n = [], 0
@@ -247,9 +262,13 @@ def _kernel_us(row: dict) -> dict[str, float]:
     out: dict[str, float] = {}
     if len(names) != len(durs):
         return out
+    short: dict[str, str] = {}  # a call launches a few kernels many times: each name shortened once
     for n, d in zip(names, durs):
         if d is not None and d == d:
-            out[short_name(n)] = out.get(short_name(n), 0.0) + float(d)
+            s = short.get(n)
+            if s is None:
+                s = short[n] = short_name(n)
+            out[s] = out.get(s, 0.0) + float(d)
     return out
 
 
