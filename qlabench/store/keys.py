@@ -73,9 +73,10 @@ def _column_keys(s: pd.Series) -> list:
         return s.tolist()
     if kind == "f":
         return [None if v != v else int(v) if v.is_integer() else v for v in s.tolist()]
-    # An integer list (seqlens: up to one length per sequence of a 1024-sequence decode batch) in one call.
-    return [tuple(v.tolist()) if isinstance(v, np.ndarray) and v.dtype.kind in "iu" else key_value(v)
-            for v in s.tolist()]
+    # A string is its own key (most of a key's columns: no call per value); an integer list (seqlens: up to one
+    # length per sequence of a 1024-sequence decode batch) in one call.
+    return [v if type(v) is str else tuple(v.tolist()) if isinstance(v, np.ndarray) and v.dtype.kind in "iu"
+            else key_value(v) for v in s.tolist()]
 
 
 def key_series(df: pd.DataFrame, columns) -> pd.Series:

@@ -196,22 +196,25 @@ def compare_folder(shown: pd.DataFrame, other: pd.DataFrame, folder: str,
     if other.empty:
         return None
     newest = newest_per_problem(other.assign(_p=other_keys), other_keys)
-    theirs_of = dict(zip(newest["_p"], newest.drop(columns="_p").to_dict("records")))
-    pairs = []
+    # Paired on the key, time and median alone: only the disagreeing rows become records (what they recorded).
+    at = {key: j for j, key in enumerate(newest["_p"].tolist())}
+    stamps, medians = [str(v) for v in newest["timestamp"].tolist()], newest["median_ms"].tolist()
+    pairs = []  # (a shown row, the position of its problem's newer row)
     for key, mine in zip(keys, shown.to_dict("records") if shown_rows is None else shown_rows):
-        theirs = theirs_of.get(key)
-        if theirs is not None and str(theirs["timestamp"]) > str(mine["timestamp"]):
-            pairs.append((mine, theirs))
+        j = at.get(key)
+        if j is not None and stamps[j] > str(mine["timestamp"]):
+            pairs.append((mine, j))
     if not pairs:
         return None
     ratios, why = [], Counter()
-    disagree = [(m, t, float(t["median_ms"]) / float(m["median_ms"])) for m, t in pairs]
+    disagree = [(m, j, float(medians[j]) / float(m["median_ms"])) for m, j in pairs]
     disagree = [d for d in disagree if abs(d[2] - 1) > DISAGREE]
-    kernels = _kernel_rows([t for _, t, _ in disagree])
-    for mine, theirs, ratio in disagree:
+    theirs_rows = newest.drop(columns="_p").iloc[[j for _, j, _ in disagree]].to_dict("records")
+    kernels = _kernel_rows(theirs_rows)
+    for (mine, _, ratio), theirs in zip(disagree, theirs_rows):
         ratios.append(ratio)
         why.update(recorded_differences(mine, {**theirs, **kernels.get(id(theirs), {})}))
-    return NewerEvidence(folder=folder, newest=max(str(t["timestamp"]) for _, t in pairs), n_points=len(pairs),
+    return NewerEvidence(folder=folder, newest=max(stamps[j] for _, j in pairs), n_points=len(pairs),
                          n_disagree=len(ratios), ratio_range=(min(ratios), max(ratios)) if ratios else None,
                          differences=tuple(why.most_common()))
 
