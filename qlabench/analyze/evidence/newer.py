@@ -26,11 +26,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from qlabench.analyze.compare.kernels import short_name
-from qlabench.analyze.evidence.problem import newest_per_problem, problem_keys
+from qlabench.analyze.evidence.problem import problem_keys
 from qlabench.core.errors import QlabenchError, SchemaError
 from qlabench.core.libraries import version_columns
 from qlabench.store.files import read_table, result_files
-from qlabench.store.keys import KEY_COLUMNS, plain_value
+from qlabench.store.keys import KEY_COLUMNS, newest_rows, plain_value
 
 # Two medians of one problem disagree beyond this relative difference: between two runs on the H200 the
 # same point moves by up to 3.4% (docs/FLASHQLA-STUDY.md), so 5% is more than run-to-run drift.
@@ -130,8 +130,6 @@ def newer_evidence(shown: pd.DataFrame, paths: Iterable[str | os.PathLike],
     if ok.empty:
         return EvidenceCheck()
     newer, unreadable = [], []
-    cols = dict.fromkeys(KEY_COLUMNS + READ + KERNEL_COLUMNS + ("timestamp", "status"))
-    keys, rows = problem_keys(ok), ok[[c for c in cols if c in ok]].to_dict("records")
     folders, tables = list(map(Path, folders)), []
     for i, folder in enumerate(folders):
         for f, t in zip(*_read_folder(folder, unreadable)):
@@ -140,14 +138,32 @@ def newer_evidence(shown: pd.DataFrame, paths: Iterable[str | os.PathLike],
                           .append_column(_FOLDER, pa.array([i] * t.num_rows, pa.int64())))
     if not tables:
         return EvidenceCheck((), tuple(unreadable))
-    # Every folder's rows converted, narrowed and keyed at once (a folder at a time cost a conversion, a filter
-    # and the keys per folder: most of the scan); each folder is then compared on its own rows of shown problems.
-    hits, hit_keys = _shown_problems(ok, keys, pa.concat_tables(tables).to_pandas())
-    for i, other in hits.groupby(_FOLDER, sort=True):
-        found = compare_folder(ok, other.drop(columns=_FOLDER), _rel(folders[i]), keys, rows, hit_keys[other.index])
+    # Every folder's rows converted, narrowed, keyed and reduced to the newest per problem at once (a folder at
+    # a time cost a conversion, a filter and the keys per folder: most of the scan); then each folder is paired.
+    mine = _Shown(ok)
+    hits, hit_keys = _shown_problems(ok, mine.keys, pa.concat_tables(tables).to_pandas())
+    newest = newest_rows(hits.assign(_p=hit_keys), (), keys=hits[_FOLDER].astype(str) + " " + hit_keys)
+    for i, theirs in newest.groupby(_FOLDER, sort=True):
+        found = _compare(mine, theirs.drop(columns=_FOLDER).reset_index(drop=True), _rel(folders[i]))
         if found is not None:
             newer.append(found)
     return EvidenceCheck(tuple(newer), tuple(unreadable))
+
+
+class _Shown:
+    """The shown ok rows as the pairing reads them: their problem keys, times and medians; a row's record (what it
+    recorded, its kernels) only for the rows that disagree with a newer one."""
+
+    COLUMNS = tuple(dict.fromkeys(KEY_COLUMNS + READ + KERNEL_COLUMNS + ("timestamp", "status")))
+
+    def __init__(self, ok: pd.DataFrame):
+        self.frame = ok[[c for c in self.COLUMNS if c in ok]]
+        self.keys = problem_keys(ok)
+        self.stamps = [str(v) for v in ok["timestamp"].tolist()]
+        self.medians = ok["median_ms"].tolist()
+
+    def records(self, positions: list[int]) -> list[dict]:
+        return self.frame.iloc[positions].to_dict("records")
 
 
 def _shown_problems(shown: pd.DataFrame, shown_keys: pd.Series, other: pd.DataFrame) -> tuple[pd.DataFrame, pd.Series]:
@@ -183,37 +199,28 @@ def _read_folder(folder: Path, unreadable: list[str]) -> tuple[list[Path], list[
     return [f for f, _ in ok], [g for _, g in ok]
 
 
-def compare_folder(shown: pd.DataFrame, other: pd.DataFrame, folder: str,
-                   shown_keys: pd.Series | None = None, shown_rows: list[dict] | None = None,
-                   other_keys: pd.Series | None = None) -> NewerEvidence | None:
-    """Pair each shown ok row with the newest ok row of the same problem in `other` measured after it.
-    `shown_keys`, `shown_rows`: problem_keys(shown) and its records, when the caller has them already
-    (one set for every folder); `other_keys`: given, `other` holds only ok rows of shown problems and these
-    are their keys (as newer_evidence narrows every folder at once)."""
-    keys = problem_keys(shown) if shown_keys is None else shown_keys
-    if other_keys is None:
-        other, other_keys = _shown_problems(shown, keys, other)
-    if other.empty:
-        return None
-    newest = newest_per_problem(other.assign(_p=other_keys), other_keys)
+def _compare(mine: _Shown, newest: pd.DataFrame, folder: str) -> NewerEvidence | None:
+    """Pair each shown ok row with its problem's newest row in one folder (`newest`: one row per problem, `_p` its
+    key), when that row was measured after it; how far and why the pairs disagree."""
     # Paired on the key, time and median alone: only the disagreeing rows become records (what they recorded).
     at = {key: j for j, key in enumerate(newest["_p"].tolist())}
     stamps, medians = [str(v) for v in newest["timestamp"].tolist()], newest["median_ms"].tolist()
-    pairs = []  # (a shown row, the position of its problem's newer row)
-    for key, mine in zip(keys, shown.to_dict("records") if shown_rows is None else shown_rows):
+    pairs = []  # (a shown row's position, the position of its problem's newer row)
+    for i, key in enumerate(mine.keys):
         j = at.get(key)
-        if j is not None and stamps[j] > str(mine["timestamp"]):
-            pairs.append((mine, j))
+        if j is not None and stamps[j] > mine.stamps[i]:
+            pairs.append((i, j))
     if not pairs:
         return None
-    ratios, why = [], Counter()
-    disagree = [(m, j, float(medians[j]) / float(m["median_ms"])) for m, j in pairs]
-    disagree = [d for d in disagree if abs(d[2] - 1) > DISAGREE]
+    ratios = [float(medians[j]) / float(mine.medians[i]) for i, j in pairs]
+    disagree = [(i, j, r) for (i, j), r in zip(pairs, ratios) if abs(r - 1) > DISAGREE]
+    mine_rows = mine.records([i for i, _, _ in disagree])
     theirs_rows = newest.drop(columns="_p").iloc[[j for _, j, _ in disagree]].to_dict("records")
     kernels = _kernel_rows(theirs_rows)
-    for (mine, _, ratio), theirs in zip(disagree, theirs_rows):
-        ratios.append(ratio)
-        why.update(recorded_differences(mine, {**theirs, **kernels.get(id(theirs), {})}))
+    why = Counter()
+    for m, theirs in zip(mine_rows, theirs_rows):
+        why.update(recorded_differences(m, {**theirs, **kernels.get(id(theirs), {})}))
+    ratios = [r for _, _, r in disagree]
     return NewerEvidence(folder=folder, newest=max(stamps[j] for _, j in pairs), n_points=len(pairs),
                          n_disagree=len(ratios), ratio_range=(min(ratios), max(ratios)) if ratios else None,
                          differences=tuple(why.most_common()))

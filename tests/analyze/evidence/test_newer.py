@@ -67,3 +67,19 @@ def test_show_marks_the_older_evidence(tree):
     assert "layout dense here, varlen there" in result.output
     quiet = CliRunner().invoke(app, ["show", str(tree / "smoke"), "--no-other-evidence"])
     assert quiet.exit_code == 0 and "newer evidence" not in quiet.output
+
+
+def test_each_folder_is_paired_with_its_own_newest_row_of_a_problem(tree, make_row):
+    # The scan narrows every folder at once: a problem measured again in two folders is still answered per
+    # folder, each by its own newest row (an older row of the same folder never answers).
+    LATER, LATEST = "2026-12-01T10:00:00+00:00", "2026-12-01T12:00:00+00:00"
+    common = dict(backend="fla", h_qk=2, h_v=8, seqlens=(4096,), total_tokens=4096, timer="graph", layout="dense")
+    write_rows(tree / "again" / "again.parquet",
+               [make_row(run_id="again", timestamp=LATER, median_ms=5.0, samples_ms=(5.0,) * 3, **common),
+                make_row(run_id="again2", timestamp=LATEST, median_ms=1.13, samples_ms=(1.13,) * 3, **common)])
+    shown = read_results([tree / "smoke"])
+    found = {n.folder.rsplit("/", 1)[-1]: n for n in newer_evidence(shown, [tree / "smoke"]).newer}
+    assert set(found) == {"again", "study"}
+    again = found["again"]
+    assert again.n_points == 1 and again.n_disagree == 0 and again.newest == LATEST  # 1.13 against 1.127
+    assert found["study"].n_points == 2 and found["study"].n_disagree == 1
