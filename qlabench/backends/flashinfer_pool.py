@@ -62,10 +62,6 @@ class FlashInferPool(FlashInfer):
     name = "flashinfer-pool"
     description = ("FlashInfer 0.7.2 GDN prefill into a fp32 state pool [P,HV,V,K] through state_indices, in place "
                    "(an engine's chunked prefill); use_cp left to FlashInfer")
-    call_signature = ("flashinfer.gdn_prefill.chunk_gated_delta_rule(q, k, v, g=exp(g), beta=beta, scale=scale, "
-                      "initial_state=pool, output_state=pool, state_indices=slots, output_final_state=True, "
-                      "cu_seqlens=cu_seqlens, max_seqlen=max_seqlen, backend=\"flashinfer\")  # pool [P, HV, V, K] "
-                      "fp32, updated in place; use_cp left to FlashInfer (auto)")
 
     def available(self) -> tuple[bool, str]:
         ok, why = super().available()

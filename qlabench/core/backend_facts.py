@@ -71,6 +71,12 @@ _CORE_FACTS: dict[str, BackendFacts] = {
     # Forced, the split is decided by the argument, not the size; still traced per call, so a check on a
     # problem the CP refuses (FlashInfer raises then) or runs otherwise is never taken for the timed one.
     "flashinfer-forcecp": BackendFacts(_FLASHINFER + ", use_cp=True)", size_dependent_path=True),
+    # prefill into a state pool through slot indices (0.7.2), in place; splits by size as `flashinfer` does
+    "flashinfer-pool": BackendFacts("flashinfer.gdn_prefill.chunk_gated_delta_rule(q, k, v, g=exp(g), beta=beta, "
+                                    "scale=scale, initial_state=pool, output_state=pool, state_indices=slots, "
+                                    "output_final_state=True, cu_seqlens=cu_seqlens, max_seqlen=max_seqlen, "
+                                    "backend=\"flashinfer\")  # pool [P, HV, V, K] fp32, updated in place; use_cp "
+                                    "left to FlashInfer (auto)", size_dependent_path=True),
     "flashinfer-decode": _OWN,
     "flashinfer-decode-pt": _OWN,
     "flashinfer-mtp": _OWN,
