@@ -129,7 +129,7 @@ def newer_evidence(shown: pd.DataFrame, paths: Iterable[str | os.PathLike],
         folders = sibling_folders(root, paths) if root is not None else []
     if ok.empty:
         return EvidenceCheck()
-    newer, unreadable = [], []
+    unreadable: list[str] = []
     folders, tables = list(map(Path, folders)), []
     for i, folder in enumerate(folders):
         for f, t in zip(*_read_folder(folder, unreadable)):
@@ -143,10 +143,7 @@ def newer_evidence(shown: pd.DataFrame, paths: Iterable[str | os.PathLike],
     mine = _Shown(ok)
     hits, hit_keys = _shown_problems(ok, mine.keys, pa.concat_tables(tables).to_pandas())
     newest = newest_rows(hits.assign(_p=hit_keys), (), keys=hits[_FOLDER].astype(str) + " " + hit_keys)
-    for i, theirs in newest.groupby(_FOLDER, sort=True):
-        found = _compare(mine, theirs.drop(columns=_FOLDER).reset_index(drop=True), _rel(folders[i]))
-        if found is not None:
-            newer.append(found)
+    newer = [_evidence(_rel(folders[i]), *found) for i, found in _compare(mine, newest).items()]
     return EvidenceCheck(tuple(newer), tuple(unreadable))
 
 
@@ -199,30 +196,35 @@ def _read_folder(folder: Path, unreadable: list[str]) -> tuple[list[Path], list[
     return [f for f, _ in ok], [g for _, g in ok]
 
 
-def _compare(mine: _Shown, newest: pd.DataFrame, folder: str) -> NewerEvidence | None:
-    """Pair each shown ok row with its problem's newest row in one folder (`newest`: one row per problem, `_p` its
-    key), when that row was measured after it; how far and why the pairs disagree."""
-    # Paired on the key, time and median alone: only the disagreeing rows become records (what they recorded).
-    at = {key: j for j, key in enumerate(newest["_p"].tolist())}
-    stamps, medians = [str(v) for v in newest["timestamp"].tolist()], newest["median_ms"].tolist()
-    pairs = []  # (a shown row's position, the position of its problem's newer row)
-    for i, key in enumerate(mine.keys):
-        j = at.get(key)
-        if j is not None and stamps[j] > mine.stamps[i]:
-            pairs.append((i, j))
-    if not pairs:
-        return None
-    ratios = [float(medians[j]) / float(mine.medians[i]) for i, j in pairs]
-    disagree = [(i, j, r) for (i, j), r in zip(pairs, ratios) if abs(r - 1) > DISAGREE]
-    mine_rows = mine.records([i for i, _, _ in disagree])
-    theirs_rows = newest.drop(columns="_p").iloc[[j for _, j, _ in disagree]].to_dict("records")
+def _compare(mine: _Shown, newest: pd.DataFrame) -> dict[int, tuple[list[str], list[float], Counter]]:
+    """Pair each shown ok row with its problem's newest row in each folder (`newest`: one row per folder and
+    problem, `_p` the problem's key), when that row was measured after it. Per folder with a pair: the newer
+    rows' times, the ratios of the pairs that disagree, and what those recorded differently. Paired on the key,
+    time and median alone; only the disagreeing rows of every folder become records, at once."""
+    folder_of, stamps, medians = newest[_FOLDER].tolist(), [str(v) for v in newest["timestamp"].tolist()], \
+        newest["median_ms"].tolist()
+    at = {(f, key): j for j, (f, key) in enumerate(zip(folder_of, newest["_p"].tolist()))}
+    pairs: dict[int, list[tuple[int, int]]] = {}  # folder -> (a shown row's position, its newer row's position)
+    for f in sorted(set(folder_of)):
+        for i, key in enumerate(mine.keys):
+            j = at.get((f, key))
+            if j is not None and stamps[j] > mine.stamps[i]:
+                pairs.setdefault(f, []).append((i, j))
+    disagree = [(f, i, j, r) for f, ps in pairs.items() for i, j in ps
+                if abs((r := float(medians[j]) / float(mine.medians[i])) - 1) > DISAGREE]
+    mine_rows = mine.records([i for _, i, _, _ in disagree])
+    theirs_rows = newest.drop(columns=["_p", _FOLDER]).iloc[[j for _, _, j, _ in disagree]].to_dict("records")
     kernels = _kernel_rows(theirs_rows)
-    why = Counter()
-    for m, theirs in zip(mine_rows, theirs_rows):
-        why.update(recorded_differences(m, {**theirs, **kernels.get(id(theirs), {})}))
-    ratios = [r for _, _, r in disagree]
-    return NewerEvidence(folder=folder, newest=max(stamps[j] for _, j in pairs), n_points=len(pairs),
-                         n_disagree=len(ratios), ratio_range=(min(ratios), max(ratios)) if ratios else None,
+    out = {f: ([stamps[j] for _, j in ps], [], Counter()) for f, ps in pairs.items()}
+    for (f, _, _, ratio), m, theirs in zip(disagree, mine_rows, theirs_rows):
+        out[f][1].append(ratio)
+        out[f][2].update(recorded_differences(m, {**theirs, **kernels.get(id(theirs), {})}))
+    return out
+
+
+def _evidence(folder: str, stamps: list[str], ratios: list[float], why: Counter) -> NewerEvidence:
+    return NewerEvidence(folder=folder, newest=max(stamps), n_points=len(stamps), n_disagree=len(ratios),
+                         ratio_range=(min(ratios), max(ratios)) if ratios else None,
                          differences=tuple(why.most_common()))
 
 
