@@ -68,6 +68,9 @@ KINDS = {
     "cold-start": "first calls in a fresh process, kernel caches empty and warm (`qlabench cold-start`: "
                   "cold-start.json beside the rows); advise's first-call column reads it",
 }
+# Kinds whose rows time something else than a point's steady call: never "newer evidence" of a point's time
+# (a cold-start row samples for 50 ms right after the first calls that compiled the kernels).
+NOT_STEADY_KINDS = ("cold-start",)
 LIBRARIES = ("torch", "triton", "tilelang", "flash_qla", "fla", "flashinfer")
 _KEYS = {"path", "kind", "status", "date", "question", "stack", "doc", "superseded_by", "backends"}
 _REQUIRED = ("path", "kind", "status", "date", "question", "stack")

@@ -104,17 +104,33 @@ def evidence_root(paths: Iterable[str | os.PathLike]) -> Path | None:
 
 
 def sibling_folders(root: Path, paths: Iterable[str | os.PathLike]) -> list[Path]:
-    """The folders directly under `root` holding results, apart from those the shown paths are in or hold."""
+    """The folders directly under `root` holding results, apart from those the shown paths are in or hold and
+    those the root's catalog says time something else than a steady call (store/catalog.NOT_STEADY_KINDS)."""
     shown = [Path(p).resolve() for p in paths]
+    not_steady = _not_steady(root)
     out = []
     for d in sorted(root.iterdir()):
-        if not d.is_dir() or d.name.startswith("."):
+        if not d.is_dir() or d.name.startswith(".") or d.name in not_steady:
             continue
         if any(s == d or d in s.parents or s in d.parents for s in shown):
             continue
         if next(d.rglob("*.parquet"), None) is not None:
             out.append(d)
     return out
+
+
+def _not_steady(root: Path) -> set[str]:
+    """Names of the folders under `root` whose catalog entry (root/catalog.toml, when there is one) is of a kind
+    that is no steady timing; an unreadable catalog hides nothing (the catalog's own check reports it)."""
+    from qlabench.store.catalog import CATALOG_NAME, NOT_STEADY_KINDS, load_catalog
+
+    if not (root / CATALOG_NAME).is_file():
+        return set()
+    try:
+        entries = load_catalog(root).entries
+    except QlabenchError:
+        return set()
+    return {Path(e.path).parts[0] for e in entries if e.kind in NOT_STEADY_KINDS and len(Path(e.path).parts) == 1}
 
 
 def newer_evidence(shown: pd.DataFrame, paths: Iterable[str | os.PathLike],

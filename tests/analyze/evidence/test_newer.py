@@ -83,3 +83,15 @@ def test_each_folder_is_paired_with_its_own_newest_row_of_a_problem(tree, make_r
     again = found["again"]
     assert again.n_points == 1 and again.n_disagree == 0 and again.newest == LATEST  # 1.13 against 1.127
     assert found["study"].n_points == 2 and found["study"].n_disagree == 1
+
+
+def test_a_folder_the_catalog_calls_cold_start_is_no_newer_evidence(tree):
+    """A cold-start run times a point right after the first calls that compiled it, for 50 ms: beside the
+    shown rows it is no re-measurement of their steady time."""
+    (tree / "catalog.toml").write_text(
+        'format = 1\n[[entry]]\npath = "study"\nkind = "cold-start"\nstatus = "current"\ndate = 2026-11-30\n'
+        'question = "first calls"\nstack = {}\n')
+    shown = read_results([tree / "smoke"])
+    assert newer_evidence(shown, [tree / "smoke"]).newer == ()
+    (tree / "catalog.toml").write_text((tree / "catalog.toml").read_text().replace("cold-start", "kernel-timings"))
+    assert len(newer_evidence(shown, [tree / "smoke"]).newer) == 1
