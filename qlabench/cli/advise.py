@@ -9,7 +9,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from qlabench.core.spec import RECOMMENDED_REGIME
+from qlabench.core.regimes import RECOMMENDED_REGIME
 from qlabench.cli.app import console
 
 FORMATS = ("table", "json")

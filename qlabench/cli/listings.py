@@ -9,6 +9,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from qlabench.cli.views import SHORT_DTYPE as _SHORT_DTYPE
+from qlabench.core.regimes import lead_in_ms
 from qlabench.core.spec import Suite
 
 SHOWN_POINTS = 200  # rows of the --dry-run table; the count covers the rest
@@ -40,7 +41,7 @@ def print_dry_run(console: Console, s: Suite) -> None:
     console.print(points_table(s, limit=SHOWN_POINTS, width=console.width))
     if len(s.points) > SHOWN_POINTS:
         console.print(f"... and {len(s.points) - SHOWN_POINTS} more")
-    lead_in = s.timing.sustained_ms / 1e3 if s.timing.regime == "sustained" else 0.0
+    lead_in = lead_in_ms(s.timing.regime, s.timing.sustained_ms) / 1e3
     per_point = s.timing.max_time_s + lead_in
     total = (per_point + s.timing.min_time_s) * len(s.points)  # sampling only, no compile
     console.print(f"sampling takes at most {per_point:g} s per point"

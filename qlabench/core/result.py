@@ -101,7 +101,7 @@ class ResultRow:
                                            "(must be 0: a kernel that writes another sequence's state fails)")
     # -- timing ------------------------------------------------------------------------------
     timer: str | None = col("string", "How samples were taken: wall, events or graph")
-    timing_regime: str | None = col("string", "What the device did before the samples (core/spec.py REGIMES): "
+    timing_regime: str | None = col("string", "What the device did before the samples (core/regimes.py): "
                                     "burst (sampled right after the warm-up) or sustained (after "
                                     "`sustained_ms` of back-to-back timed calls); null: not recorded, i.e. "
                                     "before the column existed, when every row was a burst")

@@ -19,6 +19,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+from qlabench.core.regimes import REGIMES
 from qlabench.core import identity, models
 from qlabench.core.errors import PointError, SpecError
 from qlabench.core.names import default_name, name_problem
@@ -31,16 +32,6 @@ from qlabench.core.spec_tables import (SERVING_DEFAULTS, cp_entries, exclude_val
 SUITES_DIR = Path(__file__).resolve().parents[2] / "suites"
 DEFAULT_SUITE = "quick-cpu"
 TIMERS = ("auto", "wall", "events", "graph")
-# What the GPU did before the samples (docs/BENCHMARKS.md, "Timing regimes"): `burst`, sampling starts
-# right after the warm-up (short bursts from idle); `sustained`, the timed calls first run back to back for
-# `sustained_ms`, so the samples see the clocks and power state of a GPU kept busy, as an engine under load.
-REGIMES = ("burst", "sustained")
-# The regime a ranking reads (docs/BENCHMARKS.md): an engine serving or training under load runs its steps
-# back to back for seconds. A row from before `timing_regime` was recorded was a burst.
-RECOMMENDED_REGIME = "sustained"
-UNRECORDED_REGIME = "burst"
-
-
 @dataclass(frozen=True)
 class TimingSpec:
     """How to sample a point. Counts are calls; times are seconds of sampling per point."""

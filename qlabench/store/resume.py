@@ -21,6 +21,7 @@ from qlabench.core.errors import StoreError
 from qlabench.store.keys import KEY_COLUMNS, key_of, key_series
 from qlabench.core.point import Point
 from qlabench.core.result import Status
+from qlabench.core.regimes import UNRECORDED_REGIME
 from qlabench.store.files import read_results, result_files
 
 # How a row's `oracle` column names its reference (run/point.py writes it).
@@ -67,8 +68,8 @@ def done_keys(out_root: str | os.PathLike, suite: str, env_fingerprint: str, che
         df = df[df["cpu_threads"] == cpu_threads]
     if regime is not None:
         if "timing_regime" in df.columns:
-            df = df[df["timing_regime"].fillna("burst") == regime]
-        elif regime != "burst":
+            df = df[df["timing_regime"].fillna(UNRECORDED_REGIME) == regime]
+        elif regime != UNRECORDED_REGIME:
             df = df.iloc[:0]
     return set(key_series(df, KEY_COLUMNS))
 

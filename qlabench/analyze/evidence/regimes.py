@@ -2,7 +2,7 @@
 
 The same call reads faster in short bursts from idle than on a GPU kept busy when it draws the card to its
 power cap (FlashInfer 0.7's split prefill: up to 9% on the H200; docs/BENCHMARKS.md, "Timing regimes"). A
-ranking reads the regime core/spec.py recommends (`RECOMMENDED_REGIME`, what an engine under load sees):
+ranking reads the regime core/regimes.py recommends (`RECOMMENDED_REGIME`, what an engine under load sees):
 where a backend has rows in it for a point, its rows in other regimes do not compete, however new; where it
 has none, its other rows stay and the view names their regime per row (`regime_note`).
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from qlabench.core.spec import RECOMMENDED_REGIME, UNRECORDED_REGIME
+from qlabench.core.regimes import RECOMMENDED_REGIME, UNRECORDED_REGIME
 
 
 def regime_series(df: pd.DataFrame) -> pd.Series:
@@ -26,9 +26,9 @@ def prefer_recommended(df: pd.DataFrame, keys: pd.Series | list[str]) -> pd.Data
     row), the rows outside the recommended regime where the group has an `ok` row in it."""
     if df.empty:
         return df
-    group = df[keys].astype(str).agg(" ".join, axis=1) if isinstance(keys, list) else keys.astype(str)
+    by = [df[k] for k in keys] if isinstance(keys, list) else keys
     recommended = regime_series(df) == RECOMMENDED_REGIME
-    has = (recommended & (df["status"] == "ok")).groupby(group).transform("any")
+    has = (recommended & (df["status"] == "ok")).groupby(by, dropna=False).transform("any")
     return df[recommended | ~has]
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 
 from qlabench.analyze.evidence.regimes import regime_series
-from qlabench.core.spec import RECOMMENDED_REGIME
+from qlabench.core.regimes import RECOMMENDED_REGIME
 from qlabench.analyze.study.figures import all_figures, regret_stem
 from qlabench.analyze.study.heads import head_scaling
 from qlabench.analyze.study.intracp import intracp_sentence

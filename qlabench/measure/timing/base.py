@@ -20,7 +20,7 @@ def preheat(step: Callable[[], object], sync: Callable[[], object], ms: float,
             clock: Callable[[], float] = time.perf_counter, steps_per_sync: int = 10) -> float:
     """Run `step` back to back for at least `ms` of wall time (0: not at all); returns the ms it ran.
 
-    The `sustained` regime's lead-in (core/spec.py REGIMES): a GPU that has just been busy for hundreds of ms
+    The `sustained` regime's lead-in (core/regimes.py): a GPU that has just been busy for hundreds of ms
     runs at the clocks its power draw allows, which a kernel timed from idle does not see. The host syncs
     every `steps_per_sync` steps, so the wall time is the device's time and the queue never runs ahead."""
     if ms <= 0:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from qlabench.core.errors import TimerError
+from qlabench.core.regimes import lead_in_ms
 from qlabench.core.spec import TIMERS, TimingSpec
 from qlabench.measure.timing.stopping import StopRule
 
@@ -43,7 +44,7 @@ class TimerPlan:
     warmup: int = TimingSpec.warmup
     l2_flush: bool = TimingSpec.l2_flush
     calls_per_sample: int = TimingSpec.calls_per_sample  # 0: the timer's own choice
-    regime: str = TimingSpec.regime  # core/spec.py REGIMES
+    regime: str = TimingSpec.regime  # core/regimes.py
     sustained_ms: float = TimingSpec.sustained_ms
 
     @classmethod
@@ -58,7 +59,7 @@ class TimerPlan:
     @property
     def preheat_ms(self) -> float:
         """The lead-in before a point's samples: `sustained_ms` in the sustained regime, none in a burst."""
-        return self.sustained_ms if self.regime == "sustained" else 0.0
+        return lead_in_ms(self.regime, self.sustained_ms)
 
     def for_backend(self, backend: str, graph_capturable: bool) -> tuple[TimerPlan, dict]:
         """The plan a backend's points are timed with, and what its row's extra_json says about it ({} when
