@@ -96,17 +96,31 @@ def capture(device: str) -> dict:
         "cuda_version": torch.version.cuda,
         "driver_version": None,
         "device_index": None,
+        "gpu_uuid": None,
     }
     env.update({k: dist_version(d) for k, d in _DISTS.items()})
     if dev.type == "cuda":
         idx = dev.index if dev.index is not None else torch.cuda.current_device()
         env["device"] = torch.cuda.get_device_name(idx)
         env["device_index"] = physical_index(idx)
+        env["gpu_uuid"] = gpu_uuid(idx)
         env["driver_version"] = driver_version()
     else:
         env["device"] = cpu_name()
     env["env_fingerprint"] = fingerprint(env)
     return env
+
+
+def gpu_uuid(idx: int) -> str | None:
+    """The UUID of CUDA device `idx` as nvidia-smi prints it ('GPU-8c0e...'): two GPUs of one model, or two
+    hosts of one cloud type, differ by several percent (docs/GATING.md), and only this tells their rows apart."""
+    import torch
+
+    raw = getattr(torch.cuda.get_device_properties(idx), "uuid", None)
+    if raw is None:
+        return None
+    text = str(raw)
+    return text if text.startswith("GPU-") else f"GPU-{text}"
 
 
 def physical_index(idx: int) -> int:

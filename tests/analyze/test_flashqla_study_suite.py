@@ -18,6 +18,8 @@ FWD_BACKENDS = {"flash_qla", "flash_qla-nocp", "flash_qla-forcecp", "fla", "fla-
                 "flashinfer-forcecp"}
 BWD_BACKENDS = {"flash_qla", "fla"}
 GATE_BACKENDS = {"flash_qla", "flash_qla-nocp", "flash_qla-forcecp", "fla"}
+TRAIN_BACKENDS = {"flash_qla", "flash_qla-nocp", "fla"}
+TRAIN_HEADS = {(2, 8), (4, 16), (8, 32), (16, 64), (16, 48)}  # 397B/122B TP8..TP1, 27B TP1
 REPO = next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").is_file())
 REPO_CSV = REPO / "qlabench" / "analyze" / "data" / "flashqla_h200_published.csv"
 
@@ -35,9 +37,24 @@ def suite():
     return load_suite("flashqla-study")
 
 
+def _published_layouts() -> set:
+    return {tuple(int(s) for s in r["seqlens"].split("+")) for r in published() if r["mode"] == "fwd"}
+
+
+def training(suite) -> list:
+    """The training part: forward and backward at the model head configurations on the random splits."""
+    layouts = _published_layouts()
+    return [p for p in suite.points if p.model is not None and (p.h_qk, p.h_v) in TRAIN_HEADS
+            and p.gate_zero_frac is None and p.gate_scale is None and p.backend in TRAIN_BACKENDS
+            and (p.mode != "fwd" or p.seqlens not in layouts)]
+
+
 def parts(suite):
-    fwd = [p for p in suite.points if p.mode == "fwd" and p.gate_zero_frac is None and p.gate_scale is None]
-    bwd = [p for p in suite.points if p.mode in ("bwd", "bwd_train")]
+    """The published table's three parts (forward, backward, gate sweep), without the training part."""
+    train = set(training(suite))
+    fwd = [p for p in suite.points if p.mode == "fwd" and p.gate_zero_frac is None and p.gate_scale is None
+           and p not in train]
+    bwd = [p for p in suite.points if p.mode in ("bwd", "bwd_train") and p not in train]
     gate = [p for p in suite.points if p.gate_zero_frac is not None or p.gate_scale is not None]
     return fwd, bwd, gate
 
@@ -63,9 +80,24 @@ def test_pyproject_ships_the_data():
 
 def test_point_counts_per_part(suite):
     fwd, bwd, gate = parts(suite)
-    assert len(suite.points) == 1616
-    assert (len(fwd), len(bwd), len(gate)) == (1368, 128, 120)
+    assert len(suite.points) == 1946
+    assert (len(fwd), len(bwd), len(gate), len(training(suite))) == (1368, 128, 120, 330)
     assert len(set(suite.points)) == len(suite.points)
+
+
+def test_training_part_measures_forward_and_backward_on_the_same_sequences(suite):
+    train = training(suite)
+    # every training layout has all three modes on every backend with a backward, at every model head config
+    by_problem = Counter((p.backend, p.h_qk, p.h_v, p.seqlens) for p in suite.points
+                         if p in set(train) or (p.mode == "fwd" and p.model is not None
+                                                and (p.h_qk, p.h_v) in TRAIN_HEADS and p.backend in TRAIN_BACKENDS
+                                                and len(p.seqlens) == 1 and p.seqlens[0] in (8192, 32768)
+                                                and p.gate_zero_frac is None and p.gate_scale is None))
+    assert set(by_problem.values()) == {3}  # fwd, bwd, bwd_train
+    assert {(h, v) for _, h, v, _ in by_problem} == TRAIN_HEADS
+    for p in train:
+        assert p.seqlens == random_split(p.total_tokens, p.num_seqs, 42)
+        assert (p.layout, p.batch, p.gate) == ("varlen", 1, "flashqla")
 
 
 def test_forward_points_are_the_published_rows_on_every_forward_backend(suite):

@@ -74,4 +74,5 @@ def test_the_engines_suite_puts_each_engine_kernel_beside_flashinfer_and_fla_at_
     want = {"decode": {"vllm-decode", "sglang-decode", "flashinfer-decode-pt", "fla-recurrent"},
             "mtp": {"vllm-mtp", "sglang-mtp", "flashinfer-decode-pt", "fla-recurrent"}}
     assert by_point and all(b == want[k[0]] for k, b in by_point.items())
-    assert len(suite.points) == 160 and {p.state_layout for p in suite.points} == {"vk"}
+    assert len(suite.points) == 176 and {p.state_layout for p in suite.points} == {"vk"}
+    assert {p.batch for p in suite.points if p.mode == "decode"} == {1, 4, 16, 64, 256, 512, 1024}
