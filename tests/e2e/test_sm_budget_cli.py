@@ -1,0 +1,39 @@
+"""A suite with `sm_budget` on a machine without green contexts: one line and exit 2 before anything runs,
+never a traceback nor an error row per point; its dry run still lists the points."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+SUITE = """
+name = "budget-cpu"
+device = "cpu"
+[sweep]
+backends = ["naive-chunk"]
+seqlen = [64]
+heads = [{ h_qk = 2, h_v = 4 }]
+K = 16
+V = 16
+dtype = "float32"
+sm_budget = [32, "all"]
+"""
+
+
+def _qlabench(*args, cwd):
+    return subprocess.run([sys.executable, "-m", "qlabench", *map(str, args)], capture_output=True, text=True,
+                          timeout=300, cwd=cwd)
+
+
+def test_a_cpu_suite_with_a_budget_is_one_clear_error(tmp_path):
+    suite = tmp_path / "budget.toml"
+    suite.write_text(SUITE)
+    proc = _qlabench("run", "sweep", "--suite", suite, "--out", tmp_path / "r", cwd=tmp_path)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.strip().splitlines() == [
+        "error: the suite holds points to SM budgets (32 SMs), which need a CUDA GPU with green contexts; this "
+        "run is on cpu: drop sm_budget from the suite, or run on a GPU"]
+    assert not (tmp_path / "r").exists()  # nothing measured, nothing written
+    dry = _qlabench("run", "sweep", "--suite", suite, "--dry-run", cwd=tmp_path)
+    assert dry.returncode == 0 and "sm32" in dry.stdout and "2 points" in dry.stdout, dry.stdout + dry.stderr
