@@ -26,6 +26,8 @@ def advise_cmd(
     gate: str = typer.Option("published", "--gate", help="published (25%% zero-gate heads, /16), none (no "
                              "zero-gate heads), zero=F[,scale=S], or a TOML/JSON file with gate_zero_frac, gate_scale"),
     current: str = typer.Option("fla", "--current", help="Your current backend: speedups are against it"),
+    sm_budget: int = typer.Option(None, "--sm-budget", min=1, help="Rank the rows held to this many SMs (a share "
+                                  "of the GPU: docs/SM-BUDGET.md); default: the whole-GPU rows"),
     fmt: str = typer.Option("table", "--format", "-f", help="table or json"),
     suite_out: Path = typer.Option(None, "--suite-out", help="Write a suite measuring the missing points here"),
     force: bool = typer.Option(False, "--force", help="Let --suite-out replace an existing file (never a results "
@@ -41,7 +43,7 @@ def advise_cmd(
         raise ConfigError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
     if suite_out is not None:  # before any work: never replace a file silently, never a results file
         _check_suite_out(suite_out, force)
-    q = make_question(model, tp, workload, seqlens, gate, current)
+    q = make_question(model, tp, workload, seqlens, gate, current, sm_budget)
     ans = advise(q, results or (), **view_facts())  # core's table: no torch, no backend imported
     if suite_out is not None and ans.suite_toml:
         try:
@@ -111,7 +113,9 @@ def _print(ans, suite_out: Path | None) -> None:
     q = ans.question
     h_qk, h_v = q.heads
     console.print(f"{q.model} TP{q.tp} (h {h_qk}/{h_v}, K=V={q.head_dim}, {q.dtype}), {q.workload}, "
-                  f"gate {q.gate.label}; speedups vs {q.current}; from {', '.join(ans.sources)}", soft_wrap=True)
+                  f"gate {q.gate.label}; speedups vs {q.current}"
+                  + (f"; held to {q.sm_budget} SMs" if q.sm_budget else "") + f"; from {', '.join(ans.sources)}",
+                  soft_wrap=True)
     for note in ans.notes:
         console.print(f"note: {escape(note)}", soft_wrap=True)
     console.print("first call: each backend's first calls in a fresh process, kernel caches empty (cold) and as the "

@@ -37,3 +37,19 @@ def test_a_cpu_suite_with_a_budget_is_one_clear_error(tmp_path):
     assert not (tmp_path / "r").exists()  # nothing measured, nothing written
     dry = _qlabench("run", "sweep", "--suite", suite, "--dry-run", cwd=tmp_path)
     assert dry.returncode == 0 and "sm32" in dry.stdout and "2 points" in dry.stdout, dry.stdout + dry.stderr
+
+
+def test_show_narrows_to_a_budget_and_prints_the_memory_beside_the_time(tmp_path, make_row):
+    from qlabench.store.files import write_rows
+
+    rows = [make_row(backend=b, sm_budget=budget, median_ms=ms, extra_mem_mib=mem)
+            for b, budget, ms, mem in (("naive-chunk", None, 2.0, 3.0), ("fla", None, 1.0, 40.0),
+                                       ("naive-chunk", 16, 8.0, 3.0), ("fla", 16, 4.0, 41.0))]
+    write_rows(tmp_path / "r" / "t" / "run.parquet", rows)
+    proc = _qlabench("show", tmp_path / "r", "--sm-budget", 16, "--format", "markdown", "--baseline", "naive-chunk",
+                     cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    table = [line for line in proc.stdout.splitlines() if line.startswith("| fwd")]
+    assert len(table) == 1 and "1x64 sm16" in table[0] and "4.000 (2.00x)" in table[0] and "+41 MiB" in table[0]
+    none = _qlabench("show", tmp_path / "r", "--sm-budget", 32, cwd=tmp_path)
+    assert none.returncode == 2 and "no rows left after the sm_budget filter" in none.stderr, none.stderr
