@@ -53,3 +53,19 @@ def test_show_narrows_to_a_budget_and_prints_the_memory_beside_the_time(tmp_path
     assert len(table) == 1 and "1x64 sm16" in table[0] and "4.000 (2.00x)" in table[0] and "+41 MiB" in table[0]
     none = _qlabench("show", tmp_path / "r", "--sm-budget", 32, cwd=tmp_path)
     assert none.returncode == 2 and "no rows left after the sm_budget filter" in none.stderr, none.stderr
+
+
+def test_report_sm_budget_writes_the_page_from_the_rows(tmp_path, make_row):
+    from qlabench.store.files import write_rows
+
+    rows = [make_row(backend=b, sm_budget=budget, sm_granted=budget, num_sms=132, median_ms=ms, extra_mem_mib=8.0)
+            for b, budget, ms in (("naive-chunk", None, 2.0), ("fla", None, 1.0), ("naive-chunk", 16, 8.0),
+                                  ("fla", 16, 6.0))]
+    write_rows(tmp_path / "r" / "t" / "run.parquet", rows)
+    proc = _qlabench("report", "--sm-budget", tmp_path / "r", "--out", tmp_path / "page", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "4 rows (4 ok) of 1 problem" in proc.stdout and "wrote" in proc.stdout
+    text = (tmp_path / "page" / "sm-budget.md").read_text()
+    assert "| fwd h2/4 1x64 | 16 | fla |" in text and (tmp_path / "page" / "sm_budget_time_fwd.png").is_file()
+    bare = _qlabench("report", "--sm-budget", "--out", tmp_path / "p2", cwd=tmp_path)
+    assert bare.returncode == 2 and "give the SM-budget result folders" in bare.stderr
