@@ -83,7 +83,8 @@ def _is_results_file(path: Path) -> bool:
 def _table(case) -> Table:
     t = Table(title=f"{case.case.label} ({case.case.total_tokens} tokens)", title_justify="left")
     for c, j in (("backend", "left"), ("ms", "right"), ("speedup", "right"), ("noise", "right"),
-                 ("check", "left"), ("version", "left"), ("run", "left"), ("first call", "left")):
+                 ("extra MiB", "right"), ("check", "left"), ("version", "left"), ("run", "left"),
+                 ("first call", "left")):
         t.add_column(c, justify=j, overflow="fold")
     for e in case.entries:
         run = ", ".join(_run_tag(case, r) for r in e.runs)  # each row says its run: a ranking may mix runs
@@ -92,10 +93,11 @@ def _table(case) -> Table:
         if e.ok:
             t.add_row(escape(e.backend), f"{e.time_ms:.3f}", f"{e.speedup:.2f}x" if e.speedup else "-",
                       f"{e.rel_noise:.1%}" if e.rel_noise is not None else "-",
+                      f"{e.extra_mem_mib:.0f}" if e.extra_mem_mib is not None else "-",
                       "ok" + (f" {e.max_err:.0e}" if e.max_err is not None else "") + (f" {escape(e.check)}" if e.check else ""),
                       escape(e.version or "not recorded"), run, escape(e.first_call or "-"))
         else:
-            t.add_row(escape(e.backend), "-", "-", "-", f"[red]{e.status}[/red]", escape(e.version or "not recorded"),
+            t.add_row(escape(e.backend), "-", "-", "-", "-", f"[red]{e.status}[/red]", escape(e.version or "not recorded"),
                       run, escape(e.first_call or "-"))
     return t
 
@@ -126,6 +128,9 @@ def _print(ans, suite_out: Path | None) -> None:
                   "regime docs/BENCHMARKS.md recommends: its calls back to back for 200 ms before the samples, as an "
                   "engine under load); a time in another regime is marked in the run column and named in a note",
                   soft_wrap=True, highlight=False)
+    if any(e.extra_mem_mib is not None for c in ans.cases for e in c.entries):
+        console.print("extra MiB: the most device memory a call took beyond its inputs and outputs, through torch's "
+                      "allocator (the rows' extra_mem_mib; docs/SM-BUDGET.md)", soft_wrap=True, highlight=False)
     for case in ans.cases:
         console.print()
         if case.entries:

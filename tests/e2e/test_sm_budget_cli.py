@@ -69,3 +69,22 @@ def test_report_sm_budget_writes_the_page_from_the_rows(tmp_path, make_row):
     assert "| fwd h2/4 1x64 | 16 | fla |" in text and (tmp_path / "page" / "sm_budget_time_fwd.png").is_file()
     bare = _qlabench("report", "--sm-budget", "--out", tmp_path / "p2", cwd=tmp_path)
     assert bare.returncode == 2 and "give the SM-budget result folders" in bare.stderr
+
+
+def test_advise_at_a_budget_answers_from_the_rows_at_it(tmp_path, make_row):
+    from qlabench.store.files import write_rows
+
+    h = dict(h_qk=8, h_v=32, K=128, V=128, dtype="bfloat16", model="qwen3.5-397b", tp=2, layout="varlen", batch=1,
+             seqlens=(32768,), num_seqs=1, total_tokens=32768, timer="graph", flash_qla_version="0.1.3",
+             fla_version="0.6.0")
+    rows = [make_row(**h, backend=b, sm_budget=budget, median_ms=ms, extra_mem_mib=mem)
+            for b, budget, ms, mem in (("flash_qla", None, 1.0, 40.0), ("fla", None, 2.0, 8.0),
+                                       ("flash_qla", 32, 6.0, 40.0), ("fla", 32, 5.0, 8.0))]
+    write_rows(tmp_path / "r" / "t" / "run.parquet", rows)
+    args = ("advise", tmp_path / "r", "--model", "qwen3.5-397b", "--tp", 2, "--seqlens", 32768)
+    proc = _qlabench(*args, "--sm-budget", 32, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = " ".join(proc.stdout.split())
+    assert "held to 32 SMs" in out and "32768: use fla" in out and "extra MiB" in out
+    none = _qlabench(*args, "--sm-budget", 16, cwd=tmp_path)
+    assert none.returncode == 0 and "no row here was measured at an SM budget of 16" in " ".join(none.stdout.split())
