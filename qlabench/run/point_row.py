@@ -59,6 +59,10 @@ def traced_columns(fn: Callable[[], object], num_sms: int,
                sm_coverage_waves=smutil.sm_coverage_waves(trace.events, sms))
     if not partitioned:
         return out, None, None
+    if trace.stream is None and not trace.events:  # no kernel at all, not even the marker: nothing can be read
+        return out, "unverified", (f"under the SM budget of {grant.budget} the profiler traced no kernel of the call, "
+                                   "not even its marker: its kernels, provenance and escape cannot be checked "
+                                   "(a CUPTI that does not trace green contexts?)")
     if trace.stream is None:
         return out, "unverified: the trace named no stream for the budget's marker kernel", None
     escaped = escape_problem(trace.events, trace.stream, grant.budget)
