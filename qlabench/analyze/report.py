@@ -24,13 +24,27 @@ def layout_label(row) -> str:
 
 
 def sequences_label(row) -> str:
-    """The layout, and for a serving row its state pool: '256x1 fp32/kv pool 512' (tables' `sequences`)."""
+    """The layout, for a serving row its state pool, and the SM budget the row was held to: '256x1 fp32/kv pool
+    512 sm32' (tables' `sequences`)."""
     out = layout_label(row)
     sdt = key_value(row.get("state_dtype"))
     if sdt:
         short = {"float32": "fp32", "bfloat16": "bf16"}.get(sdt, sdt)
         out += f" {short}/{key_value(row.get('state_layout'))} pool {key_value(row.get('pool'))}"
-    return out
+    budget = identity.budget_label(key_value(row.get("sm_budget")))
+    return f"{out} {budget}" if budget else out
+
+
+def memory_label(row) -> str:
+    """The extra device memory of the row's call (core/device_memory.py): '+48 MiB', '+48 MiB +12 outside'
+    where the call also took memory outside torch's allocator; '' where not measured (CPU, older rows)."""
+    extra, outside = key_value(row.get("extra_mem_mib")), key_value(row.get("outside_mem_mib"))
+    if extra is None or extra != extra:
+        return ""
+    text = f"+{extra:.0f} MiB" if extra >= 1 or extra == 0 else f"+{extra:.2f} MiB"
+    if outside is not None and outside == outside and outside >= 1:
+        text += f" +{outside:.0f} outside"
+    return text
 
 
 def beta_suffix(row) -> str:
@@ -164,7 +178,8 @@ def noise_summary(df: pd.DataFrame) -> str | None:
 
 
 def speedup_table(df: pd.DataFrame, baseline: str, numerics: pd.DataFrame | None = None) -> pd.DataFrame:
-    """One row per workload; columns `<backend>` (median ms or status), `<backend> x` (speedup),
+    """One row per workload; columns `<backend>` (median ms or status), `<backend> x` (speedup), `<backend> mem`
+    (the extra device memory of its call, `memory_label`),
     `<backend> noise` (the row's noise_mark: '', NOISY or FEW), `<backend> err` (its error mark,
     analyze/evidence/accuracy.py: worst error / tolerance and the reference, from its own check and the `numerics`
     rows of the same backend and workload; `<backend> e` the same, short) and `<backend> over` (over
@@ -177,7 +192,7 @@ def speedup_table(df: pd.DataFrame, baseline: str, numerics: pd.DataFrame | None
     # Rows as plain records, a workload at a time: a results frame has ~110 columns, and a pandas row per
     # cell would be most of a view's time.
     labels = ("median_ms", "status", "model", "tp", "below_min_samples", "n_samples", "noise_target_met",
-              "calls_sensitive")
+              "calls_sensitive", "extra_mem_mib", "outside_mem_mib")
     rows = df[[c for c in dict.fromkeys(identity.key_axes() + labels) if c in df]].to_dict("records")
     for r, ev in zip(rows, evidence_of(df, numerics)):
         r["_ev"] = ev
@@ -203,6 +218,7 @@ def speedup_table(df: pd.DataFrame, baseline: str, numerics: pd.DataFrame | None
         for b in backends:
             r = by_backend.get(b)
             rec[f"{b} noise"], rec[f"{b} err"], rec[f"{b} e"], rec[f"{b} over"] = "", "", "", False
+            rec[f"{b} mem"] = memory_label(r) if r is not None and r["status"] == "ok" else ""
             if r is None:
                 rec[b], rec[f"{b} x"] = None, None
                 continue

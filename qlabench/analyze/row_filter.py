@@ -26,6 +26,7 @@ class RowFilter:
     gate: str | None = None  # a gate label as tables print it ('flashqla', 'flashqla(zero=0,/64)') or short
     backends: tuple[str, ...] = ()
     mode: str | None = None
+    sm_budget: int | None = None  # rows held to this many SMs (docs/SM-BUDGET.md)
     keep: tuple[str, ...] = ()  # backends kept beside `backends` (the baseline of the speedups), not asked for
 
     def heads_wanted(self) -> tuple[int, int] | None:
@@ -79,6 +80,8 @@ class RowFilter:
             steps.append(("backend", self._by_backend))
         if self.mode is not None:
             steps.append(("mode", lambda d: d[d["mode"] == self.mode]))
+        if self.sm_budget is not None:
+            steps.append(("sm_budget", lambda d: d[d["sm_budget"] == self.sm_budget] if "sm_budget" in d else d.iloc[:0]))
         for name, step in steps:
             df = step(df)
             if df.empty:

@@ -26,6 +26,8 @@ def advise_cmd(
     gate: str = typer.Option("published", "--gate", help="published (25%% zero-gate heads, /16), none (no "
                              "zero-gate heads), zero=F[,scale=S], or a TOML/JSON file with gate_zero_frac, gate_scale"),
     current: str = typer.Option("fla", "--current", help="Your current backend: speedups are against it"),
+    sm_budget: int = typer.Option(None, "--sm-budget", min=1, help="Rank the rows held to this many SMs (a share "
+                                  "of the GPU: docs/SM-BUDGET.md); default: the whole-GPU rows"),
     fmt: str = typer.Option("table", "--format", "-f", help="table or json"),
     suite_out: Path = typer.Option(None, "--suite-out", help="Write a suite measuring the missing points here"),
     force: bool = typer.Option(False, "--force", help="Let --suite-out replace an existing file (never a results "
@@ -41,7 +43,7 @@ def advise_cmd(
         raise ConfigError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
     if suite_out is not None:  # before any work: never replace a file silently, never a results file
         _check_suite_out(suite_out, force)
-    q = make_question(model, tp, workload, seqlens, gate, current)
+    q = make_question(model, tp, workload, seqlens, gate, current, sm_budget)
     ans = advise(q, results or (), **view_facts())  # core's table: no torch, no backend imported
     if suite_out is not None and ans.suite_toml:
         try:
@@ -81,7 +83,8 @@ def _is_results_file(path: Path) -> bool:
 def _table(case) -> Table:
     t = Table(title=f"{case.case.label} ({case.case.total_tokens} tokens)", title_justify="left")
     for c, j in (("backend", "left"), ("ms", "right"), ("speedup", "right"), ("noise", "right"),
-                 ("check", "left"), ("version", "left"), ("run", "left"), ("first call", "left")):
+                 ("extra MiB", "right"), ("check", "left"), ("version", "left"), ("run", "left"),
+                 ("first call", "left")):
         t.add_column(c, justify=j, overflow="fold")
     for e in case.entries:
         run = ", ".join(_run_tag(case, r) for r in e.runs)  # each row says its run: a ranking may mix runs
@@ -90,10 +93,11 @@ def _table(case) -> Table:
         if e.ok:
             t.add_row(escape(e.backend), f"{e.time_ms:.3f}", f"{e.speedup:.2f}x" if e.speedup else "-",
                       f"{e.rel_noise:.1%}" if e.rel_noise is not None else "-",
+                      f"{e.extra_mem_mib:.0f}" if e.extra_mem_mib is not None else "-",
                       "ok" + (f" {e.max_err:.0e}" if e.max_err is not None else "") + (f" {escape(e.check)}" if e.check else ""),
                       escape(e.version or "not recorded"), run, escape(e.first_call or "-"))
         else:
-            t.add_row(escape(e.backend), "-", "-", "-", f"[red]{e.status}[/red]", escape(e.version or "not recorded"),
+            t.add_row(escape(e.backend), "-", "-", "-", "-", f"[red]{e.status}[/red]", escape(e.version or "not recorded"),
                       run, escape(e.first_call or "-"))
     return t
 
@@ -111,7 +115,9 @@ def _print(ans, suite_out: Path | None) -> None:
     q = ans.question
     h_qk, h_v = q.heads
     console.print(f"{q.model} TP{q.tp} (h {h_qk}/{h_v}, K=V={q.head_dim}, {q.dtype}), {q.workload}, "
-                  f"gate {q.gate.label}; speedups vs {q.current}; from {', '.join(ans.sources)}", soft_wrap=True)
+                  f"gate {q.gate.label}; speedups vs {q.current}"
+                  + (f"; held to {q.sm_budget} SMs" if q.sm_budget else "") + f"; from {', '.join(ans.sources)}",
+                  soft_wrap=True)
     for note in ans.notes:
         console.print(f"note: {escape(note)}", soft_wrap=True)
     console.print("first call: each backend's first calls in a fresh process, kernel caches empty (cold) and as the "
@@ -122,6 +128,9 @@ def _print(ans, suite_out: Path | None) -> None:
                   "regime docs/BENCHMARKS.md recommends: its calls back to back for 200 ms before the samples, as an "
                   "engine under load); a time in another regime is marked in the run column and named in a note",
                   soft_wrap=True, highlight=False)
+    if any(e.extra_mem_mib is not None for c in ans.cases for e in c.entries):
+        console.print("extra MiB: the most device memory a call took beyond its inputs and outputs, through torch's "
+                      "allocator (the rows' extra_mem_mib; docs/SM-BUDGET.md)", soft_wrap=True, highlight=False)
     for case in ans.cases:
         console.print()
         if case.entries:

@@ -1,6 +1,7 @@
 """CLI for the report pages: `qlabench report RESULTS... [--published FILE] [--numerics DIR] [--out DIR]` (the
 FlashQLA study page, or the numerics page of results checked against float64 at full size) and `qlabench report
---serving RESULTS... [--out DIR]` (decode and multi-token verify)."""
+--serving RESULTS... [--out DIR]` (decode and multi-token verify) and `qlabench report --sm-budget RESULTS...`
+(the kernels on shares of one GPU's SMs)."""
 
 from __future__ import annotations
 
@@ -30,11 +31,14 @@ def report_cmd(
     serving: bool = typer.Option(False, "--serving", help="The serving page instead (modes decode and mtp): "
                                  "time, TB/s and share of the HBM limit per backend against batch, the winners "
                                  "and where they change"),
+    sm_budget: bool = typer.Option(False, "--sm-budget", help="The SM-budget page instead (rows held to a share "
+                                   "of the GPU's SMs): the winner per budget, each library's auto-CP regret, time "
+                                   "against SMs, extra device memory per call"),
 ):
     """The FlashQLA study in one page (our results, by default the current evidence, against FlashQLA's
     published H200 table; numerics.md beside it with --numerics); for a numerics folder given as results,
     error against T and gate regime, worst cases and every point outside tolerance; with --serving the
-    decode / multi-token-verify page."""
+    decode / multi-token-verify page; with --sm-budget the page of kernels held to shares of the GPU."""
     from qlabench.analyze.numerics_page import is_numerics, write_numerics
     from qlabench.analyze.study.study import check_tolerance
     from qlabench.cli.options import writable_folder
@@ -48,10 +52,16 @@ def report_cmd(
         raise ConfigError("--published, --layer and --numerics belong to the study page, not to --serving")
     if serving and not results:
         raise ConfigError("give the serving result folders to report on (e.g. results/h200-serving)")
+    if sm_budget and (serving or published or layer or numerics):
+        raise ConfigError("--sm-budget is a page of its own: no --serving, --published, --layer or --numerics")
+    if sm_budget and not results:
+        raise ConfigError("give the SM-budget result folders to report on (e.g. results/sm-budget)")
     check_tolerance(tolerance)  # before anything is read
     writable_folder(out)
     if serving:
         return _serving(results, out)
+    if sm_budget:
+        return _sm_budget(results, out)
     if results and is_numerics(read_results(results)):
         sources = list(results)
         files = write_numerics(read_results(sources), out, [str(s) for s in sources])
@@ -70,6 +80,16 @@ def report_cmd(
     if numerics:
         nfiles = write_numerics(study.numerics, out, [str(s) for s in numerics])
         console.print(f"wrote {nfiles.page} and {len(nfiles.figures)} figures", highlight=False)
+
+
+def _sm_budget(results: list[Path], out: Path) -> None:
+    from qlabench.analyze.sm_budget import budget_from_paths, write_budget_page
+
+    study = budget_from_paths(results)
+    command = shlex.join(["qlabench", "report", "--sm-budget", *map(str, results), "--out", str(out)])
+    files = write_budget_page(study, out, command)
+    console.print(study.summary_line(), highlight=False, soft_wrap=True)
+    console.print(f"wrote {files.page} and {len(files.figures)} figures", highlight=False)
 
 
 def _serving(results: list[Path], out: Path) -> None:

@@ -31,6 +31,8 @@ def show_cmd(
                              "or in full ('flashqla(zero=0,/64)')"),
     backend: list[str] = typer.Option(None, "--backend", help="Only these backends (repeat the option); the "
                                       "baseline is kept for the speedups"),
+    sm_budget: int = typer.Option(None, "--sm-budget", min=1, help="Only rows held to this many SMs (a green "
+                                  "context; docs/SM-BUDGET.md)"),
     numerics: list[Path] = typer.Option(None, "--numerics", help="Result folders whose checks count as error "
                                         "evidence for the same backend and point (e.g. results/h200-numerics, "
                                         "checked against float64 at full size); repeat the option"),
@@ -42,6 +44,8 @@ def show_cmd(
     Under each time, its error mark: the worst error / tolerance and the reference it was checked against
     (`fp64@full`: float64 at the point's size; `oracle@256 †`: the fp32 recurrence on 256 tokens only);
     `✗`: over tolerance in its own check or a --numerics row, and no speedup where it is the faster side.
+    `+48 MiB`: the extra device memory of the call beyond its inputs and outputs (`+12 outside`: taken outside
+    torch's allocator); `sm32` after the sequences: a row held to 32 SMs (--sm-budget N shows only those).
     Under the table: newer evidence for these points in sibling folders (e.g. results/h200-study beside
     results/h200), where it disagrees, with what the rows recorded differently.
     """
@@ -68,7 +72,7 @@ def show_cmd(
             raise ConfigError(f"no rows of mode {mode!r} in these results")
     base = pick_baseline(df, baseline, suite_baselines(results))
     df = RowFilter(model=model, tp=tp, heads=heads, seqlen=seqlen, tokens=tokens, gate=gate,
-                   backends=tuple(backend or ()), keep=(base,)).apply(df)
+                   backends=tuple(backend or ()), sm_budget=sm_budget, keep=(base,)).apply(df)
     if base not in set(df["backend"]):
         raise ConfigError(f"baseline {base!r} has no rows here (backends: {', '.join(sorted(set(df['backend'])))})")
     num_rows = read_evidence(numerics, all_runs=True).rows if numerics else None

@@ -12,15 +12,15 @@ _LABELS = ("mode", "heads", "sequences", "dtype", "gate")
 SHORT_DTYPE = {"float64": "fp64", "float32": "fp32", "bfloat16": "bf16", "float16": "fp16"}
 
 def _backends(table: pd.DataFrame) -> list[str]:
-    return [c for c in table.columns if c not in _LABELS + ("gate_short",) and not c.endswith((" x", " noise", " err", " e", " over"))]
+    return [c for c in table.columns if c not in _LABELS + ("gate_short",) and not c.endswith((" x", " noise", " err", " e", " over", " mem"))]
 
 def _missing(v) -> bool:
     return v is None or (isinstance(v, float) and pd.isna(v))
 
 def _cell(r, b: str, sep: str = " ", short: bool = False) -> str:
-    """'15.156 (216.67x) ~ 0.22 oracle@256 †': the median, the speedup, the row's noise mark and its error
+    """'15.156 (216.67x) ~ 0.22 oracle@256 † +48 MiB': the median, the speedup, the row's noise mark, its error
     mark (analyze/evidence/accuracy.py; over tolerance: the mark instead of the speedup; `short`: 'e0.22†', the
-    reference said under the table); a status word; '-' where the backend has no row. `sep` goes between
+    reference said under the table), the call's extra device memory where measured; a status word; '-' where the backend has no row. `sep` goes between
     the median and the rest (a newline keeps terminal columns narrow)."""
     v, x, mark = r[b], r[f"{b} x"], r.get(f"{b} noise") or ""
     err = r.get(f"{b} e" if short else f"{b} err") or ""
@@ -29,7 +29,8 @@ def _cell(r, b: str, sep: str = " ", short: bool = False) -> str:
     if isinstance(v, str):
         return v + (sep + err if err and r.get(f"{b} over") else "")
     rest = " ".join(filter(None, [f"({x:.2f}x)" if not _missing(x) else "", mark]))
-    return f"{v:.3f}" + "".join(sep + part for part in (rest, err) if part)
+    mem = r.get(f"{b} mem") or ""  # the extra device memory of the call, where measured
+    return f"{v:.3f}" + "".join(sep + part for part in (rest, err, mem) if part)
 
 def speedup_title(baseline: str | None) -> str:
     return f"median ms per call, speedup vs {baseline}"

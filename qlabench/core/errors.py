@@ -71,6 +71,11 @@ class TimerError(ConfigError):
     """An unknown timer name, or a timer that does not suit the device (graph and events need CUDA)."""
 
 
+class SMBudgetError(ConfigError):
+    """An SM budget (`sm_budget`) the run cannot honour: no CUDA, no green contexts in this torch or driver,
+    or a count the device cannot grant (docs/SM-BUDGET.md)."""
+
+
 class ResultsWriteError(StoreError):
     """Rows could not be written once a sweep had started (disk full, folder gone read-only).
 

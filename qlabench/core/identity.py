@@ -61,6 +61,9 @@ AXES: tuple[Axis, ...] = (
     Axis("state_layout", nullable=True),
     Axis("pool", nullable=True, kernels=False),
     Axis("beta_regime", nullable=True, kernels=False),
+    # The SMs the point may use (a CUDA green context of that size; null: the whole GPU). The same kernels
+    # on the same inputs, but another question: a time at 16 SMs never answers for the whole GPU.
+    Axis("sm_budget", nullable=True, inputs=False, kernels=False),
 )
 
 # Named groups of axes that code reasons about as a whole.
@@ -147,6 +150,11 @@ def state_label(state_dtype, state_layout, pool) -> str:
 def cp_label(cp_world_size, cp_mode) -> str:
     """'cp2 inter' for a context-parallel point, '' on one device."""
     return f"cp{cp_world_size} {cp_mode}" if cp_world_size else ""
+
+
+def budget_label(sm_budget) -> str:
+    """'sm32' for a point held to 32 SMs, '' for the whole GPU."""
+    return f"sm{int(sm_budget)}" if sm_budget is not None and sm_budget == sm_budget else ""
 
 
 def backend_label(backend: str, cp_world_size=None, cp_mode=None) -> str:

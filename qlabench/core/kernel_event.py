@@ -29,6 +29,7 @@ class KernelEvent:
     grid: tuple[int, int, int] | None
     block: tuple[int, int, int] | None
     blocks_per_sm: float | None  # grid blocks / number of SMs, as Kineto reports it
+    stream: int | None = None  # the profiler's id of the stream it ran on (not a CUDA stream handle)
 
     @property
     def blocks(self) -> int | None:
@@ -58,9 +59,16 @@ def kernels_from_trace(trace: dict) -> list[KernelEvent]:
         out.append(KernelEvent(
             name=e.get("name", "?"), dur_us=float(e.get("dur", 0.0)),
             grid=_triple(args.get("grid")), block=_triple(args.get("block")),
-            blocks_per_sm=_float(args.get("blocks per SM")),
+            blocks_per_sm=_float(args.get("blocks per SM")), stream=_int(args.get("stream", e.get("tid"))),
         ))
     return out
+
+
+def _int(v) -> int | None:
+    try:
+        return int(v)
+    except (TypeError, ValueError):
+        return None
 
 
 def _float(v) -> float | None:

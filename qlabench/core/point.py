@@ -84,6 +84,8 @@ class Point:
     state_layout: str | None = None
     pool: int | None = None
     beta_regime: str | None = None  # None: sigmoid(randn); else one of BETA_REGIMES
+    # The SMs the point may use (a CUDA green context of that many SMs, measure/sm_budget.py); None: the whole GPU.
+    sm_budget: int | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "seqlens", tuple(int(s) for s in self.seqlens))
@@ -120,6 +122,13 @@ class Point:
         if self.beta_regime is not None and self.beta_regime not in BETA_REGIMES:
             problems.append(("beta_regime", f"beta_regime {self.beta_regime!r} not in {BETA_REGIMES} (or null: "
                                             "sigmoid(randn))"))
+        if self.sm_budget is not None:
+            if isinstance(self.sm_budget, bool) or not isinstance(self.sm_budget, int) or self.sm_budget < 1:
+                problems.append(("sm_budget", f"sm_budget must be a positive number of SMs (or null: the whole "
+                                              f"GPU), got {self.sm_budget!r}"))
+            elif self.cp_world_size is not None:
+                problems.append(("sm_budget", "an SM budget holds one device's points; a distributed (cp) point runs "
+                                              "on whole GPUs"))
         if problems:
             raise PointError("invalid point: " + "; ".join(m for _, m in problems), problems=problems)
 
@@ -232,6 +241,8 @@ class Point:
             out += f" beta={self.beta_regime}"
         if self.is_serving:
             out += " " + identity.state_label(self.state_dtype, self.state_layout, self.pool)
+        if self.sm_budget is not None:
+            out += " " + identity.budget_label(self.sm_budget)
         return out
 
 

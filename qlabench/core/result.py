@@ -86,6 +86,8 @@ class ResultRow:
     state_layout: str | None = col("string", "Serving: per-slot state layout, kv ([HV, K, V]) or vk ([HV, V, K])")
     pool: int | None = col("int64", "Serving: state slots in the pool the batch's states are addressed in")
     beta_regime: str | None = col("string", "beta inputs: null sigmoid(randn), low (near 0) or high (near 1)")
+    sm_budget: int | None = col("int64", "SMs the point was held to (a CUDA green context; docs/SM-BUDGET.md); null: "
+                                         "the whole GPU")
     # -- outcome -----------------------------------------------------------------------------
     status: str = col("string", "ok, incorrect, skipped or error")
     reason: str | None = col("string", "Why the row is not ok (null when ok)")
@@ -150,6 +152,14 @@ class ResultRow:
                           "num_warps, num_stages, num_ctas and the config's kwargs (block sizes), as text "
                           "(measure/probes/autotune.py; empty: no autotuned kernel ran, or not recorded)", default=())
     num_sms: int | None = col("int64", "SM count of the device")
+    sm_granted: int | None = col("int64", "SMs the green context of `sm_budget` was granted (the device's count for a "
+                                          "budget of the whole device); null: no budget")
+    extra_mem_mib: float | None = col("float64", "Device memory a steady call takes beyond its inputs and outputs: "
+                                      "torch's allocated peak during the call minus what was allocated before it, minus "
+                                      "its new outputs (core/device_memory.py); null on CPU")
+    outside_mem_mib: float | None = col("float64", "Device memory the first call took outside torch's allocator: the "
+                                        "drop of the free memory minus the growth of torch's reserved memory (a "
+                                        "library's own allocator, workspaces); null on CPU")
     sm_coverage: float | None = col("float64", "Time-weighted fraction of SMs given blocks, see docs/METRICS.md")
     sm_coverage_waves: float | None = col("float64", "Wave-aware sm_coverage (tail waves count), see docs/METRICS.md")
     sm_active_pct: float | None = col("float64", "Nsight Compute: sum cycles_active / sum cycles_elapsed, percent")

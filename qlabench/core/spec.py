@@ -26,8 +26,8 @@ from qlabench.core.names import default_name, name_problem
 from qlabench.core.point import SERVING_MODES, Point, gva_error
 from qlabench.core.spec_limits import DEVICE_RE, MAX_BATCH, MAX_POINTS, table_problems
 from qlabench.core.spec_tables import AXES as _AXES, AXIS_DEFAULTS as _AXIS_DEFAULTS, MATCH_KEYS as _MATCH_KEYS
-from qlabench.core.spec_tables import (SERVING_DEFAULTS, cp_entries, exclude_value_problem, is_of as _is,
-                                      matches_exclude, split_entries)
+from qlabench.core.spec_tables import (SERVING_DEFAULTS, budget_values, cp_entries, exclude_value_problem,
+                                      is_of as _is, matches_exclude, split_entries)
 
 SUITES_DIR = Path(__file__).resolve().parents[2] / "suites"
 DEFAULT_SUITE = "quick-cpu"
@@ -351,8 +351,9 @@ def _expand(axes: dict, where: str, path: str, limit: int | None = None) -> list
                for c in itertools.product(*(ax[k] for k in SERVING_DEFAULTS))]
     per_mode = {m: serving if m in SERVING_MODES else [(None, None, None)] for m in ax["modes"]}
     betas = [None if b == "sigmoid" else b for b in ax["beta_regime"]]
+    budgets = budget_values(ax["sm_budget"], where, path)
     n = math.prod(len(x) for x in (ax["backends"], layouts, heads, ax["K"], ax["V"], ax["dtype"],
-                                   ax["gate"], gate_params, ax["seed"], ax["initial_state"], cps, betas)) \
+                                   ax["gate"], gate_params, ax["seed"], ax["initial_state"], cps, betas, budgets)) \
         * sum(len(v) for v in per_mode.values())
     if limit is not None and n > limit:  # counted before expanding: 10^6 points take seconds and GBs
         raise SpecError(path, where, f"expands to {n} more points, over the limit of {MAX_POINTS} in all (pass "
@@ -360,13 +361,13 @@ def _expand(axes: dict, where: str, path: str, limit: int | None = None) -> list
     pts = []
     modes = [(m, st) for m in ax["modes"] for st in per_mode[m]]
     for backend, (mode, (sdt, slay, pf)), (layout, b, lens), (h_qk, h_v, model, tp), K, V, dtype, gate, (zf, gs), \
-            seed, h0, (ws, cpm), beta in itertools.product(
+            seed, h0, (ws, cpm), beta, budget in itertools.product(
                 ax["backends"], modes, layouts, heads, ax["K"], ax["V"], ax["dtype"], ax["gate"], gate_params,
-                ax["seed"], ax["initial_state"], cps, betas):
+                ax["seed"], ax["initial_state"], cps, betas, budgets):
         pts.append(dict(backend=backend, mode=mode, layout=layout, batch=b, seqlens=tuple(lens), h_qk=h_qk, h_v=h_v,
                         K=K, V=V, dtype=dtype, gate=gate, gate_zero_frac=zf, gate_scale=gs, seed=seed,
                         initial_state=h0, model=model, tp=tp, cp_world_size=ws, cp_mode=cpm, state_dtype=sdt,
-                        state_layout=slay, pool=None if pf is None else pf * b, beta_regime=beta))
+                        state_layout=slay, pool=None if pf is None else pf * b, beta_regime=beta, sm_budget=budget))
     return pts
 
 

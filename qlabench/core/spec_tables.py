@@ -38,6 +38,9 @@ AXES: dict[str, tuple[tuple[type, ...], tuple | None]] = {
     "state_layout": ((str,), STATE_LAYOUTS),
     "pool_factor": ((int,), None),
     "beta_regime": ((str,), ("sigmoid",) + BETA_REGIMES),  # sigmoid: sigmoid(randn), stored as null
+    # SMs a point may use (a green context; docs/SM-BUDGET.md): positive counts, or "all" (the whole GPU, stored
+    # as null; TOML has no null)
+    "sm_budget": ((int, str), None),
 }
 # What a serving point gets when its sweep does not say: an fp32 pool in FLA's layout, twice the batch.
 SERVING_DEFAULTS = {"state_dtype": "float32", "state_layout": "kv", "pool_factor": 2}
@@ -46,6 +49,7 @@ AXIS_DEFAULTS: dict[str, list] = {
     "seed": [0], "initial_state": [True], "modes": ["fwd"], "seqlen": [], "varlen": [], "split": [],
     "cp": [{}], "gate_zero_frac": [None], "gate_scale": [None],
     "state_dtype": [None], "state_layout": [None], "pool_factor": [None], "beta_regime": ["sigmoid"],
+    "sm_budget": ["all"],
 }
 # Keys an [[exclude]] rule may match on: the point's fields, plus `seqlen` (dense T), each with the value
 # type(s) and allowed values its sweep axis has (a value no point can have would exclude nothing).
@@ -54,6 +58,7 @@ MATCH_KEYS: dict[str, tuple[tuple[type, ...], tuple | None]] = {
     **{k: AXES[_AS_AXIS.get(k, k)] for k in (
         "backend", "mode", "batch", "seqlen", "K", "V", "dtype", "gate", "gate_zero_frac", "gate_scale", "seed",
         "initial_state", "state_dtype", "state_layout", "pool", "beta_regime")},
+    "sm_budget": ((int,), None),  # a count; the whole GPU ("all") is matched by leaving the key out
     **{k: ((int,), None) for k in ("h_qk", "h_v", "tp", "total_tokens", "cp_world_size")},
     "model": ((str,), None), "layout": ((str,), LAYOUTS), "cp_mode": ((str,), CP_MODES),
     "seqlens": ((list,), None),  # one packed layout: a list of lengths
@@ -136,6 +141,21 @@ def split_entries(entries: list[dict], where: str, path: str) -> list[tuple[int,
                 if n > tokens:
                     raise SpecError(path, f"{key}.n", f"cannot split {tokens} tokens into {n} non-empty sequences")
                 out.append(random_split(tokens, n, seed))
+    return out
+
+
+WHOLE_GPU = "all"  # the sm_budget value for no budget
+
+
+def budget_values(values: list, where: str, path: str) -> list[int | None]:
+    """The `sm_budget` axis as Point values: positive SM counts, and "all" (the whole GPU) as None. Whether the
+    device can grant a count is the run's to check (measure/sm_budget.py), not the suite's."""
+    out = []
+    for i, v in enumerate(values):
+        if isinstance(v, str) and v != WHOLE_GPU:
+            raise SpecError(path, f"{where}.sm_budget[{i}]", f"must be a positive number of SMs or {WHOLE_GPU!r} (the "
+                            f"whole GPU), got {v!r}")
+        out.append(None if v == WHOLE_GPU else v)
     return out
 
 

@@ -9,6 +9,7 @@ the ranks reuse are public: `reference_outputs`, `kernel_columns`, `error_line`.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 import traceback
@@ -32,12 +33,17 @@ from qlabench.measure.probes import ncu
 from qlabench.measure.probes.peaks import measure_peaks
 from qlabench.measure.probes.autotune import autotune_choices, retune
 from qlabench.measure.probes.kineto import capture_kernels
+from qlabench.measure.probes.device_memory import OutsideMemory, extra_memory
+from qlabench.measure import sm_budget
+from qlabench.core.errors import SMBudgetError
+from qlabench.core.sm_budget import context_problem
 from qlabench.core.result import CHECKED_TENSORS, ResultRow, Status
 from qlabench.core.spec import Suite
 from qlabench.measure.timing import TimerPlan, summarize
 from qlabench.measure.timing.sensitivity import measure_calls_sensitivity
 # PointRow and refusal are also imported from here by the distributed path and the tests
-from qlabench.run.point_row import PointRow, kernel_columns, refusal
+from qlabench.run.point_row import PointRow, kernel_columns, refusal, traced_columns
+from qlabench.run.phases import Lap
 
 # At full size the recurrence is too slow; the chunked torch form in float32 is the reference there.
 FULL_SIZE_REFERENCE = "naive-chunk"
@@ -99,11 +105,21 @@ class MeasureContext:
             if self.num_sms is None:
                 self.num_sms = torch.cuda.get_device_properties(self.device_index).multi_processor_count
 
+    def budget(self, p: Point) -> sm_budget.Grant | None:
+        """The green context `p` is held to (measure/sm_budget.py), or None for the whole GPU."""
+        if p.sm_budget is None:
+            return None
+        if self.device_index is None:
+            raise SMBudgetError(f"sm_budget {p.sm_budget} needs a CUDA device, not {self.device}")
+        return sm_budget.grant(p.sm_budget, self.device_index)
+
     def peaks(self):
-        """The device's measured matmul and copy peaks, measured once per process (~1 s)."""
+        """The device's measured matmul and copy peaks, measured once per process (~1 s), on the whole device
+        whatever budget the point asking is held to."""
         if self._peaks is None:
             try:
-                self._peaks = measure_peaks(self.device) or False
+                with sm_budget.whole_device():
+                    self._peaks = measure_peaks(self.device) or False
             except Exception as e:  # a failed probe leaves the fractions null; it must not fail every point
                 print(f"qlabench: measuring the device's peaks failed, fractions of peak left null: {error_line(e)}",
                       flush=True)
@@ -248,22 +264,6 @@ def _timed_call(fn, sync) -> tuple[object, float]:
     return out, time.perf_counter() - t
 
 
-class _Lap:
-    """Adds the wall time since the last lap (or restart) to `phases[name]`."""
-
-    def __init__(self, phases: dict[str, float]):
-        self.phases = phases
-        self.t = time.perf_counter()
-
-    def restart(self) -> None:
-        self.t = time.perf_counter()
-
-    def __call__(self, name: str) -> None:
-        now = time.perf_counter()
-        self.phases[name] = self.phases.get(name, 0.0) + now - self.t
-        self.t = now
-
-
 def tune_for_point(backend: Backend, ctx: MeasureContext, row: PointRow) -> None:
     """Make an autotuning backend's next call tune for this point (`[run] autotune = "point"`), and say in
     the row which shape its configs were tuned for: "point", or "process" (the library's own choice, made
@@ -287,9 +287,13 @@ def run_point(p: Point, ctx: MeasureContext) -> ResultRow:
     # Wall seconds of each phase of this point, kept in the phases_s column: what a point costs
     # beyond its sampling (selfbench cost) and where to cut it.
     phases: dict[str, float] = {}
-    lap = _Lap(phases)
+    lap = Lap(phases)
     fp64_full = ctx.check and ctx.suite.check.reference == FP64_REFERENCE
+    held = contextlib.ExitStack()  # the point's SM budget: everything below runs on its green stream
     try:
+        grant = ctx.budget(p)
+        held.enter_context(sm_budget.held_to(grant))
+        row.budget(grant)
         # a size-dependent path is traced in the check when nothing else will see the point at full size
         trace_path = on_cuda and not ctx.suite.check.full_size and not p.is_serving
         # the float64 reference's memory, estimated before anything runs: over its budget is a refusal, not
@@ -310,8 +314,13 @@ def run_point(p: Point, ctx: MeasureContext) -> ResultRow:
         sync = _sync(ctx.device)
         lap("inputs")
         tune_for_point(backend, ctx, row)
+        outside = OutsideMemory(ctx.device_index) if on_cuda else None
+        context_before = sm_budget.current_context() if grant else None
         got, first_call_s = _timed_call(fn, sync)  # an autotuning library tunes here, for this point
+        outside_mib = outside.mib() if outside else None
         lap("first_call")
+        if grant and (escaped := context_problem(context_before, sm_budget.current_context(), grant.budget)):
+            return row.done(Status.ERROR, escaped)
         if ctx.check and not fp64_full and (failure := untouched_failure(fn, got, p)):
             return row.done(Status.INCORRECT, f"full size: {failure}")
         if fp64_full:
@@ -330,9 +339,10 @@ def run_point(p: Point, ctx: MeasureContext) -> ResultRow:
                 return row.done(Status.INCORRECT, failure)
         row.first_call(first_call_s, check_call_s)
         if on_cuda:
-            row.kernels(kernel_columns(fn, ctx.num_sms))
+            columns, budget_check, escaped = traced_columns(fn, ctx.num_sms, grant)
+            row.kernels(columns, budget_check)
             row.fields["autotune"] = autotune_choices(fn)
-            bad = backend.provenance_error(list(row.fields["kernels"]))
+            bad = escaped or backend.provenance_error(list(row.fields["kernels"]))
             lap("kernel_capture")
             if bad:
                 return row.done(Status.ERROR, bad)
@@ -340,8 +350,11 @@ def run_point(p: Point, ctx: MeasureContext) -> ResultRow:
             lap("timed_path_check")
             if failure:
                 return row.done(Status.INCORRECT, failure)
-            before = gpustate.snapshot(ctx.device_index)
         del got
+        if on_cuda:  # after the checks, which hold the first call's outputs against its inputs
+            row.memory(extra_memory(fn, inp, ctx.device_index), outside_mib)
+            lap("device_memory")
+            before = gpustate.snapshot(ctx.device_index)
         lap.restart()  # sampling_s is timed on its own (and is its own column)
         t_sampling = time.perf_counter()
         plan, timer_details = ctx.timer.for_backend(backend.name, backend.graph_capturable)
@@ -361,7 +374,9 @@ def run_point(p: Point, ctx: MeasureContext) -> ResultRow:
         row.details.update(backend.point_details(
             fn, tuple(row.fields.get("kernels", ())), tuple(row.fields.get("kernel_dur_us", ())),
             row.fields["median_ms"], lambda g: summarize(plan.make(ctx.device).measure(g).samples_ms).median))
-        if on_cuda and ctx.suite.profile.ncu:
+        if on_cuda and ctx.suite.profile.ncu and grant:
+            row.details["ncu"] = {"skipped": "Nsight Compute runs the point in its own process, on the whole GPU"}
+        elif on_cuda and ctx.suite.profile.ncu:
             prof, why = ncu.profile_point(p, device=ctx.device, env=backend.env,
                                           timeout_s=ctx.suite.profile.ncu_timeout_s)
             row.fields["sm_active_pct"] = prof.sm_active_pct if prof else None
@@ -372,5 +387,6 @@ def run_point(p: Point, ctx: MeasureContext) -> ResultRow:
     except Exception as e:  # one bad point must not end the sweep
         return row.done(Status.ERROR, error_line(e))
     finally:
+        held.close()
         if on_cuda:
             torch.cuda.empty_cache()

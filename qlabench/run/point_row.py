@@ -21,7 +21,9 @@ from qlabench.core.point import Point
 from qlabench.core.result import CHECKED_TENSORS, ResultRow, Status, make_row
 from qlabench.core.spec import Suite
 from qlabench.measure.probes import clocks as gpustate
-from qlabench.measure.probes.kineto import capture_kernels
+from qlabench.core.sm_budget import escape_problem
+from qlabench.measure.probes.kineto import capture_call
+from qlabench.measure.sm_budget import Grant
 from qlabench.measure.timing import Summary, TimerPlan, summarize
 
 STATE_COLUMNS = ("sm_clock_mhz", "mem_clock_mhz", "temperature_c", "power_w")
@@ -39,11 +41,32 @@ def state_columns(before: dict | None, after: dict | None) -> dict:
 
 def kernel_columns(fn: Callable[[], object], num_sms: int) -> dict:
     """One call of `fn` under the profiler: its kernels and their SM coverage, in the row's columns."""
-    events = capture_kernels(fn)
-    out = kernel_fields(events)
-    out.update(num_sms=num_sms, sm_coverage=smutil.sm_coverage(events, num_sms),
-               sm_coverage_waves=smutil.sm_coverage_waves(events, num_sms))
-    return out
+    return traced_columns(fn, num_sms)[0]
+
+
+def traced_columns(fn: Callable[[], object], num_sms: int,
+                   grant: Grant | None = None) -> tuple[dict, str | None, str | None]:
+    """`kernel_columns`, then under an SM budget what its escape check found (None: no partition) and why the
+    call escaped the budget (None: it did not).
+
+    Under a budget the coverage is of the SMs granted (the partition is what the kernels may fill), and the
+    call is traced with a marker on the budget's stream: every kernel must have run on that stream."""
+    partitioned = grant is not None and grant.partitioned
+    trace = capture_call(fn, mark_stream=partitioned)
+    sms = grant.granted if grant is not None else num_sms
+    out = kernel_fields(trace.events)
+    out.update(num_sms=num_sms, sm_coverage=smutil.sm_coverage(trace.events, sms),
+               sm_coverage_waves=smutil.sm_coverage_waves(trace.events, sms))
+    if not partitioned:
+        return out, None, None
+    if trace.stream is None and not trace.events:  # no kernel at all, not even the marker: nothing can be read
+        return out, "unverified", (f"under the SM budget of {grant.budget} the profiler traced no kernel of the call, "
+                                   "not even its marker: its kernels, provenance and escape cannot be checked "
+                                   "(a CUPTI that does not trace green contexts?)")
+    if trace.stream is None:
+        return out, "unverified: the trace named no stream for the budget's marker kernel", None
+    escaped = escape_problem(trace.events, trace.stream, grant.budget)
+    return out, "escaped" if escaped else f"all {len(trace.events)} kernels on the budget's stream", escaped
 
 
 def summary_columns(s: Summary) -> dict:
@@ -115,8 +138,21 @@ class PointRow:
         self.fields.update({f"err_{n}": errors.get(n) for n in CHECKED_TENSORS}, oracle=oracle,
                            check_tokens=check_tokens)
 
-    def kernels(self, kernel_fields: dict) -> None:
+    def kernels(self, kernel_fields: dict, budget_check: str | None = None) -> None:
+        """The traced call's kernel columns, and what the SM budget's escape check found (traced_columns)."""
         self.fields.update(kernel_fields)
+        if budget_check is not None:
+            self.details.setdefault("sm_budget", {})["escape_check"] = budget_check
+
+    def budget(self, grant: Grant | None) -> None:
+        """The SMs the point's green context was granted (null without a budget) and how it was made."""
+        if grant is not None:
+            self.fields["sm_granted"] = grant.granted
+            self.details.update(grant.details())
+
+    def memory(self, extra_mib: float | None, outside_mib: float | None) -> None:
+        """The device memory a call takes beyond its inputs and outputs (core/device_memory.py)."""
+        self.fields.update(extra_mem_mib=extra_mib, outside_mem_mib=outside_mib)
 
     def sampled(self, timer: str, samples_ms, sampling_s: float | None, noise_target_met: bool,
                 regime: str = "burst") -> None:

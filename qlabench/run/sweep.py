@@ -24,6 +24,7 @@ import torch
 
 from qlabench.measure import env as envmod
 from qlabench.measure.caches import check_cache_folder
+from qlabench.measure.sm_budget import check_budgets
 from qlabench.measure.timing import TimerPlan
 from qlabench.store import resume as resumemod
 from qlabench.backends import REGISTRY
@@ -219,7 +220,8 @@ def run_sweep(suite: Suite, out_root: str | Path = "results", options: RunOption
 
     Before anything starts or is written, the device, the timer, the size of the run, the output folder
     and the kernel cache folder are checked once: a QlabenchError (DeviceError, TimerError, ConfigError,
-    StoreError) if they cannot be honoured, e.g. an unknown timer name, or graph / events on a CPU device.
+    StoreError, SMBudgetError) if they cannot be honoured, e.g. an unknown timer name, graph / events on a CPU
+    device, or an `sm_budget` without CUDA green contexts.
     """
     t0 = time.perf_counter()
     opts = options or RunOptions()
@@ -231,6 +233,7 @@ def run_sweep(suite: Suite, out_root: str | Path = "results", options: RunOption
     device = resolve_device(opts.device or suite.device)
     # Once, here: a bad name or a CUDA timer on CPU fails before any worker starts; the plan travels.
     timer = TimerPlan.resolve(opts.timer or suite.timing.timer, device, suite.timing)
+    check_budgets(suite.points, device)  # likewise: a budget the device cannot grant is one SMBudgetError
     opts.check_size(suite)
     check_cache_folder()  # every worker writes its compiled kernels there: unusable is one error, not a row each
     env = envmod.capture(device)

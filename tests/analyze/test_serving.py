@@ -185,3 +185,12 @@ def test_the_peak_text_names_the_kernel_that_set_each_peak():
     s = build_serving(rows.assign(extra_json=rec))
     assert "read 4.00 TB/s by `sum-f64-view`" in peak_text(s) and "write 4.00 TB/s by `zero`" in peak_text(s)
     assert "kernel not recorded" in peak_text(build_serving(rows))
+
+
+def test_a_step_held_to_an_sm_budget_is_no_whole_gpu_step():
+    # the SM-budget page reads those (analyze/sm_budget/); on the serving page a 16-SM step would be a
+    # second time of the same point
+    held = sr.serving_row("flashinfer-decode-pt", "vk", 256, 10 * sr.fi_ms(256), sm_budget=16)
+    d = serving_frame(pd.concat([sr.rows(), pd.DataFrame([held])], ignore_index=True))
+    at = d[(d["backend"] == "flashinfer-decode-pt") & (d["batch"] == 256) & (d["T"] == 1)]
+    assert list(at["time_ms"]) == [pytest.approx(sr.fi_ms(256))]

@@ -64,3 +64,13 @@ def test_rows_without_breakdown_give_no_events(make_row):
     # Parallel lists of unequal length are not trusted.
     assert events_from_row({"kernels": ["a", "b"], "kernel_dur_us": [1.0], "kernel_grid": ["1,1,1"],
                             "kernel_block": ["1,1,1"], "kernel_blocks_per_sm": [1.0]}) == []
+
+
+def test_each_kernel_keeps_the_stream_it_ran_on():
+    # Kineto's chrome trace names the stream in args (and as the event's tid); a budget's escape check reads it
+    trace = {"traceEvents": [
+        {"ph": "X", "cat": "kernel", "name": "a", "ts": 1, "dur": 1, "tid": 13, "args": {"stream": 13}},
+        {"ph": "X", "cat": "kernel", "name": "b", "ts": 2, "dur": 1, "tid": 7, "args": {}},
+        {"ph": "X", "cat": "kernel", "name": "c", "ts": 3, "dur": 1, "args": {}},
+    ]}
+    assert [e.stream for e in kernels_from_trace(trace)] == [13, 7, None]

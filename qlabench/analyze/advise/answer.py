@@ -70,7 +70,8 @@ class Answer:
         return {
             "question": {"model": q.model, "tp": q.tp, "heads": list(q.heads), "workload": q.workload,
                          "gate": {"name": q.gate.name, "zero_frac": q.gate.zero_frac, "scale": q.gate.scale},
-                         "current": q.current, "dtype": q.dtype, "cases": [c.label for c in q.cases]},
+                         "current": q.current, "dtype": q.dtype, "cases": [c.label for c in q.cases],
+                         "sm_budget": q.sm_budget},
             "sources": self.sources,
             "from_catalog": self.from_catalog,
             "notes": self.notes,
@@ -133,6 +134,8 @@ def advise(q: Question, results: Iterable[str | os.PathLike] = (), calls: Mappin
     ans = Answer(q, [_shown(p) for p in paths] if from_catalog else [str(p) for p in paths], from_catalog=from_catalog,
                  notes=notes)
     ans.cases = [answer_case(df, q, c, calls, autotuning, size_dependent) for c in q.cases]
+    if note := budget_note(df, q):
+        ans.notes.append(note)
     cold = load_cold_start(cold_start)
     for c in ans.cases:
         attach_first_calls(c.entries, cold, WORKLOAD_MODES[q.workload])
@@ -140,6 +143,20 @@ def advise(q: Question, results: Iterable[str | os.PathLike] = (), calls: Mappin
     if not ans.complete:
         ans.suite_toml = missing_suite(q, {c.case: c.missing for c in ans.cases if c.missing})
     return ans
+
+
+def budget_note(df: pd.DataFrame, q: Question) -> str | None:
+    """What the answer says about SM budgets: that none of these rows was measured at the one asked for, or
+    that rows held to a budget were left out of a whole-GPU answer."""
+    budgets = df["sm_budget"].dropna() if "sm_budget" in df else pd.Series(dtype=float)
+    if q.sm_budget is not None and not budgets.eq(q.sm_budget).any():
+        have = ", ".join(str(int(b)) for b in sorted(set(budgets))) or "none"
+        return (f"no row here was measured at an SM budget of {q.sm_budget} (budgets measured: {have}); measure it "
+                f"with suites/sm-budget.toml, or a suite with sm_budget = [{q.sm_budget}]")
+    if q.sm_budget is None and not budgets.empty:
+        return (f"{len(budgets)} row(s) held to an SM budget are left out: this answer is for the whole GPU (ask with "
+                "--sm-budget N for a share of it)")
+    return None
 
 
 def _shown(path: Path) -> str:

@@ -74,6 +74,7 @@ class Question:
     gate: GateRegime = PUBLISHED
     current: str = "fla"  # the user's current choice: speedups are against it
     dtype: str = "bfloat16"
+    sm_budget: int | None = None  # rank rows held to this many SMs (docs/SM-BUDGET.md); None: whole-GPU rows
 
     @property
     def heads(self) -> tuple[int, int]:
@@ -159,7 +160,7 @@ def _regime(name: str, zero, scale, unknown: set) -> GateRegime:
 
 
 def make_question(model: str, tp: int, workload: str, seqlens: str, gate: str | None = None,
-                  current: str = "fla") -> Question:
+                  current: str = "fla", sm_budget: int | None = None) -> Question:
     """The question from command-line text; ConfigError on anything it cannot mean."""
     try:
         m = lookup(model)
@@ -175,4 +176,6 @@ def make_question(model: str, tp: int, workload: str, seqlens: str, gate: str | 
         raise ConfigError("--workload decode: advise ranks prefill and train rows only; decode and mtp rows are "
                           "ranked by `qlabench report --serving RESULTS` (the winner per model, TP, batch, T and "
                           "state dtype; docs/SERVING.md)")
-    return Question(m.name, tp, workload, parse_cases(seqlens), parse_gate(gate), current)
+    if sm_budget is not None and (isinstance(sm_budget, bool) or not isinstance(sm_budget, int) or sm_budget < 1):
+        raise ConfigError(f"--sm-budget must be a positive number of SMs, got {sm_budget!r}")
+    return Question(m.name, tp, workload, parse_cases(seqlens), parse_gate(gate), current, sm_budget=sm_budget)

@@ -54,6 +54,8 @@ class Entry:
     check: str | None = None  # how far its rows were checked, e.g. 'oracle@256 †' (checked.py)
     first_call: str | None = None  # its first calls in a fresh process, cold and warm caches (first_call.py)
     regime: str | None = None  # the timing regime(s) of its ranked rows, e.g. 'sustained' (evidence/regimes.py)
+    # the most extra device memory its calls took beyond inputs and outputs (core/device_memory.py); None: not measured
+    extra_mem_mib: float | None = None
 
     @property
     def ok(self) -> bool:
@@ -77,6 +79,7 @@ class _Part:
     runs: set = field(default_factory=set)
     devices: set = field(default_factory=set)
     rows: int = 0
+    extra_mem_mib: float | None = None
 
 
 def _device(row) -> str:
@@ -98,7 +101,9 @@ def _part(rows: pd.DataFrame) -> _Part:
     known = [x for x in (statistics.median(noise) if noise else None, spread) if x is not None]
     rel = max(known) if known else None
     errs = [float(v) for c in _ERRORS if c in rows for v in rows[c].dropna()]
-    return _Part("ok", mid, rel, max(errs) if errs else None, None, runs, devices, len(rows))
+    mem = [float(v) for v in rows["extra_mem_mib"].dropna()] if "extra_mem_mib" in rows else []
+    return _Part("ok", mid, rel, max(errs) if errs else None, None, runs, devices, len(rows),
+                 max(mem) if mem else None)
 
 
 def entry(backend: str, by_mode: dict[str, pd.DataFrame], workload_modes: tuple[str, ...]) -> Entry | None:
@@ -122,6 +127,8 @@ def entry(backend: str, by_mode: dict[str, pd.DataFrame], workload_modes: tuple[
     e.rel_noise = max(noises) if noises else None
     errs = [p.max_err for p in parts if p.max_err is not None]
     e.max_err = max(errs) if errs else None
+    mems = [p.extra_mem_mib for p in parts if p.extra_mem_mib is not None]
+    e.extra_mem_mib = max(mems) if mems else None
     return e
 
 

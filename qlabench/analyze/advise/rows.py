@@ -56,6 +56,9 @@ def problem_rows(df: pd.DataFrame, q: Question, case: Case, modes: tuple[str, ..
             & (df["dtype"] == q.dtype) & df["mode"].isin(modes) & (df["gate"] == "flashqla"))
     if "cp_world_size" in df:
         mask &= df["cp_world_size"].isna()
+    # a row held to an SM budget answers only a question at that budget, and never one about the whole GPU
+    budget = df["sm_budget"] if "sm_budget" in df else pd.Series(None, index=df.index, dtype=float)
+    mask &= budget.isna() if q.sm_budget is None else budget.eq(q.sm_budget)
     out = df[mask]
     return effective_gate(out[_same_sequences(out, case)])
 

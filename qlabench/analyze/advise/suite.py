@@ -53,6 +53,8 @@ def missing_suite(q: Question, missing: dict[Case, list[str]]) -> str:
         if i == 0:
             table |= {"heads": [{"model": q.model, "tp": q.tp}], "K": q.head_dim, "V": q.head_dim, "dtype": q.dtype,
                       "gate": "flashqla", "initial_state": True}
+            if q.sm_budget is not None:
+                table["sm_budget"] = q.sm_budget
             if q.gate.name != "published":
                 table |= {"gate_zero_frac": float(q.gate.zero_frac), "gate_scale": float(q.gate.scale)}
             doc["sweep"] = table

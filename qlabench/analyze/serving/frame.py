@@ -109,6 +109,8 @@ def serving_frame(df: pd.DataFrame) -> pd.DataFrame:
     if df.empty or "mode" not in df.columns:
         return pd.DataFrame()
     d = df[df["mode"].isin(SERVING_MODES)].copy()
+    if "sm_budget" in d.columns:  # the whole GPU's steps: a step held to a share of the SMs is the SM-budget page's
+        d = d[d["sm_budget"].isna()]
     if d.empty:
         return pd.DataFrame()
     for c in SERVING_COLUMNS + ("model", "tp", "extra_json", "gate_zero_frac", "gate_scale", "reason",

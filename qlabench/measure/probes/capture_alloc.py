@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import torch
 
-from qlabench.measure.timing.cuda import warm_on_side_stream
+from qlabench.measure.timing.cuda import graph_capture, warm_on_side_stream
 
 _KEYS = {"allocs": "allocation.all.allocated", "alloc_bytes": "allocated_bytes.all.allocated",
          "segments": "segment.all.allocated", "reserved_bytes": "reserved_bytes.all.current"}
@@ -55,7 +55,7 @@ def capture_allocations(fn: Callable[[], object], calls: int = 2) -> dict:
     warm_on_side_stream(fn)
     graph = torch.cuda.CUDAGraph()
     ptrs = []
-    with torch.cuda.graph(graph):
+    with graph_capture(graph):
         # read inside the capture: entering it empties torch's cache, which a reading before would count
         before = _stats()
         for _ in range(calls):

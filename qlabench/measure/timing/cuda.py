@@ -6,6 +6,8 @@
   vanish, which is what FlashQLA's table reports (tilelang's do_bench with backend="cudagraph").
 With `l2_flush`, a buffer larger than L2 is overwritten before every sample so inputs are not served
 from L2 left warm by the previous call (for graphs: before each replay, as FlashQLA's timing does).
+Under an SM budget (measure/sm_budget.py) every call, the warm-up and the capture run on the budget's green
+context stream, and graphs are replayed there: the current stream inside `held_to`.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from collections.abc import Callable
 import torch
 
 from qlabench.core.spec import TimingSpec
+from qlabench.measure.sm_budget import active_stream
 from qlabench.measure.timing.base import Measurement, preheat, preheat_details
 from qlabench.measure.timing.stopping import StopRule
 
@@ -27,13 +30,24 @@ BATCH = 10
 
 def warm_on_side_stream(fn) -> None:
     """One call of `fn` on a side stream, then a sync: the warm-up torch's CUDA-graph docs require before
-    a capture (every capture in qlabench goes through here)."""
+    a capture (every capture in qlabench goes through here). Under an SM budget the side stream is the
+    budget's own green stream (a side stream of the primary context would run on the whole GPU)."""
+    if active_stream() is not None:
+        fn()
+        torch.cuda.synchronize()
+        return
     s = torch.cuda.Stream()
     s.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(s):
         fn()
     torch.cuda.current_stream().wait_stream(s)
     torch.cuda.synchronize()
+
+def graph_capture(graph: torch.cuda.CUDAGraph):
+    """`torch.cuda.graph(graph)`, captured on the held SM budget's green stream when one is held (torch's own
+    side stream otherwise): every capture in qlabench goes through here."""
+    return torch.cuda.graph(graph, stream=active_stream())
+
 
 class L2Flusher:
     def __init__(self, enabled: bool):
@@ -119,7 +133,7 @@ class GraphTimer:
         graph = torch.cuda.CUDAGraph()
         warm_on_side_stream(fn)
         try:
-            with torch.cuda.graph(graph):
+            with graph_capture(graph):
                 for _ in range(n):
                     fn()
             torch.cuda.synchronize()

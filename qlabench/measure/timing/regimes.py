@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 import torch
 
 from qlabench.measure.probes.clock_trace import ClockTrace
-from qlabench.measure.timing.cuda import BATCH, EventsTimer, GraphTimer, L2Flusher, warm_on_side_stream
+from qlabench.measure.timing.cuda import (BATCH, EventsTimer, GraphTimer, L2Flusher, graph_capture,
+                                          warm_on_side_stream)
 from qlabench.measure.timing.stopping import StopRule
 
 
@@ -45,7 +46,7 @@ def capture(fn: Callable[[], object], n: int, before_each: Callable[[], None] | 
     """n calls of `fn` (each preceded by `before_each`, if given) in one CUDA graph, warmed up on a side stream."""
     warm_on_side_stream(fn)
     graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
+    with graph_capture(graph):
         for _ in range(n):
             if before_each is not None:
                 before_each()
