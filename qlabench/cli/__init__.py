@@ -3,7 +3,7 @@
     app.py        the Typer apps, the consoles, the error boundary (`command` registers behind it)
     options.py    options several commands share, declared once; checks of the paths commands write to
     run.py        run sweep
-    info.py       backends, suites
+    info.py       backends, models, suites
     plot.py       plot, plot-sm
     report.py     report (the FlashQLA study page; --serving: the decode/mtp page)
     show.py       show (the speedup table of stored results)
@@ -41,6 +41,7 @@ command(app, "warmup", warmup.warmup_cmd)
 command(app, "autotune-regret", autotune.autotune_regret_cmd)
 command(app, "_warm-group", warmup.warm_group_cmd, hidden=True)
 command(app, "backends", info.backends_cmd)
+command(app, "models", info.models_cmd)
 command(app, "suites", info.suites_cmd)
 command(app, "plot", plot.plot_cmd)
 command(app, "plot-sm", plot.plot_sm_cmd)

@@ -35,10 +35,10 @@ def ab_cmd(
     from qlabench.run.options import RunOptions
     from qlabench.workflows.ab import run_ab, variant
 
-    if output:
-        shared.writable_file(output)
-    shared.writable_folder(out)
     s = load_suite(suite)
+    if output:
+        shared.writable_file(output, inputs=[Path(s.path)])
+    shared.writable_folder(out)
     opt, parse = _options(threshold, alpha, min_samples, noise_factor=noise_factor)
     policy = parse(fail_on)
     quiet = fmt != "table"

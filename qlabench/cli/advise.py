@@ -41,8 +41,8 @@ def advise_cmd(
 
     if fmt not in FORMATS:
         raise ConfigError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
-    if suite_out is not None:  # before any work: never replace a file silently, never a results file
-        _check_suite_out(suite_out, force)
+    if suite_out is not None:  # before any work: never replace a file silently, never a results file or an input
+        _check_suite_out(suite_out, force, [*(results or ()), Path(gate)])
     q = make_question(model, tp, workload, seqlens, gate, current, sm_budget)
     ans = advise(q, results or (), **view_facts())  # core's table: no torch, no backend imported
     if suite_out is not None and ans.suite_toml:
@@ -56,28 +56,17 @@ def advise_cmd(
     _print(ans, suite_out)
 
 
-def _check_suite_out(path: Path, force: bool) -> None:
-    """Refuse a folder, an existing file without --force (as `merge --into` does), and a results file always."""
+def _check_suite_out(path: Path, force: bool, inputs: list[Path]) -> None:
+    """Refuse a folder, a results file, the catalog and an input always (the shared rule of every output), and
+    an existing file without --force (as `merge --into` does)."""
     from qlabench.cli.options import writable_file
     from qlabench.core.errors import ConfigError
 
     if path.is_dir():
         raise ConfigError(f"--suite-out {path} is a folder; give a file name ending in .toml")
-    if path.exists():
-        if _is_results_file(path):
-            raise ConfigError(f"--suite-out {path} is a results file; advise never writes over one")
-        if not force:
-            raise ConfigError(f"--suite-out {path} exists; pass --force to overwrite it, or choose another file")
-    writable_file(path, "--suite-out")
-
-
-def _is_results_file(path: Path) -> bool:
-    """A parquet file (by its magic bytes, whatever its name): what every qlabench result is stored as."""
-    try:
-        with open(path, "rb") as f:
-            return f.read(4) == b"PAR1"
-    except OSError:
-        return False
+    writable_file(path, "--suite-out", inputs=inputs)
+    if path.exists() and not force:
+        raise ConfigError(f"--suite-out {path} exists; pass --force to overwrite it, or choose another file")
 
 
 def _table(case) -> Table:

@@ -22,8 +22,7 @@ def cold_start_cmd(
     device: str = opt.DEVICE,
     report_only: bool = typer.Option(False, "--report-only", help="Measure nothing: rebuild cold-start.json and "
                                      "cold-start.md from the rows under --out/cold and --out/warm (give the suite, "
-                                     "--backends and --modes the run had: the points' order names their cache "
-                                     "folders)"),
+                                     "narrowed to at least the points the run had; their order does not matter)"),
 ):
     """First calls of every point in a fresh process, with empty kernel caches (cold) and with the caches
     the cold process left (warm): JIT compiles, autotuning and cache loads, per backend and point."""

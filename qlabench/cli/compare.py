@@ -86,7 +86,7 @@ def compare_cmd(
     from qlabench.analyze.compare import compare_paths
 
     if output:
-        shared.writable_file(output)
+        shared.writable_file(output, inputs=[base, head, *(history or ())])
     opt, parse = _options(threshold, alpha, min_samples, drift, method, noise_factor, host_floor)
     c = compare_paths([base], [head], opt, history=history or (), fail_on=parse(fail_on),
                       allow_env_mismatch=allow_env_mismatch)
@@ -120,9 +120,9 @@ def gate_cmd(
     from qlabench.store.baselines import DEFAULT_ROOT, baseline_path
     from qlabench.workflows.gate import run_gate
 
-    if output:
-        shared.writable_file(output)
     s = load_suite(suite)
+    if output:
+        shared.writable_file(output, inputs=[Path(s.path), baseline, *(history or ())])
     opt, parse = _options(threshold, alpha, min_samples, drift, method, noise_factor, host_floor)
     policy = parse(fail_on)
     dev = resolve_device(device or s.device)

@@ -1,4 +1,5 @@
-"""`qlabench backends` and `qlabench suites`: what this installation can run."""
+"""`qlabench backends`, `qlabench models` and `qlabench suites`: what this installation can run, and on which
+model shapes."""
 
 from __future__ import annotations
 
@@ -11,6 +12,14 @@ def backends_cmd():
     from qlabench.cli.listings import backends_table
 
     console.print(backends_table(REGISTRY.values(), width=console.width))
+
+
+def models_cmd():
+    """List the model catalogue: each model's GDN heads, and its heads on one GPU at every TP degree it allows."""
+    from qlabench.cli.listings import models_table
+    from qlabench.core.models import CATALOGUE
+
+    console.print(models_table(CATALOGUE, width=console.width))
 
 
 def suites_cmd():

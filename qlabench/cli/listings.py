@@ -90,6 +90,32 @@ def backends_table(backends: Iterable, width: int | None = None):
     return t if wide else Group(t, *notes)
 
 
+def models_table(models: Iterable, width: int | None = None):
+    """Each model (name, aliases, heads, head dim) and its heads on one GPU at each TP degree (h_qk/h_v; '-' where
+    the degree does not divide both). Below 120 columns (`width`) one line per model, never cut."""
+    from rich.console import Group
+    from rich.text import Text
+
+    models = list(models)
+    degrees = sorted({tp for m in models for tp in m.tp_degrees()})
+    if width is not None and width < 120:
+        lines = [Text.assemble((m.name, "bold"), f" ({', '.join(m.aliases) or 'no alias'}): K=V={m.head_dim}; ",
+                               "; ".join(f"TP{tp} {a}/{b}" for tp, (a, b) in m.heads_by_tp().items()))
+                 for m in models]
+        return Group(Text("qlabench models: GDN heads h_qk/h_v on one GPU at each TP degree", style="italic"),
+                     *lines)
+    t = Table(title="qlabench models: GDN heads h_qk/h_v on one GPU at each TP degree")
+    for c in ("model", "aliases", "K=V"):
+        t.add_column(c, overflow="fold")
+    for tp in degrees:
+        t.add_column(f"TP{tp}", justify="right", no_wrap=True)
+    for m in models:
+        by_tp = m.heads_by_tp()
+        t.add_row(escape(m.name), escape(", ".join(m.aliases)), str(m.head_dim),
+                  *(f"{by_tp[tp][0]}/{by_tp[tp][1]}" if tp in by_tp else "-" for tp in degrees))
+    return t
+
+
 def suites_table(entries: Iterable[tuple[str, int | None, str]]) -> Table:
     """(name, point count or None when invalid, description or the reason it is invalid) per suite."""
     t = Table(title="qlabench suites")

@@ -3,7 +3,9 @@
 A command takes the ones it needs as defaults of its parameters (`device: str = DEVICE`); where the
 default differs by command (the folder `--out` writes to), a small function makes the option. Paths a
 command writes to are checked before any work (`writable_folder`, `writable_file`): a read-only place,
-a file where a folder is wanted (or the reverse) or a symlink loop is one line and exit 2.
+a file where a folder is wanted (or the reverse) or a symlink loop is one line and exit 2; and a file output
+never replaces a results file, the results catalog or an input of the command (store/overwrite.py's rule,
+`--force` or not).
 """
 
 from __future__ import annotations
@@ -89,8 +91,12 @@ def writable_folder(path: Path, option: str = "--out") -> Path:
     return path
 
 
-def writable_file(path: Path, option: str = "--output") -> Path:
-    """`path` as a file this command can write; a one-line ConfigError otherwise (nothing is made)."""
+def writable_file(path: Path, option: str = "--output", inputs=(), writes: str = "text") -> Path:
+    """`path` as a file this command can write; a one-line ConfigError otherwise (nothing is made). `inputs`:
+    the files and folders the command reads; `writes`: "text", or the kind of parquet table it writes. A results
+    file, the catalog and an input are refused whatever other flag the command has (store/overwrite.py)."""
+    from qlabench.store.overwrite import overwrite_refusal
+
     path = Path(path)
     if path.is_dir():
         raise _refuse(option, path, "is a folder; give a file name")
@@ -103,4 +109,6 @@ def writable_file(path: Path, option: str = "--output") -> Path:
             open(path, "ab").close()
         except OSError as e:
             raise _refuse(option, path, f"cannot write the file: {e.strerror or e}") from None
+    if why := overwrite_refusal(path, inputs, writes):
+        raise _refuse(option, path, why)
     return path

@@ -105,7 +105,7 @@ def kernels_cmd(
     from qlabench.store.kernels import kernels_from_results, write_kernels
 
     if out is not None:
-        writable_file(out, "--out")
+        writable_file(out, "--out", inputs=results, writes="kernels")
     tables = kernels_from_results(read_results(results))
     if not tables:
         raise StoreError("no row in these results carries a kernel breakdown (GPU runs only)")

@@ -38,6 +38,11 @@ def selfbench_cmd(
     from qlabench.workflows.selfbench.session import SelfbenchRequest, run_selfbench
 
     if what == "regimes":
+        if timing or timers:  # it times each point under every timer and regime, with its own settings
+            from qlabench.core.errors import ConfigError
+
+            raise ConfigError("selfbench regimes times each point under every timer and every timing regime with "
+                              f"its own settings; {'--timing' if timing else '--timer'} does not apply to it")
         return _regimes(load_suite(suite), out, device, rep_ms, report_only, max_time)
     req = SelfbenchRequest(what=what, suite=load_suite(suite), out=out, runs=runs, cost_runs=cost_runs,
                            timers=tuple(timers or ()), device=device, check=False if no_check else None,

@@ -1,7 +1,8 @@
 """Model catalogue: the GDN head configurations of the Qwen3.5 family, as served at a TP degree.
 
 Head counts come from FlashQLA's benchmark table (qlabench/analyze/data/README.md); head dim is 128.
-Tensor parallelism splits both head counts, so a TP degree must divide both.
+Tensor parallelism splits both head counts, so a TP degree must divide both (`tp_degrees`; `qlabench models`
+lists each model's heads at each of them).
 """
 
 from __future__ import annotations
@@ -29,6 +30,14 @@ class ModelHeads:
             )
         return self.h_qk // tp, self.h_v // tp
 
+    def tp_degrees(self) -> tuple[int, ...]:
+        """Every TP degree this model's heads can be divided by: the divisors of both head counts, in order."""
+        return tuple(tp for tp in range(1, min(self.h_qk, self.h_v) + 1) if not self.h_qk % tp and not self.h_v % tp)
+
+    def heads_by_tp(self) -> dict[int, tuple[int, int]]:
+        """{tp: (h_qk, h_v) on one GPU} for every TP degree of `tp_degrees`."""
+        return {tp: self.at_tp(tp) for tp in self.tp_degrees()}
+
 
 CATALOGUE: tuple[ModelHeads, ...] = (
     ModelHeads("qwen3.5-397b", 16, 64, aliases=("397b",)),
@@ -51,5 +60,6 @@ def lookup(name: str) -> ModelHeads:
     key = name.strip().lower()
     if key not in _BY_NAME:
         known = ", ".join(m.name for m in CATALOGUE)
-        raise KeyError(f"unknown model {name!r}; known: {known}")
+        raise KeyError(f"unknown model {name!r}; known: {known} (`qlabench models` lists their heads at each TP "
+                       "degree)")
     return _BY_NAME[key]

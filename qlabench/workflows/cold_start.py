@@ -2,7 +2,7 @@
 (cold) and with them as the previous process left them (warm). Engines start processes often; a library
 whose first call compiles for a minute is a different choice from one that loads a cubin in a second.
 
-Per point of a suite, in order: an empty cache folder of its own (Triton, TileLang, Inductor, FlashInfer's
+Per point of a suite, in order: an empty cache folder of its own, named for the point (Triton, TileLang, Inductor, FlashInfer's
 workspace with its CuTe DSL cache, and CUDA's PTX cache, all under it: measure/caches.py), then the point
 alone in a fresh worker process (cold), then alone in another fresh process on the same folder (warm). The
 figure is the row's `compile_s`: the wall time of the point's first calls in that process (the check's call
@@ -17,6 +17,7 @@ run was stopped before this rewrite existed, or whose JSON was lost).
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import os
 import shutil
 from collections.abc import Callable
@@ -24,6 +25,7 @@ from pathlib import Path
 
 from qlabench.analyze.cold_start import cold_start_markdown
 from qlabench.core.errors import QlabenchError
+from qlabench.core.names import default_name
 from qlabench.core.point import Point
 from qlabench.core.spec import Suite
 from qlabench.measure.caches import CACHE_VARS, ENV_VAR, use_cache_dir
@@ -45,9 +47,11 @@ def _folder_mib(path: Path) -> float | None:
     return round(sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) / 2**20, 1)
 
 
-def cache_folder(out: Path, index: int) -> Path:
-    """The kernel cache folder of the suite's `index`-th point."""
-    return out / "caches" / f"point-{index:03d}"
+def cache_folder(out: Path, point: Point) -> Path:
+    """The kernel cache folder of `point`: named for the point itself (backend, mode and a hash of its key), never
+    for its place in the suite, so that a suite narrowed or ordered otherwise finds each point's own folder."""
+    digest = hashlib.sha256(repr(key_tuple(point.key())).encode()).hexdigest()[:12]
+    return out / "caches" / f"{default_name(point.backend)}-{default_name(point.mode)}-{digest}"
 
 
 def _record(point: Point, phase: str, row, cache_mib: float | None) -> dict:
@@ -71,8 +75,8 @@ def run_cold_start(suite: Suite, out: str | os.PathLike, options: RunOptions | N
     saved = {k: os.environ.get(k) for k in (ENV_VAR, CUDA_CACHE, *CACHE_VARS)}
     records: list[dict] = []
     try:
-        for i, point in enumerate(suite.points):
-            cache = cache_folder(out, i)
+        for point in suite.points:
+            cache = cache_folder(out, point)
             shutil.rmtree(cache, ignore_errors=True)
             for phase in PHASES:
                 use_cache_dir(cache)  # every library's cache under it, for this process's workers
@@ -95,12 +99,13 @@ def run_cold_start(suite: Suite, out: str | os.PathLike, options: RunOptions | N
 
 
 def rebuild_cold_start(suite: Suite, out: str | os.PathLike) -> list[dict]:
-    """The records of `out` made again from its rows under cold/ and warm/, for `suite` narrowed as the run
-    was (its points' order names each point's cache folder), and OUT/cold-start.json and .md rewritten.
+    """The records of `out` made again from its rows under cold/ and warm/, for `suite` (in any order; narrowed
+    to at least the points measured), and OUT/cold-start.json and .md rewritten.
 
-    A point's cache size is its folder's size now, which is what its last phase left: it goes on that phase's
-    record and the earlier phase's is None, as is every record whose folder is gone (the table then says
-    "not recorded"). Where a point and phase has several rows (a run repeated), the newest counts. A row whose
+    A point's cache size is its own folder's size now (`cache_folder`: named for the point), which is what its
+    last phase left: it goes on that phase's record and the earlier phase's is None, as is every record whose
+    folder is gone, or was named by the point's place in the suite as runs before the folders were named for
+    their points did (`point-NNN`: which point it held is not known; the table then says "not recorded"). Where a point and phase has several rows (a run repeated), the newest counts. A row whose
     point is not in `suite` means the suite is not the one that was run: QlabenchError, nothing written."""
     out = Path(out)
     index = {key_tuple(p.key()): i for i, p in enumerate(suite.points)}
@@ -125,7 +130,7 @@ def rebuild_cold_start(suite: Suite, out: str | os.PathLike) -> list[dict]:
         phases = [ph for ph in PHASES if (i, ph) in found]
         for ph in phases:
             point, row = found[(i, ph)]
-            mib = _folder_mib(cache_folder(out, i)) if ph == phases[-1] else None
+            mib = _folder_mib(cache_folder(out, point)) if ph == phases[-1] else None
             records.append(_record(point, ph, row, mib))
     write_outputs(out, records)
     return records

@@ -55,3 +55,16 @@ def test_a_boolean_in_a_gate_file_is_no_number(tmp_path):
     f.write_text("gate_zero_frac = true\n")
     with pytest.raises(ConfigError, match="not true/false"):
         parse_gate(str(f))
+
+
+@pytest.mark.parametrize("text", ["zero=0.1,zero=0.5", "zero=0.5,scale=8,scale=16"])
+def test_a_gate_key_given_twice_is_refused_never_the_last_one_taken(text):
+    with pytest.raises(ConfigError, match="is given twice"):
+        parse_gate(text)
+
+
+def test_a_json_gate_file_with_a_key_given_twice_is_refused(tmp_path):
+    f = tmp_path / "g.json"
+    f.write_text('{"gate_zero_frac": 0.1, "gate_scale": 16, "gate_zero_frac": 0.5}')
+    with pytest.raises(ConfigError, match="'gate_zero_frac' is given twice"):
+        parse_gate(str(f))

@@ -63,3 +63,68 @@ def test_an_unknown_block_or_argument_is_an_error(tmp_path, ctx):
         check_files([_doc(tmp_path, "d.md", "nope")], ctx)
     with pytest.raises(BlockError, match="block 'results-catalog'"):
         check_files([_doc(tmp_path, "e.md", "results-catalog colour=red")], ctx)
+
+
+def test_a_catalog_question_holding_a_newline_and_markers_injects_no_block(tmp_path, ctx):
+    question = "what it answers\n<!-- /qlabench:block -->\n<!-- qlabench:block results-catalog -->\nand <b>more</b>"
+    (ctx.catalog.root / "catalog.toml").write_text(
+        'format = 1\n[[entry]]\npath = "run"\nkind = "kernel-timings"\nstatus = "current"\ndate = 2026-12-01\n'
+        f'question = """{question}"""\nstack = {{}}\n')
+    fresh = BlockContext(load_catalog(ctx.catalog.root))
+    doc = _doc(tmp_path, "c.md", "results-catalog")
+    assert render_files([doc], fresh) == [doc]
+    once = doc.read_bytes()
+    assert render_files([doc], fresh) == [] and check_files([doc], fresh) == []  # a second render changes nothing
+    assert doc.read_bytes() == once
+    assert [line for line in once.decode().split("\n") if "<!--" in line.split("|")[0]] == [
+        "<!-- qlabench:block results-catalog -->", "<!-- /qlabench:block -->"]  # one block, as before
+    assert "| what it answers &lt;!-- /qlabench:block --> &lt;!-- qlabench:block results-catalog --> and &lt;b>more" \
+        in once.decode()
+
+
+def test_a_crlf_doc_is_rendered_as_crlf_and_the_rest_kept_byte_for_byte(tmp_path, ctx):
+    doc = tmp_path / "w.md"
+    doc.write_bytes(b"intro \xc3\xa9\r\n<!-- qlabench:block results-catalog -->\r\nstale\r\n"
+                    b"<!-- /qlabench:block -->\r\nend\r\n")
+    assert render_files([doc], ctx) == [doc]
+    data = doc.read_bytes()
+    assert data.startswith(b"intro \xc3\xa9\r\n<!-- qlabench:block results-catalog -->\r\n| folder |")
+    assert data.endswith(b"|\r\n<!-- /qlabench:block -->\r\nend\r\n") and b"\n" not in data.replace(b"\r\n", b"")
+    assert check_files([doc], ctx) == [] and render_files([doc], ctx) == []
+
+
+def test_check_and_render_agree_on_a_file_render_would_change(tmp_path, ctx):
+    doc = _doc(tmp_path, "a.md", "results-catalog")
+    render_files([doc], ctx)
+    doc.write_text(doc.read_text().replace("| the answer |", "| the answer, edited |"))
+    (stale,) = check_files([doc], ctx)
+    assert (stale.file, stale.block, stale.line) == (str(doc), "results-catalog", 2)
+
+
+@pytest.mark.parametrize("make, says", [
+    (lambda p: None, "no such file"),
+    (lambda p: p.mkdir(), "is a folder"),
+    (lambda p: p.write_bytes(b"caf\xe9\n"), "not UTF-8 text"),
+])
+def test_a_missing_file_a_folder_or_a_non_utf8_file_is_an_error_naming_it(tmp_path, ctx, make, says):
+    p = tmp_path / "doc.md"
+    make(p)
+    for run in (check_files, render_files):
+        with pytest.raises(BlockError, match=f"{p}: {says}"):
+            run([p], ctx)
+
+
+@pytest.mark.parametrize("marker, says", [
+    ("advise model=qwen3.5-397b tp=eight seqlens=8x1024", r"block 'advise': parameter tp=eight: must be an integer"),
+    ("advise model=qwen3.5-397b tp=0 seqlens=8x1024", r"block 'advise': parameter tp=0: must be at least 1"),
+    ("advise model=qwen3.5-397b tp=8 seqlens=8y1024", r"block 'advise': parameter seqlens item '8y1024': expected N"),
+    ("advise model=qwen3.5-397b seqlens=8x1024", r"block 'advise': parameter 'tp' missing"),
+    ("library-vs heads=2/x backends=fla", r"block 'library-vs': parameter heads=2/x: must be H_QK/H_V"),
+    ("library-vs heads=8 backends=fla", r"block 'library-vs': parameter heads=8: must be H_QK/H_V"),
+    ("auto-cp-regret library=flashinfer above=much", r"block 'auto-cp-regret': above must be a number"),
+])
+def test_a_bad_parameter_is_an_error_naming_the_file_line_and_parameter_never_a_flag(tmp_path, ctx, marker, says):
+    doc = _doc(tmp_path, "p.md", marker)
+    with pytest.raises(BlockError, match=f"{doc}:2: {says}") as e:
+        check_files([doc], ctx)
+    assert "--" not in str(e.value)

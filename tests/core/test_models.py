@@ -51,3 +51,21 @@ def test_tp_examples():
         models.lookup("27b").at_tp(3)  # divides 48 but not 16
     with pytest.raises(ValueError):
         models.lookup("2b").at_tp(0)
+
+
+def test_tp_degrees_are_the_divisors_of_both_head_counts():
+    assert models.lookup("27b").tp_degrees() == (1, 2, 4, 8, 16)  # 16/48: 3 divides 48 but not 16
+    assert models.lookup("sym32").tp_degrees() == (1, 2, 4, 8, 16, 32)
+    assert models.lookup("397b").heads_by_tp() == {1: (16, 64), 2: (8, 32), 4: (4, 16), 8: (2, 8), 16: (1, 4)}
+    for m in models.CATALOGUE:  # every degree listed is one at_tp accepts, and no other is
+        for tp in range(1, 65):
+            if tp in m.tp_degrees():
+                m.at_tp(tp)
+            else:
+                with pytest.raises(ValueError):
+                    m.at_tp(tp)
+
+
+def test_an_unknown_model_points_to_the_listing():
+    with pytest.raises(KeyError, match="qlabench models"):
+        models.lookup("qwen9")

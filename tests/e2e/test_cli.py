@@ -93,6 +93,24 @@ def test_backends_lists_the_registry():
     assert re.search(r"┃ cp\s+┃", result.stdout) and "fla-cp" in result.stdout
 
 
+@pytest.mark.parametrize("columns", [150, 80])
+def test_models_lists_each_model_with_its_heads_at_every_tp_degree(columns, monkeypatch):
+    from qlabench.core.models import CATALOGUE
+
+    monkeypatch.setenv("COLUMNS", str(columns))
+    result = invoke("models")
+    assert result.exit_code == 0, result.output
+    out = flat(result.stdout)
+    for m in CATALOGUE:
+        assert m.name in out
+        for tp, (h_qk, h_v) in m.heads_by_tp().items():
+            assert f"{h_qk}/{h_v}" in out
+    if columns >= 120:  # the table: a column per TP degree, '-' where a degree does not divide the heads
+        assert re.search(r"qwen3\.5-397b .* 16/64 .* 8/32 .* 4/16 .* 2/8 .* 1/4 .* - ", out)
+    else:  # a line per model, never cut
+        assert "qwen3.5-27b (27b): K=V=128; TP1 16/48; TP2 8/24; TP4 4/12; TP8 2/6; TP16 1/3" in out
+
+
 def test_suites_lists_the_bundled_suites():
     result = invoke("suites")
     assert result.exit_code == 0, result.output

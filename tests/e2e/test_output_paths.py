@@ -83,3 +83,58 @@ def test_a_bad_output_file_is_one_line_and_exit_2(cmd, kind, tmp_path, data_dir,
         bad.mkdir()
     args, opt = FILE_OUTS[cmd]
     _one_line_exit_2(_invoke(args + [opt], bad, data_dir, results, tmp_path), bad)
+
+
+# Every option that writes a file: its arguments before the option ({victim}: the file to be written over).
+OVERWRITES = {
+    "compare -o": ["compare", "{results}", "{results}", "-f", "markdown", "-o"],
+    "gate -o": ["gate", "--suite", "{tiny}", "--baseline", "{results}", "-o"],
+    "ab -o": ["ab", "current", "current", "--suite", "{tiny}", "--no-warmup", "--out", "{tmp}/ab", "-o"],
+    "kernels -o": ["kernels", "{results}", "-o"],
+    "advise --suite-out --force": ["advise", "{results}", "--model", "qwen3.5-27b", "--seqlens", "64", "--force",
+                                   "--suite-out"],
+}
+
+
+def _victim(kind, tmp_path, data_dir, results):
+    """The file an output would write over."""
+    import shutil
+
+    if kind == "results file":
+        return shutil.copy(results, tmp_path / "head.parquet")
+    if kind == "results file named .md":
+        return shutil.copy(results, tmp_path / "report.md")
+    (tmp_path / "results").mkdir()
+    return shutil.copy(data_dir.parents[1] / "results" / "catalog.toml", tmp_path / "results" / "catalog.toml")
+
+
+@pytest.mark.parametrize("cmd", OVERWRITES)
+@pytest.mark.parametrize("kind", ["results file", "results file named .md", "catalog"])
+def test_no_output_option_writes_over_a_results_file_or_the_catalog(cmd, kind, tmp_path, data_dir, results):
+    victim = _victim(kind, tmp_path, data_dir, results)
+    before = open(victim, "rb").read()
+    r = _invoke(OVERWRITES[cmd], victim, data_dir, results, tmp_path)
+    _one_line_exit_2(r, victim)
+    assert open(victim, "rb").read() == before
+
+
+@pytest.mark.parametrize("cmd, args", [
+    ("gate -o SUITE", ["gate", "--suite", "{victim}", "--baseline", "{results}", "-o"]),
+    ("ab -o SUITE", ["ab", "current", "current", "--suite", "{victim}", "--no-warmup", "--out", "{tmp}/ab", "-o"]),
+    ("compare --history H -o H", ["compare", "{results}", "{results}", "--history", "{victim}", "-o"]),
+    ("advise --gate G --suite-out G --force", ["advise", "{results}", "--model", "qwen3.5-27b", "--seqlens", "64",
+                                               "--gate", "{victim}", "--force", "--suite-out"]),
+])
+def test_no_output_option_writes_over_an_input_of_its_command(cmd, args, tmp_path, data_dir, results):
+    import shutil
+
+    victim = tmp_path / "input.toml"
+    if cmd.startswith("advise"):
+        victim.write_text("gate_zero_frac = 0.5\ngate_scale = 16\n")
+    else:
+        shutil.copy(data_dir / "tiny-cpu.toml", victim)
+    before = victim.read_bytes()
+    subst = {"tiny": str(data_dir / "tiny-cpu.toml"), "results": results, "tmp": str(tmp_path), "victim": str(victim)}
+    r = CliRunner().invoke(app, [a.format(**subst) for a in args] + [str(victim)])
+    _one_line_exit_2(r, victim)
+    assert "is an input of this command" in r.stderr and victim.read_bytes() == before

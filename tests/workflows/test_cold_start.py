@@ -8,6 +8,7 @@ import dataclasses
 import json
 import os
 import shutil
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -33,7 +34,8 @@ def test_each_point_runs_cold_then_warm_in_its_own_cache_folder(tmp_path, monkey
         ("naive-recurrent", "cold"), ("naive-recurrent", "warm"), ("naive-chunk", "cold"), ("naive-chunk", "warm")]
     assert all(r["status"] == "ok" and r["first_calls_s"] > 0 for r in records)
     assert os.environ[ENV_VAR] == str(tmp_path / "mine")  # the caller's cache folder is given back
-    assert (tmp_path / "out" / "caches" / "point-000" / "triton").is_dir()
+    suite = parse_suite(SUITE, "cold-tiny.toml")
+    assert (workflow.cache_folder(tmp_path / "out", suite.points[0]) / "triton").is_dir()
     assert {len(list((tmp_path / "out" / ph).rglob("*.parquet"))) for ph in ("cold", "warm")} == {2}
     assert read_records(tmp_path / "out") == json.loads((tmp_path / "out" / "cold-start.json").read_text())
 
@@ -86,7 +88,7 @@ def test_report_only_rebuilds_the_records_from_the_rows_under_cold_and_warm(tmp_
     measured = run_cold_start(suite, out)
     (out / "cold-start.json").unlink()
     (out / "cold-start.md").unlink()
-    shutil.rmtree(out / "caches" / "point-001")  # a cache folder not kept (never committed)
+    shutil.rmtree(workflow.cache_folder(out, suite.points[1]))  # a cache folder not kept (never committed)
     r = CliRunner().invoke(app, ["cold-start", "--suite", str(_suite_file(tmp_path)), "--out", str(out),
                                  "--report-only"])
     assert r.exit_code == 0, r.output
@@ -117,3 +119,35 @@ def _suite_file(tmp_path):
                  'modes = ["fwd"]\nseqlen = [64]\nheads = [{ h_qk = 1, h_v = 1 }]\nK = 16\nV = 16\n'
                  'dtype = "float32"\n[timing]\ntimer = "wall"\nwarmup = 0\nmin_samples = 2\nmax_samples = 2\n')
     return f
+
+
+def test_report_only_gives_each_cache_size_to_its_own_point_whatever_the_order(tmp_path, monkeypatch):
+    real = workflow.run_sweep
+
+    def chunk_leaves_3_mib(suite, out, options):  # in the cache folder it was given, wherever that is
+        res = real(suite, out, options)
+        if suite.points[0].backend == "naive-chunk":
+            (Path(os.environ[ENV_VAR]) / "padding").write_bytes(b"\0" * (3 << 20))
+        return res
+
+    monkeypatch.setattr(workflow, "run_sweep", chunk_leaves_3_mib)
+    out = tmp_path / "out"
+    measured = run_cold_start(parse_suite(SUITE, "cold-tiny.toml"), out)
+    reordered = _suite_file(tmp_path)  # the same suite, its backends listed the other way round
+    reordered.write_text(reordered.read_text().replace('["naive-recurrent", "naive-chunk"]',
+                                                       '["naive-chunk", "naive-recurrent"]'))
+    r = CliRunner().invoke(app, ["cold-start", "--suite", str(reordered), "--out", str(out), "--report-only"])
+    assert r.exit_code == 0, r.output
+    warm = {x["backend"]: x["cache_mib"] for x in read_records(out) if x["phase"] == "warm"}
+    assert warm["naive-chunk"] >= 3 > warm["naive-recurrent"]
+    assert warm["naive-recurrent"] == next(x["cache_mib"] for x in measured
+                                           if x["backend"] == "naive-recurrent" and x["phase"] == "warm")
+
+
+def test_a_cache_folder_named_by_a_place_in_the_suite_is_not_given_to_any_point(tmp_path):
+    suite = parse_suite(SUITE, "cold-tiny.toml")
+    out = tmp_path / "out"
+    run_cold_start(suite, out)
+    for i, p in enumerate(suite.points):  # as runs before the folders were named for their points left them
+        workflow.cache_folder(out, p).rename(out / "caches" / f"point-{i:03d}")
+    assert [x["cache_mib"] for x in rebuild_cold_start(suite, out)] == [None] * 4

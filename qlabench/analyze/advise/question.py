@@ -122,13 +122,16 @@ def parse_gate(text: str | None) -> GateRegime:
         values = {}
         for part in text.split(","):
             k, _, v = part.partition("=")
+            if k.strip() in values:  # zero=0.1,zero=0.5: which one was meant is not ours to guess
+                raise ConfigError(f"--gate {text!r}: {k.strip()!r} is given twice")
             values[k.strip()] = v.strip()
         return _regime(text, values.get("zero"), values.get("scale"), set(values) - {"zero", "scale"})
     path = Path(text)
     if not path.is_file():
         raise ConfigError(f"--gate {text!r}: expected published, none, zero=F[,scale=S] or a TOML/JSON file")
     try:
-        data = json.loads(path.read_text()) if path.suffix == ".json" else tomllib.loads(path.read_text())
+        data = (json.loads(path.read_text(), object_pairs_hook=_unique_keys) if path.suffix == ".json"
+                else tomllib.loads(path.read_text()))  # TOML refuses a repeated key itself
     except (OSError, ValueError) as e:
         raise ConfigError(f"--gate {text}: cannot read it: {e}") from None
     if not isinstance(data, dict):  # JSON may hold a list, a number, a string or null
@@ -136,6 +139,14 @@ def parse_gate(text: str | None) -> GateRegime:
                           f"not {type(data).__name__}")
     return _regime(path.stem, data.get("gate_zero_frac"), data.get("gate_scale"),
                    set(data) - {"gate_zero_frac", "gate_scale"})
+
+
+def _unique_keys(pairs: list) -> dict:
+    """A JSON object whose keys are each given once (json keeps the last of a repeated key in silence)."""
+    keys = [k for k, _ in pairs]
+    if twice := sorted({k for k in keys if keys.count(k) > 1}):
+        raise ValueError(f"key {', '.join(map(repr, twice))} is given twice")
+    return dict(pairs)
 
 
 def _regime(name: str, zero, scale, unknown: set) -> GateRegime:

@@ -6,7 +6,8 @@ A block sits between markers in a markdown file:
     ...what `qlabench docs render` writes...
     <!-- /qlabench:block -->
 
-    markers.py   finding and replacing blocks in a text (pure)
+    markers.py   finding and replacing blocks in a text (pure; the marker rules: code fences, line endings)
+    params.py    a block's KEY=VALUE parameters: their checks and the wording of their errors
     context.py   what a block reads: the catalog, the current rows, the study, the backends' calls (loaded once)
     registry.py  BLOCKS: block name -> the function that renders it (advice.py, flashinfer.py, study.py,
                  catalog.py hold them)

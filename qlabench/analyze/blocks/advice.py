@@ -12,10 +12,11 @@ from __future__ import annotations
 from qlabench.analyze.advise.answer import answer_case
 from qlabench.analyze.advise.question import make_question
 from qlabench.analyze.blocks.context import BlockContext
+from qlabench.analyze.blocks.params import int_param
 
 
 def advise_block(ctx: BlockContext, model: str, tp: str, seqlens: str, current: str = "fla") -> str:
-    q = make_question(model, int(tp), "prefill", seqlens, None, current)
+    q = make_question(model, int_param("tp", tp), "prefill", seqlens, None, current)
     cases = [answer_case(ctx.rows, q, c, ctx.calls, ctx.autotuning, ctx.size_dependent) for c in q.cases]
     runs = sorted({r for c in cases for e in c.entries for r in e.runs})
     tag = {r: chr(ord("A") + i) for i, r in enumerate(runs)}

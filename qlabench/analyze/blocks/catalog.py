@@ -9,7 +9,19 @@ from qlabench.analyze.blocks.context import BlockContext
 
 
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|")
+    """`text` as one table cell: on one line (a newline would end the row, and a line of its own could read as a
+    block marker), `|` escaped, and `<` as an entity so that no field opens an HTML comment or tag."""
+    return _flat(text).replace("<", "&lt;")
+
+
+def _flat(text: str) -> str:
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def _code(text: str) -> str:
+    """`text` as a code span in a cell (its text is no HTML there); plain, escaped, where a backtick would end the
+    span early."""
+    return _cell(text) if "`" in str(text) else f"`{_flat(text)}`"
 
 
 def results_catalog_block(ctx: BlockContext) -> str:
@@ -17,12 +29,12 @@ def results_catalog_block(ctx: BlockContext) -> str:
              "|---|---|---|---|---|---|---|"]
     for e in sorted(ctx.catalog.entries, key=lambda e: (e.path.split("/")[0], e.path)):
         top, _, rest = e.path.partition("/")
-        status = e.status
+        status = _cell(e.status)
         if e.backends:
-            status += f" for {', '.join(e.backends)}"
+            status += f" for {_cell(', '.join(e.backends))}"
         if e.superseded_by:
-            now = ctx.catalog.successor(ctx.catalog.get(e.superseded_by)).path
-            status += f" (other backends now: `{now}`)" if e.is_current else f" (now: `{now}`)"
-        lines.append(f"| `{top}/` | {f'`{rest}`' if rest else '(all)'} | {status} | {e.date} | {_cell(e.question)} | "
-                     f"{e.stack_label or '-'} | {f'`{e.doc}`' if e.doc else '-'} |")
+            now = _code(ctx.catalog.successor(ctx.catalog.get(e.superseded_by)).path)
+            status += f" (other backends now: {now})" if e.is_current else f" (now: {now})"
+        lines.append(f"| {_code(top + '/')} | {_code(rest) if rest else '(all)'} | {status} | {e.date} | "
+                     f"{_cell(e.question)} | {_cell(e.stack_label) or '-'} | {_code(e.doc) if e.doc else '-'} |")
     return "\n".join(lines)

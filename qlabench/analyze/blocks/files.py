@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from qlabench.analyze.blocks.context import BlockContext
-from qlabench.analyze.blocks.markers import find_blocks, replace_blocks
+from qlabench.analyze.blocks.markers import Block, BlockError, render_blocks
 from qlabench.analyze.blocks.registry import render_block
 
 DOC_FILES = ("README.md", "docs/*.md", "results/README.md")
@@ -34,31 +34,44 @@ def doc_files(root: Path) -> list[Path]:
     return sorted({f for pattern in DOC_FILES for f in root.glob(pattern) if f.is_file()})
 
 
-def _rendered(path: Path, ctx: BlockContext) -> tuple[str, str]:
-    text = path.read_text()
-    return text, replace_blocks(text, lambda b: render_block(b, ctx, str(path)), str(path))
+def read_doc(path: Path) -> str:
+    """A markdown file's text, exactly as stored (no newline translation); a BlockError naming the file when
+    it is missing, a folder, unreadable or not UTF-8."""
+    path = Path(path)
+    if path.is_dir():
+        raise BlockError(f"{path}: is a folder; give markdown files")
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise BlockError(f"{path}: no such file") from None
+    except OSError as e:
+        raise BlockError(f"{path}: cannot read it: {e.strerror or e}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise BlockError(f"{path}: not UTF-8 text (byte {e.start}: {e.reason}); the blocks are only read from "
+                         "UTF-8 markdown") from None
+
+
+def _rendered(path: Path, ctx: BlockContext) -> tuple[str, list[Block]]:
+    text = read_doc(path)
+    return render_blocks(text, lambda b: render_block(b, ctx, str(path)), str(path))
 
 
 def render_files(paths: Iterable[Path], ctx: BlockContext) -> list[Path]:
-    """Rewrite every block of `paths` from the data; the files that changed."""
-    changed = []
-    for p in paths:
-        old, new = _rendered(p, ctx)
-        if new != old:
-            p.write_text(new)
-            changed.append(p)
-    return changed
+    """Rewrite every block of `paths` from the data; the files that changed. Every file is rendered before
+    any is written, so an error in one leaves all of them as they were."""
+    rendered = [(Path(p), *_rendered(p, ctx)) for p in paths]
+    for p, new, changed in rendered:
+        if changed:
+            try:
+                p.write_bytes(new.encode("utf-8"))  # bytes: the file's own line endings, untranslated
+            except OSError as e:
+                raise BlockError(f"{p}: cannot write it: {e.strerror or e}") from None
+    return [p for p, _, changed in rendered if changed]
 
 
 def check_files(paths: Iterable[Path], ctx: BlockContext) -> list[Stale]:
-    """The blocks whose committed body differs from what the data gives (nothing is written)."""
-    stale = []
-    for p in paths:
-        old, new = _rendered(p, ctx)
-        if new == old:
-            continue
-        before, after = find_blocks(old, str(p)), find_blocks(new, str(p))
-        for b, a in zip(before, after):
-            if b.body != a.body:
-                stale.append(Stale(str(p), b.name, b.start + 1))
-    return stale
+    """The blocks whose committed body differs from what the data gives (nothing is written): exactly the
+    blocks `render_files` would rewrite."""
+    return [Stale(str(p), b.name, b.start + 1) for p in paths for b in _rendered(p, ctx)[1]]

@@ -16,6 +16,7 @@ import math
 import pandas as pd
 
 from qlabench.analyze.blocks.context import BlockContext
+from qlabench.analyze.blocks.params import heads_param
 from qlabench.core.errors import ConfigError
 
 TIE_FLOOR = 0.02  # two times closer than this are not told apart (as advise's ties)
@@ -103,7 +104,7 @@ def flashinfer_cp_block(ctx: BlockContext) -> str:
 
 
 def library_vs_block(ctx: BlockContext, heads: str, backends: str) -> str:
-    h = tuple(int(x) for x in heads.split("/"))
+    h = heads_param("heads", heads)
     names = tuple(backends.split(","))
     d = one_run(ctx.rows, names, h)
     d = d.assign(_lens=d["seqlens"].map(_lens))

@@ -7,7 +7,7 @@ import dataclasses
 from collections.abc import Sequence
 
 from qlabench.core.errors import QlabenchError
-from qlabench.core.spec import Suite, TimingSpec
+from qlabench.core.spec import Suite, TimingSpec, timing_problems
 
 FLASHQLA_WARMUP_MS, FLASHQLA_REP_MS, FLASHQLA_REPLAYS = 10.0, 100.0, 10
 
@@ -54,11 +54,20 @@ def parse_timing_overrides(items: Sequence[str]) -> dict:
 
 
 def with_timing(suite: Suite, profile: str = "suite", overrides: dict | None = None) -> Suite:
-    """The suite with a timing profile and then explicit overrides applied to its TimingSpec."""
+    """The suite with a timing profile and then explicit overrides applied to its TimingSpec, validated as a
+    suite's [timing] is (an override is no way around the suite's rules)."""
     if profile not in TIMING_PROFILES:
         raise SelfbenchError(f"unknown timing profile {profile!r} (known: {', '.join(TIMING_PROFILES)})")
     changes = {**TIMING_PROFILES[profile], **(overrides or {})}
-    return dataclasses.replace(suite, timing=dataclasses.replace(suite.timing, **changes)) if changes else suite
+    if not changes:
+        return suite
+    timing = dataclasses.replace(suite.timing, **changes)
+    for key, problem in timing_problems(timing):
+        given = " ".join(f"--timing {k}={v}" for k, v in (overrides or {}).items())
+        raise SelfbenchError(f"{given or 'timing profile ' + profile} (on {suite.path}'s [timing]"
+                             f"{', timing profile ' + profile if profile != 'suite' and given else ''}): "
+                             f"{key}: {problem}")
+    return dataclasses.replace(suite, timing=timing)
 
 
 def default_timers(device: str) -> tuple[str, ...]:

@@ -48,6 +48,8 @@ def pct(v) -> str:
 
 
 def render_precision(table: pd.DataFrame, runs_wanted: int) -> str:
+    if table.empty:  # no run completed yet (a --max-time that ran out before the first)
+        return f"No completed run to report on yet (of {runs_wanted} fresh-process runs per timer asked for).\n"
     t = table.rename(columns={"median_of_medians_ms": "median ms", "range_rel": "(max-min)/median",
                               "cv": "stdev/mean"})
     t = t[["timer", "point", "runs_ok", "median ms", "min_ms", "max_ms", "(max-min)/median", "stdev/mean",

@@ -16,7 +16,8 @@ from pathlib import Path
 
 from qlabench.core.spec import Suite
 from qlabench.workflows.selfbench.agreement import agreement_unavailable, run_agreement
-from qlabench.workflows.selfbench.common import FLASHQLA_REPLAYS, SelfbenchError, default_timers, load_average
+from qlabench.workflows.selfbench.common import (FLASHQLA_REPLAYS, SelfbenchError, default_timers, load_average,
+                                                 with_timing)
 from qlabench.workflows.selfbench.cost import cost_table
 from qlabench.workflows.selfbench.precision import precision_table
 from qlabench.workflows.selfbench.report import (measured_where, render_agreement, render_cost, render_precision,
@@ -24,6 +25,7 @@ from qlabench.workflows.selfbench.report import (measured_where, render_agreemen
 from qlabench.workflows.selfbench.runs import all_completed_runs, medians_frame, run_repeats
 
 WHATS = ("precision", "cost", "agreement", "all")
+KINDS = (*WHATS, "regimes")  # every `qlabench selfbench` kind: regimes is its own request (regimes.py)
 
 
 # do_bench_cudagraph's rep: 10 s makes 100 s of sampling per point (FLASHQLA_REPLAYS graphs of it); FlashQLA uses 100 ms.
@@ -51,7 +53,9 @@ class SelfbenchRequest:
 
     def __post_init__(self) -> None:
         if self.what not in WHATS:
-            raise SelfbenchError(f"unknown selfbench {self.what!r}: expected one of {', '.join(WHATS)}")
+            raise SelfbenchError(f"unknown selfbench {self.what!r}: expected one of {', '.join(KINDS)}")
+        for profile in ("suite", "flashqla") if self.what in ("cost", "all") else ("suite",):
+            with_timing(self.suite, profile, self.overrides)  # before any run: each run applies them so
         if isinstance(self.rep_ms, bool) or not 0 < self.rep_ms <= MAX_REP_MS:  # NaN fails both comparisons
             raise SelfbenchError(f"--rep-ms must be a number of milliseconds in (0, {MAX_REP_MS:g}] (do_bench "
                                  f"replays a graph of that length {FLASHQLA_REPLAYS} times per point), got {self.rep_ms}")
