@@ -119,25 +119,18 @@ def save(key: TuningKey, entries: list, root: str | os.PathLike | None = None) -
     return stored
 
 
-def clear(root: str | os.PathLike | None = None) -> int:
-    """Forget every stored tuning under the cache root; returns how many files were removed."""
-    removed = 0
-    for path in store_folder(root).glob("*.json"):
-        path.unlink(missing_ok=True)
-        removed += 1
-    return removed
-
-
 @contextmanager
-def tuned_from_store(key: TuningKey, prefixes: tuple[str, ...],
+def tuned_from_store(key: TuningKey, prefixes: tuple[str, ...], reuse: bool = True,
                      root: str | os.PathLike | None = None) -> Iterator[dict]:
-    """Around a point's first call, with its autotuners reset (probes/autotune.retune): install the stored
-    choices of `key` before it, and after it keep what it tuned. Yields the row's details, filled on exit:
+    """Around a point's first call, with its autotuners reset (probes/autotune.retune): with `reuse`, install
+    the stored choices of `key` before it; after it, keep what it tuned as `key`'s. Yields the row's details,
+    filled on exit:
 
     `autotune_tuned_for`: "point-cached" when choices were installed and the call tuned nothing (every choice
-    it used came from the store), else "point"; `autotune_store`: the stored tuning's id and saved_at, with `installed` (choices put in)
-    and `saved` (choices kept after tuning), and `notes` on what did not fit (that kernel tuned instead)."""
-    stored, why = load(key, root)
+    it used came from the store), else "point"; `autotune_store`: the stored tuning's `id` and `saved_at`,
+    `installed` (choices put in), `saved` (choices kept after tuning), and `notes` on what did not fit (an
+    unreadable or stale entry, a kernel whose stored choice it no longer offers: that kernel tuned instead)."""
+    stored, why = load(key, root) if reuse else (None, "")
     installed, notes = install_saved(stored.entries, prefixes) if stored else (0, [])
     notes = ([why] if why else []) + notes
     details = {"autotune_tuned_for": "point"}
@@ -167,18 +160,19 @@ def point_tuning(prefixes: tuple[str, ...], mode: str, key: Callable[[], TuningK
     """Around a point's first call, for a backend whose library autotunes in the modules under `prefixes`
     (none: nothing is done or said), as `[run] autotune` = `mode` asks (core/spec_limits.AUTOTUNE_MODES):
 
-    "point-cached": forget every choice (probes/autotune.retune), then install the point's stored ones
-    (`tuned_from_store`; `key` is called only then); "point": forget every choice, so that the call tunes for
-    the point, and leave the store alone; "process": the library's own choices. Yields the row's details,
-    set before the call (`autotuners_reset`, `autotune_tuned_for`) and completed after it."""
+    "point-cached": forget every choice (probes/autotune.retune), install the point's stored ones, and keep
+    what the call still tuned (`tuned_from_store`); "point": forget every choice, so that the call tunes for
+    the point, and keep its tunings in place of the stored ones (a re-tune that later runs reuse);
+    "process": the library's own choices, the store left alone. Yields the row's details, set before the
+    call (`autotuners_reset`, `autotune_tuned_for`) and completed after it; `key` is called only for a store."""
     details: dict = {}
     if prefixes and mode != "process":
         details["autotuners_reset"] = retune(prefixes)
     if prefixes:
         details["autotune_tuned_for"] = "point" if mode == "point-cached" else mode
-    if not prefixes or mode != "point-cached":
+    if not prefixes or mode == "process":
         yield details
         return
-    with tuned_from_store(key(), prefixes, root) as tuned:
+    with tuned_from_store(key(), prefixes, reuse=mode == "point-cached", root=root) as tuned:
         yield details
     details.update(tuned)

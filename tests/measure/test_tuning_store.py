@@ -35,7 +35,7 @@ def _fresh(monkeypatch):
 
 
 def _first_call(tuner, key, root, length=512, mode="point-cached"):
-    with ts.point_tuning(MODS, mode, lambda: key, root) as details:
+    with ts.point_tuning(MODS, mode, lambda: key, root=root) as details:
         got = tuner.run(8, length)
     return details, got
 
@@ -136,18 +136,25 @@ def test_installing_needs_the_librarys_own_config_and_leaves_the_tuner_alone_whe
     assert installed == 0 and "malformed" in notes[0]
 
 
-def test_point_mode_tunes_every_time_and_leaves_the_store_alone(monkeypatch, tmp_path):
+def test_point_mode_tunes_every_time_and_its_tuning_replaces_the_stored_one(monkeypatch, tmp_path):
     _first_call(_fresh(monkeypatch), _key(), tmp_path)
-    before = (tmp_path / "autotune" / f"{_key().id}.json").read_text()
+    path = tmp_path / "autotune" / f"{_key().id}.json"
+    path.write_text(path.read_text().replace('"BLOCK": 512', '"BLOCK": 256'))  # a tuning since found wanting
     tuner = _fresh(monkeypatch)
-    details, _ = _first_call(tuner, _key(), tmp_path, mode="point")
-    assert details == {"autotuners_reset": 1, "autotune_tuned_for": "point"} and tuner.tunings == 1
+    details, got = _first_call(tuner, _key(), tmp_path, mode="point")
+    assert (got, tuner.tunings, details["autotune_tuned_for"]) == (512, 1, "point")
+    assert details["autotune_store"]["installed"] == 0 and details["autotune_store"]["saved"] == 1
+    tuner = _fresh(monkeypatch)
+    details, got = _first_call(tuner, _key(), tmp_path)
+    assert (got, tuner.tunings, details["autotune_tuned_for"]) == (512, 0, "point-cached")  # the re-tune's
+
+
+def test_process_mode_keeps_the_librarys_choice_and_leaves_the_store_alone(monkeypatch, tmp_path):
     tuner = _fresh(monkeypatch)
     tuner.run(8, 64)
     details, got = _first_call(tuner, _key(), tmp_path, mode="process")
-    assert details == {"autotune_tuned_for": "process"} and got == 64  # the library's own choice
-    assert (tmp_path / "autotune" / f"{_key().id}.json").read_text() == before
-    assert ts.clear(tmp_path) == 1 and ts.load(_key(), tmp_path) == (None, "")
+    assert details == {"autotune_tuned_for": "process"} and got == 64
+    assert not (tmp_path / "autotune").exists()
 
 
 def _write_many(root, writer: int) -> None:
