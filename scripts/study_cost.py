@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import json
 import sys
 
 import pandas as pd
@@ -40,6 +41,17 @@ def phase(rows: pd.DataFrame, name: str) -> pd.Series:
     return rows["phases_s"].map(lambda p: dict(p or ()).get(name, 0.0))
 
 
+def tuned_for(rows: pd.DataFrame) -> str:
+    """'point 53', 'point-cached 50, point 3': where the rows' autotune choices came from (docs/METRICS.md)."""
+    def one(raw):
+        try:
+            return json.loads(raw).get("autotune_tuned_for") if isinstance(raw, str) and raw else None
+        except ValueError:
+            return None
+    counts = collections.Counter(v for v in rows["extra_json"].map(one) if v)
+    return ", ".join(f"{k} {n}" for k, n in counts.most_common())
+
+
 def per_backend(rows: pd.DataFrame) -> pd.DataFrame:
     out = []
     for (run, backend), g in rows.groupby(["run_id", "backend"], sort=True):
@@ -54,6 +66,7 @@ def per_backend(rows: pd.DataFrame) -> pd.DataFrame:
             "sampling (median s)": g["sampling_s"].median(),
             "in point (mean s)": in_point_s(g).mean(),
             "in points (sum s)": in_point_s(g).sum(),
+            "tuned for": tuned_for(g),
         })
     return pd.DataFrame(out)
 
@@ -104,6 +117,9 @@ def main() -> int:
     rows = rows[rows["status"] == "ok"]
     costs = per_backend(rows)
     print(f"## Per backend and run ({a.results}, ok rows)\n\n{md(costs)}\n")
+    by_run = rows.assign(s=in_point_s(rows)).groupby("run_id")["s"].agg(["count", "sum"])
+    print("in points per run: " + "; ".join(f"{r[-6:]} {int(c)} points {t:.1f} s" for r, (c, t) in by_run.iterrows())
+          + "\n")
     size, groups = suite_size(a.suite)
     print(f"## Suite {a.suite}: {int(size['points'].sum())} points, {groups} warm-up groups "
           f"(head configuration x dims x dtype x mode x backend)\n\n{md(size)}\n")
