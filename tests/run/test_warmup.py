@@ -40,6 +40,7 @@ def test_a_groups_process_reports_each_point_as_it_is_warmed(data_dir):
 def test_a_point_line_reads_back_and_other_output_is_not_one():
     from qlabench.run.warmup import parse_point_line, point_line
 
-    assert parse_point_line(point_line(12, "error: RuntimeError: boom: x") + "\n") == (12, "error: RuntimeError: boom: x")
+    status = "error: RuntimeError: boom: x"
+    assert parse_point_line(point_line(12, status) + "\n") == (12, status)
     assert parse_point_line("ptxas info: 0 bytes spill stores\n") is None
     assert parse_point_line("qlabench-warmed x ok") is None

@@ -19,7 +19,8 @@ from qlabench.core.spec_limits import TUNED_FOR_POINT
 
 
 def tuned_for(row) -> str | None:
-    """"point", "point-cached", "process", or None when a row that autotuned did not record which (made before it was)."""
+    """"point", "point-cached", "process", or None when a row that autotuned did not record which (made before
+    it was)."""
     raw = row.get("extra_json")
     if not isinstance(raw, str) or not raw:
         return None
