@@ -102,3 +102,17 @@ def test_a_second_run_of_a_point_installs_its_stored_tuning_and_says_where_it_ca
 
 def test_the_default_keeps_tunings_in_the_store():
     assert RunSpec().autotune == "point-cached"
+
+
+def test_replicates_each_pay_their_own_tuning(monkeypatch, tmp_path, backend):
+    from qlabench.run.options import InProcess, RunOptions
+    from qlabench.run.sweep import run_sweep
+
+    monkeypatch.setenv("QLABENCH_CACHE_DIR", str(tmp_path / "cache"))
+    p = Point(backend=backend.name, mode="fwd", layout="dense", batch=1, seqlens=(512,), h_qk=2, h_v=4, K=16, V=16,
+              dtype="float32")
+    timing = TimingSpec(timer="wall", warmup=0, min_samples=2, max_samples=2, max_time_s=0.5)
+    suite = Suite(name="t", path="<t>", points=(p,), timing=timing, check=CheckSpec(oracle_max_tokens=64))
+    res = run_sweep(suite, tmp_path / "out", RunOptions(executor=InProcess(dict(REGISTRY, **{backend.name: backend})),
+                                                        replicates=2), progress=False)
+    assert [json.loads(r.extra_json)["autotune_tuned_for"] for r in res.rows] == ["point", "point"]
