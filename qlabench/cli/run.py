@@ -47,6 +47,9 @@ def sweep_cmd(
                                       "statistics need (docs/GATING.md)"),
     with_ncu: bool = typer.Option(False, "--ncu", help="Also profile every ok GPU point under Nsight Compute "
                                   "(--clock-control none) for sm_active_pct; slow"),
+    autotune: str = typer.Option(None, "--autotune", help="How an autotuning library (FLA) is tuned, in place "
+                                 "of the suite's [run] autotune: point-cached (each point's stored tuning reused), "
+                                 "point (every point tuned again, replacing its stored tuning) or process"),
 ):
     """Run a sweep suite and write its results as parquet (rows are saved as they are measured)."""
     from qlabench.cli.listings import print_dry_run
@@ -61,7 +64,8 @@ def sweep_cmd(
     use_cache_dir(cache_dir)
     s = load_suite(suite, max_points=max_points or MAX_POINTS)
     _check_backend_names(s)  # before --dry-run too: a typo is an error, not a sweep of error rows
-    s = narrow_suite(s, backends=backends, modes=modes, shard=shard, cpu_threads=cpu_threads, ncu=with_ncu)
+    s = narrow_suite(s, backends=backends, modes=modes, shard=shard, cpu_threads=cpu_threads, ncu=with_ncu,
+                     autotune=autotune)
     factory = executor_factory(executor, ray_address=ray_address, gpus=gpus, isolate=not no_isolate,
                                multi_node=multi_node)
     if no_isolate and factory is not None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 from rich.markup import escape
-from rich.progress import Progress
+from rich.progress import Progress, TimeElapsedColumn
 
 from qlabench.cli import options as opt
 from qlabench.cli.app import console
@@ -23,8 +23,11 @@ def warmup_cmd(
 ):
     """Run every point once, untimed, so JIT compiles land in the kernel cache before the sweep.
 
-    A library that builds a whole module on first use (FlashInfer's GDN prefill: minutes of nvcc) is
-    built first, with its own progress bar, beside the other compile groups."""
+    Every compile group (a backend's mode at one head configuration, dims and dtype) is a process of its own,
+    --jobs of them at once, the backward groups first; one bar counts the groups, one the points as each is
+    warmed. A library that builds a whole module on first use (FlashInfer's GDN prefill: minutes of nvcc) is
+    built first, with its own progress bar, beside the other compile groups. The tuning store is left to the
+    sweep's own first calls: a tuning benchmarked beside other groups' compiles would be another load's choice."""
     from qlabench.measure.caches import use_cache_dir
 
     use_cache_dir(cache_dir)
@@ -39,8 +42,9 @@ def warmup_cmd(
 
         only = set(selected_indices(s.points, parse_names(backends), parse_names(modes), where=path))
     groups = head_groups(s.points, only)
-    with Progress(console=console) as prog:
+    with Progress(*Progress.get_default_columns(), TimeElapsedColumn(), console=console) as prog:
         task = prog.add_task(f"warming {len(groups)} compile groups", total=len(groups))
+        points = prog.add_task(f"{sum(map(len, groups))} points", total=sum(map(len, groups)))
         build_tasks: dict[str, int] = {}
         build_failed = []
 
@@ -59,16 +63,22 @@ def warmup_cmd(
                 for ln in b.error.splitlines()[-8:]:
                     prog.console.print("  " + escape(ln))
 
+        def point(i, status):
+            prog.advance(points)
+            if status.startswith("error"):
+                prog.console.print(f"  [red]{escape(s.points[i].label())}[/red]: {escape(status)}")
+
         def done(r):
             style = "green" if r.returncode == 0 else "red"
             prog.console.print(f"[{style}]{r.label}[/{style}]: {r.points} points in {r.wall_s:.1f}s "
                                f"(exit {r.returncode})")
-            errors = [ln for ln in r.log_tail.splitlines() if "error" in ln]
-            for ln in errors[:5]:
-                prog.console.print("  " + escape(ln))
+            if r.returncode:  # the process itself failed: what it said last (point errors were shown as they came)
+                for ln in [ln for ln in r.log_tail.splitlines() if "error" in ln.lower()][-5:]:
+                    prog.console.print("  " + escape(ln))
             prog.advance(task)
 
-        results = warm_suite(path, s, jobs, device, only=only, on_done=done, on_build_step=build_step, on_build_done=build_done)
+        results = warm_suite(path, s, jobs, device, only=only, on_done=done, on_build_step=build_step,
+                             on_build_done=build_done, on_point=point)
     if build_failed or any(r.returncode for r in results):
         raise typer.Exit(1)
 
@@ -81,10 +91,9 @@ def warm_group_cmd(
     """Internal: warm the given point indices of a suite in this process."""
     from qlabench.core.spec import load_suite
     from qlabench.run.sweep import resolve_device
-    from qlabench.run.warmup import warm_points
+    from qlabench.run.warmup import point_line, warm_points
 
     s = load_suite(suite)
     dev = resolve_device(device or s.device)
-    for i, status in warm_points(s, [int(x) for x in indices.split(",")], dev):
-        p = s.points[i]
-        print(f"{p.label()}: {status}", flush=True)
+    warm_points(s, [int(x) for x in indices.split(",")], dev,
+                on_point=lambda i, status: print(point_line(i, status), flush=True))

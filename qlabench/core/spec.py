@@ -75,11 +75,13 @@ class RunSpec:
     point_timeout_s: float = 600.0  # a point that opens no new compile group
     compile_timeout_s: float = 1800.0  # the first point of a compile group on a worker: JIT + check + timing
     cpu_threads: int = 1  # torch intra-op threads of a CPU worker (0: torch's default, one per core)
-    # Which shape an autotuning library (FLA's Triton kernels) tunes for: "point", each point for itself
-    # whatever the worker ran before (a fair time, order-independent); "process", the library's own
-    # behaviour, the first shape of a head configuration in the process decides for the rest (what an
-    # engine that tuned on another shape gets: order-dependent). spec_limits.AUTOTUNE_MODES.
-    autotune: str = "point"
+    # Which shape an autotuning library (FLA's Triton kernels) tunes for: "point-cached", each point for itself,
+    # its choices kept in the cache folder's tuning store and installed, not re-tuned, when the same point
+    # runs again on the same stack and GPU model (a later run, a resume); "point", each point for itself in
+    # every run, the store left alone; "process", the library's own behaviour, the first shape of a head
+    # configuration in the process decides for the rest (what an engine that tuned on another shape gets:
+    # order-dependent). spec_limits.AUTOTUNE_MODES.
+    autotune: str = "point-cached"
 
 
 @dataclass(frozen=True)

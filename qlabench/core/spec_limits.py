@@ -8,7 +8,10 @@ from __future__ import annotations
 import math
 import re
 
-AUTOTUNE_MODES = ("point", "process")  # [run] autotune (core/spec.py RunSpec)
+AUTOTUNE_MODES = ("point-cached", "point", "process")  # [run] autotune (core/spec.py RunSpec)
+# A row's `autotune_tuned_for` values whose configs were tuned for the row's own point (in its run, or in an
+# earlier run of the same point, stack and GPU model: measure/tuning_store.py)
+TUNED_FOR_POINT = frozenset({"point", "point-cached"})
 
 MAX_POINTS = 20_000  # a suite expanding to more is refused before it is expanded (run sweep --max-points N)
 MAX_BATCH = 65_536  # a dense point holds one length per sequence: batch = 10^8 would pickle 400 MB per worker

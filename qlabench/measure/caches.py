@@ -2,7 +2,8 @@
 
 FlashQLA's TileLang JIT costs 30-100 s per new head configuration and FLA's Triton compile+autotune
 30-40 s; pointing every library at one persistent folder lets a second sweep (a new process) reuse them.
-Must run before the libraries are imported, since some read their cache location at import.
+Must run before the libraries are imported, since some read their cache location at import. qlabench's own
+per-point autotune choices live beside them, in <root>/autotune (measure/tuning_store.py).
 """
 
 from __future__ import annotations

@@ -92,12 +92,18 @@ class RunOptions:
 
 
 def narrow_suite(suite: Suite, *, backends: Sequence[str] | str | None = None, modes: Sequence[str] | str | None = None,
-                 shard: str | None = None, cpu_threads: int | None = None, ncu: bool = False) -> Suite:
-    """`suite` cut to some backends and modes, then to one shard ('I/N'), with its CPU thread count or
-    Nsight Compute profiling set; what `run sweep`'s flags of those names do. A name the suite does not
-    have, a bad shard or an out-of-range thread count is a ConfigError."""
+                 shard: str | None = None, cpu_threads: int | None = None, ncu: bool = False,
+                 autotune: str | None = None) -> Suite:
+    """`suite` cut to some backends and modes, then to one shard ('I/N'), with its CPU thread count, Nsight
+    Compute profiling or autotune mode set; what `run sweep`'s flags of those names do. A name the suite
+    does not have, a bad shard, an out-of-range thread count or an unknown autotune mode is a ConfigError."""
     from qlabench.core.select import parse_names, selected_indices
+    from qlabench.core.spec_limits import AUTOTUNE_MODES
 
+    if autotune is not None:
+        if autotune not in AUTOTUNE_MODES:
+            raise ConfigError(f"--autotune must be one of {', '.join(AUTOTUNE_MODES)}, got {autotune!r}")
+        suite = dataclasses.replace(suite, run=dataclasses.replace(suite.run, autotune=autotune))
     if ncu:
         suite = dataclasses.replace(suite, profile=dataclasses.replace(suite.profile, ncu=True))
     if cpu_threads is not None:

@@ -13,7 +13,8 @@ import contextlib
 import os
 import time
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import torch
@@ -31,12 +32,13 @@ from qlabench.core.point import Point
 from qlabench.measure.probes import clocks as gpustate
 from qlabench.measure.probes import ncu
 from qlabench.measure.probes.peaks import measure_peaks
-from qlabench.measure.probes.autotune import autotune_choices, retune
+from qlabench.measure.probes.autotune import autotune_choices
 from qlabench.measure.probes.kineto import capture_kernels
 from qlabench.measure.probes.device_memory import OutsideMemory, extra_memory
 from qlabench.measure import sm_budget
 from qlabench.core.errors import SMBudgetError
 from qlabench.core.sm_budget import context_problem
+from qlabench.measure.tuning_store import point_key, point_tuning
 from qlabench.core.result import CHECKED_TENSORS, ResultRow, Status
 from qlabench.core.spec import Suite
 from qlabench.measure.timing import TimerPlan, summarize
@@ -264,16 +266,17 @@ def _timed_call(fn, sync) -> tuple[object, float]:
     return out, time.perf_counter() - t
 
 
-def tune_for_point(backend: Backend, ctx: MeasureContext, row: PointRow) -> None:
-    """Make an autotuning backend's next call tune for this point (`[run] autotune = "point"`), and say in
-    the row which shape its configs were tuned for: "point", or "process" (the library's own choice, made
-    on whatever shape of these heads the worker met first; the time then depends on the sweep's order)."""
-    if not backend.autotune_modules:
-        return
-    mode = ctx.suite.run.autotune
-    if mode == "point":
-        row.details["autotuners_reset"] = retune(backend.autotune_modules)
-    row.details["autotune_tuned_for"] = mode
+@contextmanager
+def tune_for_point(backend: Backend, ctx: MeasureContext, row: PointRow) -> Iterator[None]:
+    """Around the point's first call: make an autotuning backend tune for this point, or install the choices a
+    run before tuned for it (`[run] autotune`, measure/tuning_store.py), and say in the row where its configs
+    came from (`autotune_tuned_for`): "point", "point-cached" or "process" (the library's own choice, made on
+    whatever shape of these heads the worker met first; the time then depends on the sweep's order)."""
+    with point_tuning(backend.autotune_modules, ctx.suite.run.autotune,
+                      lambda: point_key(row.p, ctx.env, ctx.device)) as tuning:
+        row.details.update(tuning)
+        yield
+    row.details.update(tuning)
 
 
 def run_point(p: Point, ctx: MeasureContext) -> ResultRow:
@@ -313,10 +316,10 @@ def run_point(p: Point, ctx: MeasureContext) -> ResultRow:
             untouched = getattr(fn, "untouched", None)
         sync = _sync(ctx.device)
         lap("inputs")
-        tune_for_point(backend, ctx, row)
         outside = OutsideMemory(ctx.device_index) if on_cuda else None
         context_before = sm_budget.current_context() if grant else None
-        got, first_call_s = _timed_call(fn, sync)  # an autotuning library tunes here, for this point
+        with tune_for_point(backend, ctx, row):  # an autotuning library tunes here, for this point
+            got, first_call_s = _timed_call(fn, sync)
         outside_mib = outside.mib() if outside else None
         lap("first_call")
         if grant and (escaped := context_problem(context_before, sm_budget.current_context(), grant.budget)):

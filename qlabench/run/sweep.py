@@ -245,6 +245,10 @@ def run_sweep(suite: Suite, out_root: str | Path = "results", options: RunOption
     writer = PartWriter(out_root, suite.name, run_id, metadata={"suite_path": suite.path, "run_id": run_id,
                                                                 "baseline": suite.baseline or ""})
     check_writable(writer)  # before any worker starts: a bad --out fails here (exit 2), not after measuring
+    if opts.replicates > 1 and suite.run.autotune == "point-cached":
+        # each replicate pays its own tuning, as it pays its own compile (docs/GATING.md): replicates that
+        # installed one stored tuning would hide the tuner's share of the variance between runs
+        suite = dataclasses.replace(suite, run=dataclasses.replace(suite.run, autotune="point"))
     points = order_points(suite.points)
     resumed = 0
     job = WorkerJob(suite=suite, run_id=run_id, timer=timer, check=check)

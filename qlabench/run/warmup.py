@@ -7,6 +7,7 @@ of compile times into roughly the longest one; the sweep that follows then finds
 
 from __future__ import annotations
 
+import collections
 import os
 import subprocess
 import sys
@@ -40,6 +41,22 @@ class BuildResult:
 
 
 StepCallback = Callable[[str, int, int, str], None]  # (build label, done, total, what)
+PointCallback = Callable[[int, str], None]  # (the point's index in the suite, "ok" / "skipped" / "error: ...")
+# How a group's process reports each point as it is warmed (`qlabench _warm-group`): one line per point, read
+# as it comes, so that a warm-up of long groups shows its progress point by point.
+POINT_LINE = "qlabench-warmed "
+
+
+def point_line(index: int, status: str) -> str:
+    return f"{POINT_LINE}{index} {status}"
+
+
+def parse_point_line(line: str) -> tuple[int, str] | None:
+    """(index, status) of a `point_line`, or None for any other output of the process (a compiler's)."""
+    if not line.startswith(POINT_LINE):
+        return None
+    index, _, status = line[len(POINT_LINE):].rstrip("\n").partition(" ")
+    return (int(index), status) if index.isdigit() else None
 
 
 def jit_builds(suite: Suite, only: set[int] | None = None) -> dict[str, object]:
@@ -98,8 +115,10 @@ def head_groups(points: tuple[Point, ...], only: set[int] | None = None) -> list
     return sorted(groups.values(), key=lambda idx: points[idx[0]].mode == "fwd")
 
 
-def warm_points(suite: Suite, indices: list[int], device: str) -> list[tuple[int, str]]:
-    """Run each point once at its check size and at full size (no timing); returns (index, status)."""
+def warm_points(suite: Suite, indices: list[int], device: str,
+                on_point: PointCallback | None = None) -> list[tuple[int, str]]:
+    """Run each point once at its check size and at full size (no timing); returns (index, status), each
+    also handed to `on_point` as soon as the point is done."""
     import torch
 
     from qlabench.measure import caches as cache
@@ -108,12 +127,18 @@ def warm_points(suite: Suite, indices: list[int], device: str) -> list[tuple[int
 
     cache.configure()  # before any backend imports its library
 
-    out = []
+    out: list[tuple[int, str]] = []
+
+    def done(i: int, status: str) -> None:
+        out.append((i, status))
+        if on_point:
+            on_point(i, status)
+
     for i in indices:
         p = suite.points[i]
         b = REGISTRY.get(p.backend)
         if p.distributed or b is None or not b.available()[0] or not b.supports(p, device)[0]:
-            out.append((i, "skipped"))
+            done(i, "skipped")
             continue
         try:
             for lens in {reduced_seqlens(p, suite.check.oracle_max_tokens), p.seqlens}:
@@ -121,17 +146,41 @@ def warm_points(suite: Suite, indices: list[int], device: str) -> list[tuple[int
             if torch.device(device).type == "cuda":
                 torch.cuda.synchronize()
                 torch.cuda.empty_cache()
-            out.append((i, "ok"))
+            done(i, "ok")
         except Exception as e:  # a warm-up failure is reported; the sweep itself will record it
-            out.append((i, f"error: {type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"))
+            done(i, f"error: {type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}")
     return out
+
+
+class _Group:
+    """A running group process whose output is read as it comes: point lines go to `on_point`, the rest is
+    kept for the log tail (a thread per process: a pipe left unread would stall a chatty compiler)."""
+
+    def __init__(self, index: int, idx: list[int], proc: subprocess.Popen, on_point: PointCallback | None):
+        self.index, self.idx, self.proc, self.t0 = index, idx, proc, time.perf_counter()
+        self.lines: collections.deque[str] = collections.deque(maxlen=400)
+        self.on_point = on_point
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self) -> None:
+        for line in self.proc.stdout or ():
+            self.lines.append(line)
+            if self.on_point and (parsed := parse_point_line(line)):
+                self.on_point(*parsed)
+
+    def log_tail(self) -> str:
+        self.reader.join(timeout=10)
+        return "".join(self.lines)[-2000:]
 
 
 def warm_suite(suite_path: str, suite: Suite, jobs: int, device: str | None, only: set[int] | None = None,
                on_done: Callable[[GroupResult], None] | None = None,
                on_build_step: StepCallback | None = None,
-               on_build_done: Callable[[BuildResult], None] | None = None) -> list[GroupResult]:
-    """Warm all compile groups of a suite (or of the points `only` names) with up to `jobs` processes at once.
+               on_build_done: Callable[[BuildResult], None] | None = None,
+               on_point: PointCallback | None = None) -> list[GroupResult]:
+    """Warm all compile groups of a suite (or of the points `only` names) with up to `jobs` processes at once;
+    `on_done` hears of each group as it ends, `on_point` of each point as its group's process warms it.
 
     A backend with a JitBuild (FlashInfer) builds first, in a thread beside the other groups; its own
     groups start when the build is done, and are reported failed without running if it failed."""
@@ -141,7 +190,7 @@ def warm_suite(suite_path: str, suite: Suite, jobs: int, device: str | None, onl
         t.start()
     reported: set[str] = set()
     pending = list(enumerate(groups))
-    running: list[tuple[int, list[int], subprocess.Popen, float]] = []
+    running: list[_Group] = []
     results: list[GroupResult] = []
     env = dict(os.environ, PYTHONUNBUFFERED="1")
 
@@ -178,16 +227,14 @@ def warm_suite(suite_path: str, suite: Suite, jobs: int, device: str | None, onl
             if device:
                 cmd += ["--device", device]
             proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
-            running.append((gi, idx, proc, time.perf_counter()))
+            running.append(_Group(gi, idx, proc, on_point))
         time.sleep(0.2)
-        for item in list(running):
-            gi, idx, proc, t0 = item
-            if proc.poll() is None:
+        for group in list(running):
+            if group.proc.poll() is None:
                 continue
-            running.remove(item)
-            log = proc.stdout.read() if proc.stdout else ""
-            res = GroupResult(gi, _label(suite.points[idx[0]]), len(idx), proc.returncode,
-                              time.perf_counter() - t0, log[-2000:])
+            running.remove(group)
+            res = GroupResult(group.index, _label(suite.points[group.idx[0]]), len(group.idx),
+                              group.proc.returncode, time.perf_counter() - group.t0, group.log_tail())
             results.append(res)
             if on_done:
                 on_done(res)

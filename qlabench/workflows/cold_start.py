@@ -3,7 +3,8 @@
 whose first call compiles for a minute is a different choice from one that loads a cubin in a second.
 
 Per point of a suite, in order: an empty cache folder of its own, named for the point (Triton, TileLang, Inductor, FlashInfer's
-workspace with its CuTe DSL cache, and CUDA's PTX cache, all under it: measure/caches.py), then the point
+workspace with its CuTe DSL cache, CUDA's PTX cache, and qlabench's per-point tuning store, whose choices a
+warm FLA point installs instead of tuning: measure/caches.py, measure/tuning_store.py), then the point
 alone in a fresh worker process (cold), then alone in another fresh process on the same folder (warm). The
 figure is the row's `compile_s`: the wall time of the point's first calls in that process (the check's call
 and the first timed call), JIT compiles, autotuning and cache loads included; the process start and the

@@ -4,6 +4,8 @@ the row says which it was. On CPU, with a stand-in Triton autotuner keyed withou
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import standin_autotuner
 
@@ -79,3 +81,38 @@ def test_an_unknown_autotune_mode_is_refused_with_the_key(tmp_path):
                  'heads = [{ h_qk = 1, h_v = 1 }]\nK = 16\nV = 16\n[run]\nautotune = "first"\n')
     with pytest.raises(SpecError, match="run.autotune"):
         load_suite(str(f))
+
+
+def test_a_second_run_of_a_point_installs_its_stored_tuning_and_says_where_it_came_from(monkeypatch, tmp_path):
+    monkeypatch.setenv("QLABENCH_CACHE_DIR", str(tmp_path))
+    first = TunesOnFirstShape(standin_autotuner.install(monkeypatch, "standin_lib.ops").kernel)
+    row = _run(first, "point-cached", [512])[0]
+    assert json.loads(row.extra_json)["autotune_tuned_for"] == "point"
+    assert first.tuner.tunings == 2  # the check's reduced shape, then the point's own
+    again = TunesOnFirstShape(standin_autotuner.install(monkeypatch, "standin_lib.ops").kernel)  # a new process
+    row = _run(again, "point-cached", [512])[0]
+    details = json.loads(row.extra_json)
+    assert row.status == "ok" and details["autotune_tuned_for"] == "point-cached"
+    assert details["autotune_store"]["installed"] == 1 and details["autotune_store"]["saved_at"]
+    assert again.tuner.tunings == 1  # the check's shape only: the point's configs were installed
+    assert {tuned for n, tuned in again.seen if n == 512} == {512}
+    other = TunesOnFirstShape(standin_autotuner.install(monkeypatch, "standin_lib.ops").kernel)
+    assert json.loads(_run(other, "point-cached", [256])[0].extra_json)["autotune_tuned_for"] == "point"
+
+
+def test_the_default_keeps_tunings_in_the_store():
+    assert RunSpec().autotune == "point-cached"
+
+
+def test_replicates_each_pay_their_own_tuning(monkeypatch, tmp_path, backend):
+    from qlabench.run.options import InProcess, RunOptions
+    from qlabench.run.sweep import run_sweep
+
+    monkeypatch.setenv("QLABENCH_CACHE_DIR", str(tmp_path / "cache"))
+    p = Point(backend=backend.name, mode="fwd", layout="dense", batch=1, seqlens=(512,), h_qk=2, h_v=4, K=16, V=16,
+              dtype="float32")
+    timing = TimingSpec(timer="wall", warmup=0, min_samples=2, max_samples=2, max_time_s=0.5)
+    suite = Suite(name="t", path="<t>", points=(p,), timing=timing, check=CheckSpec(oracle_max_tokens=64))
+    res = run_sweep(suite, tmp_path / "out", RunOptions(executor=InProcess(dict(REGISTRY, **{backend.name: backend})),
+                                                        replicates=2), progress=False)
+    assert [json.loads(r.extra_json)["autotune_tuned_for"] for r in res.rows] == ["point", "point"]

@@ -20,16 +20,18 @@ def test_options_that_cannot_be_honoured_fail_when_made(kwargs, words):
 
 def test_narrow_suite_does_what_the_run_flags_do(data_dir):
     s = load_suite(str(data_dir / "tiny-cpu.toml"))
-    n = narrow_suite(s, backends="naive-chunk", modes=["fwd"], cpu_threads=3, ncu=True)
+    n = narrow_suite(s, backends="naive-chunk", modes=["fwd"], cpu_threads=3, ncu=True, autotune="point")
     assert n.points and {(p.backend, p.mode) for p in n.points} == {("naive-chunk", "fwd")}
-    assert n.run.cpu_threads == 3 and n.profile.ncu is True
-    assert s.run.cpu_threads == 1 and not s.profile.ncu  # the suite given is left alone
+    assert n.run.cpu_threads == 3 and n.profile.ncu is True and n.run.autotune == "point"
+    assert s.run.cpu_threads == 1 and not s.profile.ncu and s.run.autotune == "point-cached"  # left alone
     shards = [narrow_suite(s, shard=f"{i}/2").points for i in range(2)]
     assert sorted(shards[0] + shards[1], key=s.points.index) == list(s.points)
     with pytest.raises(ConfigError, match="no backend 'nope'"):
         narrow_suite(s, backends="nope")
     with pytest.raises(ConfigError, match="--cpu-threads"):
         narrow_suite(s, cpu_threads=100_000)
+    with pytest.raises(ConfigError, match="--autotune must be one of point-cached, point, process"):
+        narrow_suite(s, autotune="first")
 
 
 def test_the_timer_is_resolved_once_per_sweep(tmp_path, data_dir, monkeypatch):

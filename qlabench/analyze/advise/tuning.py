@@ -15,10 +15,12 @@ import json
 import pandas as pd
 
 from qlabench.analyze.advise.ranking import Entry
+from qlabench.core.spec_limits import TUNED_FOR_POINT
 
 
 def tuned_for(row) -> str | None:
-    """"point", "process", or None when a row that autotuned did not record which (made before it was)."""
+    """"point", "point-cached", "process", or None when a row that autotuned did not record which (made before
+    it was)."""
     raw = row.get("extra_json")
     if not isinstance(raw, str) or not raw:
         return None
@@ -33,7 +35,7 @@ def order_dependent(rows: pd.DataFrame, autotunes: bool) -> bool:
     tuned for its own point."""
     for r in rows[[c for c in ("autotune", "extra_json") if c in rows]].to_dict("records"):  # what tuned_for reads
         choices = r.get("autotune")
-        if (autotunes or (choices is not None and len(choices))) and tuned_for(r) != "point":
+        if (autotunes or (choices is not None and len(choices))) and tuned_for(r) not in TUNED_FOR_POINT:
             return True
     return False
 

@@ -127,3 +127,134 @@ def install(choices: dict[int, dict], prefixes: tuple[str, ...] = ()) -> None:
             tuner.cache.clear()
             tuner.cache.update(choices[id(tuner)])
             tuner.cache_results = False
+
+
+# -- choices kept across processes (measure/tuning_store.py) ---------------------------------------------
+# A stored choice is written as JSON and, on the way back, matched against the configs the loaded
+# autotuner offers: the config installed is always the library's own object (its pre_hook included), never
+# one rebuilt from the file, and a choice the library no longer offers is refused rather than forced on it.
+
+_SCALARS = (str, int, float, bool, type(None))
+HOOK = "<callable>"  # a config's hook in its fields: configs with and without one never match each other
+
+
+def tuner_identity(tuner) -> str:
+    """Where the function an autotuner wraps is defined ('fla.ops.utils.cumsum.chunk_local_cumsum_kernel'): the
+    same in every process of one library version, unlike the module attribute a tuner is reached through."""
+    fn = getattr(tuner, "base_fn", None)
+    module, qualname = getattr(fn, "__module__", None), getattr(fn, "__qualname__", None)
+    return f"{module}.{qualname}" if module and qualname else kernel_name(tuner)
+
+
+def config_fields(config) -> dict | None:
+    """Every field a config carries (Triton's: kwargs, num_warps, num_stages, num_ctas, maxnreg, pre_hook,
+    ir_override, and whatever a newer Triton adds), as JSON; None when one cannot be written down. A plain
+    value (a stand-in's) is {'value': it}."""
+    if isinstance(config, _SCALARS):
+        return {"value": config}
+    out = {}
+    for name, value in sorted(getattr(config, "__dict__", {}).items()):
+        if name.startswith("_"):
+            continue
+        if callable(value):
+            value = HOOK
+        elif isinstance(value, dict):
+            if not all(isinstance(k, str) and isinstance(v, _SCALARS) for k, v in value.items()):
+                return None
+            value = dict(sorted(value.items()))
+        elif not isinstance(value, _SCALARS):
+            return None
+        out[name] = value
+    return out or None
+
+
+def _key_json(key):
+    """An autotune key (Triton's: a tuple of the key arguments' values and the tensors' dtypes) as JSON, or
+    None when a value is not a plain scalar."""
+    if isinstance(key, tuple):
+        return list(key) if all(isinstance(v, _SCALARS) for v in key) else None
+    return key if isinstance(key, _SCALARS) else None
+
+
+def _key_back(value):
+    return tuple(value) if isinstance(value, list) else value
+
+
+def _source_hash(tuner) -> str | None:
+    """A hash of the @triton.jit function's source (JITFunction.src), when the chain of `.fn` reaches one."""
+    import hashlib
+
+    fn = getattr(tuner, "fn", None)
+    for _ in range(4):
+        src = getattr(fn, "src", None)
+        if isinstance(src, str):
+            return hashlib.sha256(src.encode()).hexdigest()[:16]
+        fn = getattr(fn, "fn", None)
+    return None
+
+
+def _signature(tuner) -> dict:
+    """What must not have changed for a stored choice to apply to `tuner`: its key's argument names, its
+    arguments and its source."""
+    return {"keys": [str(k) for k in getattr(tuner, "keys", None) or ()],
+            "arg_names": [str(a) for a in getattr(tuner, "arg_names", None) or ()],
+            "source": _source_hash(tuner)}
+
+
+def saved_choices(prefixes: tuple[str, ...] = ()) -> tuple[list[dict], list[str]]:
+    """Every tuned choice of the loaded autotuners (of modules under `prefixes`) as JSON entries, one per
+    kernel ({kernel, keys, arg_names, source, choices: [{key, config}]}), and a note per kernel left out."""
+    tuners = loaded_autotuners(prefixes)
+    names = [tuner_identity(t) for t in tuners]
+    entries, notes = [], []
+    for name, tuner in zip(names, tuners):
+        if not tuner.cache:
+            continue
+        if names.count(name) > 1:
+            notes.append(f"{name}: {names.count(name)} autotuners of one name, not kept")
+            continue
+        choices = [{"key": _key_json(k), "config": config_fields(c)} for k, c in tuner.cache.items()]
+        if any(c["config"] is None or (c["key"] is None and k is not None) for c, k in zip(choices, tuner.cache)):
+            notes.append(f"{name}: a key or config that cannot be written down, not kept")
+            continue
+        entries.append({"kernel": name, **_signature(tuner), "choices": choices})
+    return entries, notes
+
+
+def install_saved(entries: list[dict], prefixes: tuple[str, ...] = ()) -> tuple[int, list[str]]:
+    """Give each loaded autotuner the choices `saved_choices` wrote for it, where the entry still fits it:
+    one loaded autotuner of that name, the same key, arguments and source, and every stored config one it
+    offers. Returns the choices installed and a note per entry refused (that kernel tunes on its next call)."""
+    by_name: dict[str, list] = {}
+    for tuner in loaded_autotuners(prefixes):
+        by_name.setdefault(tuner_identity(tuner), []).append(tuner)
+    installed, notes = 0, []
+    for entry in entries:
+        try:
+            name = str(entry["kernel"])
+            found = by_name.get(name, [])
+            if len(found) != 1:
+                notes.append(f"{name}: {'no' if not found else len(found)} loaded autotuner(s) of that name")
+                continue
+            tuner = found[0]
+            now = _signature(tuner)
+            if changed := [k for k in now if entry.get(k) != now[k]]:
+                notes.append(f"{name}: its {', '.join(changed)} changed since it was stored")
+                continue
+            offered = [(config_fields(c), c) for c in getattr(tuner, "configs", None) or ()]
+            picked = {}
+            for choice in entry["choices"]:
+                match = next((c for fields, c in offered if fields == choice["config"]), None)
+                if match is None:
+                    break
+                picked[_key_back(choice["key"])] = match
+            else:
+                tuner.cache.clear()
+                tuner.cache.update(picked)
+                tuner.cache_results = False
+                installed += len(picked)
+                continue
+            notes.append(f"{name}: a stored config is none of the configs it offers now")
+        except (KeyError, TypeError, AttributeError):
+            notes.append(f"{entry.get('kernel') if isinstance(entry, dict) else '?'}: malformed entry")
+    return installed, notes
