@@ -130,6 +130,8 @@ def _print(ans, suite_out: Path | None) -> None:
                       if best else "no backend has a correct time here"), soft_wrap=True)
         if best and best.call:
             console.print(f"  call: {escape(best.call)}", soft_wrap=True)
+        for line in case.engines:
+            console.print(f"  engine: {escape(line)}", soft_wrap=True, highlight=False)
         for e in case.entries:
             if not e.ok:
                 console.print(f"  {escape(e.backend)} {e.status}: {escape(str(e.reason))}", soft_wrap=True)

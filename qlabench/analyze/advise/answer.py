@@ -20,6 +20,7 @@ from qlabench.analyze.advise import caveats as cv
 from qlabench.analyze.advise.auto_choice import auto_choice_caveats
 from qlabench.analyze.advise.calls import attach_calls, known_candidates
 from qlabench.analyze.advise.checked import attach_checks, check_caveats
+from qlabench.analyze.advise.engines import engines_for
 from qlabench.analyze.advise.first_call import attach_first_calls, load_cold_start
 from qlabench.analyze.advise.tuning import tuning_caveats
 from qlabench.analyze.advise.question import WORKLOAD_MODES, Case, Question
@@ -45,6 +46,7 @@ class CaseAnswer:
     entries: list[Entry]
     caveats: list[str]
     missing: list[str]  # candidate backends with no row at the user's gate
+    engines: list[str] = field(default_factory=list)  # how vLLM and SGLang get the winner (engines.py)
 
     @property
     def best(self) -> Entry | None:
@@ -78,7 +80,8 @@ class Answer:
             "first_call_sources": self.first_call_sources,
             "cases": [{"case": c.case.label, "tokens": c.case.total_tokens,
                        "recommended": c.best.backend if c.best else None,
-                       "entries": [e.as_dict() for e in c.entries], "caveats": c.caveats, "missing": c.missing}
+                       "entries": [e.as_dict() for e in c.entries], "caveats": c.caveats, "missing": c.missing,
+                       "engines": c.engines}
                       for c in self.cases],
             "complete": self.complete,
             "suite_toml": self.suite_toml,
@@ -104,7 +107,7 @@ def answer_case(df: pd.DataFrame, q: Question, case: Case, calls: Mapping[str, s
              + cv.mixing_caveats(entries) + check_caveats(entries)
              + tuning_caveats(entries, ranked, q.current, autotuning)
              + [n for n in [regime_note(regimes)] if n])
-    return CaseAnswer(case, entries, notes, missing)
+    return CaseAnswer(case, entries, notes, missing, engines_for(entries, q.workload))
 
 
 def _attach_regimes(entries: list[Entry], ranked: pd.DataFrame) -> dict[str, set[str]]:

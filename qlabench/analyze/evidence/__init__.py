@@ -31,6 +31,9 @@ Belief (belief.py, accuracy.py)
       of its own samples) becomes status `error`; one whose stored error is over its tolerance (the rule
       of the marks) becomes `incorrect`; both with the reason. A serving row's `hbm_frac` is recomputed
       from its bytes, time and recorded peaks; above the limit: `error`.
+  hbm_peaks.one_peak(df, stream_peaks(rows)) / one_peak_from(rows, paths) -> DataFrame: every serving row
+      re-expressed against its GPU model's one HBM peak (the best any run measured the current way); a view
+      calls it before believed(), which recomputes the share from the peak columns.
   accuracy.evidence_of(df, numerics) / row_check(row) / check_dtype(row): each row's checks against the
       tolerance of the dtype its check applied (a serving row's state dtype where less precise).
 

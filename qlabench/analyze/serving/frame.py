@@ -193,15 +193,19 @@ def peak_kernels(extra_json) -> tuple[str | None, str | None]:
 
 
 def peaks(d: pd.DataFrame) -> pd.DataFrame:
-    """Per device, the measured HBM peaks the fractions divide by: median and range over its rows, and the
-    kernels that reached them ('' where no row recorded one)."""
+    """Per device, the measured HBM peaks the fractions divide by: median and range over its rows, the
+    kernels that reached them in the rows' own runs ('' where no row recorded one) and, where the rows were
+    re-expressed against one peak per GPU model (evidence/hbm_peaks.py), where that peak came from."""
     have = d[d["hbm_peak_read_tbs"].map(_num).map(math.isfinite)]
     recs = []
     for device, g in have.groupby("device", sort=True):
         r, w = g["hbm_peak_read_tbs"].astype(float), g["hbm_peak_write_tbs"].astype(float)
         kernels = [peak_kernels(x) for x in g["extra_json"]] if "extra_json" in g.columns else []
+        # where the one peak came from (evidence/hbm_peaks.py): '' for rows that were never re-expressed
+        sources = g["hbm_peak_source"].dropna() if "hbm_peak_source" in g.columns else pd.Series(dtype=object)
         recs.append({"device": device, "rows": len(g), "read_tbs": r.median(), "read_min": r.min(),
                      "read_max": r.max(), "write_tbs": w.median(), "write_min": w.min(), "write_max": w.max(),
                      "read_kernel": ", ".join(sorted({k[0] for k in kernels if k[0]})),
-                     "write_kernel": ", ".join(sorted({k[1] for k in kernels if k[1]}))})
+                     "write_kernel": ", ".join(sorted({k[1] for k in kernels if k[1]})),
+                     "source": "; ".join(sorted(set(sources)))})
     return pd.DataFrame(recs)

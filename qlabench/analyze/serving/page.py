@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from qlabench.analyze.evidence.hbm_peaks import OLDER_PROBE
 from qlabench.analyze.plot import png_path
 from qlabench.analyze.serving.figures import serving_figures
 from qlabench.analyze.serving.frame import L2_RESIDENT, hbm_text
@@ -62,14 +63,23 @@ def peak_text(s: Serving) -> str:
     for r in s.peaks.itertuples():
         rng = lambda lo, hi: "" if math.isclose(lo, hi) else f" (rows range {lo:.2f}-{hi:.2f})"  # noqa: E731
         by = lambda k: f" by `{k}`" if k else " (kernel not recorded)"  # noqa: E731
+        source = getattr(r, "source", "")
+        if source and source != OLDER_PROBE:
+            # one peak per GPU model: the kernels and runs are the peak's, not each row's own
+            parts.append(f"{r.device}: read {r.read_tbs:.2f} TB/s, write {r.write_tbs:.2f} TB/s, the best any run "
+                         f"measured on this GPU model ({source}), for all {r.rows} rows")
+            continue
         parts.append(f"{r.device}: read {r.read_tbs:.2f} TB/s{rng(r.read_min, r.read_max)}{by(r.read_kernel)}, "
                      f"write {r.write_tbs:.2f} TB/s{rng(r.write_min, r.write_max)}{by(r.write_kernel)}, over "
-                     f"{r.rows} rows")
-    return ("The limit is the device's own HBM bandwidth as the run measured it at its start, not the data-sheet "
-            "figure: `hbm_peak_read_tbs` and `hbm_peak_write_tbs` are each the best of several streaming kernels "
+                     f"{r.rows} rows" + (" (no run measured this GPU model the current way: the older probe's "
+                                         "peaks)" if source == OLDER_PROBE else ""))
+    return ("The limit is the device's own HBM bandwidth as qlabench measured it at a run's start, not the "
+            "data-sheet figure: `hbm_peak_read_tbs` and `hbm_peak_write_tbs` are each the best of several streaming kernels "
             "(sums, an amax, fills, a Triton kernel of each; the row's `hbm_peaks` details name the winner and hold "
             "every candidate's figure; rows from before that record it measured one sum and one fill over 1 GiB, "
-            "which read low): " + "; ".join(parts) + ". `% HBM` = 100 x `hbm_frac` = 100 x (bytes_read / "
+            "which read low). One definition for every row: per GPU model, the best read and write peak any run "
+            "measured that way, wherever the row's own run measured it (a row is re-expressed, never mixed): "
+            + "; ".join(parts) + ". `% HBM` = 100 x `hbm_frac` = 100 x (bytes_read / "
             "read peak + bytes_written / write peak) / median time: the time the step's minimum bytes "
             "(docs/SERVING.md) take at the measured peaks, over the time it took. `TB/s` = bytes_moved / median "
             "time.")

@@ -72,7 +72,10 @@ def build_serving(df: pd.DataFrame, sources: Iterable[str] = ()) -> Serving:
 def serving_from_paths(paths: Iterable) -> Serving:
     """build_serving over result files or folders."""
     from qlabench.analyze.evidence import believed, read_evidence
+    from qlabench.analyze.evidence.hbm_peaks import one_peak_from
 
     paths = list(paths)
-    # every run: the frame keeps the newest row per point and device itself
-    return build_serving(believed(read_evidence(paths, all_runs=True).rows), sources=paths)
+    # every run: the frame keeps the newest row per point and device itself; one peak per GPU model (the best
+    # any run beside these measured), so two pages never divide the same step by two peaks
+    rows = one_peak_from(read_evidence(paths, all_runs=True).rows, paths)
+    return build_serving(believed(rows), sources=paths)

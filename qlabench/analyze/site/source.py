@@ -24,6 +24,7 @@ import pandas as pd
 from qlabench.analyze.advise.rows import version_column
 from qlabench.analyze.site.folders import KERNEL_TIMINGS, SERVING, Folder, read_catalog
 from qlabench.analyze.evidence import believed
+from qlabench.analyze.evidence.hbm_peaks import one_peak, stream_peaks
 from qlabench.analyze.evidence import read_evidence as read_rows
 from qlabench.core.errors import ConfigError
 
@@ -74,7 +75,8 @@ def read_evidence(root: str | os.PathLike) -> Evidence:
     if not root.is_dir():
         raise ConfigError(f"{root}: not a folder; give a results folder (e.g. results)")
     folders = read_catalog(root)
-    df = believed(read_rows([root], all_runs=True).rows)
+    rows = read_rows([root], all_runs=True).rows
+    df = believed(one_peak(rows, stream_peaks(rows)))  # one HBM peak per GPU model, as the serving page's
     rel = {f: Path(f).relative_to(root) for f in set(df["source_file"])}
     entry = {f: folder_of(r, folders) for f, r in rel.items()}
     files, backends = df["source_file"].tolist(), df["backend"].tolist()
