@@ -8,11 +8,14 @@ by `qlabench backends` and unavailable with the reason, so its points are `skipp
 from __future__ import annotations
 
 import importlib
+import os
+import sys
 from dataclasses import replace
 
 from qlabench.backends.base import Backend
 from qlabench.core import backend_decl
-from qlabench.core.backend_decl import BackendDecl
+from qlabench.core.backend_decl import BackendDecl, Provider
+from qlabench.measure.env import checkout_of, dist_of_module
 
 
 class Unloadable(Backend):
@@ -27,9 +30,18 @@ class Unloadable(Backend):
 
 
 def import_target(impl: str):
-    """The object `module:attr` names (attr may be dotted)."""
+    """The object `module:attr` names (attr may be dotted). A module not found on sys.path is looked for in
+    the working directory too: `--backends my_kernel:fn` next to my_kernel.py needs no packaging (a worker
+    process starts in the same directory)."""
     module, _, attr = impl.partition(":")
-    obj = importlib.import_module(module)
+    try:
+        obj = importlib.import_module(module)
+    except ModuleNotFoundError as e:
+        here = os.getcwd()
+        if e.name != module.split(".")[0] or here in sys.path:
+            raise
+        sys.path.append(here)
+        obj = importlib.import_module(module)
     for part in attr.split("."):
         obj = getattr(obj, part)
     return obj
@@ -43,6 +55,8 @@ def load(decl: BackendDecl) -> Backend:
         if isinstance(e, KeyboardInterrupt):
             raise
         return Unloadable(decl, f"{decl.impl} failed to import: {type(e).__name__}: {e}")
+    if decl.plugin:
+        decl = backend_decl.register(replace(decl, provider=provenance(decl)))
     if isinstance(target, type) and issubclass(target, Backend):
         return target(decl)
     if isinstance(target, BackendDecl):
@@ -67,3 +81,16 @@ def _load_full_declaration(placeholder: BackendDecl, full: BackendDecl) -> Backe
     decl = backend_decl.register(replace(full, provider=full.provider or placeholder.provider))
     backend = load(decl)
     return backend
+
+
+def provenance(decl: BackendDecl) -> Provider:
+    """A plugin's Provider once its module is imported: the distribution (from its entry point, else the one
+    that provides the module's package) and, where the module file lives in a git checkout, its commit and
+    whether it had uncommitted changes."""
+    module = decl.impl.partition(":")[0]
+    known = decl.provider or Provider()
+    dist, version = (known.dist, known.version) if known.dist else dist_of_module(module)
+    mod = sys.modules.get(module)
+    path = getattr(mod, "__file__", None)
+    sha, dirty = checkout_of(path) if path else (None, None)
+    return Provider(dist, version, sha, dirty)

@@ -65,7 +65,7 @@ def plugin_decl(name: str, impl: str, provider: Provider | None) -> BackendDecl:
     questions (a function of the FLA convention is exactly that; a full declaration replaces it on import)."""
     who = provider.dist if provider and provider.dist else impl.split(":")[0]
     return BackendDecl(name=name, label=f"{name} ({who})", impl=impl, modes=frozenset({"fwd"}),
-                       description=f"plugin: {impl}", roles=frozenset({"prefill"}), provider=provider)
+                       description=f"{impl}: FLA chunk_gated_delta_rule convention, forward", roles=frozenset({"prefill"}), provider=provider)
 
 
 def declarations() -> Mapping[str, BackendDecl]:
