@@ -10,7 +10,7 @@ whose auto and pinned variants are not both timed gets no caveat.
 from __future__ import annotations
 
 from qlabench.analyze.advise.ranking import Entry
-from qlabench.core.libraries import AUTO_CHOICES
+from qlabench.core.backend_decl import AUTO_CHOICES
 
 TIE_FLOOR = 0.02  # as caveats.py: two times closer than this (or than their noise) are not told apart
 # Which libraries decide their own CP and which backends pin it: core's AUTO_CHOICES (the study's regret reads
