@@ -17,7 +17,7 @@ import pandas as pd
 from qlabench.analyze.report import heads_label, sequences_label
 from qlabench.core import identity
 from qlabench.core.errors import QlabenchError
-from qlabench.core.libraries import AUTO_CHOICES
+from qlabench.core.backend_decl import AUTO_CHOICES
 from qlabench.store.keys import key_series, key_value
 
 # A kernel "uses" its SMs down to the smallest budget whose time is within this of its whole-GPU time:
