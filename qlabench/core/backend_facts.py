@@ -30,6 +30,9 @@ class BackendFacts:
     # run_point traces the check's kernels too and, when `call_path` differs, checks the timed call's
     # outputs at full size (run/point.py, check_timed_path).
     size_dependent_path: bool = False
+    # A backend that exists to test qlabench itself (a fault injector, a calibrated sleep, a deliberate
+    # mis-dispatch; `Backend.testing`): its rows test the harness, so no view recommends it.
+    testing: bool = False
 
 
 _FLASH_QLA = ("flash_qla.chunk_gated_delta_rule(q, k, v, g, beta, scale=scale, initial_state=h0, "
@@ -43,7 +46,8 @@ _FLASHINFER = ("flashinfer.gdn_prefill.chunk_gated_delta_rule(q, k, v, g=exp(g),
 # FLA's chunk kernels are @triton.autotune'd on keys without the length.
 _FLA_AUTOTUNES = ("fla.",)
 
-_OWN = BackendFacts()  # qlabench's own kernels, the serving steps and the test-only backends: nothing to declare
+_OWN = BackendFacts()  # qlabench's own kernels and the serving steps: nothing to declare
+_TESTING = BackendFacts(testing=True)  # the test-only backends
 
 # Every registered backend but the layer ones, in the registry's order (backends/registry.py).
 _CORE_FACTS: dict[str, BackendFacts] = {
@@ -63,7 +67,7 @@ _CORE_FACTS: dict[str, BackendFacts] = {
     "fla-recurrent": BackendFacts(autotune_modules=_FLA_AUTOTUNES),
     # the same call as `fla`'s, with FLA's default dispatch: a provenance test, never advised as a call
     "fla-dispatch-on": BackendFacts(_FLA + " with FLA_FLASH_QLA=0 FLA_INTRACARD_CP=0 in the environment",
-                                    autotune_modules=_FLA_AUTOTUNES),
+                                    autotune_modules=_FLA_AUTOTUNES, testing=True),
     # 0.7.x decides per call whether to split it, by the sequences' lengths: the check's short problem may
     # run unsplit where the timed call splits.
     "flashinfer": BackendFacts(_FLASHINFER + ")  # use_cp left to FlashInfer (auto)", size_dependent_path=True),
@@ -84,8 +88,8 @@ _CORE_FACTS: dict[str, BackendFacts] = {
     "vllm-mtp": _OWN,
     "sglang-decode": _OWN,
     "sglang-mtp": _OWN,
-    "fault": _OWN,
-    "synthetic": _OWN,
+    "fault": _TESTING,
+    "synthetic": _TESTING,
 }
 
 # `layer:<core>` (backends/layer/): the layer autotunes where its core does; it is no library call of its own,
@@ -99,6 +103,11 @@ FACTS: dict[str, BackendFacts] = {
 def facts_of(name: str) -> BackendFacts:
     """A backend's declared facts; a backend the table does not name (a test's stand-in) declares none."""
     return FACTS.get(name, _OWN)
+
+
+def is_testing(name: str) -> bool:
+    """Whether `name` is a test-only backend (its rows time the harness; never recommended)."""
+    return facts_of(name).testing
 
 
 def view_facts() -> dict:
