@@ -64,13 +64,14 @@ def fastest_ms(point: Point, device: str | None) -> float:
     return seconds * 1e3
 
 
-def impossible_time(point: Point, device: str | None, median_ms: float) -> str | None:
-    """Why `median_ms` cannot be a time of one call of `point` on `device`; None when it can."""
+def impossible_time(point: Point, device: str | None, median_ms: float, floor_ms: float | None = None) -> str | None:
+    """Why `median_ms` cannot be a time of one call of `point` on `device`; None when it can. `floor_ms`: the
+    point's `fastest_ms` when the caller already has it (a table repeats its points)."""
     if not (math.isfinite(median_ms) and median_ms > 0):
         return f"{median_ms!r} ms is not a time"
     if median_ms > SLOWEST_MS:
         return f"{median_ms:g} ms is over an hour for one call"
-    floor = fastest_ms(point, device)
+    floor = fastest_ms(point, device) if floor_ms is None else floor_ms
     if median_ms < floor:
         flop, moved = work(point)
         return (f"{median_ms:.3g} ms is faster than the device allows: {flop:.3g} FLOP and {moved:.3g} bytes take at "
