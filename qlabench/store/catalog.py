@@ -283,7 +283,7 @@ def _norm(path: str) -> str:
 def _path_problem(path: str) -> str | None:
     """Why a normalised entry path names no part of the results folder: the folder itself ('/', '.'), a step
     out of it or an empty step, or a character no file name of the tree holds."""
-    if not path:
+    if set(path.split("/")) <= {"", "."}:
         return "it is the results folder itself: an entry is one folder or file in it"
     parts = path.split("/")
     if any(p in ("", ".", "..") for p in parts):
