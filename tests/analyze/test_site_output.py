@@ -58,9 +58,12 @@ def test_a_catalog_value_in_an_attribute_is_escaped():
 
 
 def _tree(root: Path, make_row) -> None:
-    write_rows(root / "h200 étude" / "a.parquet", [point(make_row), point(make_row, backend="flash_qla", median_ms=0.5,
-                                                                          model="Qwen3.5-397B ")])
+    write_rows(root / "h200 étude" / "a.parquet", [point(make_row)])
     write_rows(root / PAYLOAD.replace("/", "") / "b.parquet", [point(make_row, run_id="r2")])
+    # without a catalog the study's folder is the current one (site/folders.py: README_CURRENT)
+    write_rows(root / "h200-study" / "c.parquet", [point(make_row, run_id="r3", model="Qwen3.5-397B "),
+                                                   point(make_row, run_id="r3", backend="flash_qla", median_ms=0.5,
+                                                         model="Qwen3.5-397B ")])
 
 
 def test_odd_names_are_slugged_for_files_shown_as_they_are_and_run_no_script(tmp_path, make_row):
@@ -75,6 +78,7 @@ def test_odd_names_are_slugged_for_files_shown_as_they_are_and_run_no_script(tmp
     no_markup_from_data(index)
     assert ">h200 étude</a>" in index and "&lt;img src=x" in index
     names = sorted(p.name for p in out.iterdir())
+    assert any(n.startswith("rank-Qwen3.5-397B-") for n in names), names  # the label's own ranking, slugged
     assert all(" " not in n and '"' not in n and "<" not in n and "é" not in n for n in names), names
     for page in out.glob("*.html"):
         no_markup_from_data(page.read_text(encoding="utf-8"))
