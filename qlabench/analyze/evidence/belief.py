@@ -115,6 +115,7 @@ def believed(df: pd.DataFrame, require_check: bool = True) -> pd.DataFrame:
     stored as measured, and a view that reads them back still refuses them)."""
     if df.empty or "status" not in df:
         return df
+    require_check = require_check and "oracle" in df  # a frame read without the check's columns cannot say
     # Positions, not index labels: a frame concatenated from several files repeats its labels.
     ok = (df["status"] == "ok").to_numpy()
     serving = df["mode"].isin(SERVING_MODES).to_numpy() if "mode" in df else np.zeros(len(df), bool)
