@@ -38,6 +38,9 @@ from qlabench.store.keys import key_value
 READS = tuple(dict.fromkeys(("status", "reason", "device", "mode", "dtype", "state_dtype", "median_ms", "samples_ms",
                              "bytes_read", "bytes_written", "hbm_peak_read_tbs", "hbm_peak_write_tbs", "hbm_frac",
                              "oracle", "total_tokens", "check_tokens") + key_axes()))
+# What a call's work (core/flops.py: work) and its device's floor depend on, besides the sequence lengths.
+WORK_AXES = ("mode", "layout", "batch", "h_qk", "h_v", "K", "V", "dtype", "state_dtype", "initial_state",
+             "cp_world_size", "pool")
 # Relative slack between a stored median and the median of the stored samples (float round trips only).
 MEDIAN_SLACK = 1e-9
 
@@ -73,7 +76,9 @@ def physics_problem(row, floors: dict) -> str | None:
     frame lacks the point's axes. `floors` caches each point's floor: a table repeats its points."""
     if any(a not in row for a in key_axes()):
         return None
-    key = (row.get("device"),) + tuple(key_value(row[a]) for a in key_axes())
+    # the axes the work depends on, cheaply (a varlen row's lengths as bytes): a point is built once per key
+    key = (row.get("device"), np.asarray(row["seqlens"]).tobytes()) + tuple(
+        None if isinstance(v, float) and math.isnan(v) else v for v in (row[a] for a in WORK_AXES))
     if key not in floors:
         try:
             point = Point.from_row(row, key_value)
