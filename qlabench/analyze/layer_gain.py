@@ -14,6 +14,7 @@ import math
 
 import pandas as pd
 
+from qlabench.analyze.evidence.belief import believed
 from qlabench.core.errors import MeasureError
 from qlabench.core.layer_shapes import core_backend_name
 from qlabench.core.point import Point
@@ -54,6 +55,7 @@ def layer_share_table(df: pd.DataFrame, ks: tuple[float, ...] = CORE_SPEEDUPS) -
     out = []
     if df.empty or "backend" not in df:
         return pd.DataFrame()
+    df = believed(df)  # an impossible or unchecked layer time is no basis for a gain
     layer_rows = df[df["backend"].map(lambda b: core_backend_name(str(b)) is not None) & (df["status"] == "ok")]
     for _, row in layer_rows.iterrows():
         d = layer_details(row.get("extra_json"))

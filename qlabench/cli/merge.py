@@ -19,6 +19,7 @@ def merge_cmd(
     force: bool = typer.Option(False, "--force", help="Overwrite --into if it exists"),
 ):
     """Merge shard outputs into one file: one row per point; fails (exit 1) on missing or duplicated points."""
+    from qlabench.analyze.evidence import believed
     from qlabench.core.spec import load_suite
     from qlabench.core.errors import StoreError
     from qlabench.store.merge import merge_results, write_merged
@@ -27,7 +28,9 @@ def merge_cmd(
         raise StoreError(f"--into {into} exists; pass --force to overwrite it, or choose another file")
     if into.is_dir():
         raise StoreError(f"--into {into} is a folder; give the merged parquet file's path")
-    report = merge_results(results, load_suite(suite) if suite else None)
+    # show's rule for a believed row; a --no-check sweep's unchecked rows merge as they are (views refuse them)
+    report = merge_results(results, load_suite(suite) if suite else None,
+                           row_rule=lambda df: believed(df, require_check=False))
     counts = ", ".join(f"{v} {k}" for k, v in sorted(report.status_counts.items()))
     console.print(f"{report.rows_read} rows in {len(report.files)} file(s) -> {report.points} points"
                   + (f", {len(report.rows)} rows with their replicates" if len(report.rows) != report.points else "")
@@ -46,6 +49,8 @@ def merge_cmd(
                 err_console.print(f"  {title}: {p.label()} seed={p.seed}", highlight=False)
             if len(pts) > _SHOWN:
                 err_console.print(f"  ... and {len(pts) - _SHOWN} more {title}", highlight=False)
+        for line in report.not_believed[:_SHOWN]:
+            err_console.print(f"  not believed: {line}", highlight=False, soft_wrap=True)
         err_console.print(f"nothing written to {into}")
         raise typer.Exit(1)
     try:

@@ -17,12 +17,22 @@ class BackendFacts:
     call_signature: str = ""
     autotune_modules: tuple[str, ...] = ()
     size_dependent_path: bool = False
+    # A backend that exists to test qlabench itself (a fault injector, a calibrated sleep, a deliberate
+    # mis-dispatch; its declaration's role 'testing'): its rows test the harness, so no view recommends it.
+    testing: bool = False
 
 
 def facts_of(name: str) -> BackendFacts:
     """A backend's declared facts; a backend nothing declares (a test's stand-in) declares none."""
     d = backend_decl.find(name)
-    return BackendFacts(d.call, d.autotune_modules, d.size_dependent_path) if d is not None else BackendFacts()
+    if d is None:
+        return BackendFacts()
+    return BackendFacts(d.call, d.autotune_modules, d.size_dependent_path, backend_decl.is_testing(name))
+
+
+def is_testing(name: str) -> bool:
+    """Whether `name` is a test-only backend (its rows time the harness; never recommended)."""
+    return backend_decl.is_testing(name)
 
 
 def __getattr__(name: str):

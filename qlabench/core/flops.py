@@ -213,10 +213,16 @@ def throughput(point: Point, median_ms: float | None, chunk_size: int = DEFAULT_
     if not math.isfinite(median_ms) or median_ms <= 0:
         raise MeasureError(f"median_ms must be a positive time, got {median_ms!r}")
     seconds = median_ms * 1e-3
-    if mode_of(point.mode).work_model == "step":  # a step of the token recurrence against a state pool: core/bytes_model.py
-        return (bytes_model.recurrent_flops(point) / seconds / 1e12,
-                bytes_model.step_bytes(point).moved / seconds / 1e9)
-    return flops(point, chunk_size) / seconds / 1e12, bytes_moved(point, chunk_size) / seconds / 1e9
+    f, b = work(point, chunk_size)
+    return f / seconds / 1e12, b / seconds / 1e9
+
+
+def work(point: Point, chunk_size: int = DEFAULT_CHUNK) -> tuple[float, float]:
+    """(FLOPs, compulsory bytes) of one call of `point` under its mode's work model: the chunked form's, or a
+    serving step's of the token recurrence against a state pool (core/bytes_model.py)."""
+    if mode_of(point.mode).work_model == "step":
+        return bytes_model.recurrent_flops(point), float(bytes_model.step_bytes(point).moved)
+    return flops(point, chunk_size), bytes_moved(point, chunk_size)
 
 
 def peak_fractions(tflops: float | None, gbps: float | None, peaks: Peaks | None

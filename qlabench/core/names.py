@@ -7,6 +7,7 @@ at most `MAX_NAME_LEN` characters (a file name of the run id plus `.parquet` mus
 
 from __future__ import annotations
 
+import hashlib
 import re
 
 MAX_NAME_LEN = 100
@@ -32,3 +33,14 @@ def default_name(stem: str) -> str:
     """A safe name made from a file's stem, for a suite that does not set one ('my suite' -> 'my-suite')."""
     slug = re.sub(r"[^A-Za-z0-9._-]+", "-", stem).strip("-")[:MAX_NAME_LEN]
     return slug if not name_problem(slug) else "suite"
+
+
+def slug(text: str) -> str:
+    """A safe name for any text, for a file named after something shown as it is ('h200 étude/a' ->
+    'h200-tude-a-1f3a9c'): runs of other characters become '-', '/' included; where more than a '/' changed,
+    a short digest of the text keeps two names that differ only there apart."""
+    text = str(text)
+    out = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.")
+    if out != text.replace("/", "-") or not out:
+        out = f"{out[:MAX_NAME_LEN - 7]}-{hashlib.sha1(text.encode()).hexdigest()[:6]}".lstrip("-")
+    return out[:MAX_NAME_LEN]

@@ -216,10 +216,10 @@ class ResultRow:
             if getattr(self, name) is not None:
                 object.__setattr__(self, name, {str(k): float(v) for k, v in _pairs(getattr(self, name))})
         if status is Status.OK:
-            if self.median_ms is None or not math.isfinite(self.median_ms):
-                raise RowError("an ok row needs a finite median_ms")
+            if self.median_ms is None or not math.isfinite(self.median_ms) or self.median_ms <= 0:
+                raise RowError(f"an ok row needs a positive, finite median_ms (got {self.median_ms!r})")
             if self.reason:
-                raise RowError("an ok row has no reason")
+                raise RowError(f"an ok row carries no reason, but this one has {self.reason!r}: is it ok or not?")
         elif not self.reason:
             raise RowError(f"a {status.value} row needs a reason")
 

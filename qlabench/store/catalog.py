@@ -186,6 +186,10 @@ def load_catalog(root: str | os.PathLike | None = None) -> Catalog:
         raise CatalogError(f"{file}: no [[entry]] tables")
     entries = tuple(_entry(file, i, t) for i, t in enumerate(raw))
     _check_links(file, entries)
+    for e in entries:
+        if not _inside(root, e.path):
+            raise CatalogError(f"{file}: entry {e.path!r}: path leads out of the results folder (a link to "
+                               f"{(root / e.path).resolve()}): evidence lies inside it")
     return Catalog(root, entries)
 
 
@@ -206,8 +210,8 @@ def _entry(file: Path, i: int, t: dict) -> Entry:
         if not isinstance(t[k], str) or not t[k].strip():
             raise bad(k, "must be a non-empty string")
     path = _norm(t["path"])
-    if path.startswith("/") or ".." in path.split("/"):
-        raise bad("path", f"{t['path']!r} must be relative to the results folder, inside it")
+    if why := _path_problem(path):
+        raise bad("path", f"{t['path']!r} must name a folder or run file inside the results folder ({why})")
     if t["kind"] not in KINDS:
         raise bad("kind", f"{t['kind']!r} is not one of {', '.join(KINDS)}")
     if t["status"] not in STATUSES:
@@ -229,6 +233,8 @@ def _entry(file: Path, i: int, t: dict) -> Entry:
             raise bad("backends", "only a current entry names the backends it is current for")
         backends = tuple(backends)
     sup = _norm(t["superseded_by"]) if "superseded_by" in t else None
+    if sup is not None and (why := _path_problem(sup)):
+        raise bad("superseded_by", f"{t['superseded_by']!r} must name an entry's path ({why})")
     if t["status"] == "history" and sup is None:
         raise bad("superseded_by", "a history entry names the entry that answers its question now")
     if t["status"] == "current" and sup is not None and backends is None:
@@ -274,6 +280,28 @@ def _check_links(file: Path, entries: tuple[Entry, ...]) -> None:
 
 def _norm(path: str) -> str:
     return str(path).strip().replace("\\", "/").strip("/")
+
+
+def _path_problem(path: str) -> str | None:
+    """Why a normalised entry path names no part of the results folder: the folder itself ('/', '.'), a step
+    out of it or an empty step, or a character no file name of the tree holds."""
+    if set(path.split("/")) <= {"", "."}:
+        return "it is the results folder itself: an entry is one folder or file in it"
+    parts = path.split("/")
+    if any(p in ("", ".", "..") for p in parts):
+        return "no empty, '.' or '..' step"
+    if any(ord(c) < 32 or c in '<>"|?*' for c in path):
+        return "no control character and none of < > \" | ? *"
+    return None
+
+
+def _inside(root: Path, path: str) -> bool:
+    """Whether root/path, links followed, lies inside root (a link out of the results folder is no evidence)."""
+    try:
+        (root / path).resolve().relative_to(root.resolve())
+        return True
+    except ValueError:
+        return False
 
 
 def _relative(p: Path, root: Path) -> str | None:

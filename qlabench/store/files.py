@@ -22,7 +22,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from qlabench.core.errors import StoreError
+from qlabench.core.errors import RowError, StoreError
 from qlabench.core.names import name_problem
 from qlabench.core.result import ResultRow
 from qlabench.core.spec import SUITES_DIR
@@ -211,22 +211,37 @@ def write_frame(path: str | os.PathLike, df: pd.DataFrame, table: str) -> Path:
 
 
 def result_files(paths: Iterable[str | os.PathLike]) -> list[Path]:
-    """Expand files and folders (searched recursively) into the parquet files they hold."""
+    """Expand files and folders (searched recursively) into the parquet files they hold, each file once (a
+    folder given twice, or a file and its folder, is one measurement, never a copy of itself)."""
     out: list[Path] = []
     for p in map(Path, paths):
         if p.is_dir():
             # is_file: a folder may end in .parquet too (a suite named `t.parquet` is one under --out)
-            out.extend(sorted(f for f in p.rglob("*.parquet")
-                              if f.is_file() and not f.name.startswith(".") and not _shadowed_part(f)
-                              and not f.name.endswith(".kernels.parquet")  # store/kernels.py's tables
-                              and not _other_table(f)))
+            found = sorted(f for f in p.rglob("*.parquet")
+                           if f.is_file() and not f.name.startswith(".") and not _shadowed_part(f)
+                           and not f.name.endswith(".kernels.parquet")  # store/kernels.py's tables
+                           and not _other_table(f))
+            _refuse_links_out(p, found)
+            out.extend(found)
         elif p.is_file():
             out.append(p)
         else:
             raise StoreError(f"{p}: no such file or folder")
     if not out:
         raise StoreError("no result files found in " + ", ".join(map(str, paths)))
-    return out
+    seen: set[Path] = set()
+    return [f for f in out if not (f.resolve() in seen or seen.add(f.resolve()))]
+
+
+def _refuse_links_out(folder: Path, files: list[Path]) -> None:
+    """StoreError for a file of `folder` that a link places outside it: a folder's evidence is what it holds
+    (a path with '..' is refused for the same reason: results/catalog.toml, store/catalog.py)."""
+    top = folder.resolve()
+    for f in files:
+        real = f.resolve()
+        if not real.is_relative_to(top):
+            raise StoreError(f"{f}: a link to {real}, outside {folder}: a results folder's evidence lies inside it "
+                             "(copy the files in, or give the other folder itself)")
 
 
 # Columns every projected read keeps: the key, the status the checks need, and what orders rows.
@@ -302,8 +317,15 @@ def file_metadata(paths: Iterable[str | os.PathLike]) -> list[dict[str, str]]:
 
 
 def read_rows(path: str | os.PathLike) -> list[ResultRow]:
-    """Rows of one file as validated ResultRow records."""
-    return [ResultRow(**{k: v for k, v in d.items()}) for d in read_table(path).to_pylist()]
+    """Rows of one file as validated ResultRow records; a row that is not one is a RowError naming the file."""
+    out = []
+    for i, d in enumerate(read_table(path).to_pylist()):
+        try:
+            out.append(ResultRow(**d))
+        except RowError as e:
+            what = " ".join(str(d.get(c)) for c in ("backend", "mode", "seqlens") if d.get(c) is not None)
+            raise RowError(f"{path}: row {i + 1} ({what}): {e}") from None
+    return out
 
 
 def latest_per_point(df: pd.DataFrame, by: tuple[str, ...] = ()) -> pd.DataFrame:

@@ -10,7 +10,12 @@ It reports, and `MergeReport.ok` is false for:
     overlapping shard specs, or a shard run twice without --resume);
   - missing: a point of the suite with no row at all (only when the suite is given);
   - unexpected: a row of a point, or of a suite, that the given suite does not have;
-  - mixed suites: rows of more than one suite name.
+  - mixed suites: rows of more than one suite name;
+  - not believed: an `ok` row the evidence layer's rule does not believe (an impossible time, an error over
+    its tolerance, no check, a reason on an ok row: analyze/evidence/belief.py), named with its file. The
+    rule sits above the store, so the caller passes it in (`row_rule`; `qlabench merge` does).
+A file is read once however often it is given (a folder given twice is no duplicate measurement), and a
+row that is no valid row is refused with its file's name (store/files.read_rows).
 Points whose only rows are not ok are counted per status but are not a failure: they were
 measured, and `--resume` on the shard re-measures error rows.
 """
@@ -19,9 +24,11 @@ from __future__ import annotations
 
 import collections
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import pandas as pd
 
 from qlabench.core.errors import QlabenchError, StoreError
 from qlabench.core.point import Point
@@ -44,6 +51,7 @@ class MergeReport:
     rows_read: int = 0
     points: int = 0  # distinct points among `rows` (fewer than rows when a run has replicates)
     fingerprints: int = 0  # distinct env fingerprints: more than one means different GPUs or versions
+    not_believed: list[str] = field(default_factory=list)  # 'file: point: why' per ok row the row rule refuses
 
     @property
     def status_counts(self) -> dict[str, int]:
@@ -51,7 +59,8 @@ class MergeReport:
 
     @property
     def ok(self) -> bool:
-        return not (self.missing or self.duplicated or self.unexpected or len(self.suites_seen) > 1)
+        return not (self.missing or self.duplicated or self.unexpected or self.not_believed
+                    or len(self.suites_seen) > 1)
 
     def problems(self) -> list[str]:
         out = []
@@ -63,20 +72,41 @@ class MergeReport:
             out.append(f"{len(self.duplicated)} point(s) have more than one ok row")
         if self.unexpected:
             out.append(f"{len(self.unexpected)} row(s) are of points not in suite {self.suite!r}")
+        if self.not_believed:
+            out.append(f"{len(self.not_believed)} ok row(s) cannot be believed: {self.not_believed[0]}"
+                       + (f" (and {len(self.not_believed) - 1} more)" if len(self.not_believed) > 1 else ""))
         return out
 
 
-def _read_rows(paths: Iterable[str | os.PathLike]) -> tuple[list[Path], list[ResultRow]]:
+def _read_rows(paths: Iterable[str | os.PathLike]) -> tuple[list[Path], list[ResultRow], dict[int, Path]]:
     files = result_files(paths)
-    rows = []
+    rows, home = [], {}
     for f in files:
-        rows.extend(read_rows(f))
-    return files, rows
+        for r in read_rows(f):
+            home[id(r)] = f
+            rows.append(r)
+    return files, rows, home
 
 
-def merge_results(paths: Iterable[str | os.PathLike], suite: Suite | None = None) -> MergeReport:
-    """Read result files/folders and merge them to one row per point and replicate; see the module doc."""
-    files, rows = _read_rows(paths)
+# A row rule: the rows as a DataFrame (one per merged ok row) -> the same rows, each ok row the rule does not
+# believe turned into `error` or `incorrect` with its reason (analyze.evidence.believed).
+RowRule = Callable[[pd.DataFrame], pd.DataFrame]
+
+
+def _not_believed(rows: list[ResultRow], home: dict[int, Path], row_rule: RowRule) -> list[str]:
+    oks = [r for r in rows if r.ok]
+    if not oks:
+        return []
+    judged = row_rule(pd.DataFrame([r.as_dict() for r in oks]))
+    return [f"{home[id(r)]}: {Point.from_row(r).label()}: {why}"
+            for r, status, why in zip(oks, judged["status"], judged["reason"]) if status != Status.OK.value]
+
+
+def merge_results(paths: Iterable[str | os.PathLike], suite: Suite | None = None,
+                  row_rule: RowRule | None = None) -> MergeReport:
+    """Read result files/folders and merge them to one row per point and replicate; see the module doc.
+    `row_rule`: the evidence layer's rule for a believed row, applied to every merged ok row."""
+    files, rows, home = _read_rows(paths)
     if not rows:  # nothing to merge is an input error (exit 2), not an empty merged file
         raise StoreError(f"no rows in {', '.join(map(str, files))}: nothing to merge")
     # A point's replicates (`run sweep --replicates K`) are K rows of one run, one per replicate: each
@@ -93,7 +123,8 @@ def merge_results(paths: Iterable[str | os.PathLike], suite: Suite | None = None
     by_point = dict.fromkeys(p for p, _ in by_replicate)
     report = MergeReport(files=files, rows=merged, suite=suite.name if suite else None, duplicated=duplicated,
                          suites_seen=sorted({r.suite for r in rows}), rows_read=len(rows), points=len(by_point),
-                         fingerprints=len({r.env_fingerprint for r in rows}))
+                         fingerprints=len({r.env_fingerprint for r in rows}),
+                         not_believed=_not_believed(merged, home, row_rule) if row_rule else [])
     if suite is not None:
         wanted = set(suite.points)
         report.missing = [p for p in suite.points if p not in by_point]

@@ -235,3 +235,18 @@ def test_a_ranking_reads_the_sustained_regime_and_names_any_time_timed_otherwise
 
     all_sustained = ask(tmp_path, sustained).cases[0]
     assert not any(n.startswith("regime:") for n in all_sustained.caveats)
+
+
+def test_a_test_only_backend_is_never_recommended(tmp_path, make_row):
+    ans = ask(tmp_path, rows(make_row, ("fla", 0.9), ("synthetic", 0.1), ("fault", 0.05), ("fla-dispatch-on", 0.2)))
+    c = ans.cases[0]
+    assert c.best.backend == "fla" and [e.backend for e in c.entries] == ["fla"]
+    assert any("fault, fla-dispatch-on, synthetic: test-only" in n for n in c.caveats)
+
+
+def test_the_gate_studys_deliberate_slowdowns_recommend_nothing():
+    from pathlib import Path
+
+    results = Path(__file__).resolve().parents[2] / "results" / "h200-gate-study"
+    ans = advise(make_question("qwen3.5-397b", 8, "prefill", "8192", None, "fla"), [results])
+    assert ans.cases[0].best is None and not ans.cases[0].entries  # was: "use synthetic"

@@ -20,6 +20,10 @@ ENV = dict(run_id="r", suite="s", timestamp="2024-01-01T00:00:00+00:00", host="h
            cuda_version="12.8")
 
 
+# the check an ok row passed (the evidence layer believes no unchecked row)
+CHECKED = dict(oracle="naive-recurrent float32 @64 tokens", check_tokens=64, err_o=0.001)
+
+
 def row(backend="b", seqlen=128, h_v=2, status="ok", median=1.0, n=30, noise=0.01, seed=0, model=None, tp=None,
         timestamp=None, replicate=None, **env) -> ResultRow:
     rng = np.random.default_rng(seed + 1000 * seqlen + int(median * 1000) + 77 * (replicate or 0))
@@ -34,7 +38,7 @@ def row(backend="b", seqlen=128, h_v=2, status="ok", median=1.0, n=30, noise=0.0
                      reason=None if status == "ok" else f"{status} on purpose",
                      timer="graph" if status == "ok" else None, samples_ms=samples,
                      median_ms=float(np.median(samples)) if samples else None, n_samples=len(samples) or None,
-                     replicate=replicate)
+                     replicate=replicate, **CHECKED if status == "ok" else {})
 
 
 def reps(k=3, **kw) -> list[ResultRow]:

@@ -109,3 +109,18 @@ def test_serving_plot_draws_a_line_per_state_variant_titled_with_the_state_dtype
     assert len({c for *_, c in fla}) == 2  # two variants, two colours
     title = fig._suptitle.get_text()
     assert "state float32" in title and "state bfloat16" in title and "inputs bfloat16" in title
+
+
+def test_plot_draws_no_time_the_evidence_layer_does_not_believe(make_row, tmp_path):
+    # a baseline whose every time is over an hour a call: once a curve of 1e-29x speedups
+    from typer.testing import CliRunner
+
+    from qlabench.cli import app
+    from qlabench.store.files import write_rows
+
+    rows = [make_row(backend=b, seqlens=(t,), total_tokens=t, median_ms=ms) for t in (64, 128)
+            for b, ms in (("naive-chunk", 1e29), ("naive-recurrent", 1.0))]
+    write_rows(tmp_path / "r.parquet", rows)
+    r = CliRunner().invoke(app, ["plot", str(tmp_path / "r.parquet"), "--baseline", "naive-chunk",
+                                 "-o", str(tmp_path / "plots")])
+    assert r.exit_code == 2 and "has no ok rows" in r.output, r.output

@@ -154,7 +154,7 @@ def test_speedup_table_marks_noisy_and_short_points(make_row):
     assert t["naive-chunk noise"].tolist() == [NOISY, ""]
     assert t["naive-recurrent noise"].tolist() == ["", FEW]
     md = speedup_markdown(t, "naive-recurrent")
-    assert "| 1.000 (10.00x) ~ |" in md and "20.000 (1.00x) !" in md
+    assert "| 1.000 (10.00x) ~ 0.01 oracle@full |" in md and "20.000 (1.00x) ! 0.01 oracle@full" in md
     line = noise_summary(df)
     assert line.startswith("2 of 4 ok points met their noise target") and "~ 1 missed it" in line
     assert "! 1 got fewer than min_samples" in line

@@ -102,8 +102,8 @@ def test_the_declared_facts_name_exactly_the_registered_backends_and_are_what_ea
     assert set(view_facts()["calls"]) == set(REGISTRY)
     for name, b in REGISTRY.items():
         f = FACTS[name]
-        assert (b.call_signature, b.autotune_modules, b.size_dependent_path) == (
-            f.call_signature, f.autotune_modules, f.size_dependent_path), name
+        assert (b.call_signature, b.autotune_modules, b.size_dependent_path, b.testing) == (
+            f.call_signature, f.autotune_modules, f.size_dependent_path, f.testing), name
     # a layer autotunes where its core does (the facts of `layer:fla` are derived, not written twice)
     assert REGISTRY["layer:fla"].autotune_modules == REGISTRY["fla"].autotune_modules != ()
 

@@ -36,3 +36,8 @@ def test_every_layer_backend_is_declared_with_its_cores_tuning_and_no_call_of_it
 def test_an_undeclared_backend_declares_nothing():
     f = facts_of("a-test-stand-in")
     assert (f.call_signature, f.autotune_modules, f.size_dependent_path) == ("", (), False)
+
+
+def test_the_test_only_backends_are_declared_testing_and_no_other():
+    assert {n for n, f in FACTS.items() if f.testing} == {"fault", "synthetic", "fla-dispatch-on"}
+    assert not facts_of("a-test-stand-in").testing

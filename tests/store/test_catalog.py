@@ -46,7 +46,13 @@ def test_an_entry_reads_with_its_fields(tmp_path):
     (entry(status="history"), "superseded_by: a history entry names"),
     (entry(extra='superseded_by = "a"'), "a current entry is superseded only"),
     (entry(extra='colour = "red"'), "colour: unknown key"),
-    (entry(path="../x"), "inside it"),
+    (entry(path="../x"), "inside the results folder"),
+    (entry(path="/"), "it is the results folder itself"),  # was: every folder current
+    (entry(path="."), "it is the results folder itself"),
+    (entry(path="a/./b"), "no empty, '.' or '..' step"),
+    (entry(path='b\\"><img src=x onerror=alert(1)>'), "none of < >"),
+    (entry(status="history", extra='superseded_by = "b\\"><img src=x onerror=alert(1)>"'),
+     "superseded_by: 'b\"><img src=x onerror=alert(1)>' must name an entry's path"),
     (ENTRY.format(path="a", kind="gate", status="current", stack="{}", extra="").replace("date = 2026-12-01\n", ""),
      "date: missing"),
     (entry().replace("date = 2026-12-01", 'date = "yesterday"'), "date: 'yesterday' must be a TOML date"),
@@ -105,3 +111,25 @@ def test_a_call_comparison_entry_is_current_evidence_no_ranking_reads(tmp_path):
     cat = load_catalog(_write(tmp_path, entry("timings"), entry("pool", kind="call-comparison")))
     assert cat.get("pool").is_current and [e.path for e in cat.current("call-comparison")] == ["pool"]
     assert cat.current_paths() == [tmp_path / "timings"]
+
+
+def test_an_entry_that_links_out_of_the_results_folder_is_refused(tmp_path):
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    root = _write(tmp_path / "results", entry("a"))
+    (root / "a").symlink_to(outside, target_is_directory=True)
+    with pytest.raises(CatalogError, match="entry 'a': path leads out of the results folder"):
+        load_catalog(root)
+
+
+def test_a_file_linked_in_from_outside_is_no_evidence_of_the_folder(tmp_path, make_row):
+    from qlabench.analyze.current import current_evidence
+    from qlabench.core.errors import StoreError
+    from qlabench.store.files import write_rows
+
+    root = _write(tmp_path / "results", entry("a"))
+    write_rows(root / "a" / "run.parquet", [make_row()])
+    write_rows(tmp_path / "elsewhere" / "x.parquet", [make_row(run_id="x")])
+    (root / "a" / "linked.parquet").symlink_to(tmp_path / "elsewhere" / "x.parquet")
+    with pytest.raises(StoreError, match="linked.parquet: a link to .*elsewhere/x.parquet, outside .*results/a"):
+        current_evidence(load_catalog(root))

@@ -139,3 +139,49 @@ def test_cli_merge_exit_codes(tmp_path, suite):
 
     res = runner.invoke(app, ["merge", str(tmp_path / "nothing-here"), "--into", str(into2)])
     assert res.exit_code == 2 and "no such file" in res.output
+
+
+def test_a_folder_given_twice_is_one_measurement(tmp_path, suite):
+    write_shards(tmp_path, suite)
+    report = merge_results([tmp_path, tmp_path, tmp_path / "shard0"], suite)
+    assert report.ok, report.problems()  # was: every point "duplicated"
+    assert len(report.files) == 3 and report.rows_read == len(suite.points)
+
+
+def test_a_row_that_is_no_row_names_its_file(tmp_path, suite):
+    write_shards(tmp_path, suite)
+    f = next((tmp_path / "shard1").rglob("*.parquet"))
+    _edit(f, "reason", ["CUDA error: boom"] * len(read_rows(f)))
+    with pytest.raises(QlabenchError, match=rf"^{f}: row 1 \(.*\): an ok row carries no reason, but this one has "
+                                            r"'CUDA error: boom'"):
+        merge_results([tmp_path], suite)
+
+
+def _edit(f, column, values):
+    """Rewrite one column of a result file, as a hand edit would (a file can hold what a ResultRow refuses)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    t = pq.read_table(f)
+    i = t.column_names.index(column)
+    pq.write_table(t.set_column(i, t.schema.field(i), pa.array(values, t.schema.field(i).type)), f)
+
+
+@pytest.mark.parametrize("median", [-1.0, 0.0])
+def test_an_ok_row_without_a_positive_time_is_refused_naming_its_file(tmp_path, suite, median):
+    write_shards(tmp_path, suite)
+    f = next((tmp_path / "shard1").rglob("*.parquet"))
+    _edit(f, "median_ms", [median] + [1.0] * (len(read_rows(f)) - 1))
+    with pytest.raises(QlabenchError, match=rf"^{f}: row 1 .*an ok row needs a positive, finite median_ms"):
+        merge_results([tmp_path], suite)  # was: merged, and written
+
+
+def test_an_ok_row_the_views_would_not_believe_is_not_merged(tmp_path, suite):
+    write_shards(tmp_path, suite)
+    f = next((tmp_path / "shard1").rglob("*.parquet"))
+    _edit(f, "median_ms", [1e29] + [1.0] * (len(read_rows(f)) - 1))  # over an hour a call
+    into = tmp_path / "m.parquet"
+    res = CliRunner().invoke(app, ["merge", str(tmp_path), "--into", str(into), "--suite", SUITE_PATH])
+    assert res.exit_code == 1 and not into.exists()
+    assert "1 ok row(s) cannot be believed" in res.output and "over an hour for one call" in res.output
+    assert f"not believed: {f}: " in res.output.replace("\n", "")

@@ -243,3 +243,27 @@ def test_in_process_replicates_are_refused_and_an_in_process_run_is_never_gated(
     with pytest.raises(ConfigError, match="refusing to gate an in-process run"):
         run_gate(suite, [tmp_path / "never-read.parquet"], tmp_path / "o", replicates=2,
                  run=RunOptions(executor=InProcess()))
+
+
+@pytest.mark.parametrize("column, value", [("err_o", 1e9), ("median_ms", -1.0), ("median_ms", 0.0),
+                                           ("median_ms", float("inf"))])
+def test_a_gate_fails_a_head_row_the_evidence_layer_does_not_believe(suite, tmp_path, monkeypatch, column, value):
+    # The head's rows as an edited or broken run leaves them (samples intact): `show` calls them incorrect or
+    # error, and so does the gate, which once passed them.
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from qlabench.workflows import gate
+
+    good = run_sweep(suite, tmp_path / "good", RunOptions(executor=InProcess()))
+    head = tmp_path / "head.parquet"
+    t = pq.read_table(good.path)
+    i = t.column_names.index(column)
+    t = t.set_column(i, t.schema.field(i), pa.array([value] * t.num_rows, t.schema.field(i).type))
+    pq.write_table(t.set_column(0, t.schema.field(0), pa.array(["head"] * t.num_rows, pa.string())), head)
+    monkeypatch.setattr(gate, "_run", lambda *a, **k: head)
+    res = run_gate(suite, [good.path], tmp_path / "out", confirm=0, replicates=1, run=RunOptions(executor=InProcess()))
+    assert res.comparison.exit_code == 1
+    assert {p.head_status for p in res.comparison.pairs} == {"incorrect" if column == "err_o" else "error"}
+    assert all(p.change is None and ("not believed" in p.reason or "tolerance" in p.reason)
+               for p in res.comparison.pairs)

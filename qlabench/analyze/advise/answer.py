@@ -30,7 +30,7 @@ from qlabench.analyze.advise.suite import missing_suite
 from qlabench.analyze.current import rows_or_current
 from qlabench.analyze.evidence import believed, evidence_notes
 from qlabench.analyze.evidence.regimes import prefer_recommended, regime_note, regime_series
-from qlabench.core.backend_decl import candidates
+from qlabench.core.backend_decl import candidates, is_testing
 
 
 def __getattr__(name: str):
@@ -96,6 +96,9 @@ def answer_case(df: pd.DataFrame, q: Question, case: Case, calls: Mapping[str, s
     depends on the problem's size (checked.py; None: unknown, every reduced-only check is marked)."""
     modes = WORKLOAD_MODES[q.workload]
     problem = problem_rows(df, q, case, modes + ("fwd_bwd",) if len(modes) > 1 else modes)
+    testing = problem["backend"].map(is_testing).astype(bool)  # rows that time the harness are never ranked
+    left_out = sorted(set(problem.loc[testing, "backend"]))
+    problem = problem[~testing]
     mine_rows = at_gate(problem, q.gate)
     # the recommended timing regime's rows, where a backend has them, however new its other rows are
     ranked = newest_run(newest_version(prefer_recommended(mine_rows, ["backend", "mode"])))
@@ -107,7 +110,9 @@ def answer_case(df: pd.DataFrame, q: Question, case: Case, calls: Mapping[str, s
              + cv.gate_caveats(problem, q, modes, entries) + cv.version_caveats(mine_rows, modes, q, entries)
              + cv.mixing_caveats(entries) + check_caveats(entries)
              + tuning_caveats(entries, ranked, q.current, autotuning)
-             + [n for n in [regime_note(regimes)] if n])
+             + [n for n in [regime_note(regimes)] if n]
+             + ([f"{', '.join(left_out)}: test-only backend(s), their rows time qlabench itself: never ranked"]
+                if left_out else []))
     return CaseAnswer(case, entries, notes, missing, engines_for(entries, q.workload))
 
 

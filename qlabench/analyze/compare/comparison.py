@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from qlabench.analyze.evidence.belief import believed
 from qlabench.analyze.evidence.tree import read_evidence
 from qlabench.analyze.report import gate_label_of, heads_label, layout_label
 from qlabench.core.errors import StoreError
@@ -133,25 +134,23 @@ def _unit_median(row: dict) -> float | None:
     return float(statistics.median(s)) if s else row.get("median_ms")
 
 
-def time_problem(row: dict) -> str | None:
-    """Why an ok row's time cannot be used (a NaN, null or non-positive sample or median), or None."""
-    samples = row.get("samples_ms")
-    if samples:
-        bad = [x for x in samples if x is None or not math.isfinite(x) or x <= 0]
-        return f"samples_ms holds {bad[0]!r}" if bad else None
-    m = row.get("median_ms")
-    if m is None:
-        return "no samples_ms and median_ms is null"
-    return None if math.isfinite(m) and m > 0 else f"median_ms is {m!r}"
+NOT_BELIEVED = "_not_believed"  # a row the evidence layer's rule turned from ok into error or incorrect
 
 
-def _check_times(rows, side: str) -> None:
-    """A StoreError (exit 2) naming the first ok row of `side` whose time is not a usable number: a damaged
-    or hand-edited file must be reported, never crash the comparison (exit 1 reads as a regression)."""
-    for r in rows:
-        if r["status"] == "ok" and (problem := time_problem(r)):
-            raise StoreError(f"{side} row of {point_label(r)} (run {r.get('run_id')}, replicate "
-                             f"{r.get('replicate')}): {problem}; an ok row needs a time, so nothing was compared")
+def with_belief(df: pd.DataFrame) -> pd.DataFrame:
+    """`df` under the evidence layer's one rule for a believed row (evidence/belief.py: a time that is a number,
+    the median of its samples and possible on its device, a check recorded and within tolerance, no reason on
+    an ok row): a row that fails it becomes what it is, `error` or `incorrect` with the reason, and is marked."""
+    judged = believed(df)
+    if judged is df:
+        return df
+    return judged.assign(**{NOT_BELIEVED: (df["status"] == "ok") & (judged["status"] != "ok")})
+
+
+def _shown_rep(row: dict | None, reps: tuple[dict, ...]) -> dict | None:
+    """The row a side is judged by: a replicate the rule did not believe, where there is one (one impossible
+    replicate is not outvoted by the others: the side is not believed), else its newest row."""
+    return next((r for r in reps if r.get(NOT_BELIEVED)), row)
 
 
 def _units(reps: tuple[dict, ...], like: dict) -> list[dict]:
@@ -174,7 +173,7 @@ def judge(pair: Pair, opt: CompareOptions, scale: float = 1.0, ctx: Context | No
     """The verdict of one pair; with `scale` != 1 the head samples are divided by it (drift correction)."""
     ctx = ctx or Context()
     row = pair.any_row
-    b, h = pair.base, pair.head
+    b, h = _shown_rep(pair.base, pair.base_reps), _shown_rep(pair.head, pair.head_reps)
     common = dict(key=pair.key, label=point_label(row), backend=row["backend"], mode=row["mode"],
                   timer=row.get("timer"), base_status=b["status"] if b else None, head_status=h["status"] if h else None)
     if h is None:
@@ -185,9 +184,9 @@ def judge(pair: Pair, opt: CompareOptions, scale: float = 1.0, ctx: Context | No
         verdict, reason, failure = status_verdict(b["status"], h["status"])
         if h["status"] != "ok" and h.get("reason"):
             reason += f": {h['reason']}"
+        elif b["status"] != "ok" and b.get(NOT_BELIEVED):
+            reason += f": base {b['reason']}"
         return PairResult(**common, verdict=verdict, reason=reason, failure=failure)
-    _check_times(pair.base_reps or (b,), "base")
-    _check_times(pair.head_reps or (h,), "head")
     if opt.method == "samples":
         bs, hs = _samples(b), [x / scale for x in _samples(h)]
         s = pair_stats(bs, hs, opt.alpha)
@@ -213,9 +212,7 @@ def history_medians(history: pd.DataFrame | None) -> dict[str, list[float]]:
     if history is None or history.empty:
         return {}
     out: dict[str, list[float]] = {}
-    rows = normalized_rows(history)
-    _check_times(rows, "history")
-    for r in rows:
+    for r in normalized_rows(with_belief(history)):
         if r["status"] == "ok" and (m := _unit_median(r)) is not None:
             out.setdefault(row_key(r), []).append(m)
     return out
@@ -270,7 +267,7 @@ def compare_frames(base: pd.DataFrame, head: pd.DataFrame, options: CompareOptio
                   f"face value; timing verdicts use a floor of {min_floor:.0%}. To gate tighter, re-measure both "
                   "sides interleaved on one machine (`qlabench ab`, or `gate --base-ref`).",)
     ctx = Context(history=history_medians(history), min_floor=min_floor, paired=paired)
-    matched = match_rows(base, head)
+    matched = match_rows(with_belief(base), with_belief(head))
     if not any(m.base is not None and m.head is not None for m in matched):
         raise StoreError(f"base {base_label} and head {head_label} have no point in common ({len(base)} and "
                          f"{len(head)} rows): nothing was compared, which is not a pass")

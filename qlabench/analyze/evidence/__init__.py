@@ -27,10 +27,12 @@ Identity (problem.py; the axes come from core/identity.py, flag `Axis.problem`)
 
 Belief (belief.py, accuracy.py)
   believed(df) -> DataFrame
-      What a view may believe: an `ok` row whose stored time is impossible (NaN, <= 0, or not the median
-      of its own samples) becomes status `error`; one whose stored error is over its tolerance (the rule
-      of the marks) becomes `incorrect`; both with the reason. A serving row's `hbm_frac` is recomputed
-      from its bytes, time and recorded peaks; above the limit: `error`.
+      What a view may believe, and the gate pass: an `ok` row whose stored time is impossible (NaN, <= 0,
+      not the median of its own samples, faster than its work allows at the device's peaks or over an
+      hour: core/device_limits.py), that carries a reason, or that records no check becomes status
+      `error`; one whose stored error is over its tolerance (the rule of the marks) becomes `incorrect`;
+      each with the reason. A serving row's `hbm_frac` is recomputed from its bytes, time and recorded
+      peaks; above the limit: `error`. compare and the gate judge rows through it (compare/comparison.py).
   hbm_peaks.one_peak(df, stream_peaks(rows)) / one_peak_from(rows, paths) -> DataFrame: every serving row
       re-expressed against its GPU model's one HBM peak (the best any run measured the current way); a view
       calls it before believed(), which recomputes the share from the peak columns.
@@ -41,7 +43,8 @@ Runs and stacks (runs.py, stacks.py; libraries and their version columns: core/l
   runs.check_runs(df)              one run in several files: a copy counts once; a point measured again
                                    under one run id counts its newest row; one timestamp recorded two ways
                                    in one folder is refused (EvidenceError); a run id in two folders is two
-                                   runs, told apart ('ab-a@results/x')
+                                   runs, told apart ('ab-a@results/x'); a row of a run twice in one file:
+                                   identical copies count once, different ones are refused
   stack_label(row) -> str          'flash-qla 0.1.3 + tilelang 0.1.15': the versions a row's backend ran on
   run_mix(rows) -> Series          per row 'run R, STACK' where the rows mix runs or stacks, else ''
 

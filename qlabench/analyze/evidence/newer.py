@@ -26,9 +26,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from qlabench.analyze.compare.kernels import short_name
+from qlabench.analyze.evidence.belief import believed
 from qlabench.analyze.evidence.problem import problem_keys
 from qlabench.core.errors import QlabenchError, SchemaError
 from qlabench.core.libraries import version_columns
+from qlabench.core.result import CHECKED_TENSORS
 from qlabench.store.files import read_table, result_files
 from qlabench.store.keys import KEY_COLUMNS, newest_rows, plain_value
 
@@ -37,9 +39,10 @@ from qlabench.store.keys import KEY_COLUMNS, newest_rows, plain_value
 DISAGREE = 0.05
 # What a row records that can make the same problem take another time.
 RECORDED = ("layout", "timer", "device") + version_columns()
-# The columns a comparison reads (besides the key, status, timestamp and run id every read keeps); the
-# kernel lists, most of a file's bytes, are read afterwards for the disagreeing rows alone.
-READ = RECORDED + ("median_ms",)
+# The columns a comparison reads (besides the key, status, timestamp and run id every read keeps), the
+# believed-row rule's scalars among them (belief.py); the kernel lists, most of a file's bytes, are read
+# afterwards for the disagreeing rows alone.
+READ = RECORDED + ("median_ms", "reason", "oracle", "check_tokens") + tuple(f"err_{t}" for t in CHECKED_TENSORS)
 KERNEL_COLUMNS = ("kernels", "kernel_dur_us")
 KERNEL_NAMES = "kernels.list.element"  # the names' column path inside the parquet file
 KERNEL_BATCH = 64  # rows decoded at a time when only some rows' kernel lists are wanted
@@ -186,7 +189,8 @@ def _shown_problems(shown: pd.DataFrame, shown_keys: pd.Series, other: pd.DataFr
     mask = other["status"] == "ok"
     for c in ("backend", "mode", "h_qk", "h_v", "K", "V", "dtype"):
         mask &= other[c].isin(set(shown[c]))
-    other = other[mask]
+    other = believed(other[mask])  # a newer time no view believes is no newer evidence
+    other = other[other["status"] == "ok"]
     theirs_keys = problem_keys(other)
     hit = theirs_keys.isin(set(shown_keys))
     return other[hit], theirs_keys[hit]

@@ -7,6 +7,9 @@ files holding the same run id must agree on every row they share.
   the files and a conflicting point.
 - Different rows in two folders: two runs that happen to share a name (two gate experiments may each
   call their runs `ab-a`): their run ids are told apart by folder ('ab-a@results/x'), and a view says so.
+- One file holding a row of a run twice (qlabench writes each point of a run once per file): identical
+  copies count once, and a view says so; copies that differ are refused (EvidenceError) as files of one
+  folder that disagree are, naming the file: `show` would take one and `advise` average them.
 """
 
 from __future__ import annotations
@@ -42,9 +45,10 @@ def check_runs(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     runs told apart, and a note for each; EvidenceError for one folder's files that disagree on a row."""
     if df.empty or "source_file" not in df:
         return df, []
+    df, notes = _within_files(df)
     n_files = df.groupby("run_id")["source_file"].transform("nunique")
     if not (n_files > 1).any():
-        return df, []
+        return df, notes
     homes = {f: run_home(f) for f in set(df["source_file"])}
     multi = df[n_files > 1]
     copies = multi.assign(_k=_one_run_key(multi), _home=multi["source_file"].map(homes))
@@ -52,10 +56,10 @@ def check_runs(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     by_key = copies.groupby("_k")
     clash = by_key[measured].nunique(dropna=False).max(axis=1) > 1
     clash &= by_key["source_file"].nunique() > 1
-    notes = []
     if clash.any():
         bad = copies[copies["_k"].isin(clash[clash].index)]
-        df, bad, notes = _within_folders(df, bad, measured)
+        df, bad, again = _within_folders(df, bad, measured)
+        notes += again
         # What still differs spans folders: two runs that share a name.
         spans = bad.groupby("_k")["_home"].transform("nunique") > 1
         runs = sorted(set(bad.loc[spans, "run_id"]))
@@ -72,6 +76,23 @@ def check_runs(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     if not dup.empty:
         df = df.drop(index=dup.index[dup["_k"].duplicated(keep="first")])
     return df, notes
+
+
+def _within_files(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """A row of one run (point and replicate) twice in one file: identical copies count once; copies that
+    differ are refused."""
+    k = _one_run_key(df) + "|" + df["source_file"].astype(str)
+    twice = k.duplicated(keep=False)
+    if not twice.any():
+        return df, []
+    measured = [c for c in MEASURED + ("timestamp",) if c in df]
+    dup = df[twice].assign(_k=k[twice])
+    differ = dup.groupby("_k")[measured].nunique(dropna=False).max(axis=1) > 1
+    if differ.any():
+        _refuse(dup[dup["_k"] == differ[differ].index[0]], int(differ.sum()), within_file=True)
+    notes = [f"{f} holds {grp['_k'].nunique()} row(s) of run {run} twice, identical: each counted once"
+             for (f, run), grp in dup.groupby(["source_file", "run_id"], sort=True)]
+    return df.drop(index=dup.index[dup["_k"].duplicated(keep="first")]), notes
 
 
 def _within_folders(df: pd.DataFrame, bad: pd.DataFrame, measured: list[str]
@@ -96,13 +117,17 @@ def _within_folders(df: pd.DataFrame, bad: pd.DataFrame, measured: list[str]
     return df.drop(index=gone), bad.drop(index=gone), notes
 
 
-def _refuse(rows: pd.DataFrame, n: int) -> None:
+def _refuse(rows: pd.DataFrame, n: int, within_file: bool = False) -> None:
     r = rows.sort_values(["_k", "source_file"]).iloc[0]
     same = rows[rows["_k"] == r["_k"]]
     what = "; ".join(f"{f}: {s} {plain_value(m)} ms" for f, s, m in
                      zip(same["source_file"], same["status"], same["median_ms"]))
     point = (f"{backend_label(r['backend'], plain_value(r.get('cp_world_size')), plain_value(r.get('cp_mode')))} "
              f"{r['mode']} h{r['h_qk']}/{r['h_v']} {layout_label(r['layout'], r['batch'], plain_value(r['seqlens']))}")
+    if within_file:
+        raise EvidenceError(f"{r['source_file']} holds {n} row(s) of run {r['run_id']} twice with different "
+                            f"measurements, e.g. {point} ({what}); one run measures a point once: the file was "
+                            "edited or mis-written")
     raise EvidenceError(f"run {r['run_id']} is in {same['source_file'].nunique()} files that disagree on {n} "
                         f"row(s), e.g. {point} ({what}); one run measures a point once: read one of the files, "
                         "or give the copy its own run id")

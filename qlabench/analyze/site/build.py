@@ -5,11 +5,19 @@
     folder-<name>.html                    one results folder: what the catalog says of it, its files and runs
     serving.html                          the current serving evidence: winners by batch, the figures
     img/*.png                             the figures
+    .qlabench-site                        the files this build wrote, one a line
+
+File names are slugs of what they show (core/names.slug); the pages show every name as it is. The site is
+built in a folder beside `out` and moved in when complete: a build that fails leaves the previous site as it
+was, and a page of an earlier build that this one does not write (a folder since removed) is deleted, so
+nothing unlinked stays published. Only files an earlier build listed are ever deleted. `out` may not lie
+inside the results folder: the site would become a folder of the evidence it reads.
 """
 
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Mapping
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -23,6 +31,7 @@ from qlabench.analyze.site.rankings import Ranking, rankings
 from qlabench.analyze.site.serving import HREF as SERVING_HREF
 from qlabench.analyze.site.serving import serving_page
 from qlabench.analyze.site.source import read_evidence
+from qlabench.core.errors import ConfigError, QlabenchError
 from qlabench.store.files import under_root
 
 
@@ -51,12 +60,51 @@ def _write(path: Path, text: str) -> Path:
     return path
 
 
+MANIFEST = ".qlabench-site"
+
+
+def check_out(results: Path, out: Path) -> None:
+    """ConfigError for an `out` that is (or lies inside) the results folder the site reads."""
+    top, dest = results.resolve(), out.resolve()
+    if dest == top or dest.is_relative_to(top):
+        raise ConfigError(f"--out {out} is inside the results folder {results}: the site would become a folder of "
+                          "the evidence it reads; write it elsewhere (e.g. --out site)")
+
+
 def build_site(results: str | os.PathLike, out: str | os.PathLike, advise_facts: Mapping | None = None) -> Site:
-    """Read every result under `results` and write the site into `out` (created; its pages replaced);
-    `advise_facts`: what advise is told of the registered backends (rankings.py), so each case ranks and
-    warns exactly as `qlabench advise` does."""
+    """Read every result under `results` and write the site into `out` (created; an earlier build's pages
+    replaced, and those this build does not write removed); `advise_facts`: what advise is told of the
+    registered backends (rankings.py), so each case ranks and warns exactly as `qlabench advise` does."""
+    results, out = Path(results), Path(out)
+    check_out(results, out)
     ev = read_evidence(results)
-    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=out.parent, prefix=f".{out.name}.building-") as tmp:
+        built = _build(ev, Path(tmp), str(results), advise_facts)
+        return _publish(built, out)
+
+
+def _publish(built: Site, out: Path) -> Site:
+    """Move a complete build into `out`, deleting the files of the previous build (its manifest) it left out."""
+    new = sorted(p.relative_to(built.out).as_posix() for p in built.out.rglob("*") if p.is_file())
+    out.mkdir(parents=True, exist_ok=True)
+    old = (out / MANIFEST).read_text(encoding="utf-8").splitlines() if (out / MANIFEST).is_file() else []
+    for rel in new:
+        dest = under_root(out, *rel.split("/"))
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(built.out / rel, dest)
+    for rel in sorted(set(old) - set(new)):
+        try:
+            stale = under_root(out, *rel.split("/"))
+        except QlabenchError:  # a manifest line that names no file of the site (edited): never followed
+            continue
+        stale.unlink(missing_ok=True)
+    (out / MANIFEST).write_text("".join(f"{rel}\n" for rel in new), encoding="utf-8")
+    return Site(out, [out / p.relative_to(built.out) for p in built.pages],
+                [out / p.relative_to(built.out) for p in built.figures])
+
+
+def _build(ev, out: Path, results: str, advise_facts: Mapping | None) -> Site:
     img = out / "img"
     img.mkdir(parents=True, exist_ok=True)
     # The serving page (its analysis and figures, a third of the build) in a second process while this one
@@ -71,7 +119,7 @@ def build_site(results: str | os.PathLike, out: str | os.PathLike, advise_facts:
     if serving:
         written.append(_write(out / SERVING_HREF, serving[0]))
         figs += serving[1]
-    written.append(_write(out / "index.html", pages.index_page(ranked, ev.folders, ev.rows, str(results),
+    written.append(_write(out / "index.html", pages.index_page(ranked, ev.folders, ev.rows, results,
                                                                 ev.current_folders, bool(serving))))
     return Site(out, written, figs)
 

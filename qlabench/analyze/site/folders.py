@@ -47,7 +47,9 @@ def _name(cell: str) -> str | None:
     m = re.match(r"`([^`<]+)", cell)
     if not m:
         return None
-    return m.group(1).strip().strip("/") or None
+    name = m.group(1).strip().strip("/")
+    # the results folder itself ('.', '/') or a step out of it names no folder of it
+    return name if name and not set(name.split("/")) & {"", ".", ".."} else None
 
 
 def read_catalog(root: Path) -> list[Folder]:

@@ -13,16 +13,24 @@ from qlabench.analyze.site.folders import Folder
 from qlabench.analyze.site.history import PointHistory
 from qlabench.analyze.site.html import esc, figure, md, page, table
 from qlabench.analyze.site.rankings import CURRENT, Ranking
+from qlabench.core.names import slug
 
 HOME = ("index", "index.html")
 
 
 def folder_href(name: str) -> str:
-    return "folder-" + name.replace("/", "-") + ".html"
+    """A folder's page: its name slugged (core/names.slug: a space, an accent or markup never reaches a file
+    name or a URL as it is; the page shows the name as it is)."""
+    return f"folder-{slug(name)}.html"
 
 
 def ranking_href(r: Ranking) -> str:
     return f"rank-{r.slug}.html"
+
+
+def link(href: str, text: str) -> str:
+    """<a> to a page of the site: the URL and the text escaped."""
+    return f'<a href="{esc(href)}">{esc(text)}</a>'
 
 
 def winners(r: Ranking) -> str:
@@ -34,13 +42,13 @@ def winners(r: Ranking) -> str:
 
 def index_page(rankings: list[Ranking], folders: list[Folder], rows: pd.DataFrame, root: str,
                current: list[str], serving: bool = False) -> str:
-    rank_rows = [([f'<a href="{ranking_href(r)}">{esc(r.model)}</a>', esc(r.tp), esc(r.workload), esc(len(r.cases)),
+    rank_rows = [([link(ranking_href(r), r.model), esc(r.tp), esc(r.workload), esc(len(r.cases)),
                    esc(winners(r))], "") for r in rankings]
     counts = rows.groupby("folder").agg(files=("file", "nunique"), rows=("file", "size"))
     folder_rows = []
     for f in folders:
         n = counts.loc[f.name] if f.name in counts.index else None
-        folder_rows.append(([f'<a href="{folder_href(f.name)}">{esc(f.name)}</a>', esc(f.status or ""),
+        folder_rows.append(([link(folder_href(f.name), f.name), esc(f.status or ""),
                              esc(int(n["files"]) if n is not None else 0), esc(int(n["rows"]) if n is not None else 0),
                              md(f.what) if f.what else '<span class="note">not in the catalog</span>'], ""))
     body = (f'<p class="note">Built from <code>{esc(root)}</code>: {len(rows)} result rows in '
@@ -123,12 +131,12 @@ def folder_page(f: Folder, rows: pd.DataFrame, rankings: list[Ranking]) -> str:
     facts = [(k, v) for k, v in (("kind", f.kind), ("status", f.status), ("date", f.date), ("stack", f.stack),
                                  ("current for", ", ".join(f.backends) if f.backends else None)) if v]
     if f.superseded_by:
-        facts.append(("superseded by", f'<a href="{folder_href(f.superseded_by)}">{esc(f.superseded_by)}</a>'))
+        facts.append(("superseded by", link(folder_href(f.superseded_by), f.superseded_by)))
     if facts:
         parts.append(table(["", ""], [([esc(k), v if k == "superseded by" else esc(v)], "") for k, v in facts]))
     if rankings:
         parts.append("<p>The current ranking reads this folder: "
-                     + ", ".join(f'<a href="{ranking_href(r)}">{esc(r.title)}</a>' for r in rankings) + ".</p>")
+                     + ", ".join(link(ranking_href(r), r.title) for r in rankings) + ".</p>")
     mine = rows[rows["folder"] == f.name]
     if mine.empty:
         parts.append('<p class="note">No result rows here (tables, reports or baselines only).</p>')

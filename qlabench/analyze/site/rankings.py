@@ -15,6 +15,7 @@ import pandas as pd
 from qlabench.analyze.advise.answer import CaseAnswer, answer_case
 from qlabench.analyze.advise.question import PUBLISHED, WORKLOAD_MODES, Case, Question
 from qlabench.core.models import lookup
+from qlabench.core.names import slug
 from qlabench.store.keys import key_value
 
 CURRENT = "fla"  # speedups are against FLA, as advise's default --current
@@ -38,7 +39,8 @@ class Ranking:
 
     @property
     def slug(self) -> str:
-        return f"{self.model}-tp{self.tp}-{self.workload}"
+        """The ranking's file names (a model label as the rows spell it may hold a space or a capital)."""
+        return slug(f"{self.model}-tp{self.tp}-{self.workload}")
 
     @property
     def title(self) -> str:

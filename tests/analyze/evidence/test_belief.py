@@ -104,3 +104,34 @@ def test_a_serving_row_edited_faster_does_not_win_at_a_share_its_bytes_deny():
     assert w.loc[256, "winner"] == "fla-recurrent [kv]"
     over = s.over_peak.set_index("batch")
     assert over.loc[256, "pct_hbm"] > 100
+
+
+@pytest.mark.parametrize("backend, ms, why", [
+    ("flash_qla", 2.4e-7, "faster than the device allows"),  # 32768 tokens in a quarter of a nanosecond
+    ("flash_qla", 1e29, "over an hour for one call"),
+])
+def test_a_time_the_device_cannot_run_is_not_believed_nor_ranked(tmp_path, make_row, backend, ms, why):
+    # the row is self-consistent (its median is its samples'), on an H200: only physics refuses it
+    rows = [prefill(make_row, "fla", 0.9, device="NVIDIA H200"), prefill(make_row, backend, ms, device="NVIDIA H200")]
+    c = ask(tmp_path, rows).cases[0]
+    assert c.best.backend == "fla" and c.best.speedup == pytest.approx(1.0)
+    bad = next(e for e in c.entries if e.backend == backend)
+    assert bad.status == "error" and bad.time_ms is None and why in bad.reason
+    shown = CliRunner().invoke(app, ["show", str(tmp_path / "r.parquet"), "--baseline", "fla", "--no-other-evidence",
+                                     "--format", "markdown"])
+    assert shown.exit_code == 0, shown.output
+    assert "| 0.900 (1.00x) 0.10 oracle@256 † | error |" in shown.output  # shown as what it is, never timed
+
+
+def test_an_ok_row_carrying_an_error_or_no_check_is_not_believed(make_row):
+    from qlabench.analyze.evidence import believed
+
+    rows = pd.DataFrame([prefill(make_row, "fla", 0.9).as_dict(),
+                         {**prefill(make_row, "flash_qla", 0.4).as_dict(), "reason": "CUDA error: an illegal memory access"},
+                         prefill(make_row, "flashinfer", 0.5, oracle=None, err_o=None).as_dict(),
+                         prefill(make_row, "flash_qla-nocp", 0.5, err_o=math.nan).as_dict()])
+    out = believed(rows).set_index("backend")
+    assert out.at["fla", "status"] == "ok" and pd.isna(out.at["fla", "reason"])
+    assert out.at["flash_qla", "status"] == "error" and "illegal memory access" in out.at["flash_qla", "reason"]
+    for b in ("flashinfer", "flash_qla-nocp"):
+        assert out.at[b, "status"] == "error" and out.at[b, "reason"].startswith("unverified"), b

@@ -95,3 +95,15 @@ def test_a_folder_the_catalog_calls_cold_start_is_no_newer_evidence(tree):
     assert newer_evidence(shown, [tree / "smoke"]).newer == ()
     (tree / "catalog.toml").write_text((tree / "catalog.toml").read_text().replace("cold-start", "kernel-timings"))
     assert len(newer_evidence(shown, [tree / "smoke"]).newer) == 1
+
+
+def test_a_newer_row_no_view_believes_is_no_newer_evidence(tree, make_row):
+    # a newer folder whose rows are impossible (over an hour a call, or unchecked) names nothing
+    common = dict(backend="fla", h_qk=2, h_v=8, seqlens=(4096,), total_tokens=4096, timer="graph", layout="dense",
+                  timestamp="2026-12-01T00:00:00+00:00")
+    write_rows(tree / "zz-bad" / "bad.parquet", [make_row(run_id="bad", median_ms=1e29, **common),
+                                                 make_row(run_id="bad", median_ms=0.5, oracle=None, err_o=None,
+                                                          **{**common, "h_qk": 4, "h_v": 16})])
+    (tree / "study" / "study.parquet").unlink()
+    check = newer_evidence(read_results([tree / "smoke"]), [tree / "smoke"])
+    assert check.newer == () and check.lines == [], check.lines

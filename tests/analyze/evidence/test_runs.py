@@ -68,3 +68,18 @@ def test_a_point_measured_again_under_the_same_run_id_counts_its_newest_row(tmp_
     fq = next(e for e in ans.cases[0].entries if e.backend == "flash_qla")
     assert fq.rows == 1 and fq.time_ms == 0.4  # the newer row, never the mean of the two
     assert any("run r1 measured 1 point(s) again" in n for n in ans.notes)
+
+
+def test_one_file_holding_a_row_twice_is_refused_or_counted_once(tmp_path, make_row):
+    # A file holding one run's point twice with two times: show took one and advise averaged them.
+    write_rows(tmp_path / "s" / "r1.parquet", run_rows(make_row, 0.4) + [make_row(**H, backend="flash_qla", median_ms=1.5)])
+    for args in (["show", str(tmp_path / "s")],
+                 ["advise", str(tmp_path / "s"), "--model", "qwen3.5-397b", "--tp", "8", "--seqlens", "32768"]):
+        r = CliRunner().invoke(app, args)
+        assert r.exit_code == 2 and "r1.parquet holds 1 row(s) of run r1 twice" in r.output, r.output
+    # identical copies inside one file: one measurement
+    write_rows(tmp_path / "t" / "r1.parquet", run_rows(make_row, 0.4) * 2)
+    ans = advise(question(), [tmp_path / "t"])
+    fq = next(e for e in ans.cases[0].entries if e.backend == "flash_qla")
+    assert fq.time_ms == pytest.approx(0.4) and fq.rel_noise == pytest.approx(0.003)
+    assert any("twice, identical: each counted once" in n for n in ans.notes)
