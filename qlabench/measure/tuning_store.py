@@ -26,7 +26,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from qlabench.core import identity
-from qlabench.core.libraries import stack_columns, version_columns
+from qlabench.core.backend_decl import stack_columns
+from qlabench.core.libraries import version_columns
 from qlabench.core.point import Point
 from qlabench.measure.caches import cache_root
 from qlabench.measure.probes.autotune import install_saved, loaded_autotuners, retune, saved_choices
