@@ -79,7 +79,7 @@ def _is_results_file(path: Path) -> bool:
 
 
 def _table(case) -> Table:
-    t = Table(title=f"{case.case.label} ({case.case.total_tokens} tokens)", title_justify="left")
+    t = Table(title=f"{escape(case.title)} ({case.case.total_tokens} tokens)", title_justify="left")
     for c, j in (("backend", "left"), ("ms", "right"), ("speedup", "right"), ("noise", "right"),
                  ("check", "left"), ("version", "left"), ("run", "left"), ("first call", "left")):
         t.add_column(c, justify=j, overflow="fold")
@@ -111,7 +111,8 @@ def _print(ans, suite_out: Path | None) -> None:
     q = ans.question
     h_qk, h_v = q.heads
     console.print(f"{q.model} TP{q.tp} (h {h_qk}/{h_v}, K=V={q.head_dim}, {q.dtype}), {q.workload}, "
-                  f"gate {q.gate.label}; speedups vs {q.current}; from {', '.join(ans.sources)}", soft_wrap=True)
+                  f"gate {q.gate.label}; speedups vs {q.current}; from {', '.join(ans.sources)} "
+                  f"({', '.join(ans.devices) or 'no rows'})", soft_wrap=True)
     for note in ans.notes:
         console.print(f"note: {escape(note)}", soft_wrap=True)
     console.print("first call: each backend's first calls in a fresh process, kernel caches empty (cold) and as the "
@@ -127,19 +128,26 @@ def _print(ans, suite_out: Path | None) -> None:
         if case.entries:
             console.print(_table(case))
             console.print("  runs: " + ", ".join(f"{_run_tag(case, r)} = {r}" for r in _runs(case)), soft_wrap=True)
-        best = case.best
-        console.print(f"[bold]{case.case.label}:[/bold] " + (f"use {escape(best.backend)} ({escape(best.setting)})"
-                      if best else "no backend has a correct time here"), soft_wrap=True)
-        if best and best.call:
-            console.print(f"  call: {escape(best.call)}", soft_wrap=True)
+        best, prov = case.best, case.provisional
+        if case.missing:  # first of all: what was not measured, then no winner (or a provisional one)
+            console.print(f"[bold]{escape(case.title)}:[/bold] no winner: {escape(', '.join(case.missing))} not "
+                          f"measured here (no row at this point and gate in "
+                          f"{'the current evidence' if ans.from_catalog else 'these results'})", soft_wrap=True)
+        if best:
+            console.print(f"[bold]{escape(case.title)}:[/bold] use {escape(best.backend)} ({escape(best.setting)})",
+                          soft_wrap=True)
+        elif prov:
+            console.print(f"  provisional, among those measured only: {escape(prov.backend)} ({escape(prov.setting)})",
+                          soft_wrap=True)
+        elif not case.missing:
+            console.print(f"[bold]{escape(case.title)}:[/bold] no backend has a correct time here", soft_wrap=True)
+        if (best or prov) and (best or prov).call:
+            console.print(f"  call: {escape((best or prov).call)}", soft_wrap=True)
         for e in case.entries:
             if not e.ok:
                 console.print(f"  {escape(e.backend)} {e.status}: {escape(str(e.reason))}", soft_wrap=True)
         for c in case.caveats:
             console.print(f"  - {escape(c)}", soft_wrap=True)
-        if case.missing:
-            console.print(f"  missing: {', '.join(case.missing)} (no row at this point and gate in "
-                          f"{'the current evidence' if ans.from_catalog else 'these results'})", soft_wrap=True)
     if ans.suite_toml:
         console.print()
         if suite_out is not None:

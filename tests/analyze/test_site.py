@@ -120,7 +120,7 @@ def test_site_builds_pages_figures_and_a_history_per_ranking(tmp_path, make_row)
     names = {p.name for p in site.pages}
     assert {"index.html", "rank-qwen3.5-397b-tp8-prefill.html", "folder-h200-study.html"} <= names
     page = (tmp_path / "site" / "rank-qwen3.5-397b-tp8-prefill.html").read_text()
-    assert 'data-case="4096"' in page and "use flash_qla" in page
+    assert 'data-case="4096"' in page and "provisional among those measured: flash_qla" in page
     assert "0.5.1 @ " in page and "img/history-qwen3.5-397b-tp8-prefill.png" in page  # fla moved with its version
     assert all(p.stat().st_size > 0 for p in site.figures)
     ranked = rankings(read_evidence(root).current())
@@ -203,3 +203,22 @@ def test_the_serving_page_shows_the_winner_per_group_from_the_serving_folder(tmp
     assert expected.startswith("1-16: fla-recurrent [kv]") and expected.replace("; ", "<br>") in page
     assert 'href="serving.html"' in (site.out / "index.html").read_text()
     assert any(p.name.startswith("serving_time_") for p in site.figures)
+
+
+def test_a_tie_and_a_provisional_answer_are_never_counted_as_wins():
+    from qlabench.analyze.advise.answer import CaseAnswer
+    from qlabench.analyze.advise.question import Case
+    from qlabench.analyze.advise.ranking import Entry
+    from qlabench.analyze.site.pages import winners
+    from qlabench.analyze.site.rankings import Ranking
+
+    def entry(b, ms, noise=0.001):
+        return Entry(b, b, None, "ok", time_ms=ms, rel_noise=noise)
+
+    won = CaseAnswer(Case((4096,)), [entry("flashinfer", 0.10), entry("flash_qla", 0.12)], [], [])
+    tie = CaseAnswer(Case((8192,)), [entry("flashinfer", 0.100, 0.01), entry("flashinfer-forcecp", 0.1005, 0.01)], [], [])
+    prov = CaseAnswer(Case((16384,)), [entry("flash_qla", 0.1)], [], ["flashinfer"])
+    q = make_question("qwen3.5-397b", 8, "prefill", "4096")
+    text = winners(Ranking("qwen3.5-397b", 8, "prefill", q, [won, tie, prov]))
+    assert text.startswith("fastest: flashinfer in 1 (of 3 cases)")
+    assert "tied in 1" in text and "provisional in 1" in text and "forcecp" not in text and "flash_qla" not in text

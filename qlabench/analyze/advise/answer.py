@@ -24,10 +24,11 @@ from qlabench.analyze.advise.first_call import attach_first_calls, load_cold_sta
 from qlabench.analyze.advise.tuning import tuning_caveats
 from qlabench.analyze.advise.question import WORKLOAD_MODES, Case, Question
 from qlabench.analyze.advise.ranking import Entry, rank
-from qlabench.analyze.advise.rows import at_gate, newest_run, newest_version, problem_rows
+from qlabench.analyze.advise.rows import at_gate, case_problems, newest_run, newest_version
 from qlabench.analyze.advise.suite import missing_suite
 from qlabench.analyze.current import rows_or_current
-from qlabench.analyze.evidence import believed, evidence_notes
+from qlabench.analyze.kit.ties import is_tie
+from qlabench.analyze.evidence import believed, devices_of, evidence_notes
 from qlabench.analyze.evidence.regimes import prefer_recommended, regime_note, regime_series
 
 # The GPU kernels a recommendation is between, per workload (the naive references are oracles, not
@@ -44,22 +45,57 @@ class CaseAnswer:
     case: Case
     entries: list[Entry]
     caveats: list[str]
-    missing: list[str]  # candidate backends with no row at the user's gate
+    missing: list[str]  # candidate backends that run here (their declared roles) with no row at the user's gate
+    device: str | None = None  # the GPU model every ranked row ran on (None: no row)
+    problem: str = ""  # what sets this problem apart from others the rows hold ('beta_regime=high'), else ''
+
+    @property
+    def fastest(self) -> Entry | None:
+        """The fastest correct time measured here, whatever is missing."""
+        return next((e for e in self.entries if e.ok), None)
 
     @property
     def best(self) -> Entry | None:
-        return next((e for e in self.entries if e.ok), None)
+        """The recommendation: the fastest, only where every candidate that runs here was measured."""
+        return None if self.missing else self.fastest
+
+    @property
+    def provisional(self) -> Entry | None:
+        """The fastest measured where a candidate has no row: a winner only among what was measured."""
+        return self.fastest if self.missing else None
+
+    @property
+    def tied(self) -> bool:
+        """Whether the two fastest times are within their measured noise (kit.ties): neither has won."""
+        timed = [e for e in self.entries if e.ok]
+        return len(timed) > 1 and is_tie(timed[0].time_ms, timed[1].time_ms, timed[0].rel_noise, timed[1].rel_noise)
+
+    @property
+    def title(self) -> str:
+        """'32768 on NVIDIA H200' (', beta_regime=high' where the rows hold several problems)."""
+        return (f"{self.case.label} on {self.device or 'no device (no rows)'}"
+                + (f", {self.problem}" if self.problem else ""))
+
+    def as_dict(self) -> dict:
+        best, prov = self.best, self.provisional
+        return {"case": self.case.label, "tokens": self.case.total_tokens, "device": self.device,
+                "problem": self.problem or None,
+                "recommended": best.backend if best else None,
+                "provisional": prov.backend if prov else None,
+                "unmeasured": self.missing,
+                "entries": [e.as_dict() for e in self.entries], "caveats": self.caveats, "missing": self.missing}
 
 
 @dataclass
 class Answer:
     question: Question
     sources: list[str]
-    cases: list[CaseAnswer] = field(default_factory=list)
+    cases: list[CaseAnswer] = field(default_factory=list)  # one per case, GPU model and problem the rows hold
     suite_toml: str | None = None  # measures every missing (backend, case); None when nothing is missing
     from_catalog: bool = False  # read from the current evidence results/catalog.toml names (no results given)
     notes: list[str] = field(default_factory=list)  # what the evidence layer says about the files read
     first_call_sources: list[str] = field(default_factory=list)  # the cold-start folders behind `first_call`
+    devices: list[str] = field(default_factory=list)  # the GPU models of the rows read, most rows first
 
     @property
     def complete(self) -> bool:
@@ -72,25 +108,49 @@ class Answer:
                          "gate": {"name": q.gate.name, "zero_frac": q.gate.zero_frac, "scale": q.gate.scale},
                          "current": q.current, "dtype": q.dtype, "cases": [c.label for c in q.cases]},
             "sources": self.sources,
+            "devices": self.devices,
             "from_catalog": self.from_catalog,
             "notes": self.notes,
             "first_call_sources": self.first_call_sources,
-            "cases": [{"case": c.case.label, "tokens": c.case.total_tokens,
-                       "recommended": c.best.backend if c.best else None,
-                       "entries": [e.as_dict() for e in c.entries], "caveats": c.caveats, "missing": c.missing}
-                      for c in self.cases],
+            "cases": [c.as_dict() for c in self.cases],
             "complete": self.complete,
             "suite_toml": self.suite_toml,
         }
 
 
+def answer_cases(df: pd.DataFrame, q: Question, case: Case, calls: Mapping[str, str] | None = None,
+                 autotuning: frozenset[str] = frozenset(), size_dependent: frozenset[str] | None = None
+                 ) -> list[CaseAnswer]:
+    """The case's answers from `df`: one per GPU model and problem its rows hold (evidence.split_problems),
+    the largest first; one answer with no entries where no row answers the case. Rows of two GPU models, or
+    of two problems (another beta regime, another initial state), are never ranked together.
+    `calls`: the registered backends' library calls (calls.py), when known; `autotuning`: the backends whose
+    library autotunes (tuning.py); `size_dependent`: those whose code path depends on the problem's size
+    (checked.py; None: unknown, every reduced-only check is marked)."""
+    modes = WORKLOAD_MODES[q.workload]
+    found = case_problems(df, q, case, modes + ("fwd_bwd",) if len(modes) > 1 else modes)
+    if not found:
+        return [_answer(df.iloc[0:0].assign(_zero=[], _scale=[]), q, case, None, "", calls, autotuning,
+                        size_dependent)]
+    out = [_answer(p.rows, q, case, p.device, p.label, calls, autotuning, size_dependent) for p in found]
+    for a in out:  # each answer says what else the rows hold, answered apart
+        apart = [o.title for o in out if o is not a]
+        if apart:
+            a.caveats.insert(0, f"apart: these rows also answer this case {'; '.join(apart)}: answered "
+                             "separately, never ranked together (another GPU model or another problem)")
+    return out
+
+
 def answer_case(df: pd.DataFrame, q: Question, case: Case, calls: Mapping[str, str] | None = None,
                 autotuning: frozenset[str] = frozenset(), size_dependent: frozenset[str] | None = None) -> CaseAnswer:
-    """One case's answer from `df`; `calls`: the registered backends' library calls (calls.py), when known;
-    `autotuning`: the backends whose library autotunes (tuning.py); `size_dependent`: those whose code path
-    depends on the problem's size (checked.py; None: unknown, every reduced-only check is marked)."""
+    """The case's first answer (its largest problem on one GPU model; answer_cases has every one)."""
+    return answer_cases(df, q, case, calls, autotuning, size_dependent)[0]
+
+
+def _answer(problem: pd.DataFrame, q: Question, case: Case, device: str | None, label: str,
+            calls: Mapping[str, str] | None, autotuning: frozenset[str], size_dependent: frozenset[str] | None
+            ) -> CaseAnswer:
     modes = WORKLOAD_MODES[q.workload]
-    problem = problem_rows(df, q, case, modes + ("fwd_bwd",) if len(modes) > 1 else modes)
     mine_rows = at_gate(problem, q.gate)
     # the recommended timing regime's rows, where a backend has them, however new its other rows are
     ranked = newest_run(newest_version(prefer_recommended(mine_rows, ["backend", "mode"])))
@@ -98,12 +158,13 @@ def answer_case(df: pd.DataFrame, q: Question, case: Case, calls: Mapping[str, s
     regimes = _attach_regimes(entries, ranked)
     present = {e.backend for e in entries}
     missing = [b for b in known_candidates(CANDIDATES[q.workload], calls) if b not in present]
-    notes = (cv.current_caveats(entries, q.current) + cv.tie_caveats(entries) + auto_choice_caveats(entries)
+    notes = (cv.missing_caveats(entries, missing) + cv.current_caveats(entries, q.current) + cv.tie_caveats(entries)
+             + auto_choice_caveats(entries)
              + cv.gate_caveats(problem, q, modes, entries) + cv.version_caveats(mine_rows, modes, q, entries)
              + cv.mixing_caveats(entries) + check_caveats(entries)
              + tuning_caveats(entries, ranked, q.current, autotuning)
              + [n for n in [regime_note(regimes)] if n])
-    return CaseAnswer(case, entries, notes, missing)
+    return CaseAnswer(case, entries, notes, missing, device, label)
 
 
 def _attach_regimes(entries: list[Entry], ranked: pd.DataFrame) -> dict[str, set[str]]:
@@ -131,14 +192,20 @@ def advise(q: Question, results: Iterable[str | os.PathLike] = (), calls: Mappin
     notes = evidence_notes(df)
     df = believed(df)
     ans = Answer(q, [_shown(p) for p in paths] if from_catalog else [str(p) for p in paths], from_catalog=from_catalog,
-                 notes=notes)
-    ans.cases = [answer_case(df, q, c, calls, autotuning, size_dependent) for c in q.cases]
+                 notes=notes, devices=devices_of(df))
+    if len(ans.devices) > 1:
+        ans.notes.append(f"devices: these rows hold {len(ans.devices)} GPU models ({', '.join(ans.devices)}): each case "
+                         "is answered per model, never ranked across them")
+    ans.cases = [a for c in q.cases for a in answer_cases(df, q, c, calls, autotuning, size_dependent)]
     cold = load_cold_start(cold_start)
     for c in ans.cases:
         attach_first_calls(c.entries, cold, WORKLOAD_MODES[q.workload])
     ans.first_call_sources = list(cold.sources)
     if not ans.complete:
-        ans.suite_toml = missing_suite(q, {c.case: c.missing for c in ans.cases if c.missing})
+        missing: dict[Case, list[str]] = {}
+        for c in ans.cases:  # a case answered on two GPU models misses the union of their rows
+            missing[c.case] = list(dict.fromkeys(missing.get(c.case, []) + c.missing))
+        ans.suite_toml = missing_suite(q, {c: m for c, m in missing.items() if m})
     return ans
 
 

@@ -10,9 +10,9 @@ whose auto and pinned variants are not both timed gets no caveat.
 from __future__ import annotations
 
 from qlabench.analyze.advise.ranking import Entry
+from qlabench.analyze.kit.ties import tie_noise
 from qlabench.core.libraries import AUTO_CHOICES
 
-TIE_FLOOR = 0.02  # as caveats.py: two times closer than this (or than their noise) are not told apart
 # Which libraries decide their own CP and which backends pin it: core's AUTO_CHOICES (the study's regret reads
 # them too); here only the names the caveat gives them.
 LIBRARY = {"flash_qla": "FlashQLA", "flashinfer": "FlashInfer"}
@@ -31,8 +31,7 @@ def auto_slowdowns(entries: list[Entry]) -> list[tuple[Entry, Entry, float]]:
             pinned = timed.get(pinned_name)
             if pinned is None:
                 continue
-            noise = max(TIE_FLOOR, auto.rel_noise or 0, pinned.rel_noise or 0)
-            if auto.time_ms > pinned.time_ms * (1 + noise):
+            if auto.time_ms > pinned.time_ms * (1 + tie_noise(auto.rel_noise, pinned.rel_noise)):
                 out.append((auto, pinned, auto.time_ms / pinned.time_ms))
     return sorted(out, key=lambda t: -t[2])
 

@@ -23,7 +23,13 @@ Reading (tree.py)
 Identity (problem.py; the axes come from core/identity.py, flag `Axis.problem`)
   problem_keys(df) -> Series      one key per row: the problem it measured (any layout, seed, model label)
   point_keys(df) -> Series        one key per row: the point (the store's key columns)
-  newest_per_point(df) / newest_per_problem(df) -> DataFrame   the one "newest row" rule (store/keys.py)
+  newest_per_point(df) / newest_per_problem(df) -> DataFrame   the one "newest row" rule (store/keys.py);
+                                  per point it is the newest row on each GPU model (`device`)
+  split_problems(df, across=("backend", "mode")) -> [Problem]  the rows as problems on one GPU model each
+                                  (.device, .differs: the problem axes that set it apart, .label, .rows):
+                                  what a ranking ranks within; never two models, never two problems
+  device_series(df), devices_of(df), cards(df)   each row's GPU model; the models (most rows first); the
+                                  physical cards (`gpu_uuid`) where rows recorded them
 
 Belief (belief.py, accuracy.py)
   believed(df) -> DataFrame
@@ -52,10 +58,20 @@ Newer evidence (newer.py)
 """
 
 from qlabench.analyze.evidence.belief import believed
-from qlabench.analyze.evidence.problem import newest_per_problem, point_keys, problem_keys
+from qlabench.analyze.evidence.problem import (
+    Problem,
+    cards,
+    device_series,
+    devices_of,
+    newest_per_point,
+    newest_per_problem,
+    point_keys,
+    problem_keys,
+    split_problems,
+)
 from qlabench.analyze.evidence.stacks import run_mix, stack_label
 from qlabench.analyze.evidence.tree import Evidence, evidence_notes, read_evidence
-from qlabench.store.files import latest_per_point as newest_per_point
 
-__all__ = ["Evidence", "believed", "evidence_notes", "newest_per_point", "newest_per_problem", "point_keys",
-           "problem_keys", "read_evidence", "run_mix", "stack_label"]
+__all__ = ["Evidence", "Problem", "believed", "cards", "device_series", "devices_of", "evidence_notes",
+           "newest_per_point", "newest_per_problem", "point_keys", "problem_keys", "read_evidence", "run_mix",
+           "split_problems", "stack_label"]

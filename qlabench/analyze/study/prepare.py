@@ -147,11 +147,13 @@ def prepare(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def newest_per_point(d: pd.DataFrame) -> pd.DataFrame:
-    """The newest row per (backend, point, stack): a re-run supersedes, another library version does not;
-    a row in the recommended timing regime supersedes one in another, however new (evidence/regimes.py)."""
+    """The newest row per (backend, point, stack, GPU model): a re-run supersedes, another library version or
+    GPU model does not; a row in the recommended timing regime supersedes one in another, however new
+    (evidence/regimes.py)."""
+    by = ("point_key", "stack", "device") if "device" in d.columns else ("point_key", "stack")
     if d.empty:
-        return newest_rows(d, ("point_key", "stack"))
-    return newest_rows(prefer_recommended(d, ["point_key", "stack"]), ("point_key", "stack"))
+        return newest_rows(d, by)
+    return newest_rows(prefer_recommended(d, list(by)), by)
 
 
 def primary_stacks(d: pd.DataFrame) -> dict[str, str]:

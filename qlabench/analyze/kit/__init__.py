@@ -1,0 +1,7 @@
+"""The views' shared kit: what every view draws with, and nothing a single view owns.
+
+    ties.py    the tie rule from measured noise (tie_noise, is_tie, faster_beyond_noise)
+
+The kit imports only the evidence layer, store and core; no view is imported here, and the evidence layer
+never imports the kit.
+"""
