@@ -231,3 +231,16 @@ def test_gate_bounds_its_numeric_options_before_running(suite, tmp_path, kw):
 
     with pytest.raises(QlabenchError, match=f"--{next(iter(kw))} must be between"):
         run_gate(suite, [tmp_path / "never-read.parquet"], tmp_path / "o", run=RunOptions(executor=InProcess()), **kw)
+
+
+def test_gate_refuses_a_baseline_of_another_suite_before_running(suite, tmp_path):
+    import dataclasses
+
+    from qlabench.core.errors import QlabenchError
+    from qlabench.store.files import write_rows
+
+    good = run_sweep(suite, tmp_path / "good", RunOptions(executor=InProcess()))
+    other = write_rows(tmp_path / "other.parquet", [dataclasses.replace(r, suite="other-suite") for r in good.rows])
+    with pytest.raises(QlabenchError, match="of suite other-suite"):
+        run_gate(suite, [other], tmp_path / "head", replicates=2, run=RunOptions(executor=InProcess()))
+    assert not (tmp_path / "head").exists()  # refused before anything ran
