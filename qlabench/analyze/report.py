@@ -5,6 +5,7 @@ Only `ok` rows carry times; any other status shows as that status, never as a nu
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 import pandas as pd
@@ -73,20 +74,34 @@ def backend_label(row) -> str:
 def pick_baseline(df: pd.DataFrame, preferred: str | None = None, suite_baselines=()) -> str | None:
     """The baseline backend speedups divide by; the one rule of `run sweep`'s table, `show` and `plot`.
 
-    `preferred` (a `--baseline`) if given; else the suite's `baseline` (`suite_baselines`: those of the
-    suites the rows came from, see `suite_baselines`) when exactly one of them has rows here; else a
-    naive backend (naive-chunk first), else the first backend.
+    `preferred` (a `--baseline`) if given; else the `baseline` of the suites the rows came from
+    (`suite_baselines`: one per file, see `suite_baselines`) that has rows here, the one most files name
+    where they disagree (baseline_note says so); else a naive backend (naive-chunk first), else the first.
     """
     backends = list(dict.fromkeys(df["backend"]))
     if preferred:
         return preferred
-    named = {b for b in suite_baselines if b and b in backends}
-    if len(named) == 1:
-        return named.pop()
+    named = Counter(b for b in suite_baselines if b and b in backends)
+    if named:
+        return max(named, key=lambda b: (named[b], -backends.index(b)))
     for name in ("naive-chunk", "naive-recurrent"):
         if name in backends:
             return name
     return backends[0] if backends else None
+
+
+def baseline_note(df: pd.DataFrame, baseline: str | None, preferred: str | None = None, suite_baselines=()) -> str:
+    """Where the baseline came from, in one line: the option, the suites (and how many named another), or the
+    fallback rule."""
+    if preferred:
+        return f"baseline {baseline}: --baseline"
+    backends = set(df["backend"])
+    named = Counter(b for b in suite_baselines if b and b in backends)
+    if baseline in named:
+        others = ", ".join(f"{b} ({n})" for b, n in named.most_common() if b != baseline)
+        return (f"baseline {baseline}: the suite baseline of {named[baseline]} of {sum(named.values())} files"
+                + (f"; others name {others} (--baseline to choose)" if others else ""))
+    return f"baseline {baseline}: no suite here names one with rows (--baseline to choose)"
 
 
 def suite_baselines(paths) -> list[str]:
@@ -164,20 +179,23 @@ def noise_summary(df: pd.DataFrame) -> str | None:
 
 
 def speedup_table(df: pd.DataFrame, baseline: str, numerics: pd.DataFrame | None = None) -> pd.DataFrame:
-    """One row per workload; columns `<backend>` (median ms or status), `<backend> x` (speedup),
+    """One row per workload and GPU model (`device`: a speedup never divides times of two models); `runs`: the
+    runs its cells come from; columns `<backend>` (median ms or
+    status), `<backend> x` (speedup),
     `<backend> noise` (the row's noise_mark: '', NOISY or FEW), `<backend> err` (its error mark,
     analyze/evidence/accuracy.py: worst error / tolerance and the reference, from its own check and the `numerics`
     rows of the same backend and workload; `<backend> e` the same, short) and `<backend> over` (over
     tolerance in some check). A speedup
     whose faster side is over tolerance is left empty: the err mark says why."""
     from qlabench.analyze.evidence.accuracy import evidence_of, speedup_allowed
+    from qlabench.analyze.evidence.problem import device_series
 
     if df.empty:
         return pd.DataFrame()
     # Rows as plain records, a workload at a time: a results frame has ~110 columns, and a pandas row per
     # cell would be most of a view's time.
     labels = ("median_ms", "status", "model", "tp", "below_min_samples", "n_samples", "noise_target_met",
-              "calls_sensitive")
+              "calls_sensitive", "run_id")
     rows = df[[c for c in dict.fromkeys(identity.key_axes() + labels) if c in df]].to_dict("records")
     for r, ev in zip(rows, evidence_of(df, numerics)):
         r["_ev"] = ev
@@ -188,15 +206,22 @@ def speedup_table(df: pd.DataFrame, baseline: str, numerics: pd.DataFrame | None
         keys = key_series(df, [a for a in identity.workload_axes() if a not in identity.CP_AXES])
     else:
         keys = workload_keys(df)
+    devices = device_series(df)
+    per_device = devices.nunique() > 1  # rows of two GPU models are never one row of the table
+    if per_device:
+        keys = keys + "|" + devices
     backends = list(dict.fromkeys(r["backend"] for r in rows))
     groups: dict[str, list[dict]] = {}
-    for k, r in zip(keys, rows):
+    for k, r, dev in zip(keys, rows, devices):
+        r["_device"] = dev
         groups.setdefault(k, []).append(r)
     out = []
     for grp in groups.values():
         first = grp[0]
         rec = {"mode": first["mode"], "heads": heads_label(first), "sequences": sequences_label(first),
                "dtype": first["dtype"], "gate": gate_label_of(first), "gate_short": gate_short(first)}
+        rec["device"] = first["_device"]
+        rec["runs"] = ", ".join(sorted({str(r["run_id"]) for r in grp if r.get("run_id") is not None}))
         by_backend = {r["backend"]: r for r in grp}
         base = by_backend.get(baseline)
         base_ms = base["median_ms"] if base is not None and base["status"] == "ok" else None

@@ -9,10 +9,16 @@ from rich.markup import escape
 from rich.table import Table
 
 _LABELS = ("mode", "heads", "sequences", "dtype", "gate")
+_NOT_BACKENDS = _LABELS + ("gate_short", "device", "runs")  # the table's other columns (analyze/report.py)
 SHORT_DTYPE = {"float64": "fp64", "float32": "fp32", "bfloat16": "bf16", "float16": "fp16"}
 
 def _backends(table: pd.DataFrame) -> list[str]:
-    return [c for c in table.columns if c not in _LABELS + ("gate_short",) and not c.endswith((" x", " noise", " err", " e", " over"))]
+    return [c for c in table.columns if c not in _NOT_BACKENDS and not c.endswith((" x", " noise", " err", " e", " over"))]
+
+def _devices(table: pd.DataFrame) -> int:
+    """The GPU models of the table's rows: its device column is shown where there are several."""
+    return table["device"].nunique() if "device" in table.columns else 0
+
 
 def _missing(v) -> bool:
     return v is None or (isinstance(v, float) and pd.isna(v))
@@ -40,7 +46,8 @@ def speedup_rich_table(table: pd.DataFrame, baseline: str | None) -> Table:
         return t
     backends = _backends(table)
     # Folded, never cut with '…': at 80 columns 'qwen3.5-397b' and 'naive-recurrent' stay readable.
-    for c in ("mode", "heads", "sequences", "dtype", "gate"):
+    labels = ["mode", "heads", "sequences", "dtype", "gate"] + (["device"] if _devices(table) > 1 else [])
+    for c in labels:
         t.add_column(c, overflow="fold")
     for b in backends:  # escaped: a distributed column is "flash_qla [cp2 inter]", not markup
         t.add_column(escape(b), justify="right", overflow="fold")
@@ -48,6 +55,7 @@ def speedup_rich_table(table: pd.DataFrame, baseline: str | None) -> Table:
         dtype = str(r["dtype"])
         cells = [str(r["mode"]), str(r["heads"]), str(r["sequences"]), SHORT_DTYPE.get(dtype, dtype),
                  escape(str(r.get("gate_short", r["gate"])))]
+        cells += [escape(str(r["device"]))] if "device" in labels else []
         for b in backends:
             c = _cell(r, b, sep="\n", short=True)
             bad = isinstance(r[b], str) or bool(r.get(f"{b} over"))
@@ -60,10 +68,11 @@ def speedup_markdown(table: pd.DataFrame, baseline: str | None) -> str:
     if table.empty:
         return ""
     backends = _backends(table)
-    head = ["mode", "heads", "sequences", "dtype", "gate"] + backends
+    labels = list(_LABELS) + (["device"] if _devices(table) > 1 else [])
+    head = labels + backends
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
     for _, r in table.iterrows():
-        cells = [str(r[c]) for c in _LABELS] + [_cell(r, b) for b in backends]
+        cells = [str(r[c]) for c in labels] + [_cell(r, b) for b in backends]
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     return f"{speedup_title(baseline)}\n\n" + "\n".join(lines)
 

@@ -41,6 +41,8 @@ class ResultRow:
     host: str = col("string", "Host name")
     device: str = col("string", "Device name, e.g. 'NVIDIA H200' or the CPU model")
     device_index: int | None = col("int64", "CUDA device index, null on CPU")
+    gpu_uuid: str | None = col("string", "The physical GPU's UUID ('GPU-1a2b...'): two cards, or two hosts, of one "
+                                         "model told apart; null on CPU and in rows made before it was recorded")
     env_fingerprint: str | None = col("string", "Hash of the environment fields that affect timings")
     # -- versions ----------------------------------------------------------------------------
     qlabench_version: str | None = col("string", "qlabench version")
@@ -229,9 +231,9 @@ def autotune_choice(c) -> dict:
 
 
 # Environment keys (qlabench.measure.env.capture) copied into every row.
-ENV_FIELDS = ("host", "device", "device_index", "env_fingerprint", "qlabench_version", "git_sha", "python_version",
-              "torch_version", "triton_version", "tilelang_version", "fla_version", "flash_qla_version",
-              "flashinfer_version", "cuda_version", "driver_version")
+ENV_FIELDS = ("host", "device", "device_index", "gpu_uuid", "env_fingerprint", "qlabench_version", "git_sha",
+              "python_version", "torch_version", "triton_version", "tilelang_version", "fla_version",
+              "flash_qla_version", "flashinfer_version", "cuda_version", "driver_version")
 
 
 def make_row(point, *, run_id: str, suite: str, env: dict, status: Status, reason: str | None = None,

@@ -96,17 +96,31 @@ def capture(device: str) -> dict:
         "cuda_version": torch.version.cuda,
         "driver_version": None,
         "device_index": None,
+        "gpu_uuid": None,
     }
     env.update({k: dist_version(d) for k, d in _DISTS.items()})
     if dev.type == "cuda":
         idx = dev.index if dev.index is not None else torch.cuda.current_device()
         env["device"] = torch.cuda.get_device_name(idx)
         env["device_index"] = physical_index(idx)
+        env["gpu_uuid"] = gpu_uuid(idx)
         env["driver_version"] = driver_version()
     else:
         env["device"] = cpu_name()
     env["env_fingerprint"] = fingerprint(env)
     return env
+
+
+def gpu_uuid(idx: int) -> str | None:
+    """The UUID of device `idx` of this process as nvidia-smi prints it ('GPU-1a2b3c4d-...'): what tells two
+    cards (or two hosts) of one model apart. None where torch cannot say (an older torch, a ROCm build)."""
+    import torch
+
+    try:
+        raw = str(torch.cuda.get_device_properties(idx).uuid)
+    except (AttributeError, RuntimeError, AssertionError):
+        return None
+    return raw if raw.startswith("GPU-") else f"GPU-{raw}"
 
 
 def physical_index(idx: int) -> int:

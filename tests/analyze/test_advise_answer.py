@@ -91,7 +91,7 @@ def test_missing_points_come_with_a_suite_that_measures_exactly_them(tmp_path, m
     assert not ans.complete
     suite = parse_suite(tomllib.loads(ans.suite_toml))
     want = {(b, c.case.seqlens) for c in ans.cases for b in c.missing}
-    assert {(p.backend, p.seqlens) for p in suite.points} == want
+    assert {(p.backend, p.seqlens) for p in suite.points} == want  # fla is missing here too: it is the baseline
     assert all(p.h_qk == 2 and p.h_v == 8 and p.mode == "fwd" and p.gate_zero_frac == 0.5 for p in suite.points)
     assert len(want) == 2 * len(CANDIDATES["prefill"])  # no row at gate zero=0.5: every candidate of both cases
 
@@ -310,3 +310,14 @@ def test_a_gate_caveat_names_the_fastest_there_only_over_what_was_measured_there
     gate = [n for n in ask(tmp_path, here + there).cases[0].caveats if n.startswith("gate:")]
     assert gate and "the fastest there is" not in gate[0]
     assert "the fastest measured there is flash_qla, where flashinfer has no row" in gate[0]
+
+
+def test_the_suite_measures_in_the_regime_and_check_size_the_ranking_reads_with_its_baseline(tmp_path, make_row):
+    """Following advise's own advice yields rows it ranks without discounting them: sustained, checked at full
+    size, and the baseline of every speedup in the same run (its rows elsewhere are another run)."""
+    ans = ask(tmp_path, rows(make_row, ("fla", 0.9), ("flash_qla", 0.4)))
+    doc = tomllib.loads(ans.suite_toml)
+    assert doc["timing"]["regime"] == "sustained" and doc["check"]["full_size"] is True
+    suite = parse_suite(doc)
+    assert "fla" in {p.backend for p in suite.points} and "flash_qla" not in {p.backend for p in suite.points}
+    assert suite.timing.regime == "sustained"

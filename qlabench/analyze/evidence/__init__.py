@@ -48,6 +48,10 @@ Runs and stacks (runs.py, stacks.py; libraries and their version columns: core/l
   stack_label(row) -> str          'flash-qla 0.1.3 + tilelang 0.1.15': the versions a row's backend ran on
   run_mix(rows) -> Series          per row 'run R, STACK' where the rows mix runs or stacks, else ''
 
+Provenance (provenance.py)
+  run_lines(df) -> [str]           per run: date, GPU model and card, host, git sha, library stack, timing
+                                   regime: what every table prints beside its numbers
+
 Records (records.py)
   records.grouped_records(df, by, sort=False, columns=None)   rows as dicts, grouped once
 
@@ -69,9 +73,10 @@ from qlabench.analyze.evidence.problem import (
     problem_keys,
     split_problems,
 )
+from qlabench.analyze.evidence.provenance import run_lines
 from qlabench.analyze.evidence.stacks import run_mix, stack_label
 from qlabench.analyze.evidence.tree import Evidence, evidence_notes, read_evidence
 
 __all__ = ["Evidence", "Problem", "believed", "cards", "device_series", "devices_of", "evidence_notes",
-           "newest_per_point", "newest_per_problem", "point_keys", "problem_keys", "read_evidence", "run_mix",
-           "split_problems", "stack_label"]
+           "newest_per_point", "newest_per_problem", "point_keys", "problem_keys", "read_evidence", "run_lines",
+           "run_mix", "split_problems", "stack_label"]
