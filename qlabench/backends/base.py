@@ -31,7 +31,7 @@ import torch
 
 from qlabench.backends.cp import CP_TIMED_MODES, RankSetup
 from qlabench.core import kernel_event
-from qlabench.core.backend_facts import facts_of
+from qlabench.core.backend_decl import BackendDecl, declarations, find
 from qlabench.core.modes import BY_NAME
 from qlabench.core.point import Point
 from qlabench.measure.inputs import GDNInputs
@@ -49,6 +49,29 @@ class JitBuild:
     run: Callable[[Callable[[int, int, str], None] | None], float]
 
 
+def _decl_of_class(cls: type) -> BackendDecl:
+    """The declaration of a Backend class built without one: the one its `impl` names, or for a stand-in
+    class that sets its own `name`, that name's declaration, else one made from its nearest declared
+    ancestor (its modes, description and role; no library call of its own)."""
+    by_impl = {d.impl: d for d in declarations().values()}
+    name = next((c.__dict__["name"] for c in cls.__mro__ if isinstance(c.__dict__.get("name"), str)), None)
+    impl = f"{cls.__module__}:{cls.__qualname__}"
+    own = by_impl.get(impl)
+    if own is not None and (name is None or name == own.name):
+        return own
+    if name is None:
+        raise TypeError(f"{cls.__qualname__} is no declared backend and sets no `name`")
+    declared = find(name)
+    if declared is not None:
+        return declared
+    ancestors = (f"{c.__module__}:{c.__qualname__}" for c in cls.__mro__[1:])
+    parent = next((by_impl[k] for k in ancestors if k in by_impl), None)
+    if parent is None:
+        return BackendDecl(name=name, label=name, impl=impl)
+    return BackendDecl(name=name, label=name, impl=impl, description=parent.description, modes=parent.modes,
+                       roles=parent.roles & frozenset({"testing"}))
+
+
 def backward_outputs(o, ht, dq, dk, dv, dg, dbeta, dh0=None) -> Outputs:
     """The outputs dict of a backward-only call (the libraries return dbeta before dg: name, don't order)."""
     out = {"o": o, "ht": ht, "dq": dq, "dk": dk, "dv": dv, "dg": dg, "dbeta": dbeta}
@@ -58,9 +81,13 @@ def backward_outputs(o, ht, dq, dk, dv, dg, dbeta, dh0=None) -> Outputs:
 
 
 class Backend:
-    name: ClassVar[str]
-    description: ClassVar[str] = ""
-    modes: ClassVar[frozenset[str]] = frozenset({"fwd", "bwd", "fwd_bwd", "bwd_train"})
+    """A backend's implementation. What it is (name, description, modes, test-only role, library call, ...)
+    is its declaration (core/backend_decl.py), which the registry hands it; the class holds how it runs.
+    A test's stand-in subclass may set any of those facts as class attributes instead."""
+
+    def __init__(self, decl: BackendDecl | None = None):
+        self._decl = decl
+
     dtypes: ClassVar[frozenset[str]] = frozenset({"float64", "float32", "bfloat16", "float16"})
     devices: ClassVar[frozenset[str]] = frozenset({"cpu", "cuda"})
     # Kernel-name provenance: a row is an error if it launched none of `expect_kernels` (when set)
@@ -69,8 +96,6 @@ class Backend:
     forbid_kernels: ClassVar[tuple[str, ...]] = ()
     # Extra environment a backend needs before its library is imported (e.g. dispatch switches).
     env: ClassVar[dict[str, str]] = {}
-    # Test-only backends (fault injection, synthetic slowdowns, deliberate mis-dispatch).
-    testing: ClassVar[bool] = False
     # False for a call that cannot be captured in a CUDA graph (it reads device data on the host, e.g.
     # FLA's intra-card CP): the run times it with CUDA events instead of the graph timer, and its row
     # says so (TimerPlan.for_backend).
@@ -87,24 +112,49 @@ class Backend:
     # same layer around the oracle's core, since its outputs are not a bare core's.
     oracle: ClassVar[str] = ""
     full_size_reference: ClassVar[str] = ""
-    # Part of a kernel name that launches only when the backend splits a call (its intra-card CP):
-    # `call_path` reads a traced call's path from it.
-    cp_kernel_mark: ClassVar[str] = ""
 
-    # What a backend declares about its library lives in core/backend_facts.py, by name, so that the views
-    # read it without importing torch (the meaning of each: BackendFacts). A stand-in backend of a test may
-    # still set these as class attributes.
+    # -- what its declaration says (the meaning of each: core/backend_decl.py, BackendDecl) -------------
+    @property
+    def decl(self) -> BackendDecl:
+        d = getattr(self, "_decl", None)
+        if d is None:
+            d = self._decl = _decl_of_class(type(self))
+        return d
+
+    @property
+    def name(self) -> str:
+        return self.decl.name
+
+    @property
+    def description(self) -> str:
+        return self.decl.description
+
+    @property
+    def modes(self) -> frozenset[str]:
+        return self.decl.modes
+
+    @property
+    def testing(self) -> bool:
+        """Test-only (fault injection, synthetic slowdowns, deliberate mis-dispatch): never ranked."""
+        return self.decl.testing
+
     @property
     def size_dependent_path(self) -> bool:
-        return facts_of(self.name).size_dependent_path
+        return self.decl.size_dependent_path
 
     @property
     def autotune_modules(self) -> tuple[str, ...]:
-        return facts_of(self.name).autotune_modules
+        return self.decl.autotune_modules
 
     @property
     def call_signature(self) -> str:
-        return facts_of(self.name).call_signature
+        return self.decl.call
+
+    @property
+    def cp_kernel_mark(self) -> str:
+        """Part of a kernel name that launches only when the backend splits a call (its intra-card CP):
+        `call_path` reads a traced call's path from it."""
+        return self.decl.cp_mark
 
     def call_path(self, kernel_names) -> str | None:
         """Which of its code paths a traced call took, from the kernels it launched: "cp" when the

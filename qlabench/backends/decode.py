@@ -50,7 +50,6 @@ def untouched_pool(inp: GDNInputs) -> dict[str, torch.Tensor]:
 class ServingSteps:
     """Mixin for a Backend with a slot-indexed serving step (see the module docstring)."""
 
-    modes: ClassVar[frozenset[str]] = frozenset({"decode", "mtp"})
     state_layouts: ClassVar[tuple[str, ...]] = STATE_LAYOUTS  # the pool layouts `step` takes
     state_dtypes: ClassVar[tuple[str, ...]] = STATE_DTYPES
     max_tokens_per_step: ClassVar[int] = 16  # T per sequence the kernel accepts

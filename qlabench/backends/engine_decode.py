@@ -175,7 +175,6 @@ class _EngineServing(ServingSteps, Backend):
 class _PackedDecode(_EngineServing):
     """`fused_recurrent_gated_delta_rule_packed_decode`: one token per sequence, q k v packed per row."""
 
-    modes = frozenset({"decode"})
     max_tokens_per_step = 1
     api = "fused_recurrent_gated_delta_rule_packed_decode"
     expect_kernels = ("fused_recurrent_gated_delta_rule_packed_decode_kernel",)
@@ -196,9 +195,6 @@ class _PackedDecode(_EngineServing):
 
 
 class VLLMDecode(_PackedDecode):
-    name = "vllm-decode"
-    description = ("vLLM 0.33 fused_recurrent_gated_delta_rule_packed_decode (Triton, FLA-derived): pool [P,HV,V,K] "
-                   "+ ssm_state_indices, in place, T=1; slot 0 reserved (NULL_BLOCK_ID)")
     engine = "vllm"
     module = "vllm.third_party.flash_linear_attention.ops.fused_recurrent"
     lead_slots = 1
@@ -206,21 +202,14 @@ class VLLMDecode(_PackedDecode):
 
 
 class SGLangDecode(_PackedDecode):
-    name = "sglang-decode"
-    description = ("SGLang 0.5 fused_recurrent_gated_delta_rule_packed_decode (Triton, FLA-derived): pool "
-                   "[P,HV,V,K] + ssm_state_indices, in place, T=1")
     engine = "sglang"
     module = "sglang.kernels.ops.attention.fla.fused_recurrent"
 
 
 class VLLMVerify(_EngineServing):
-    name = "vllm-mtp"
-    description = ("vLLM 0.33 fused_sigmoid_gating_delta_rule_update (its verify): ssm_state_indices [B,T], a slot "
-                   "per draft token, num_accepted_tokens; T state writes per sequence")
     engine = "vllm"
     module = "vllm.third_party.flash_linear_attention.ops.fused_sigmoid_gating"
     api = "fused_sigmoid_gating_delta_rule_update"
-    modes = frozenset({"mtp"})
     expect_kernels = ("fused_sigmoid_gating_delta_rule_update_kernel",)
     lead_slots = 1
 
@@ -249,13 +238,9 @@ class VLLMVerify(_EngineServing):
 
 
 class SGLangVerify(_EngineServing):
-    name = "sglang-mtp"
-    description = ("SGLang 0.5 fused_recurrent_gated_delta_rule_update (Triton, FLA-derived): pool [P,HV,V,K] + "
-                   "indices, T tokens, the last state written in place (disable_state_update=False)")
     engine = "sglang"
     module = "sglang.kernels.ops.attention.fla.fused_recurrent"
     api = "fused_recurrent_gated_delta_rule_update"
-    modes = frozenset({"mtp"})
     expect_kernels = ("fused_recurrent_gated_delta_rule_update_fwd_kernel",)
 
     def convert(self, inp: GDNInputs) -> tuple[torch.Tensor, ...]:

@@ -62,10 +62,7 @@ def fault_for(V: int) -> str:
 
 
 class FaultBackend(Backend):
-    name = "fault"
-    description = "test backend: fault chosen by V (see qlabench/backends/fault.py); otherwise the fp32 recurrence"
     devices = frozenset({"cpu"})
-    testing = True
 
     def check_point(self, point: Point, device: str) -> tuple[bool, str]:
         if fault_for(point.V) == "unsupported":

@@ -113,9 +113,6 @@ class _FLABase(Backend):
 
 
 class FLAChunk(_FLABase):
-    name = "fla"
-    description = "FLA Triton chunk_gated_delta_rule, dispatch to FlashQLA/TileLang off"
-    modes = frozenset({"fwd", "bwd", "fwd_bwd", "bwd_train"})
     cp_modes = ("fla-cp",)
     cp_reference = "fla"
     cp_final_state = False  # FLA's CP returns no final state
@@ -185,10 +182,7 @@ class FLAChunk(_FLABase):
 
 
 class FLADispatchOn(FLAChunk):
-    name = "fla-dispatch-on"
-    description = "FLA with its default dispatch (routes to FlashQLA on SM90): for provenance tests"
     env = DISPATCH_DEFAULT
-    testing = True
     cp_modes = ()  # `fla` is FLA's CP backend; this one exists for the single-device provenance test
 
 
@@ -203,9 +197,6 @@ class FLARecurrent(ServingSteps, _FLABase):
     `state_v_first`. Its final state is float32; a bfloat16 pool gets it rounded on the way back.
     """
 
-    name = "fla-recurrent"
-    description = "FLA Triton fused_recurrent_gated_delta_rule: forward, and decode/mtp steps (gather, kernel, scatter)"
-    modes = frozenset({"fwd", "decode", "mtp"})
     slot_dtype = torch.int64  # index_copy_ takes int64 indices; converted once, outside the timed call
     expect_kernels = ("fused_recurrent_gated_delta_rule_fwd_kernel",)
 
@@ -227,10 +218,6 @@ class FLARecurrent(ServingSteps, _FLABase):
         return o
 
 class FLAIntraCP(FLAChunk):
-    name = "fla-intracp"
-    description = ("FLA chunk_gated_delta_rule with its own intra-card CP (FLA_INTRACARD_CP=1, inference mode), "
-                   "varlen forward only; timed with events")
-    modes = frozenset({"fwd"})
     env = DISPATCH_INTRACARD
     cp_modes = ()  # `fla` is FLA's inter-card CP backend
     graph_capturable = False  # FLA reads cu_seqlens on the host inside every call
@@ -253,8 +240,6 @@ class FLAIntraCP(FLAChunk):
 
     def point_details(self, fn, kernels, kernel_dur_us, median_ms, time_ms) -> dict:
         return {"intracard_cp": intracard_evidence(kernels, getattr(fn, "intracard_plan", None))}
-
-    cp_kernel_mark = kernel_event.FLA_CP_MARK
 
 
 def split_plan(inp: GDNInputs) -> dict:

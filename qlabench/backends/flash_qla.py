@@ -69,9 +69,6 @@ def _accepts_force_intra_cp() -> bool:
 
 
 class FlashQLA(Backend):
-    name = "flash_qla"
-    description = "FlashQLA TileLang kernels, automatic intra-card CP (auto_cp=True)"
-    modes = frozenset({"fwd", "bwd", "fwd_bwd", "bwd_train"})
     dtypes = frozenset({"bfloat16", "float16"})
     devices = frozenset({"cuda"})
     expect_kernels = ("tilelang_",)
@@ -79,7 +76,6 @@ class FlashQLA(Backend):
     force_intra_cp = False
     cp_modes = ("inter", "dual")
     cp_reference = "flash_qla-nocp"
-    cp_kernel_mark = kernel_event.FLASHQLA_CP_MARK
 
     def available(self) -> tuple[bool, str]:
         mods, why = _import()
@@ -184,14 +180,10 @@ class FlashQLA(Backend):
 
 # The intra-card variants run no distributed points: `flash_qla` is FlashQLA's inter-card CP backend.
 class FlashQLANoCP(FlashQLA):
-    name = "flash_qla-nocp"
-    description = "FlashQLA with intra-card CP off (auto_cp=False)"
     auto_cp = False
     cp_modes = ()
 
 
 class FlashQLAForceCP(FlashQLA):
-    name = "flash_qla-forcecp"
-    description = "FlashQLA with intra-card CP forced on (force_intra_cp=True)"
     force_intra_cp = True
     cp_modes = ()

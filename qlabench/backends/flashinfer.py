@@ -78,10 +78,6 @@ def _import() -> tuple[Callable | None, str]:
 
 
 class FlashInfer(Backend):
-    name = "flashinfer"
-    description = ("FlashInfer GDN prefill (0.6.13: CUTLASS; 0.7.2: CuTe DSL), forward only; g as linear alpha, "
-                   "state [N,HV,V,K]")
-    modes = frozenset({"fwd"})
     dtypes = frozenset({"bfloat16", "float16"})
     devices = frozenset({"cuda"})
     # Demangled CUDA names of C++ kernels usually carry their return type ("void cutlass::...").
@@ -99,8 +95,6 @@ class FlashInfer(Backend):
         if any(n.startswith(kernel_event.DSL_PREFIX) for n in kernel_names):  # 0.7.x: the DSL decorates both sides
             return kernel_event.provenance_error(kernel_names, KERNELS_07, self.forbid_kernels, expect_inside=True)
         return super().provenance_error(kernel_names)
-
-    cp_kernel_mark = CP_KERNEL_07
 
     def call_path(self, kernel_names) -> str | None:
         if not any(str(k).startswith(kernel_event.DSL_PREFIX) for k in kernel_names):
@@ -206,8 +200,6 @@ def has_cp_switch() -> bool:
 
 
 class FlashInferNoCP(FlashInfer):
-    name = "flashinfer-nocp"
-    description = "FlashInfer >= 0.7 GDN prefill with its intra-call CP off (use_cp=False): the unsplit kernel"
     use_cp = False
 
     def available(self) -> tuple[bool, str]:
@@ -219,9 +211,6 @@ class FlashInferNoCP(FlashInfer):
 
 
 class FlashInferForceCP(FlashInferNoCP):
-    name = "flashinfer-forcecp"
-    description = ("FlashInfer >= 0.7 GDN prefill with its intra-call CP forced (use_cp=True, max_seqlen passed): "
-                   "split at every size it accepts")
     use_cp = True
 
     def available(self) -> tuple[bool, str]:

@@ -166,10 +166,6 @@ class _FlashInferServing(ServingSteps, Backend):
 
 
 class FlashInferDecode(_FlashInferServing):
-    name = "flashinfer-decode"
-    description = ("FlashInfer 0.7.2 gated_delta_rule_decode (CuTe DSL), T=1, fp32 state [B,HV,K,V]: no pool "
-                   "argument, so gather + kernel + scatter")
-    modes = frozenset({"decode"})
     state_layouts = ("kv",)
     state_dtypes = ("float32",)
     max_tokens_per_step = 1
@@ -186,10 +182,6 @@ class FlashInferDecode(_FlashInferServing):
 
 
 class FlashInferDecodePretranspose(_FlashInferServing):
-    name = "flashinfer-decode-pt"
-    description = ("FlashInfer 0.7.2 gated_delta_rule_decode_pretranspose (CuTe DSL): pool [P,HV,V,K] + slot "
-                   "indices, in place; fp32 state T=1 (T>1 via its mtp), bf16 state T>=1")
-    modes = frozenset({"decode", "mtp"})
     state_layouts = ("vk",)
     state_dtypes = ("float32", "bfloat16")
     expect_kernels = DECODE_VK_KERNELS + MTP_KERNELS + BF16_STATE_KERNELS
@@ -205,10 +197,6 @@ class FlashInferDecodePretranspose(_FlashInferServing):
 
 
 class FlashInferMTP(_FlashInferServing):
-    name = "flashinfer-mtp"
-    description = ("FlashInfer 0.7.2 gated_delta_rule_mtp (CuTe DSL), T>=2: fp32 pool [P,HV,V,K] + slot indices, "
-                   "in place")
-    modes = frozenset({"mtp"})
     state_layouts = ("vk",)
     state_dtypes = ("float32",)
     expect_kernels = MTP_KERNELS

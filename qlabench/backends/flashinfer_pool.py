@@ -59,9 +59,6 @@ def state_pool(h0: torch.Tensor, factor: int = POOL_FACTOR, seed: int = POOL_SEE
 
 
 class FlashInferPool(FlashInfer):
-    name = "flashinfer-pool"
-    description = ("FlashInfer 0.7.2 GDN prefill into a fp32 state pool [P,HV,V,K] through state_indices, in place "
-                   "(an engine's chunked prefill); use_cp left to FlashInfer")
 
     def available(self) -> tuple[bool, str]:
         ok, why = super().available()

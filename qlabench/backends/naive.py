@@ -18,9 +18,6 @@ RECURRENT_MAX_TOKENS = 65536
 
 
 class NaiveRecurrent(Backend):
-    name = "naive-recurrent"
-    description = "token-by-token fp32 recurrence in PyTorch; the correctness oracle (also of decode/mtp steps)"
-    modes = frozenset({"fwd", "bwd", "fwd_bwd", "bwd_train", "decode", "mtp"})
 
     def check_point(self, point: Point, device: str) -> tuple[bool, str]:
         if point.total_tokens > RECURRENT_MAX_TOKENS:
@@ -40,9 +37,6 @@ class NaiveStep(ServingSteps, NaiveRecurrent):
     batch's states from the pool, the recurrence in float32, scatter the final states back. It runs on
     CPU, so the pool, slot and rotation machinery of backends/decode.py is tested where CI runs."""
 
-    name = "naive-step"
-    description = "decode/mtp step in PyTorch: gather the batch's states from the pool, fp32 recurrence, scatter"
-    modes = frozenset({"decode", "mtp"})
     slot_dtype = torch.int64
 
     def step(self, inp: GDNInputs, pool: torch.Tensor, slots: torch.Tensor) -> torch.Tensor:
@@ -54,8 +48,6 @@ class NaiveStep(ServingSteps, NaiveRecurrent):
 
 
 class NaiveChunk(Backend):
-    name = "naive-chunk"
-    description = "chunked (WY / UT-transform) form in plain PyTorch, chunk 64; backward by autograd"
     chunk_size = 64
     # Inter-card CP on any device and process group (gloo on CPU): how the distributed plumbing is tested.
     cp_modes = ("inter", "dual")

@@ -1,6 +1,9 @@
-"""The backend registry: every backend qlabench knows, in one visible place.
+"""The backend registry: a `Backend` for every declared backend (core/backend_decl.py), by name.
 
-To add a backend, subclass `Backend` (see base.py) and add an instance to REGISTRY below. Distributed
+Built from the declarations: a built-in backend is its module in this package and one line in
+core/builtin_backends.py, nothing else. Plugins (the entry-point group `qlabench.backends`) and
+`pkg.module:function` names are loaded here too (backends/plugin.py); one that cannot be loaded stays
+listed, unavailable with its reason, so its points become `skipped` rows that say why. Distributed
 (context-parallel) points look their backend up here too, by the same name: a backend with `cp_modes`
 runs them (backends/cp/).
 """
@@ -8,54 +11,71 @@ runs them (backends/cp/).
 from __future__ import annotations
 
 from qlabench.backends.base import Backend, Outputs
-from qlabench.backends.engine_decode import engine_backends
-from qlabench.backends.fault import FaultBackend
-from qlabench.backends.fla import FLAChunk, FLADispatchOn, FLAIntraCP, FLARecurrent
-from qlabench.backends.flash_qla import FlashQLA, FlashQLAForceCP, FlashQLANoCP
-from qlabench.backends.flashinfer import FlashInfer, FlashInferForceCP, FlashInferNoCP
-from qlabench.backends.flashinfer_decode import serving_backends as flashinfer_serving
-from qlabench.backends.flashinfer_pool import FlashInferPool
-from qlabench.backends.layer import layer_backends
-from qlabench.backends.naive import NaiveChunk, NaiveRecurrent, NaiveStep
-from qlabench.backends.synthetic import Synthetic
+from qlabench.backends.layer import LayerBackend
+from qlabench.backends.plugin import load
+from qlabench.core import backend_decl
 from qlabench.core.errors import BackendError
 
-# Library backends import their packages lazily (in available()), so this module stays cheap and
-# works on machines without CUDA; each then reports why it is unavailable.
-REGISTRY: dict[str, Backend] = {
-    b.name: b
-    for b in (
-        NaiveRecurrent(),
-        NaiveChunk(),
-        NaiveStep(),
-        FlashQLA(),
-        FlashQLANoCP(),
-        FlashQLAForceCP(),
-        FLAChunk(),
-        FLAIntraCP(),
-        FLARecurrent(),
-        FLADispatchOn(),
-        FlashInfer(),
-        FlashInferNoCP(),
-        FlashInferForceCP(),
-        FlashInferPool(),  # prefill into a state pool through state_indices (0.7.2)
-        *flashinfer_serving(),  # decode / mtp (flashinfer-python 0.7.2)
-        *engine_backends(),  # the engines' own decode / verify kernels (vllm 0.33, sglang 0.5)
-        FaultBackend(),
-        Synthetic(),
-    )
-}
-REGISTRY.update((b.name, b) for b in layer_backends(REGISTRY))  # `layer:<core>`: docs/LAYER.md
+
+class Registry(dict):
+    """{name: Backend}. A `pkg.module:function` name not met before is declared and loaded on first lookup:
+    a worker process meets it in a point, not on the command line that named it."""
+
+    def _resolve(self, name) -> Backend | None:
+        if not isinstance(name, str):
+            return None
+        if backend_decl.is_callable_name(name):
+            backend_decl.declare_callable(name)
+        decl = backend_decl.find(name)  # declared since the registry was built (a test's register())
+        if decl is None:
+            return None
+        core = backend_decl.core_backend_name(name)
+        b = LayerBackend(self[core], decl) if core is not None else load(decl)
+        dict.__setitem__(self, name, b)
+        return b
+
+    def refresh(self) -> Registry:
+        """Add every backend declared since the registry was built; returns itself."""
+        for name in backend_decl.declarations():
+            if not dict.__contains__(self, name):
+                self._resolve(name)
+        return self
+
+    def __missing__(self, name):
+        b = self._resolve(name)
+        if b is None:
+            raise KeyError(name)
+        return b
+
+    def get(self, name, default=None):
+        return self[name] if name in self else default
+
+    def __contains__(self, name) -> bool:
+        return dict.__contains__(self, name) or self._resolve(name) is not None
+
+
+def build() -> Registry:
+    """Every declared backend, in view order; a `layer:<core>` one around its core's backend. Library backends
+    import their packages lazily (in available()), so building stays cheap and works without CUDA."""
+    out = Registry()
+    for name, decl in backend_decl.declarations().items():
+        core = backend_decl.core_backend_name(name)
+        out[name] = LayerBackend(out[core], decl) if core is not None else load(decl)
+    return out
+
+
+REGISTRY: Registry = build()
 
 # The correctness oracle every other backend is checked against.
 ORACLE = "naive-recurrent"
 
 
 def get_backend(name: str) -> Backend:
-    try:
-        return REGISTRY[name]
-    except KeyError:
-        raise BackendError(f"unknown backend {name!r}; known: {', '.join(REGISTRY)}") from None
+    b = REGISTRY.get(name)
+    if b is None:
+        backend_decl.decl_of(name)  # raises BackendError naming the known ones
+        raise BackendError(f"unknown backend {name!r}; known: {', '.join(REGISTRY)}")
+    return b
 
 
 def runnable_backend(point, device: str) -> Backend:
@@ -77,4 +97,5 @@ def cp_backend_names() -> list[str]:
     return [name for name, b in REGISTRY.items() if b.cp_modes]
 
 
-__all__ = ["Backend", "Outputs", "REGISTRY", "ORACLE", "cp_backend_names", "get_backend", "runnable_backend"]
+__all__ = ["Backend", "Outputs", "REGISTRY", "ORACLE", "Registry", "build", "cp_backend_names", "get_backend",
+           "runnable_backend"]

@@ -89,9 +89,6 @@ def _spin(seconds: float) -> None:
 
 
 class Synthetic(Backend):
-    name = "synthetic"
-    description = f"naive-chunk math plus an injected slowdown (${SLOWDOWN_ENV}); for gate power studies"
-    testing = True
     chunk_size = 64
 
     def forward(self, inp: GDNInputs) -> tuple[torch.Tensor, torch.Tensor]:

@@ -6,11 +6,12 @@ from qlabench.cli.app import console
 
 
 def backends_cmd():
-    """List every registered backend, available or not, with the reason."""
+    """List every registered backend (plugins included), available or not, with the reason."""
     from qlabench.backends import REGISTRY
     from qlabench.cli.listings import backends_table
+    from qlabench.core.backend_decl import plugin_problems
 
-    console.print(backends_table(REGISTRY.values(), width=console.width))
+    console.print(backends_table(REGISTRY.refresh().values(), width=console.width, problems=plugin_problems()))
 
 
 def suites_cmd():

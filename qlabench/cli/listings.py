@@ -52,8 +52,9 @@ def print_dry_run(console: Console, s: Suite) -> None:
 
 
 
-def backends_table(backends: Iterable, width: int | None = None):
-    """Every backend, available or not, with the reason (or its description).
+def backends_table(backends: Iterable, width: int | None = None, problems: dict[str, str] | None = None):
+    """Every backend, available or not, with the reason (or its description); a plugin says which distribution
+    (and version) provided it, and `problems` ({entry-point name: why}) lists plugins that were not taken.
 
     Below 120 columns (`width`) the notes leave the table for a list under it, one line per backend at
     the full width, instead of a column squeezed to a word per line.
@@ -77,6 +78,9 @@ def backends_table(backends: Iterable, width: int | None = None):
             note += "; " + b.first_use_note()
         if b.testing:
             note = "(test backend) " + note
+        pv = b.decl.provider
+        if pv is not None and pv.dist:
+            note = f"(plugin: {pv.dist} {pv.version or ''}".rstrip() + ") " + note
         # A family's `family:member` name (the layer backends) breaks after its colon: the column stays
         # as narrow as the longest member.
         cells = [b.name.replace(":", ":\n", 1), "[green]yes[/green]" if ok else "[red]no[/red]", " ".join(sorted(b.modes)),
@@ -87,6 +91,13 @@ def backends_table(backends: Iterable, width: int | None = None):
         else:
             t.add_row(*cells)
             notes.append(Text.assemble((b.name, "bold"), ": ", note))
+    for name, why in (problems or {}).items():
+        cells = [name, "[red]no[/red]", "", "", "", ""]
+        if wide:
+            t.add_row(*cells, escape(f"(plugin) {why}"))
+        else:
+            t.add_row(*cells)
+            notes.append(Text.assemble((name, "bold"), ": ", why))
     return t if wide else Group(t, *notes)
 
 

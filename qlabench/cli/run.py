@@ -95,9 +95,10 @@ def _check_backend_names(s) -> None:
     from qlabench.backends import REGISTRY
     from qlabench.core.errors import BackendError
 
-    unknown = sorted({p.backend for p in s.points} - set(REGISTRY))
+    unknown = sorted({p.backend for p in s.points if p.backend not in REGISTRY})  # loads `module:function` names
     if unknown:
-        raise BackendError(f"{s.path}: unknown backend {unknown[0]!r} (known: {', '.join(REGISTRY)})")
+        raise BackendError(f"{s.path}: unknown backend {unknown[0]!r} (known: {', '.join(REGISTRY)}; or a function "
+                           "of FLA's calling convention as `module:function`, docs/PLUGINS.md)")
 
 
 def _terminated(signum, frame):

@@ -31,9 +31,6 @@ from qlabench.core.errors import PointError
 from qlabench.core.models import lookup
 
 LAYER_PREFIX = "layer:"
-# The cores a layer is built around: every single-device kernel backend (not the test-only ones).
-LAYER_CORES = ("naive-recurrent", "naive-chunk", "flash_qla", "flash_qla-nocp", "flash_qla-forcecp", "fla",
-               "fla-recurrent", "flashinfer")
 CONV_KERNEL = 4  # linear_conv_kernel_dim of every Qwen3.5 model above
 
 HIDDEN_SIZES: dict[str, int] = {

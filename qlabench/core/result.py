@@ -11,7 +11,7 @@ import enum
 import math
 from dataclasses import dataclass, field, fields
 
-from qlabench.core import identity
+from qlabench.core import backend_decl, identity
 from qlabench.core.errors import RowError
 
 
@@ -57,6 +57,13 @@ class ResultRow:
                                                    "written before the column existed)")
     cuda_version: str | None = col("string", "CUDA runtime version torch was built with")
     driver_version: str | None = col("string", "NVIDIA driver version (NVML)")
+    # -- the backend's own code (core/backend_decl.py: its library, or a plugin's provider) ------------------
+    backend_dist: str | None = col("string", "Distribution that provided the backend's code: its library's "
+                                   "('flash-qla'), a plugin's, or 'qlabench' for its own kernels")
+    backend_version: str | None = col("string", "That distribution's version")
+    backend_git_sha: str | None = col("string", "Commit of the git checkout a plugin was imported from (qlabench's "
+                                      "own for its kernels); null for an installed copy")
+    backend_git_dirty: bool | None = col("bool", "Whether that checkout had uncommitted changes")
     # -- point -------------------------------------------------------------------------------
     backend: str = col("string", "Backend name")
     mode: str = col("string", "fwd, bwd (backward kernels alone, as FlashQLA's table), bwd_train (backward alone as "
@@ -236,6 +243,27 @@ ENV_FIELDS = ("host", "device", "device_index", "gpu_uuid", "env_fingerprint", "
               "flash_qla_version", "flashinfer_version", "cuda_version", "driver_version")
 
 
+def backend_provenance(backend: str, env: dict) -> dict:
+    """The backend_* columns of a row: a plugin's provider (its distribution and checkout, as loaded in this
+    process), a library backend's library as `env` recorded it, qlabench's own kernels qlabench itself."""
+    d = backend_decl.find(backend)
+    if d is None:
+        return {}
+    if d.plugin:
+        pv = d.provider
+        return dict(backend_dist=pv.dist, backend_version=pv.version, backend_git_sha=pv.git_sha,
+                    backend_git_dirty=pv.git_dirty) if pv is not None else {}
+    lib = backend_decl.library_of(backend)
+    if lib is None and backend_decl.core_backend_name(backend):  # a layer runs its core's code
+        lib = backend_decl.library_of(backend_decl.core_backend_name(backend))
+    if lib is not None:
+        return dict(backend_dist=lib.dist or lib.name, backend_version=env.get(lib.column))
+    sha = env.get("git_sha")
+    return dict(backend_dist="qlabench", backend_version=env.get("qlabench_version"),
+                backend_git_sha=sha.removesuffix("+dirty") if sha else None,
+                backend_git_dirty=sha.endswith("+dirty") if sha else None)
+
+
 def make_row(point, *, run_id: str, suite: str, env: dict, status: Status, reason: str | None = None,
              **fields) -> ResultRow:
     """The one place a row is assembled from a point, its run and environment, and its outcome."""
@@ -244,7 +272,7 @@ def make_row(point, *, run_id: str, suite: str, env: dict, status: Status, reaso
     p = point
     return ResultRow(
         run_id=run_id, suite=suite, timestamp=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        **{k: env.get(k) for k in ENV_FIELDS},
+        **{k: env.get(k) for k in ENV_FIELDS}, **backend_provenance(p.backend, env),
         **identity.columns(p), num_seqs=p.num_seqs, total_tokens=p.total_tokens,
         status=Status(status).value, reason=reason, **fields,
     )

@@ -59,6 +59,34 @@ def git_sha_of(root: Path) -> str | None:
         return explicit
 
 
+def checkout_of(path: Path) -> tuple[str | None, bool | None]:
+    """(commit, dirty) of the git checkout a module file at `path` was imported from; (None, None) when it is
+    in none, or in an installed copy (site-packages: a venv inside some other checkout is not that code)."""
+    path = Path(path).resolve()
+    if any(part in ("site-packages", "dist-packages") for part in path.parts):
+        return None, None
+    where = path if path.is_dir() else path.parent
+    try:
+        sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=where, capture_output=True, text=True, timeout=5)
+        if sha.returncode != 0:
+            return None, None
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=where,
+                               capture_output=True, text=True, timeout=5)
+        return sha.stdout.strip(), bool(dirty.stdout.strip())
+    except (OSError, subprocess.SubprocessError):
+        return None, None
+
+
+def dist_of_module(module: str) -> tuple[str | None, str | None]:
+    """(distribution, version) that provides the top-level package of `module`; (None, None) for a module on
+    sys.path that no installed distribution provides."""
+    top = module.split(".")[0]
+    dists = metadata.packages_distributions().get(top) or []
+    if not dists:
+        return None, None
+    return dists[0], dist_version(dists[0])
+
+
 def cpu_name() -> str:
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():

@@ -105,6 +105,7 @@ def narrow_suite(suite: Suite, *, backends: Sequence[str] | str | None = None, m
             raise ConfigError(f"--cpu-threads {problem}")
         suite = dataclasses.replace(suite, run=dataclasses.replace(suite.run, cpu_threads=cpu_threads))
     names = [parse_names(v) if isinstance(v, str) or v is None else tuple(v) for v in (backends, modes)]
+    suite, names[0] = _with_functions(suite, names[0])
     if any(names):
         keep = selected_indices(suite.points, names[0], names[1], where=str(suite.path))
         suite = dataclasses.replace(suite, points=tuple(suite.points[i] for i in keep))
@@ -113,6 +114,27 @@ def narrow_suite(suite: Suite, *, backends: Sequence[str] | str | None = None, m
 
         suite = dataclasses.replace(suite, points=tuple(shard_points(suite.points, parse_shard(shard))))
     return suite
+
+
+def _with_functions(suite: Suite, backends: tuple[str, ...]) -> tuple[Suite, tuple[str, ...]]:
+    """`--backends pkg.mod:function` for a function the suite does not name: the suite gets that backend's
+    points, one per problem of the suite's points in a mode the function runs (forward: docs/PLUGINS.md)."""
+    from qlabench.core.backend_decl import decl_of, is_callable_name
+
+    have = {p.backend for p in suite.points}
+    new = [b for b in backends if is_callable_name(b) and b not in have]
+    if not new:
+        return suite, backends
+    added: dict = {}
+    for name in new:
+        modes = decl_of(name).modes
+        for p in suite.points:
+            if p.mode in modes and not p.distributed and not p.is_serving:
+                q = p.with_(backend=name)
+                added.setdefault(q, None)
+    if not added:
+        raise ConfigError(f"{suite.path}: no point of a mode {new[0]!r} runs ({', '.join(sorted(decl_of(new[0]).modes))})")
+    return dataclasses.replace(suite, points=(*suite.points, *added)), backends
 
 
 __all__ = ["ExecutorFactory", "InProcess", "RunOptions", "narrow_suite"]

@@ -257,7 +257,7 @@ def test_runnable_backend_names_why_a_point_cannot_run():
 def test_every_auto_choice_names_registered_backends_of_its_library():
     """core's AUTO_CHOICES (the study's regret, advise's auto-CP caveat) names backends that exist, of the
     library it says, each pinning a different setting."""
-    from qlabench.core.libraries import AUTO_CHOICES, library_of
+    from qlabench.core.backend_decl import AUTO_CHOICES, library_of
 
     for choice in AUTO_CHOICES:
         for backend in choice.variants:

@@ -6,7 +6,8 @@ import subprocess
 import sys
 
 from qlabench.core.backend_facts import FACTS, facts_of, view_facts
-from qlabench.core.layer_shapes import LAYER_CORES, layer_backend_name
+from qlabench.core.backend_decl import LAYER_CORES
+from qlabench.core.layer_shapes import layer_backend_name
 
 
 def test_reading_the_facts_imports_no_torch():

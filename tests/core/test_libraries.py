@@ -3,7 +3,8 @@ the one order of versions."""
 
 from __future__ import annotations
 
-from qlabench.core.libraries import LIBRARIES, library_of, package_name, stack_columns, version_columns, version_key
+from qlabench.core.backend_decl import library_of, stack_columns
+from qlabench.core.libraries import LIBRARIES, package_name, version_columns, version_key
 from qlabench.core.result import ResultRow
 
 

@@ -30,14 +30,15 @@ from qlabench.analyze.current import rows_or_current
 from qlabench.analyze.kit.ties import is_tie
 from qlabench.analyze.evidence import believed, devices_of, evidence_notes
 from qlabench.analyze.evidence.regimes import prefer_recommended, regime_note, regime_series
+from qlabench.core.backend_decl import candidates
 
-# The GPU kernels a recommendation is between, per workload (the naive references are oracles, not
-# candidates). FlashInfer's GDN prefill has no backward.
-CANDIDATES = {
-    "prefill": ("flash_qla", "flash_qla-nocp", "flash_qla-forcecp", "fla", "fla-intracp", "flashinfer",
-                "flashinfer-nocp", "flashinfer-forcecp"),
-    "train": ("flash_qla", "flash_qla-nocp", "fla"),
-}
+
+def __getattr__(name: str):
+    """CANDIDATES: {workload: the backends a recommendation is between}, from the declarations' roles
+    (core/backend_decl.py: candidates)."""
+    if name == "CANDIDATES":
+        return {w: candidates(w) for w in WORKLOAD_MODES}
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass
@@ -157,7 +158,7 @@ def _answer(problem: pd.DataFrame, q: Question, case: Case, device: str | None, 
     entries = attach_checks(attach_calls(rank(ranked, modes, q.current), calls), ranked, size_dependent)
     regimes = _attach_regimes(entries, ranked)
     present = {e.backend for e in entries}
-    missing = [b for b in known_candidates(CANDIDATES[q.workload], calls) if b not in present]
+    missing = [b for b in known_candidates(candidates(q.workload), calls) if b not in present]
     notes = (cv.missing_caveats(entries, missing) + cv.current_caveats(entries, q.current) + cv.tie_caveats(entries)
              + auto_choice_caveats(entries)
              + cv.gate_caveats(problem, q, modes, entries) + cv.version_caveats(mine_rows, modes, q, entries)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from qlabench.analyze.advise.ranking import Entry
 from qlabench.analyze.kit.ties import tie_noise
-from qlabench.core.libraries import AUTO_CHOICES
+from qlabench.core.backend_decl import AUTO_CHOICES
 
 # Which libraries decide their own CP and which backends pin it: core's AUTO_CHOICES (the study's regret reads
 # them too); here only the names the caveat gives them.

@@ -16,22 +16,10 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from qlabench.analyze.advise.rows import version_column, version_of
+from qlabench.core.backend_decl import label_of
 from qlabench.core.libraries import package_name
 from qlabench.store.keys import key_value
 
-SETTINGS = {
-    "flash_qla": "FlashQLA, auto intra-card CP",
-    "flash_qla-nocp": "FlashQLA, intra-card CP off",
-    "flash_qla-forcecp": "FlashQLA, intra-card CP forced",
-    "fla": "FLA (Triton)",
-    "fla-recurrent": "FLA fused recurrent",
-    "fla-intracp": "FLA, its own intra-card CP",
-    "flashinfer": "FlashInfer, its own CP decision (auto)",
-    "flashinfer-nocp": "FlashInfer, CP off (use_cp=False)",
-    "flashinfer-forcecp": "FlashInfer, CP forced",
-    "naive-chunk": "naive chunked (torch)",
-    "naive-recurrent": "naive recurrence (torch)",
-}
 _ERRORS = ("err_o", "err_ht", "err_dq", "err_dk", "err_dv", "err_dg", "err_dbeta", "err_dh0")
 
 
@@ -110,7 +98,7 @@ def entry(backend: str, by_mode: dict[str, pd.DataFrame], workload_modes: tuple[
     else:
         return None
     first = next(iter(by_mode.values())).iloc[0]
-    e = Entry(backend, SETTINGS.get(backend, backend), version_of(first), "ok", modes=modes,
+    e = Entry(backend, label_of(backend), version_of(first), "ok", modes=modes,
               runs=tuple(sorted(set().union(*(p.runs for p in parts)))),
               devices=tuple(sorted(set().union(*(p.devices for p in parts)))), rows=sum(p.rows for p in parts))
     failed = [p for p in parts if p.status != "ok"]

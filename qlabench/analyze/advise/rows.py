@@ -12,7 +12,8 @@ import pandas as pd
 
 from qlabench.analyze.advise.question import Case, GateRegime, Question
 from qlabench.analyze.evidence.problem import Problem, split_problems
-from qlabench.core.libraries import library_of, version_columns, version_key
+from qlabench.core.backend_decl import library_of
+from qlabench.core.libraries import version_columns, version_key
 from qlabench.core.point import FLASHQLA_GATE_SCALE, FLASHQLA_GATE_ZERO_FRAC
 from qlabench.store.keys import key_value
 

@@ -29,7 +29,7 @@ def auto_cp_regret_block(ctx: BlockContext, library: str, above: str | None = No
     from qlabench.analyze.study.page import regret_markdown
     from qlabench.analyze.study.regret import library_regret, regret_sentence
     from qlabench.core.errors import ConfigError
-    from qlabench.core.libraries import AUTO_CHOICES
+    from qlabench.core.backend_decl import AUTO_CHOICES
 
     known = [c.library for c in AUTO_CHOICES]
     if library not in known:

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from qlabench.core.libraries import library_of, package_name, stack_columns
+from qlabench.core.backend_decl import library_of, stack_columns
+from qlabench.core.libraries import package_name
 from qlabench.store.keys import plain_value
 
 

@@ -16,7 +16,7 @@ from qlabench.analyze.serving.frame import L2_RESIDENT, hbm_text
 from qlabench.analyze.serving.kernels import kernel_breakdown
 from qlabench.analyze.serving.serving import Serving
 from qlabench.analyze.study.page import md_table
-from qlabench.core.pool_access import POOL_ACCESS
+from qlabench.core.backend_decl import POOL_ACCESS
 
 PAGE = "serving.md"
 MAX_ROWS = 40  # longer tables go into a collapsed <details> block

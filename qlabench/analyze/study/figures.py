@@ -17,7 +17,7 @@ from qlabench.analyze.study.heads import head_scaling
 from qlabench.core.identity import heads_label
 from qlabench.analyze.study.prepare import PROFILE_GATE_DEFAULTS
 from qlabench.analyze.study.regret import library_regret
-from qlabench.core.libraries import AUTO_CHOICES
+from qlabench.core.backend_decl import AUTO_CHOICES
 from qlabench.analyze.study.study import Study
 
 BACKEND_COLORS = {"flash_qla": "C0", "flash_qla-nocp": "C1", "flash_qla-forcecp": "C2", "fla": "C3",

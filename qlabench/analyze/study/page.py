@@ -18,7 +18,8 @@ from qlabench.analyze.study.heads import head_scaling
 from qlabench.analyze.study.intracp import intracp_sentence
 from qlabench.analyze.study.published import BACKEND_COLUMNS, PUBLISHED_STACK
 from qlabench.analyze.study.regret import SETTINGS, library_regret, regret_sentence
-from qlabench.core.libraries import AUTO_CHOICES, package_name
+from qlabench.core.backend_decl import AUTO_CHOICES
+from qlabench.core.libraries import package_name
 from qlabench.analyze.study.study import Study
 
 PAGE = "report.md"

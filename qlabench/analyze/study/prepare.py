@@ -18,7 +18,8 @@ from qlabench.analyze.compare.kernels import short_name
 from qlabench.analyze.report import heads_label, layout_label
 from qlabench.core import kernel_event
 from qlabench.core.identity import GATE_PARAMS, workload_axes
-from qlabench.core.libraries import AUTO_CHOICE_OF, stack_columns, version_key
+from qlabench.core.backend_decl import AUTO_CHOICE_OF, stack_columns
+from qlabench.core.libraries import version_key
 from qlabench.core.point import FLASHQLA_GATE_SCALE, FLASHQLA_GATE_ZERO_FRAC
 from qlabench.analyze.evidence.regimes import prefer_recommended
 from qlabench.store.keys import key_series, newest_rows, plain_value

@@ -19,7 +19,8 @@ from __future__ import annotations
 import pandas as pd
 
 from qlabench.analyze.evidence.records import grouped_records
-from qlabench.core.libraries import AUTO_CHOICES, AutoChoice
+from qlabench.core.backend_decl import AUTO_CHOICES
+from qlabench.core.libraries import AutoChoice
 from qlabench.store.keys import plain_value
 
 _POINT = ["stack", "study_key", "mode", "heads", "h_qk", "h_v", "sequences", "seqkey", "total_tokens", "num_seqs",

@@ -23,8 +23,9 @@ import torch.nn.functional as F
 
 from qlabench.backends.base import Backend, JitBuild, Outputs
 from qlabench.backends.layer.ops import causal_conv, causal_conv_varlen, gated_rmsnorm, gating, l2norm, random_weights
+from qlabench.core.backend_decl import BackendDecl, find, layer_cores, layer_decl
 from qlabench.core.errors import BackendError, PointError
-from qlabench.core.layer_shapes import LAYER_CORES, kernel_time_share, layer_backend_name, layer_shapes, prefix_share
+from qlabench.core.layer_shapes import kernel_time_share, layer_backend_name, layer_shapes, prefix_share
 from qlabench.core.point import Point
 from qlabench.measure.inputs import TORCH_DTYPES, GDNInputs
 
@@ -48,14 +49,12 @@ class LayerCall:
 
 
 class LayerBackend(Backend):
-    modes = frozenset({"fwd"})
     oracle = layer_backend_name("naive-recurrent")
     full_size_reference = layer_backend_name("naive-chunk")
 
-    def __init__(self, core: Backend):
+    def __init__(self, core: Backend, decl: BackendDecl | None = None):
+        super().__init__(decl or find(layer_backend_name(core.name)) or layer_decl(core.decl))
         self.core = core
-        self.name = layer_backend_name(core.name)
-        self.description = f"one Qwen3.5 GDN layer (projections, conv, gating, norms) around {core.name}"
         self.devices = core.devices
         self.dtypes = core.dtypes
         self.expect_kernels = core.expect_kernels  # the layer's trace holds the core's kernels too
@@ -161,5 +160,5 @@ class LayerBackend(Backend):
 
 
 def layer_backends(registry: dict[str, Backend]) -> list[LayerBackend]:
-    """A `layer:<core>` backend for each of LAYER_CORES in `registry`."""
-    return [LayerBackend(registry[c]) for c in LAYER_CORES if c in registry]
+    """A `layer:<core>` backend for each declared layer core in `registry` (core/backend_decl.py: layer_cores)."""
+    return [LayerBackend(registry[c]) for c in layer_cores() if c in registry]

@@ -1,0 +1,1 @@
+"""An example Gated DeltaNet kernel package for qlabench's plugin interface (see kernel.py)."""
