@@ -76,7 +76,7 @@ def pick_baseline(df: pd.DataFrame, preferred: str | None = None, suite_baseline
 
     `preferred` (a `--baseline`) if given; else the `baseline` of the suites the rows came from
     (`suite_baselines`: one per file, see `suite_baselines`) that has rows here, the one most files name
-    where they disagree (baseline_note says so); else a naive backend (naive-chunk first), else the first.
+    where they disagree (baseline_note says so); else qlabench's own reference (`references`), else the first.
     """
     backends = list(dict.fromkeys(df["backend"]))
     if preferred:
@@ -84,10 +84,20 @@ def pick_baseline(df: pd.DataFrame, preferred: str | None = None, suite_baseline
     named = Counter(b for b in suite_baselines if b and b in backends)
     if named:
         return max(named, key=lambda b: (named[b], -backends.index(b)))
-    for name in ("naive-chunk", "naive-recurrent"):
+    for name in references():
         if name in backends:
             return name
     return backends[0] if backends else None
+
+
+def references() -> tuple[str, ...]:
+    """The backends a table falls back to as its baseline: qlabench's own references (declared role
+    `reference`, naive-chunk), then the oracle (naive-recurrent)."""
+    from qlabench.core.backend_decl import declarations
+
+    decls = declarations()
+    return tuple(n for role in ("reference", "oracle") for n, d in decls.items() if role in d.roles and
+                 d.modes >= {"fwd"})
 
 
 def baseline_note(df: pd.DataFrame, baseline: str | None, preferred: str | None = None, suite_baselines=()) -> str:

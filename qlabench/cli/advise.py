@@ -34,7 +34,6 @@ def advise_cmd(
     """Which GDN kernel is fastest for this model, TP degree and sequence mix, with the caveats that
     change the answer; or which points are missing and a suite that measures them."""
     from qlabench.analyze.advise import advise, make_question
-    from qlabench.core.backend_facts import view_facts
     from qlabench.core.errors import ConfigError
 
     if fmt not in FORMATS:
@@ -42,7 +41,7 @@ def advise_cmd(
     if suite_out is not None:  # before any work: never replace a file silently, never a results file
         _check_suite_out(suite_out, force)
     q = make_question(model, tp, workload, seqlens, gate, current)
-    ans = advise(q, results or (), **view_facts())  # core's table: no torch, no backend imported
+    ans = advise(q, results or ())  # the declarations (core): no torch, no backend imported
     if suite_out is not None and ans.suite_toml:
         try:
             suite_out.write_text(ans.suite_toml)

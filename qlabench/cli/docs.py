@@ -16,9 +16,8 @@ _files = typer.Argument(None, help="Markdown files (default: README.md, docs/*.m
 def _context_and_files(files: list[Path] | None):
     from qlabench.analyze.blocks import BlockContext
     from qlabench.analyze.blocks.files import doc_files
-    from qlabench.core.backend_facts import view_facts
 
-    ctx = BlockContext(**view_facts())
+    ctx = BlockContext()
     return ctx, list(files) if files else doc_files(ctx.catalog.root.parent)
 
 

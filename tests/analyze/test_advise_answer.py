@@ -6,6 +6,7 @@ import pytest
 
 from qlabench.analyze.advise import advise, make_question
 from qlabench.analyze.advise.answer import CANDIDATES
+from qlabench.core.backend_decl import candidates, decl_of
 from qlabench.core.spec import parse_suite
 from qlabench.store.files import write_rows
 
@@ -97,18 +98,14 @@ def test_missing_points_come_with_a_suite_that_measures_exactly_them(tmp_path, m
 
 
 FI7 = {"flashinfer_version": "0.7.2.post1"}
-CALLS = {"flashinfer": "fi.prefill(use_cp auto)", "flashinfer-nocp": "fi.prefill(use_cp=False)", "fla": "fla.chunk()",
-         "flash_qla": "fq.chunk(auto_cp=True)"}
 
 
 def test_a_library_auto_choice_slower_than_its_pinned_setting_says_so_with_the_call(tmp_path, make_row):
     rs = rows(make_row, ("fla", 0.137), ("flashinfer", 0.125, FI7), ("flashinfer-nocp", 0.052, FI7))
-    write_rows(tmp_path / "r.parquet", rs)
-    q = make_question("qwen3.5-397b", 8, "prefill", "32768", None, "fla")
-    c = advise(q, [tmp_path / "r.parquet"], calls=CALLS).cases[0]
-    assert c.fastest.backend == "flashinfer-nocp" and c.fastest.call == "fi.prefill(use_cp=False)"
+    c = ask(tmp_path, rs).cases[0]
+    assert c.fastest.backend == "flashinfer-nocp" and c.fastest.call == decl_of("flashinfer-nocp").call
     auto = [n for n in c.caveats if n.startswith("auto CP:")]
-    assert len(auto) == 1 and "FlashInfer's own CP decision (flashinfer, 0.125 ms)" in auto[0]
+    assert len(auto) == 1 and "flashinfer's own CP decision (flashinfer, 0.125 ms)" in auto[0]
     assert f"{0.125 / 0.052:.2f}x slower than flashinfer-nocp" in auto[0] and "(one run)" in auto[0]
 
 
@@ -118,12 +115,10 @@ def test_no_auto_caveat_where_the_library_choice_is_within_noise_of_the_pinned_o
     assert not any(n.startswith("auto CP:") for n in c.caveats)
 
 
-def test_with_the_registered_calls_only_registered_candidates_are_missing(tmp_path, make_row):
-    write_rows(tmp_path / "r.parquet", rows(make_row, ("fla", 0.9)))
-    q = make_question("qwen3.5-397b", 8, "prefill", "32768", None, "fla")
-    c = advise(q, [tmp_path / "r.parquet"], calls=CALLS).cases[0]
-    assert c.missing == ["flash_qla", "flashinfer", "flashinfer-nocp"]
-    assert c.entries[0].call == "fla.chunk()"
+def test_the_candidates_and_calls_are_the_declarations(tmp_path, make_row):
+    c = ask(tmp_path, rows(make_row, ("fla", 0.9))).cases[0]
+    assert c.missing == [b for b in candidates("prefill") if b != "fla"]
+    assert c.entries[0].call == decl_of("fla").call
 
 
 def test_without_results_the_catalogs_current_rows_answer(tmp_path, make_row, monkeypatch):
@@ -196,25 +191,20 @@ def test_a_reduced_check_that_traced_the_timed_calls_own_path_is_no_reduced_only
 def test_a_time_of_an_autotuning_library_not_tuned_for_its_point_is_marked_order_dependent(tmp_path, make_row):
     import json
 
-    q = make_question("qwen3.5-397b", 8, "prefill", "32768", None, "fla")
-    old = ask(tmp_path, rows(make_row, ("fla", 0.9, {}), ("flash_qla", 0.4, {})))
-    assert not any(n.startswith("order:") for n in old.cases[0].caveats)  # nothing said to autotune
-    c = advise(q, [tmp_path / "r.parquet"], autotuning=frozenset({"fla"})).cases[0]
+    c = ask(tmp_path, rows(make_row, ("fla", 0.9, {}), ("flash_qla", 0.4, {}))).cases[0]  # fla declares autotuning
     assert any(n.startswith("order: fla autotuned on whatever shape") and "divides by fla's time" in n
                for n in c.caveats)
     tuned = {"extra_json": json.dumps({"autotune_tuned_for": "point"})}
-    write_rows(tmp_path / "r.parquet", rows(make_row, ("fla", 0.9, tuned), ("flash_qla", 0.4, {})))
-    c = advise(q, [tmp_path / "r.parquet"], autotuning=frozenset({"fla"})).cases[0]
+    c = ask(tmp_path, rows(make_row, ("fla", 0.9, tuned), ("flash_qla", 0.4, {}))).cases[0]
     assert not any(n.startswith("order:") for n in c.caveats)
 
 
 def test_a_reduced_check_of_a_backend_with_one_path_at_every_size_is_not_marked(tmp_path, make_row):
     reduced = {"oracle": "naive-recurrent float32 @256 tokens", "err_o": 1e-3}
-    ask(tmp_path, rows(make_row, ("fla", 0.9, reduced), ("flashinfer-nocp", 0.2, {**reduced, **FI7})))
-    q = make_question("qwen3.5-397b", 8, "prefill", "32768", None, "fla")
-    c = advise(q, [tmp_path / "r.parquet"], size_dependent=frozenset({"flashinfer"})).cases[0]
+    # flashinfer-nocp declares one path at every size; flashinfer's own CP decision splits only long calls
+    c = ask(tmp_path, rows(make_row, ("fla", 0.9, reduced), ("flashinfer-nocp", 0.2, {**reduced, **FI7}))).cases[0]
     assert c.fastest.check == "oracle@256" and not any(n.startswith("check:") for n in c.caveats)
-    c = advise(q, [tmp_path / "r.parquet"], size_dependent=frozenset({"flashinfer-nocp"})).cases[0]
+    c = ask(tmp_path, rows(make_row, ("fla", 0.9, reduced), ("flashinfer", 0.2, {**reduced, **FI7}))).cases[0]
     assert c.fastest.check == "oracle@256 †"
 
 

@@ -10,7 +10,7 @@ a case without rows says so.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,7 +18,7 @@ import pandas as pd
 
 from qlabench.analyze.advise import caveats as cv
 from qlabench.analyze.advise.auto_choice import auto_choice_caveats
-from qlabench.analyze.advise.calls import attach_calls, known_candidates
+from qlabench.analyze.advise.calls import attach_calls
 from qlabench.analyze.advise.checked import attach_checks, check_caveats
 from qlabench.analyze.advise.first_call import attach_first_calls, load_cold_start
 from qlabench.analyze.advise.tuning import tuning_caveats
@@ -119,21 +119,17 @@ class Answer:
         }
 
 
-def answer_cases(df: pd.DataFrame, q: Question, case: Case, calls: Mapping[str, str] | None = None,
-                 autotuning: frozenset[str] = frozenset(), size_dependent: frozenset[str] | None = None
-                 ) -> list[CaseAnswer]:
+def answer_cases(df: pd.DataFrame, q: Question, case: Case) -> list[CaseAnswer]:
     """The case's answers from `df`: one per GPU model and problem its rows hold (evidence.split_problems),
     the largest first; one answer with no entries where no row answers the case. Rows of two GPU models, or
-    of two problems (another beta regime, another initial state), are never ranked together.
-    `calls`: the registered backends' library calls (calls.py), when known; `autotuning`: the backends whose
-    library autotunes (tuning.py); `size_dependent`: those whose code path depends on the problem's size
-    (checked.py; None: unknown, every reduced-only check is marked)."""
+    of two problems (another beta regime, another initial state), are never ranked together. What each
+    backend is (its candidacy, call, autotuning, size-dependent path) comes from its declaration
+    (core/backend_decl.py)."""
     modes = WORKLOAD_MODES[q.workload]
     found = case_problems(df, q, case, modes + ("fwd_bwd",) if len(modes) > 1 else modes)
     if not found:
-        return [_answer(df.iloc[0:0].assign(_zero=[], _scale=[]), q, case, None, "", calls, autotuning,
-                        size_dependent)]
-    out = [_answer(p.rows, q, case, p.device, p.label, calls, autotuning, size_dependent) for p in found]
+        return [_answer(df.iloc[0:0].assign(_zero=[], _scale=[]), q, case, None, "")]
+    out = [_answer(p.rows, q, case, p.device, p.label) for p in found]
     for a in out:  # each answer says what else the rows hold, answered apart
         apart = [o.title for o in out if o is not a]
         if apart:
@@ -142,28 +138,25 @@ def answer_cases(df: pd.DataFrame, q: Question, case: Case, calls: Mapping[str, 
     return out
 
 
-def answer_case(df: pd.DataFrame, q: Question, case: Case, calls: Mapping[str, str] | None = None,
-                autotuning: frozenset[str] = frozenset(), size_dependent: frozenset[str] | None = None) -> CaseAnswer:
+def answer_case(df: pd.DataFrame, q: Question, case: Case) -> CaseAnswer:
     """The case's first answer (its largest problem on one GPU model; answer_cases has every one)."""
-    return answer_cases(df, q, case, calls, autotuning, size_dependent)[0]
+    return answer_cases(df, q, case)[0]
 
 
-def _answer(problem: pd.DataFrame, q: Question, case: Case, device: str | None, label: str,
-            calls: Mapping[str, str] | None, autotuning: frozenset[str], size_dependent: frozenset[str] | None
-            ) -> CaseAnswer:
+def _answer(problem: pd.DataFrame, q: Question, case: Case, device: str | None, label: str) -> CaseAnswer:
     modes = WORKLOAD_MODES[q.workload]
     mine_rows = at_gate(problem, q.gate)
     # the recommended timing regime's rows, where a backend has them, however new its other rows are
     ranked = newest_run(newest_version(prefer_recommended(mine_rows, ["backend", "mode"])))
-    entries = attach_checks(attach_calls(rank(ranked, modes, q.current), calls), ranked, size_dependent)
+    entries = attach_checks(attach_calls(rank(ranked, modes, q.current)), ranked)
     regimes = _attach_regimes(entries, ranked)
     present = {e.backend for e in entries}
-    missing = [b for b in known_candidates(candidates(q.workload), calls) if b not in present]
+    missing = [b for b in candidates(q.workload) if b not in present]
     notes = (cv.missing_caveats(entries, missing) + cv.current_caveats(entries, q.current) + cv.tie_caveats(entries)
              + auto_choice_caveats(entries)
              + cv.gate_caveats(problem, q, modes, entries) + cv.version_caveats(mine_rows, modes, q, entries)
              + cv.mixing_caveats(entries) + check_caveats(entries)
-             + tuning_caveats(entries, ranked, q.current, autotuning)
+             + tuning_caveats(entries, ranked, q.current)
              + [n for n in [regime_note(regimes)] if n])
     return CaseAnswer(case, entries, notes, missing, device, label)
 
@@ -183,12 +176,10 @@ def _attach_regimes(entries: list[Entry], ranked: pd.DataFrame) -> dict[str, set
     return out
 
 
-def advise(q: Question, results: Iterable[str | os.PathLike] = (), calls: Mapping[str, str] | None = None,
-           autotuning: frozenset[str] = frozenset(), size_dependent: frozenset[str] | None = None,
+def advise(q: Question, results: Iterable[str | os.PathLike] = (),
            cold_start: Iterable[str | os.PathLike] | None = None) -> Answer:
     """Answer `q` from `results` (files or folders), or from the current evidence of results/catalog.toml
-    when none are given; `calls`: {backend: its library call} (the backends' `call_signature`); `cold_start`:
-    the `qlabench cold-start` folders behind each entry's first-call cost (None: the catalog's current ones)."""
+    when none are given; `cold_start`: the `qlabench cold-start` folders behind each entry's first-call cost (None: the catalog's current ones)."""
     df, paths, from_catalog = rows_or_current(results)  # every run: the ranking picks versions and runs itself
     notes = evidence_notes(df)
     df = believed(df)
@@ -197,7 +188,7 @@ def advise(q: Question, results: Iterable[str | os.PathLike] = (), calls: Mappin
     if len(ans.devices) > 1:
         ans.notes.append(f"devices: these rows hold {len(ans.devices)} GPU models ({', '.join(ans.devices)}): each case "
                          "is answered per model, never ranked across them")
-    ans.cases = [a for c in q.cases for a in answer_cases(df, q, c, calls, autotuning, size_dependent)]
+    ans.cases = [a for c in q.cases for a in answer_cases(df, q, c)]
     cold = load_cold_start(cold_start)
     for c in ans.cases:
         attach_first_calls(c.entries, cold, WORKLOAD_MODES[q.workload])

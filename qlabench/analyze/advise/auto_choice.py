@@ -10,12 +10,12 @@ whose auto and pinned variants are not both timed gets no caveat.
 from __future__ import annotations
 
 from qlabench.analyze.advise.ranking import Entry
+from qlabench.analyze.kit.backends import library_name
 from qlabench.analyze.kit.ties import tie_noise
 from qlabench.core.backend_decl import AUTO_CHOICES
 
-# Which libraries decide their own CP and which backends pin it: core's AUTO_CHOICES (the study's regret reads
-# them too); here only the names the caveat gives them.
-LIBRARY = {"flash_qla": "FlashQLA", "flashinfer": "FlashInfer"}
+# Which libraries decide their own CP and which backends pin it: the declarations' AUTO_CHOICES (the study's
+# regret reads them too), named by their library (analyze/kit/backends.py).
 
 
 def auto_slowdowns(entries: list[Entry]) -> list[tuple[Entry, Entry, float]]:
@@ -43,7 +43,7 @@ def auto_choice_caveats(entries: list[Entry]) -> list[str]:
         runs = "one run" if set(auto.runs) == set(pinned.runs) else f"runs {', '.join(auto.runs)} and {', '.join(pinned.runs)}"
         # The recommended entry's call is printed with the answer; another pinned variant's is given here.
         call = f": call {pinned.call}" if pinned.call and pinned is not best else f" ({pinned.backend})"
-        out.append(f"auto CP: {LIBRARY.get(auto.backend, auto.backend)}'s own CP decision ({auto.backend}, {auto.time_ms:.3f} ms) is "
+        out.append(f"auto CP: {library_name(auto.backend)}'s own CP decision ({auto.backend}, {auto.time_ms:.3f} ms) is "
                    f"{ratio:.2f}x slower than {pinned.backend} ({pinned.time_ms:.3f} ms) here ({runs}); choose the "
                    f"setting explicitly{call}")
     return out

@@ -21,7 +21,7 @@ from qlabench.analyze.advise.rows import at_gate, newest_run, newest_version, ve
 from qlabench.analyze.advise.question import GateRegime
 from qlabench.analyze.evidence.regimes import regime_series
 from qlabench.analyze.kit.ties import tie_noise
-from qlabench.core.libraries import library_of
+from qlabench.core.backend_decl import library_of
 
 
 def missing_caveats(mine: list[Entry], missing: list[str]) -> list[str]:

@@ -16,7 +16,7 @@ from qlabench.analyze.blocks.context import BlockContext
 
 def advise_block(ctx: BlockContext, model: str, tp: str, seqlens: str, current: str = "fla") -> str:
     q = make_question(model, int(tp), "prefill", seqlens, None, current)
-    cases = [answer_case(ctx.rows, q, c, ctx.calls, ctx.autotuning, ctx.size_dependent) for c in q.cases]
+    cases = [answer_case(ctx.rows, q, c) for c in q.cases]
     runs = sorted({r for c in cases for e in c.entries for r in e.runs})
     tag = {r: chr(ord("A") + i) for i, r in enumerate(runs)}
     h_qk, h_v = q.heads

@@ -12,7 +12,7 @@ import pandas as pd
 from qlabench.analyze.evidence.problem import device_series
 from qlabench.analyze.evidence.regimes import regime_series
 from qlabench.analyze.evidence.stacks import stack_label
-from qlabench.core.libraries import stack_columns
+from qlabench.core.backend_decl import stack_columns
 from qlabench.store.keys import plain_value
 
 SHORT_SHA = 10  # characters of a git sha or a GPU UUID a line shows

@@ -10,7 +10,6 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,10 +50,9 @@ def _write(path: Path, text: str) -> Path:
     return path
 
 
-def build_site(results: str | os.PathLike, out: str | os.PathLike, advise_facts: Mapping | None = None) -> Site:
-    """Read every result under `results` and write the site into `out` (created; its pages replaced);
-    `advise_facts`: what advise is told of the registered backends (rankings.py), so each case ranks and
-    warns exactly as `qlabench advise` does."""
+def build_site(results: str | os.PathLike, out: str | os.PathLike) -> Site:
+    """Read every result under `results` and write the site into `out` (created; its pages replaced); each
+    case ranks and warns exactly as `qlabench advise` does (rankings.py)."""
     ev = read_evidence(results)
     out = Path(out)
     img = out / "img"
@@ -63,7 +61,7 @@ def build_site(results: str | os.PathLike, out: str | os.PathLike, advise_facts:
     # ranks: on two cores the site takes the time of the longer half, not the sum.
     with ProcessPoolExecutor(max_workers=1) as pool:
         serving_job = pool.submit(serving_page, ev.serving(), img, pages.HOME)
-        written, figs, ranked = _ranking_pages(ev, out, img, advise_facts)
+        written, figs, ranked = _ranking_pages(ev, out, img)
         serving = serving_job.result()
     for f in ev.folders:
         reads = ranked if f.name in ev.current_folders else []
@@ -76,9 +74,9 @@ def build_site(results: str | os.PathLike, out: str | os.PathLike, advise_facts:
     return Site(out, written, figs)
 
 
-def _ranking_pages(ev, out: Path, img: Path, advise_facts: Mapping | None) -> tuple[list[Path], list[Path], list[Ranking]]:
+def _ranking_pages(ev, out: Path, img: Path) -> tuple[list[Path], list[Path], list[Ranking]]:
     """A page per ranking, with its figure and its points' history."""
-    ranked = rankings(ev.current(), advise_facts)
+    ranked = rankings(ev.current())
     changed = [h for h in histories(ev.history()) if h.changed]
     written, figs = [], []
     for r in ranked:

@@ -10,6 +10,7 @@ import pandas as pd
 
 from qlabench.analyze.advise.ranking import version_label
 from qlabench.analyze.site.folders import Folder
+from qlabench.core.backend_decl import library_of
 from qlabench.analyze.site.history import PointHistory
 from qlabench.analyze.site.html import esc, figure, md, page, table
 from qlabench.analyze.site.rankings import CURRENT, Ranking
@@ -150,8 +151,9 @@ def folder_page(f: Folder, rows: pd.DataFrame, rankings: list[Ranking]) -> str:
     runs = []
     for file, grp in mine.groupby("file", sort=True):
         status = Counter(grp["status"])
-        versions = sorted({f"{c.removesuffix('_version')} {v}" for c in ("flash_qla_version", "fla_version",
-                           "flashinfer_version") for v in grp[c].dropna().unique()})
+        # each backend's own library, as its declaration names it
+        libs = {lib for lib in map(library_of, grp["backend"].unique()) if lib is not None}
+        versions = sorted({f"{lib.name} {v}" for lib in libs if lib.column in grp for v in grp[lib.column].dropna().unique()})
         shas = sorted({str(s)[:7] for s in grp["git_sha"].dropna().unique()})
         runs.append(([esc(file), esc(", ".join(sorted(grp["suite"].dropna().unique()))),
                       esc(str(grp["timestamp"].min())[:16].replace("T", " ")), esc(len(grp)),
