@@ -49,8 +49,8 @@ def show_cmd(
 
     from rich.markup import escape
 
-    from qlabench.analyze.report import GATE_LEGEND
-    from qlabench.analyze.row_filter import RowFilter
+    from qlabench.analyze.kit.labels import GATE_LEGEND
+    from qlabench.analyze.show.row_filter import RowFilter
     from qlabench.analyze.show import show_rows
     from qlabench.cli.records import fitted
     from qlabench.cli.views import check_lines, print_marks, speedup_markdown, speedup_rich_table
@@ -86,7 +86,7 @@ def show_cmd(
 
         for line in newer_evidence(shown.rows, shown.sources).lines:
             print(line)
-    from qlabench.analyze.layer_gain import layer_lines
+    from qlabench.analyze.layer.gain import layer_lines
 
     for line in layer_lines(shown.rows):  # layer rows: what a faster core is worth in the layer (docs/LAYER.md)
         print(line)

@@ -1,5 +1,5 @@
 """Rich renderings of library results: the speedup tables and the sweep summary (kept apart from the
-computations in analyze/report.py). The listings of suites, backends and points are in listings.py."""
+computations in analyze/kit/speedups.py). The listings of suites, backends and points are in listings.py."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from rich.markup import escape
 from rich.table import Table
 
 _LABELS = ("mode", "heads", "sequences", "dtype", "gate")
-_NOT_BACKENDS = _LABELS + ("gate_short", "device", "runs")  # the table's other columns (analyze/report.py)
+_NOT_BACKENDS = _LABELS + ("gate_short", "device", "runs")  # the table's other columns (analyze/kit/speedups.py)
 SHORT_DTYPE = {"float64": "fp64", "float32": "fp32", "bfloat16": "bf16", "float16": "fp16"}
 
 def _backends(table: pd.DataFrame) -> list[str]:
@@ -79,7 +79,7 @@ def speedup_markdown(table: pd.DataFrame, baseline: str | None) -> str:
 def print_marks(console: Console, df: pd.DataFrame, numerics: pd.DataFrame | None = None) -> None:
     """The lines under a speedup table: how many points met their noise target (what ~ and ! mean), and
     how they were checked (what the err marks mean: analyze/evidence/accuracy.py)."""
-    from qlabench.analyze.report import noise_summary
+    from qlabench.analyze.kit.speedups import noise_summary
 
     line = noise_summary(df)
     if line:
@@ -96,7 +96,7 @@ def check_lines(df: pd.DataFrame, numerics: pd.DataFrame | None = None) -> list[
 
 def print_sweep_summary(console: Console, res, baseline: str | None, out) -> None:
     """What `run sweep` prints after a sweep: skipped and unrun points, the speedup table, the row counts."""
-    from qlabench.analyze.report import pick_baseline, speedup_table
+    from qlabench.analyze.kit.speedups import pick_baseline, speedup_table
 
     if res.resumed:
         console.print(f"{res.resumed} points already recorded ok in {out}: skipped")

@@ -22,7 +22,7 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-from qlabench.analyze.cold_start import cold_start_markdown
+from qlabench.analyze.cold_start.table import cold_start_markdown
 from qlabench.core.errors import QlabenchError
 from qlabench.core.point import Point
 from qlabench.core.spec import Suite

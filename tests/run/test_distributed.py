@@ -80,7 +80,7 @@ def test_summary_shows_a_distributed_column_by_its_cp_label(make_row):
     import pandas as pd
     from rich.console import Console
 
-    from qlabench.analyze.report import speedup_table
+    from qlabench.analyze.kit.speedups import speedup_table
     from qlabench.cli.views import speedup_rich_table
 
     rows = [make_row(backend="fla", median_ms=2.0), make_row(backend="fla", cp_world_size=2, cp_mode="fla-cp",

@@ -26,7 +26,7 @@ from qlabench.analyze.advise.question import WORKLOAD_MODES, Case, Question
 from qlabench.analyze.advise.ranking import Entry, rank
 from qlabench.analyze.advise.rows import at_gate, case_problems, newest_run, newest_version
 from qlabench.analyze.advise.suite import missing_suite
-from qlabench.analyze.current import rows_or_current
+from qlabench.analyze.evidence.current import rows_or_current
 from qlabench.analyze.kit.ties import is_tie
 from qlabench.analyze.evidence import believed, devices_of, evidence_notes
 from qlabench.analyze.evidence.regimes import prefer_recommended, regime_note, regime_series

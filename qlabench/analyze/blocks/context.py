@@ -8,7 +8,7 @@ from functools import cached_property
 
 import pandas as pd
 
-from qlabench.analyze.current import CurrentEvidence, current_evidence, history_notes
+from qlabench.analyze.evidence.current import CurrentEvidence, current_evidence, history_notes
 from qlabench.store.catalog import Catalog, load_catalog
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from qlabench.analyze.evidence.tree import read_evidence
-from qlabench.analyze.report import gate_label_of, heads_label, layout_label
+from qlabench.analyze.kit.labels import gate_label_of, heads_label, layout_label
 from qlabench.core.errors import StoreError
 from qlabench.analyze.compare.drift import Shift, shift_verdict, suite_shift
 from qlabench.analyze.compare.envguard import EnvField, check_env, env_diff

@@ -135,7 +135,7 @@ def checked_path(row) -> str | None:
 
 
 @dataclass(frozen=True)
-class Evidence:
+class RowChecks:
     """Every check of one backend at one point."""
 
     checks: tuple[Check, ...] = ()
@@ -211,8 +211,8 @@ def numerics_checks(numerics: pd.DataFrame | None) -> dict[str, list[Check]]:
     return out
 
 
-def evidence_of(df: pd.DataFrame, numerics: pd.DataFrame | None = None) -> list[Evidence]:
-    """One Evidence per row of `df` (in order): its own check and the numerics rows of the same backend,
+def evidence_of(df: pd.DataFrame, numerics: pd.DataFrame | None = None) -> list[RowChecks]:
+    """One RowChecks per row of `df` (in order): its own check and the numerics rows of the same backend,
     problem and library version (one dense sequence and the same sequence packed as varlen are one problem)."""
     if df.empty:
         return []
@@ -221,7 +221,7 @@ def evidence_of(df: pd.DataFrame, numerics: pd.DataFrame | None = None) -> list[
     out = []
     for r, key in zip(_check_records(df), keys):
         own = row_check(r)
-        out.append(Evidence(tuple(([own] if own else []) + extra.get(key, []))))
+        out.append(RowChecks(tuple(([own] if own else []) + extra.get(key, []))))
     return out
 
 
@@ -246,7 +246,7 @@ def with_error_marks(df: pd.DataFrame, numerics: pd.DataFrame | None = None) -> 
                      err_reduced=[e.reduced_only for e in ev])
 
 
-def evidence_summary(evidence: list[Evidence]) -> str | None:
+def evidence_summary(evidence: list[RowChecks]) -> str | None:
     """One line: how many timed points were checked at full size, at a reduced size only, and over tolerance."""
     checked = [e for e in evidence if e.checks]
     if not checked:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from qlabench.analyze.report import gate_label_of, gate_short
+from qlabench.analyze.kit.labels import gate_label_of, gate_short
 from qlabench.core.errors import ConfigError
 from qlabench.core.models import lookup
 

@@ -16,16 +16,16 @@ from pathlib import Path
 
 import pandas as pd
 
-from qlabench.analyze.current import rows_or_current
+from qlabench.analyze.evidence.current import rows_or_current
 from qlabench.analyze.evidence import believed, devices_of, evidence_notes, newest_per_point, read_evidence, run_lines
-from qlabench.analyze.report import baseline_note, pick_baseline, speedup_table, suite_baselines
-from qlabench.analyze.row_filter import RowFilter
+from qlabench.analyze.kit.speedups import baseline_note, pick_baseline, speedup_table, suite_baselines
+from qlabench.analyze.show.row_filter import RowFilter
 from qlabench.core.errors import ConfigError
 
 
 @dataclass
 class Shown:
-    table: pd.DataFrame  # analyze/report.py: speedup_table
+    table: pd.DataFrame  # analyze/kit/speedups.py: speedup_table
     baseline: str
     rows: pd.DataFrame  # the rows the table was made from (filtered, believed)
     sources: list[Path]  # the paths read (the catalog's current ones where none were given)

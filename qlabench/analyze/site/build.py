@@ -21,7 +21,7 @@ from qlabench.analyze.site.history import PointHistory, histories
 from qlabench.analyze.site.rankings import Ranking, rankings
 from qlabench.analyze.site.serving import HREF as SERVING_HREF
 from qlabench.analyze.site.serving import serving_page
-from qlabench.analyze.site.source import read_evidence
+from qlabench.analyze.site.source import read_site_rows
 from qlabench.store.files import under_root
 
 
@@ -53,7 +53,7 @@ def _write(path: Path, text: str) -> Path:
 def build_site(results: str | os.PathLike, out: str | os.PathLike) -> Site:
     """Read every result under `results` and write the site into `out` (created; its pages replaced); each
     case ranks and warns exactly as `qlabench advise` does (rankings.py)."""
-    ev = read_evidence(results)
+    ev = read_site_rows(results)
     out = Path(out)
     img = out / "img"
     img.mkdir(parents=True, exist_ok=True)

@@ -12,7 +12,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-from qlabench.analyze.plot import finish_figure
+from qlabench.analyze.kit.figures import finish_figure
 from qlabench.analyze.study.heads import head_scaling
 from qlabench.core.identity import heads_label
 from qlabench.analyze.study.prepare import PROFILE_GATE_DEFAULTS

@@ -14,8 +14,8 @@ import pandas as pd
 
 from qlabench.analyze.evidence.records import grouped_records
 from qlabench.analyze.evidence.stacks import main_version, stack_label
-from qlabench.analyze.compare.kernels import short_name
-from qlabench.analyze.report import heads_label, layout_label
+from qlabench.analyze.evidence.kernels import short_name
+from qlabench.analyze.kit.labels import heads_label, layout_label
 from qlabench.core import kernel_event
 from qlabench.core.identity import GATE_PARAMS, workload_axes
 from qlabench.core.backend_decl import AUTO_CHOICE_OF, stack_columns

@@ -146,7 +146,7 @@ def study_from_paths(paths: Iterable[str | os.PathLike], published: str | os.Pat
     """read_results(paths) and the published table (default: the packaged copy), into a Study; the rows
     of `numerics` folders count as error evidence. No paths: the current evidence results/catalog.toml
     names, with its history listed beside the versions."""
-    from qlabench.analyze.current import history_notes, rows_or_current
+    from qlabench.analyze.evidence.current import history_notes, rows_or_current
     from qlabench.analyze.evidence import believed, read_evidence
 
     def read_results(paths):  # every run: the numerics rows are error evidence, each row its own check

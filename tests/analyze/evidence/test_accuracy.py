@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from study_rows import row as study_row
 from qlabench.analyze.evidence.accuracy import OVER, REDUCED, evidence_of, evidence_summary, row_check, speedup_allowed
-from qlabench.analyze.report import speedup_table
+from qlabench.analyze.kit.speedups import speedup_table
 from qlabench.analyze.study import build_study
 from qlabench.cli import app
 from qlabench.store.files import write_rows
