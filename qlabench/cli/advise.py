@@ -7,10 +7,10 @@ from pathlib import Path
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 
-from qlabench.core.regimes import RECOMMENDED_REGIME
 from qlabench.cli.app import console
+from qlabench.cli.answers import advise_table, case_runs, run_tag
+from qlabench.core.regimes import RECOMMENDED_REGIME
 
 FORMATS = ("table", "json")
 
@@ -77,33 +77,19 @@ def _is_results_file(path: Path) -> bool:
         return False
 
 
-def _table(case) -> Table:
-    t = Table(title=f"{escape(case.title)} ({case.case.total_tokens} tokens)", title_justify="left")
-    for c, j in (("backend", "left"), ("ms", "right"), ("speedup", "right"), ("noise", "right"),
-                 ("check", "left"), ("version", "left"), ("run", "left"), ("first call", "left")):
-        t.add_column(c, justify=j, overflow="fold")
-    for e in case.entries:
-        run = ", ".join(_run_tag(case, r) for r in e.runs)  # each row says its run: a ranking may mix runs
-        if e.regime and e.regime != RECOMMENDED_REGIME:  # and its regime, where it is not the one ranked on
-            run += f" ({e.regime})"
-        if e.ok:
-            t.add_row(escape(e.backend), f"{e.time_ms:.3f}", f"{e.speedup:.2f}x" if e.speedup else "-",
-                      f"{e.rel_noise:.1%}" if e.rel_noise is not None else "-",
-                      "ok" + (f" {e.max_err:.0e}" if e.max_err is not None else "") + (f" {escape(e.check)}" if e.check else ""),
-                      escape(e.version or "not recorded"), run, escape(e.first_call or "-"))
-        else:
-            t.add_row(escape(e.backend), "-", "-", "-", f"[red]{e.status}[/red]", escape(e.version or "not recorded"),
-                      run, escape(e.first_call or "-"))
-    return t
-
-
-def _runs(case) -> list[str]:
-    return sorted({r for e in case.entries for r in e.runs})
-
-
-def _run_tag(case, run: str) -> str:
-    """A short tag per run of this case (A, B, ...), spelled out under its table."""
-    return chr(ord("A") + _runs(case).index(run))
+def _verdict(case, where: str) -> list[str]:
+    """What was not measured first, then the winner, a provisional one, or none; and the call to make."""
+    best, prov, title = case.best, case.provisional, f"[bold]{escape(case.title)}:[/bold]"
+    out = [f"{title} no winner: {escape(', '.join(case.missing))} not measured here (no row at this point and gate "
+           f"in {where})"] if case.missing else []
+    if best or prov:
+        e = best or prov
+        out.append(f"{title} use {escape(e.backend)} ({escape(e.setting)})" if best else
+                   f"  provisional, among those measured only: {escape(e.backend)} ({escape(e.setting)})")
+        out += [f"  call: {escape(e.call)}"] if e.call else []
+    elif not case.missing:
+        out.append(f"{title} no backend has a correct time here")
+    return out
 
 
 def _print(ans, suite_out: Path | None) -> None:
@@ -125,23 +111,10 @@ def _print(ans, suite_out: Path | None) -> None:
     for case in ans.cases:
         console.print()
         if case.entries:
-            console.print(_table(case))
-            console.print("  runs: " + ", ".join(f"{_run_tag(case, r)} = {r}" for r in _runs(case)), soft_wrap=True)
-        best, prov = case.best, case.provisional
-        if case.missing:  # first of all: what was not measured, then no winner (or a provisional one)
-            console.print(f"[bold]{escape(case.title)}:[/bold] no winner: {escape(', '.join(case.missing))} not "
-                          f"measured here (no row at this point and gate in "
-                          f"{'the current evidence' if ans.from_catalog else 'these results'})", soft_wrap=True)
-        if best:
-            console.print(f"[bold]{escape(case.title)}:[/bold] use {escape(best.backend)} ({escape(best.setting)})",
-                          soft_wrap=True)
-        elif prov:
-            console.print(f"  provisional, among those measured only: {escape(prov.backend)} ({escape(prov.setting)})",
-                          soft_wrap=True)
-        elif not case.missing:
-            console.print(f"[bold]{escape(case.title)}:[/bold] no backend has a correct time here", soft_wrap=True)
-        if (best or prov) and (best or prov).call:
-            console.print(f"  call: {escape((best or prov).call)}", soft_wrap=True)
+            console.print(advise_table(case))
+            console.print("  runs: " + ", ".join(f"{run_tag(case, r)} = {r}" for r in case_runs(case)), soft_wrap=True)
+        for line in _verdict(case, "the current evidence" if ans.from_catalog else "these results"):
+            console.print(line, soft_wrap=True)
         for e in case.entries:
             if not e.ok:
                 console.print(f"  {escape(e.backend)} {e.status}: {escape(str(e.reason))}", soft_wrap=True)

@@ -68,7 +68,7 @@ def test_397b_tp8_ranks_flashinfer_beside_flashqla_from_the_current_evidence(mon
     c = cases["8x1024"]
     t = {e["backend"]: e["time_ms"] for e in c["entries"] if e["status"] == "ok"}
     if t["flashinfer"] > t["flashinfer-nocp"] * 1.02:
-        auto = [n for n in c["caveats"] if n.startswith("auto CP: FlashInfer")]
+        auto = [n for n in c["caveats"] if n.startswith("auto CP: flashinfer")]
         assert auto and f"{t['flashinfer'] / t['flashinfer-nocp']:.2f}x slower than flashinfer-nocp" in auto[0]
     # a hole in the evidence is named, with the suite that fills it
     assert "flashinfer" in cases["4x8192"]["missing"] or "flashinfer" in {e["backend"] for e in cases["4x8192"]["entries"]}
