@@ -36,6 +36,11 @@ def auto_slowdowns(entries: list[Entry]) -> list[tuple[Entry, Entry, float]]:
     return sorted(out, key=lambda t: -t[2])
 
 
+def _times(ratio: float) -> str:
+    """'2.41x'; '1.005x' where two decimals would read as no difference at all."""
+    return f"{ratio:.2f}x" if round(ratio, 2) != 1.0 else f"{ratio:.3f}x"
+
+
 def auto_choice_caveats(entries: list[Entry]) -> list[str]:
     out = []
     best = next((e for e in entries if e.ok), None)
@@ -44,6 +49,6 @@ def auto_choice_caveats(entries: list[Entry]) -> list[str]:
         # The recommended entry's call is printed with the answer; another pinned variant's is given here.
         call = f": call {pinned.call}" if pinned.call and pinned is not best else f" ({pinned.backend})"
         out.append(f"auto CP: {library_name(auto.backend)}'s own CP decision ({auto.backend}, {auto.time_ms:.3f} ms) is "
-                   f"{ratio:.2f}x slower than {pinned.backend} ({pinned.time_ms:.3f} ms) here ({runs}); choose the "
+                   f"{_times(ratio)} slower than {pinned.backend} ({pinned.time_ms:.3f} ms) here ({runs}); choose the "
                    f"setting explicitly{call}")
     return out
