@@ -278,11 +278,15 @@ def compare_frames(base: pd.DataFrame, head: pd.DataFrame, options: CompareOptio
     diff = env_diff(base, head)
     check_env(diff, allow_env_mismatch)
     notes: tuple[str, ...] = ()
-    hosts = next((f for f in diff if f.name == "host"), None)
+    # Another machine: another host name, or, where both sides recorded it, another physical GPU (two cloud
+    # instances of one model are often both called `vm`, and differ by 7-8%: docs/GATING.md).
+    hosts = next((f for f in diff if f.name == "host" and f.base and f.head), None)
+    hosts = hosts or next((f for f in diff if f.name == "gpu_uuid" and f.base and f.head), None)
     min_floor = 0.0
-    if hosts is not None and hosts.base and hosts.head and not paired and opt.method == "runs":
+    if hosts is not None and not paired and opt.method == "runs":
         min_floor = opt.host_floor
-        notes += (f"baseline from another host ({', '.join(hosts.base)} -> {', '.join(hosts.head)}): not trusted at "
+        notes += (f"baseline from another {'GPU' if hosts.name == 'gpu_uuid' else 'host'} ({', '.join(hosts.base)} -> "
+                  f"{', '.join(hosts.head)}): not trusted at "
                   f"face value; timing verdicts use a floor of {min_floor:.0%}. To gate tighter, re-measure both "
                   "sides interleaved on one machine (`qlabench ab`, or `gate --base-ref`).",)
     ctx = Context(history=history_medians(history), min_floor=min_floor, paired=paired)
