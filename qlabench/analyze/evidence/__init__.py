@@ -10,15 +10,18 @@ API (import from `qlabench.analyze.evidence`):
 
 Reading (tree.py)
   read_evidence(paths, columns=None, all_runs=False) -> Evidence
-      The rows of result files and folders. `paths` IS the set of evidence: a caller that knows which
-      folders are current (the results catalog, analyze/current.py) passes those; nothing here decides
-      what is current. `columns`: read only these (the key, status, timestamp and run id always come):
+      The rows of result files and folders. `paths` IS the set of evidence: read_evidence decides nothing
+      about what is current; current.py does, once, from the results catalog (below). `columns`: read only these (the key, status, timestamp and run id always come):
       a scan skips the kernel and sample lists, most of a file's bytes. `all_runs=False`: the newest row
       per point. One run read from several files is checked (runs.check_runs, below).
   Evidence: .rows (pandas DataFrame, current schema, plus `source_file`), .files (the files read),
       .notes (lines a view prints under its table), .frame() (the rows with the notes attached;
       evidence_notes(frame) gives them back, for loaders that return a frame alone, as
-      analyze/current.py's rows_or_current does; its catalog default is checked the same way)
+      evidence/current.py's rows_or_current does; its catalog default is checked the same way)
+
+Current (current.py; the catalog's one rule: store/catalog.py Entry.keeps)
+  rows_or_current(paths) -> (rows, paths, from_catalog)   the rows of `paths`, or the current evidence's
+  current_evidence(), history_notes(), keep_current(rows, catalog)
 
 Identity (problem.py; the axes come from core/identity.py, flag `Axis.problem`)
   problem_keys(df) -> Series      one key per row: the problem it measured (any layout, seed, model label)

@@ -88,7 +88,7 @@ class Study:
     tolerance: float = DEFAULT_TOLERANCE
     sources: tuple[str, ...] = field(default=())
     numerics: pd.DataFrame | None = None  # the rows whose checks count as error evidence (report --numerics)
-    history: tuple[str, ...] = ()  # older evidence left out of these rows (analyze/current.py: history_notes)
+    history: tuple[str, ...] = ()  # older evidence left out of these rows (analyze/evidence/current.py: history_notes)
     command: str = ""  # the command that makes the page, written at its top
 
     @property
