@@ -46,7 +46,8 @@ class ResultRow:
     env_fingerprint: str | None = col("string", "Hash of the environment fields that affect timings")
     # -- versions ----------------------------------------------------------------------------
     qlabench_version: str | None = col("string", "qlabench version")
-    git_sha: str | None = col("string", "qlabench git commit, '+dirty' if modified")
+    git_sha: str | None = col("string", "qlabench git commit, '+dirty' if modified; 'src:<digest>' of its sources for a "
+                                        "copy that names no commit (measure/env.py: source_digest)")
     python_version: str | None = col("string", "Python version")
     torch_version: str | None = col("string", "torch version")
     triton_version: str | None = col("string", "triton version, if installed")
