@@ -15,7 +15,7 @@ from dataclasses import replace
 from qlabench.backends.base import Backend
 from qlabench.core import backend_decl
 from qlabench.core.backend_decl import BackendDecl, Provider
-from qlabench.measure.env import checkout_of, dist_of_module
+from qlabench.measure.env import dist_of_module, source_of
 
 
 class Unloadable(Backend):
@@ -85,12 +85,13 @@ def _load_full_declaration(placeholder: BackendDecl, full: BackendDecl) -> Backe
 
 def provenance(decl: BackendDecl) -> Provider:
     """A plugin's Provider once its module is imported: the distribution (from its entry point, else the one
-    that provides the module's package) and, where the module file lives in a git checkout, its commit and
-    whether it had uncommitted changes."""
+    that provides the module's package) and, where its code came from a git checkout (the folder it was
+    pip-installed from, or for a bare module the folder it is in), that checkout's commit and whether it had
+    uncommitted changes."""
     module = decl.impl.partition(":")[0]
     known = decl.provider or Provider()
     dist, version = (known.dist, known.version) if known.dist else dist_of_module(module)
     mod = sys.modules.get(module)
     path = getattr(mod, "__file__", None)
-    sha, dirty = checkout_of(path) if path else (None, None)
+    sha, dirty = source_of(dist, path)
     return Provider(dist, version, sha, dirty)

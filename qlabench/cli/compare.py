@@ -10,7 +10,7 @@ import typer
 from qlabench.cli import options as shared
 from qlabench.cli.app import console, err_console
 
-FORMATS = ("table", "markdown", "json")
+FORMATS = ("table", "markdown", "comment", "json")
 
 # Default None: CompareOptions.threshold (analyze/compare/verdict.py), defined once, with the evidence behind it.
 _threshold = typer.Option(None, "--threshold", show_default="0.03", help="Relative change that matters (0.03 = 3%%; "
@@ -21,7 +21,8 @@ _fail_on = typer.Option("regression,status,missing", "--fail-on",
                         help="Comma-separated: regression, status, missing, ambiguous, shift (with "
                         "--drift-correct; '' never fails)")
 _allow_env = typer.Option(False, "--allow-env-mismatch", help="Compare across GPU models / major versions")
-_format = typer.Option("table", "--format", "-f", help="table, markdown or json")
+_format = typer.Option("table", "--format", "-f", help="table, markdown, comment (a pull request's comment, "
+                       "updated in place: docs/PLUGINS.md) or json")
 _top = typer.Option(20, "--top", help="Rows to show in the markdown summary (table: all non-same rows)")
 _output = shared.OUTPUT
 _all = typer.Option(False, "--all", help="Table: also show 'same' and 'not timed' rows")
@@ -67,7 +68,10 @@ def _emit(comparison, fmt: str, top: int, output: Path | None, show_all: bool, c
         console.print(render.summary_line(comparison), highlight=False)
         text = render.markdown(comparison, top, command) if output else None
     else:
-        text = render.markdown(comparison, top, command) if fmt == "markdown" else render.to_json(comparison)
+        from qlabench.analyze.compare.comment import comment
+
+        text = (render.markdown(comparison, top, command) if fmt == "markdown" else comment(comparison, command)
+                if fmt == "comment" else render.to_json(comparison))
         console.file.write(text)
     if output:
         output.parent.mkdir(parents=True, exist_ok=True)

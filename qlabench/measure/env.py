@@ -92,6 +92,26 @@ def checkout_of(path: Path) -> tuple[str | None, bool | None]:
         return None, None
 
 
+def source_of(dist: str | None, module_file: str | None) -> tuple[str | None, bool | None]:
+    """(commit, dirty) of the checkout a backend's code came from: the local folder its distribution was
+    installed from (PEP 610 direct_url.json: `pip install [-e] DIR`, `pip install --target T DIR`), else, for
+    code no distribution installed, the checkout its module file is in; (None, None) for a copy installed from
+    an index or a wheel."""
+    if dist:
+        try:
+            raw = metadata.distribution(dist).read_text("direct_url.json")
+        except metadata.PackageNotFoundError:
+            raw = None
+        url = (json.loads(raw).get("url") or "") if raw else ""
+        if url.startswith("file://"):
+            from urllib.parse import unquote, urlparse
+
+            folder = Path(unquote(urlparse(url).path))
+            return checkout_of(folder) if folder.is_dir() else (None, None)
+        return None, None
+    return checkout_of(Path(module_file)) if module_file else (None, None)
+
+
 def dist_of_module(module: str) -> tuple[str | None, str | None]:
     """(distribution, version) that provides the top-level package of `module`; (None, None) for a module on
     sys.path that no installed distribution provides."""

@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from qlabench.core.errors import ConfigError
+from qlabench.core.libraries import LIBRARIES as LIBRARY_TABLE
 
 CATALOG_NAME = "catalog.toml"
 FORMAT = 1
@@ -71,7 +72,8 @@ KINDS = {
 # Kinds whose rows time something else than a point's steady call: never "newer evidence" of a point's time
 # (a cold-start row samples for 50 ms right after the first calls that compiled the kernels).
 NOT_STEADY_KINDS = ("cold-start",)
-LIBRARIES = ("torch", "triton", "tilelang", "flash_qla", "fla", "flashinfer")
+# the packages of core/libraries.py, by their version column's stem: torch, triton, ..., flashinfer
+LIBRARIES = tuple(lib.column.removesuffix("_version") for lib in LIBRARY_TABLE if lib.dist)
 _KEYS = {"path", "kind", "status", "date", "question", "stack", "doc", "superseded_by", "backends"}
 _REQUIRED = ("path", "kind", "status", "date", "question", "stack")
 

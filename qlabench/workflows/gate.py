@@ -19,10 +19,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from qlabench.core.errors import QlabenchError, RunIncompleteError
+from qlabench.core.errors import ConfigError, QlabenchError, RunIncompleteError
 from qlabench.core.point import Point
 from qlabench.core.spec import Suite
-from qlabench.run.options import RunOptions
+from qlabench.run.options import IN_PROCESS_REPLICATES, RunOptions
 from qlabench.store.files import read_results
 from qlabench.analyze.compare.comparison import Comparison, PairResult, compare_frames
 from qlabench.analyze.compare.match import normalized_rows, row_key, rows_by_key
@@ -107,6 +107,8 @@ def run_gate(suite: Suite, baseline: Iterable[str | os.PathLike], out_root: str 
     `replicates`. A baseline from another GPU model is refused before anything runs.
     """
     check_gate_options(confirm, replicates)
+    if run is not None and run.in_process:
+        raise ConfigError("refusing to gate an in-process run: " + IN_PROCESS_REPLICATES)
     run = dataclasses.replace(run or RunOptions(), replicates=replicates)
     baseline = list(baseline)
     base = read_results(baseline)

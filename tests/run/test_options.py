@@ -43,3 +43,19 @@ def test_the_timer_is_resolved_once_per_sweep(tmp_path, data_dir, monkeypatch):
     res = run_sweep(s, tmp_path, RunOptions(executor=InProcess()))
     assert len(res.rows) == len(s.points) > 1 and all(r.status == "ok" for r in res.rows)
     assert len(calls) == 1  # not once more per point in the worker
+
+
+def test_a_module_function_in_backends_adds_its_points_to_the_suites_forward_problems():
+    from qlabench.core.backend_decl import unregister
+
+    s = load_suite("quick-cpu")
+    try:
+        mine = narrow_suite(s, backends="naive-chunk,my_kernels.gdn:fwd")
+        fwd = {p.with_(backend="x") for p in s.points if p.mode == "fwd"}
+        got = [p for p in mine.points if p.backend == "my_kernels.gdn:fwd"]
+        assert {p.with_(backend="x") for p in got} == fwd and len(got) == len(fwd)  # one per problem, fwd only
+        assert {p.backend for p in mine.points} == {"naive-chunk", "my_kernels.gdn:fwd"}
+    finally:
+        unregister("my_kernels.gdn:fwd")
+    with pytest.raises(ConfigError, match="has no backend 'not a function'"):
+        narrow_suite(s, backends="not a function")

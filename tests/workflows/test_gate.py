@@ -77,7 +77,7 @@ QUIET_FLOOR = 1.0  # a noise floor of +100% (run-to-run SD 23%) still leaves a 1
 
 
 def test_gate_passes_a_run_against_itself_and_catches_a_tenfold_slowdown(suite, tmp_path, monkeypatch):
-    base = run_sweep(suite, tmp_path / "base", RunOptions(executor=InProcess(), replicates=3))
+    base = run_sweep(suite, tmp_path / "base", RunOptions(replicates=3))  # replicates: fresh worker processes
     assert all(r.ok for r in base.rows) and sorted(r.replicate for r in base.rows) == [0, 0, 1, 1, 2, 2]
     # A/A on identical samples is deterministic. (A live A/A re-run is a statement about the machine's
     # noise, not about the code: that belongs to the studies in docs/GATING.md, not to a unit test.)
@@ -88,7 +88,7 @@ def test_gate_passes_a_run_against_itself_and_catches_a_tenfold_slowdown(suite, 
     assert {p.verdict for p in same.pairs} <= {Verdict.SAME, Verdict.AMBIGUOUS, Verdict.NOT_GATEABLE}
     assert all(p.stats.ratio == pytest.approx(1.0) and p.stats.runs_base == 3 for p in same.pairs)
     monkeypatch.setenv(SLOWDOWN_ENV, "10.0")
-    slow = run_gate(suite, [base.path], tmp_path / "slow", confirm=1, replicates=3, run=RunOptions(executor=InProcess()))
+    slow = run_gate(suite, [base.path], tmp_path / "slow", confirm=1, replicates=3)
     verdicts = [p.verdict for p in slow.comparison.pairs]
     # Never same, faster or ambiguous; `not gateable` only where the run-to-run noise puts the floor above 10x.
     assert set(verdicts) <= {Verdict.SLOWER, Verdict.NOT_GATEABLE}, [p.reason for p in slow.comparison.pairs]
@@ -147,7 +147,7 @@ def test_baseline_save_merges_and_gate_finds_it(suite, tmp_path):
     root = tmp_path / "baselines"
     path, n, replaced = save_baseline([res.path], "gate-tiny", root)
     assert path == baseline_path(root, res.rows[0].device, "gate-tiny") and (n, replaced) == (2, 0)
-    reps = run_sweep(suite, tmp_path / "k", RunOptions(executor=InProcess(), replicates=2))
+    reps = run_sweep(suite, tmp_path / "k", RunOptions(replicates=2))
     _, n, replaced = save_baseline([reps.path], "gate-tiny", tmp_path / "b2")
     assert (n, replaced) == (4, 0)  # every replicate is kept: the noise floor is learned from them
     path2, n, replaced = save_baseline([res.path], "gate-tiny", root)
@@ -221,7 +221,7 @@ def test_a_gate_against_a_baseline_of_error_rows_is_not_a_pass(suite, tmp_path, 
         save_baseline([broken], "gate-tiny", root)  # the good baseline stays
     save_baseline([broken], "gate-tiny", root, force=True)
     monkeypatch.setenv(SLOWDOWN_ENV, "10.0")
-    res = run_gate(suite, [path], tmp_path / "head", replicates=2, run=RunOptions(executor=InProcess()))
+    res = run_gate(suite, [path], tmp_path / "head", replicates=2)
     assert not res.comparison.timed and res.comparison.exit_code == 2  # was: PASS over 0 timed points
 
 
@@ -233,6 +233,18 @@ def test_gate_bounds_its_numeric_options_before_running(suite, tmp_path, kw):
         run_gate(suite, [tmp_path / "never-read.parquet"], tmp_path / "o", run=RunOptions(executor=InProcess()), **kw)
 
 
+def test_in_process_replicates_are_refused_and_an_in_process_run_is_never_gated(suite, tmp_path):
+    """Replicates in one process share its warm state: the gate's statistics once read an unchanged kernel as
+    29-33% faster at p = 0.001 from them. They are refused, and so is a gate over an in-process run."""
+    from qlabench.core.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="not independent runs"):
+        RunOptions(executor=InProcess(), replicates=2)
+    with pytest.raises(ConfigError, match="refusing to gate an in-process run"):
+        run_gate(suite, [tmp_path / "never-read.parquet"], tmp_path / "o", replicates=2,
+                 run=RunOptions(executor=InProcess()))
+
+
 def test_gate_refuses_a_baseline_of_another_suite_before_running(suite, tmp_path):
     import dataclasses
 
@@ -242,5 +254,5 @@ def test_gate_refuses_a_baseline_of_another_suite_before_running(suite, tmp_path
     good = run_sweep(suite, tmp_path / "good", RunOptions(executor=InProcess()))
     other = write_rows(tmp_path / "other.parquet", [dataclasses.replace(r, suite="other-suite") for r in good.rows])
     with pytest.raises(QlabenchError, match="of suite other-suite"):
-        run_gate(suite, [other], tmp_path / "head", replicates=2, run=RunOptions(executor=InProcess()))
+        run_gate(suite, [other], tmp_path / "head", replicates=2)
     assert not (tmp_path / "head").exists()  # refused before anything ran

@@ -5,6 +5,10 @@
 For 0.x libraries (tilelang, fla-core, flash-qla) the major version is "0.<minor>", as in semver,
 since their minor releases are the ones that change kernels. A library installed on one side only is
 shown but not blocking: its rows appear as status changes anyway.
+
+A plugin backend's own code (the `backend_*` columns: its distribution's version, the commit of the checkout
+it was imported from) is a library of its own: a changed version or commit is listed per backend, as
+`<backend> version` / `<backend> commit`, and a different major version blocks as a library's does.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from qlabench.core.errors import QlabenchError
-from qlabench.core.libraries import version_columns
+from qlabench.core.libraries import LIBRARIES, version_columns
 from qlabench.store.keys import plain_value
 
 VERSIONED = version_columns(moves_timings_only=True)
@@ -70,6 +74,38 @@ def env_diff(base: pd.DataFrame, head: pd.DataFrame) -> list[EnvField]:
         elif col in VERSIONED and b and h and {major(v) for v in b} != {major(v) for v in h}:
             blocking, why = True, "different major versions"
         out.append(EnvField(col, b, h, blocking, why))
+    return out + backend_diff(base, head)
+
+
+_NOT_PLUGINS = {"qlabench", *(lib.dist or lib.name for lib in LIBRARIES)}  # their versions are columns above
+
+
+def _backend_values(df: pd.DataFrame, backend: str, col: str) -> tuple[str, ...]:
+    rows = df[df["backend"] == backend]
+    if col == "backend_git_sha" and "backend_git_dirty" in rows.columns:
+        vals = {f"{plain_value(s)}{'+dirty' if plain_value(d) else ''}"
+                for s, d in zip(rows[col], rows["backend_git_dirty"]) if plain_value(s) is not None}
+        return tuple(sorted(vals))
+    return _values(rows, col)
+
+
+def backend_diff(base: pd.DataFrame, head: pd.DataFrame) -> list[EnvField]:
+    """Per plugin backend on both sides: its version and checkout commit where they differ (backend_* columns)."""
+    need = {"backend", "backend_dist", "backend_version"}
+    if not (need <= set(base.columns) and need <= set(head.columns)):
+        return []
+    out = []
+    plugins = {str(b) for b, d in zip(base["backend"], base["backend_dist"])
+               if plain_value(d) is not None and plain_value(d) not in _NOT_PLUGINS}
+    for backend in sorted(plugins & {str(b) for b in head["backend"]}):
+        for col, what in (("backend_version", "version"), ("backend_git_sha", "commit")):
+            if col not in base.columns or col not in head.columns:
+                continue
+            b, h = _backend_values(base, backend, col), _backend_values(head, backend, col)
+            if b == h:
+                continue
+            blocking = col == "backend_version" and bool(b and h) and {major(v) for v in b} != {major(v) for v in h}
+            out.append(EnvField(f"{backend} {what}", b, h, blocking, "different major versions" if blocking else ""))
     return out
 
 
