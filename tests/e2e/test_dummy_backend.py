@@ -107,9 +107,7 @@ def test_the_site_and_the_docs_block_rank_a_backend_declared_by_a_test_alone(tmp
     # the docs' advise block, on the same catalog's current evidence
     from qlabench.analyze.blocks.advice import advise_block
     from qlabench.analyze.blocks.context import BlockContext
-    from qlabench.core.backend_facts import view_facts
     from qlabench.store.catalog import load_catalog
 
-    block = advise_block(BlockContext(load_catalog(results.parent), **view_facts()), "qwen3.5-0.8b", "8", "64",
-                         current="naive-chunk")
+    block = advise_block(BlockContext(load_catalog(results.parent)), "qwen3.5-0.8b", "8", "64", current="naive-chunk")
     assert "dummy-gdn" in block, block
