@@ -147,7 +147,7 @@ def prepare(df: pd.DataFrame) -> pd.DataFrame:
     return d
 
 
-def newest_per_point(d: pd.DataFrame) -> pd.DataFrame:
+def newest_per_stack(d: pd.DataFrame) -> pd.DataFrame:
     """The newest row per (backend, point, stack, GPU model): a re-run supersedes, another library version or
     GPU model does not; a row in the recommended timing regime supersedes one in another, however new
     (evidence/regimes.py)."""
