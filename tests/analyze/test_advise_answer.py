@@ -311,3 +311,11 @@ def test_the_suite_measures_in_the_regime_and_check_size_the_ranking_reads_with_
     suite = parse_suite(doc)
     assert "fla" in {p.backend for p in suite.points} and "flash_qla" not in {p.backend for p in suite.points}
     assert suite.timing.regime == "sustained"
+
+
+def test_times_from_two_cards_of_one_model_say_which_cards(tmp_path, make_row):
+    """Every row says host = vm: the mixed-runs caveat names the physical cards the ranked times ran on."""
+    rs = rows(make_row, ("fla", 0.9, {"gpu_uuid": "GPU-aaaaaaaa-1111"}), run="a", host="vm") + \
+        rows(make_row, ("flash_qla", 0.4, {"gpu_uuid": "GPU-bbbbbbbb-2222"}), run="b", host="vm")
+    mixed = [n for n in ask(tmp_path, rs).cases[0].caveats if n.startswith("mixed runs:")]
+    assert mixed and "GPU-aaaaaaa" in mixed[0] and "GPU-bbbbbbb" in mixed[0]
