@@ -8,6 +8,7 @@ import io
 import json
 
 import pandas as pd
+import pytest
 from plugin_fixture import dist_info, on_path
 from typer.testing import CliRunner
 
@@ -50,6 +51,16 @@ min_samples = 3
 max_samples = 3
 max_time_s = 0.5
 """
+
+
+@pytest.fixture(autouse=True)
+def _forget_the_dummy():
+    """The dummy's declaration, registered in this process when its plugin resolves, leaves with the test: the
+    candidates, the view order and the calls of every later test are the built-ins' again."""
+    yield
+    from qlabench.core.backend_decl import unregister
+
+    unregister("dummy-gdn")
 
 
 def cli(*args):
