@@ -29,7 +29,7 @@ def test_a_dated_section_names_runs_that_exist_and_quotes_their_medians():
     dated = ["<!-- qlabench:dated run=R1 -->", "R1 timed flashinfer at 0.237 ms, 1.82x FLA.", "<!-- /qlabench:dated -->"]
     assert drift(page(*dated), {"R1": {0.2371, 0.9}}) == []
     (d,) = drift(page(*dated), {"R1": {0.25}})
-    assert "0.237 ms is no median of run(s) R1" in d
+    assert "0.237 ms is no time of run(s) R1" in d
     (d,) = drift(page(*dated), {"R2": {0.237}})
     assert "cites run(s) R1, which no results file holds" in d
 
@@ -51,3 +51,11 @@ def test_flashinfer_page_claims_only_what_its_blocks_show():
     assert "on every layout above" not in text and "at every head configuration of the study:" not in text
     assert "# the run above: 114 rows" not in text
     assert "Fastest beyond the noise, of 19 layouts:" in text  # the count is the block's, from the rows
+
+
+def test_a_dated_tables_ms_columns_are_the_runs_times():
+    dated = ["<!-- qlabench:dated run=R1 -->", "| heads | plain ms | pool / plain |", "|---|---:|---:|",
+             "| 2/8 | 0.232 | 1.02 |", "<!-- /qlabench:dated -->"]
+    assert drift(page(*dated), {"R1": {0.2321}}) == []  # the ratio column is no time: not checked
+    (d,) = drift(page(*dated), {"R1": {0.25}})
+    assert "P.md:12: 0.232 ms is no time of run(s) R1" in d

@@ -10,8 +10,9 @@ heading), every decimal number outside a generated block, a code span and a code
       ... what those runs measured ...
       <!-- /qlabench:dated -->
 
-  where each run must be in the results, and each `N ms` must be the median of one of their rows at the
-  decimals shown. A dated section on any page is checked the same way.
+  where each run must be in the results, and each `N ms` (and each number of a table column whose header
+  says `ms`) must be, at the decimals shown, a time one of their rows holds: its median, one of its samples
+  (the fastest, say) or a decile of them. A dated section on any page is checked the same way.
 """
 
 from __future__ import annotations
@@ -67,6 +68,30 @@ def _dated(lines: list[str], where: str) -> tuple[list[tuple[int, int, tuple[str
     return out, problems
 
 
+def _cells(line: str) -> list[str]:
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
+def _quoted_ms(lines: list[str], start: int, end: int) -> list[tuple[int, str]]:
+    """(line index, number) of every time the lines quote in ms: 'N ms' in a sentence, and every number in a
+    table column whose header names ms ('plain ms', 'ms')."""
+    out, ms_columns = [], None
+    for i in range(start, end):
+        line = lines[i]
+        if line.lstrip().startswith("|"):
+            cells = _cells(line)
+            if ms_columns is None:  # a table's header row
+                ms_columns = [j for j, c in enumerate(cells) if re.search(r"\bms\b", c)]
+                continue
+            if all(set(c) <= set("-: ") for c in cells):
+                continue
+            out += [(i, n) for j in ms_columns if j < len(cells) for n in NUMBER.findall(_plain(cells[j]))]
+            continue
+        ms_columns = None
+        out += [(i, n) for n in MS.findall(_plain(line))]
+    return out
+
+
 def _answer_lines(lines: list[str]) -> range:
     start = next((i for i, line in enumerate(lines) if line.strip() == ANSWER_HEADING), None)
     if start is None:
@@ -92,11 +117,11 @@ def prose_drift(path: Path, text: str, medians: dict[str, set[float]], checked: 
                                              "file holds"))
             continue
         known = set().union(*(medians[r] for r in runs))
-        for i in range(s + 1, e):
-            for n in MS.findall(_plain(lines[i])):
-                d = len(n.split(".")[1])
-                if not any(abs(round(m, d) - float(n)) < 0.5 * 10 ** -d for m in known):
-                    drift.append(Drift(where, i + 1, f"{n} ms is no median of run(s) {', '.join(runs)}"))
+        for i, n in _quoted_ms(lines, s + 1, e):
+            d = len(n.split(".")[1])
+            if not any(abs(round(m, d) - float(n)) < 0.5 * 10 ** -d for m in known):
+                drift.append(Drift(where, i + 1, f"{n} ms is no time of run(s) {', '.join(runs)} (a row's median, "
+                                                 "sample or decile)"))
     if not checked:
         return drift
     fence = False
@@ -123,13 +148,21 @@ def check_prose(root: Path, files: Iterable[Path], medians: dict[str, set[float]
 
 
 def run_medians(results: Path) -> dict[str, set[float]]:
-    """Run id -> the medians of its rows, over every results file under `results` (two columns read)."""
+    """Run id -> the times its rows hold (each row's median, samples and deciles of the samples), over every
+    results file under `results` (three columns read)."""
+    import numpy as np
+
     from qlabench.analyze.evidence import read_evidence
 
-    rows = read_evidence([results], columns=("run_id", "median_ms"), all_runs=True).rows
+    rows = read_evidence([results], columns=("run_id", "median_ms", "samples_ms"), all_runs=True).rows
     out: dict[str, set[float]] = {}
-    for run, m in zip(rows["run_id"], rows["median_ms"]):
-        out.setdefault(str(run).split("@", 1)[0], set())
-        if m == m and m is not None:
-            out[str(run).split("@", 1)[0]].add(float(m))
+    samples = rows["samples_ms"] if "samples_ms" in rows else [None] * len(rows)
+    for run, m, xs in zip(rows["run_id"], rows["median_ms"], samples):
+        got = out.setdefault(str(run).split("@", 1)[0], set())
+        if m is not None and m == m:
+            got.add(float(m))
+        if xs is not None and len(xs):
+            arr = np.asarray(xs, dtype=float)
+            got.update(map(float, arr))
+            got.update(map(float, np.percentile(arr, range(10, 100, 10))))
     return out
