@@ -36,7 +36,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 # Python and the imports every view needs (the data frame, parquet, the evidence layer, the table renderer).
-STARTUP = ("import qlabench.cli, pandas, pyarrow.parquet, qlabench.analyze.report, qlabench.analyze.evidence, "
+STARTUP = ("import qlabench.cli, pandas, pyarrow.parquet, qlabench.analyze.kit.speedups, qlabench.analyze.evidence, "
            "qlabench.cli.views, rich.table")
 # (label, argv after `qlabench`): run from the generated tree's parent, paths relative to it.
 COMMANDS = (

@@ -17,7 +17,7 @@ import argparse
 import statistics
 import sys
 
-from qlabench.analyze.current import current_evidence
+from qlabench.analyze.evidence.current import current_evidence
 from qlabench.analyze.evidence.regimes import regime_series
 from qlabench.store.catalog import load_catalog
 

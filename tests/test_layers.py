@@ -28,6 +28,16 @@ ALLOWED["analyze"] = {"core", "store", "analyze"}
 
 MAX_MODULE_LINES = 400
 
+# Floors inside analyze/ (docs/ARCHITECTURE.md, "Floors of analyze"): a package may import its own modules and
+# those of a lower floor, never a higher or an equal one. The evidence layer at the bottom, the views' kit
+# above it, the views (each a package with its library entry point), then the pages composed from views'
+# answers (the study page and the site rank as advise ranks), and the docs' blocks, which render any of them.
+ANALYZE_FLOORS = {"evidence": 0, "data": 0, "kit": 1,
+                  "advise": 2, "compare": 2, "show": 2, "numerics": 2, "plot": 2, "serving": 2, "cold_start": 2,
+                  "layer": 2, "sm_budget": 2,
+                  "study": 3, "site": 3,
+                  "blocks": 4}
+
 
 def module_name(path: Path, root: Path) -> str:
     parts = list(path.relative_to(root.parent).with_suffix("").parts)
@@ -74,6 +84,31 @@ def arrows_against_layers(graph: dict[str, set[str]]) -> list[str]:
             dst = layer_of(t)
             if src and dst and dst not in ALLOWED[src]:
                 bad.append(f"{mod} -> {t} ({src} may not import {dst})")
+    return bad
+
+
+def analyze_unit(module: str) -> str | None:
+    """'qlabench.analyze.advise.rows' -> 'advise': the package (or top module) of analyze/ a module is in."""
+    parts = module.split(".")
+    return parts[2] if len(parts) > 2 and parts[1] == "analyze" else None
+
+
+def arrows_against_floors(graph: dict[str, set[str]]) -> list[str]:
+    """Imports inside analyze/ from a floor to one not below it (or from a package no floor holds)."""
+    bad = []
+    for mod, targets in graph.items():
+        src = analyze_unit(mod)
+        if src is None:
+            continue
+        if src not in ANALYZE_FLOORS:
+            bad.append(f"{mod}: analyze/{src} is on no floor (tests/test_layers.py: ANALYZE_FLOORS)")
+            continue
+        for t in sorted(targets):
+            dst = analyze_unit(t)
+            if dst is None or dst == src:
+                continue
+            if ANALYZE_FLOORS.get(dst, 99) >= ANALYZE_FLOORS[src]:
+                bad.append(f"{mod} -> {t} (analyze/{src} may not import analyze/{dst})")
     return bad
 
 
@@ -133,6 +168,23 @@ def test_instruments_and_backends_may_not_reach_the_store():
         "qlabench.measure.oracle_cache -> qlabench.store.keys (measure may not import store)",
         "qlabench.backends.fla -> qlabench.store.files (backends may not import store)",
     ]
+
+
+def test_an_import_up_a_floor_of_analyze_is_reported():
+    g = {"qlabench.analyze.evidence.newer": {"qlabench.analyze.compare.kernels"},
+         "qlabench.analyze.kit.labels": {"qlabench.analyze.evidence.problem"},
+         "qlabench.analyze.show.view": {"qlabench.analyze.advise.answer", "qlabench.analyze.kit.labels"},
+         "qlabench.analyze.newview.x": set()}
+    assert sorted(arrows_against_floors(g)) == [
+        "qlabench.analyze.evidence.newer -> qlabench.analyze.compare.kernels (analyze/evidence may not import "
+        "analyze/compare)",
+        "qlabench.analyze.newview.x: analyze/newview is on no floor (tests/test_layers.py: ANALYZE_FLOORS)",
+        "qlabench.analyze.show.view -> qlabench.analyze.advise.answer (analyze/show may not import analyze/advise)"]
+
+
+def test_the_floors_of_analyze_hold():
+    """No import up from the evidence layer or the kit, no view importing another view (docs/ARCHITECTURE.md)."""
+    assert arrows_against_floors(import_graph(PACKAGE)) == []
 
 
 def test_a_circle_is_reported():
@@ -203,3 +255,23 @@ def test_the_data_model_imports_no_heavy_library(heavy):
 def test_analysis_and_store_import_no_torch():
     mods = sorted(m for m in import_graph(PACKAGE) if layer_of(m) in ("store", "analyze"))
     assert "torch" not in _loaded_after("\n".join(f"import {m}" for m in mods))
+
+
+def test_a_new_view_needs_only_the_evidence_layer_and_the_kit(tmp_path, make_row):
+    """docs/ARCHITECTURE.md's example view imports evidence, kit and pandas alone, and runs."""
+    from qlabench.store.files import write_rows
+
+    doc = (PACKAGE.parent / "docs" / "ARCHITECTURE.md").read_text()
+    code = doc.split("## Floors of analyze", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    imported = {n.module for n in ast.walk(ast.parse(code)) if isinstance(n, ast.ImportFrom)}
+    imported |= {a.name for n in ast.walk(ast.parse(code)) if isinstance(n, ast.Import) for a in n.names}
+    assert {m for m in imported if m.startswith("qlabench.")} <= {
+        "qlabench.analyze.evidence", "qlabench.analyze.kit.backends", "qlabench.analyze.kit.labels",
+        "qlabench.analyze.kit.tables", "qlabench.analyze.kit.ties"}
+    assert {m for m in imported if not m.startswith("qlabench.")} == {"pandas"}
+    write_rows(tmp_path / "r.parquet", [make_row(backend="naive-chunk", median_ms=1.0, device="NVIDIA H200"),
+                                        make_row(backend="naive-recurrent", median_ms=3.0, device="NVIDIA H200")])
+    scope: dict = {}
+    exec(compile(code, "ARCHITECTURE.md", "exec"), scope)
+    text = scope["fastest"]([tmp_path])
+    assert "| NVIDIA H200 |" in text and "naive chunked (torch)" in text and "run run-1:" in text

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 
-from qlabench.core.regimes import RECOMMENDED_REGIME
 from qlabench.cli.app import console
+from qlabench.cli.answers import advise_table, case_runs, run_tag
+from qlabench.core.regimes import RECOMMENDED_REGIME
 
 FORMATS = ("table", "json")
 
@@ -36,7 +36,6 @@ def advise_cmd(
     """Which GDN kernel is fastest for this model, TP degree and sequence mix, with the caveats that
     change the answer; or which points are missing and a suite that measures them."""
     from qlabench.analyze.advise import advise, make_question
-    from qlabench.core.backend_facts import view_facts
     from qlabench.core.errors import ConfigError
 
     if fmt not in FORMATS:
@@ -44,7 +43,7 @@ def advise_cmd(
     if suite_out is not None:  # before any work: never replace a file silently, never a results file or an input
         _check_suite_out(suite_out, force, [*(results or ()), Path(gate)])
     q = make_question(model, tp, workload, seqlens, gate, current, sm_budget)
-    ans = advise(q, results or (), **view_facts())  # core's table: no torch, no backend imported
+    ans = advise(q, results or ())  # the declarations (core): no torch, no backend imported
     if suite_out is not None and ans.suite_toml:
         try:
             suite_out.write_text(ans.suite_toml)
@@ -69,35 +68,20 @@ def _check_suite_out(path: Path, force: bool, inputs: list[Path]) -> None:
         raise ConfigError(f"--suite-out {path} exists; pass --force to overwrite it, or choose another file")
 
 
-def _table(case) -> Table:
-    t = Table(title=f"{case.case.label} ({case.case.total_tokens} tokens)", title_justify="left")
-    for c, j in (("backend", "left"), ("ms", "right"), ("speedup", "right"), ("noise", "right"),
-                 ("extra MiB", "right"), ("check", "left"), ("version", "left"), ("run", "left"),
-                 ("first call", "left")):
-        t.add_column(c, justify=j, overflow="fold")
-    for e in case.entries:
-        run = ", ".join(_run_tag(case, r) for r in e.runs)  # each row says its run: a ranking may mix runs
-        if e.regime and e.regime != RECOMMENDED_REGIME:  # and its regime, where it is not the one ranked on
-            run += f" ({e.regime})"
-        if e.ok:
-            t.add_row(escape(e.backend), f"{e.time_ms:.3f}", f"{e.speedup:.2f}x" if e.speedup else "-",
-                      f"{e.rel_noise:.1%}" if e.rel_noise is not None else "-",
-                      f"{e.extra_mem_mib:.0f}" if e.extra_mem_mib is not None else "-",
-                      "ok" + (f" {e.max_err:.0e}" if e.max_err is not None else "") + (f" {escape(e.check)}" if e.check else ""),
-                      escape(e.version or "not recorded"), run, escape(e.first_call or "-"))
-        else:
-            t.add_row(escape(e.backend), "-", "-", "-", "-", f"[red]{e.status}[/red]", escape(e.version or "not recorded"),
-                      run, escape(e.first_call or "-"))
-    return t
-
-
-def _runs(case) -> list[str]:
-    return sorted({r for e in case.entries for r in e.runs})
-
-
-def _run_tag(case, run: str) -> str:
-    """A short tag per run of this case (A, B, ...), spelled out under its table."""
-    return chr(ord("A") + _runs(case).index(run))
+def _verdict(case, where: str) -> list[str]:
+    """What was not measured first, then the winner, a provisional one, or none; and the call to make."""
+    best, prov, title = case.best, case.provisional, f"[bold]{escape(case.title)}:[/bold]"
+    out = [f"{title} no winner: {escape(', '.join(case.missing))} not measured here (no row at this point and gate "
+           f"in {where})"] if case.missing else []
+    if best or prov:
+        e = best or prov
+        out.append(f"{title} use {escape(e.backend)} ({escape(e.setting)})" if best else
+                   f"  provisional, among those measured only: {escape(e.backend)} ({escape(e.setting)})")
+        out += [f"  call: {escape(e.call)}"] if e.call else []
+        out += [f"  engine: {escape(line)}" for line in case.engines]
+    elif not case.missing:
+        out.append(f"{title} no backend has a correct time here")
+    return out
 
 
 def _print(ans, suite_out: Path | None) -> None:
@@ -105,8 +89,8 @@ def _print(ans, suite_out: Path | None) -> None:
     h_qk, h_v = q.heads
     console.print(f"{q.model} TP{q.tp} (h {h_qk}/{h_v}, K=V={q.head_dim}, {q.dtype}), {q.workload}, "
                   f"gate {q.gate.label}; speedups vs {q.current}"
-                  + (f"; held to {q.sm_budget} SMs" if q.sm_budget else "") + f"; from {', '.join(ans.sources)}",
-                  soft_wrap=True)
+                  + (f"; held to {q.sm_budget} SMs" if q.sm_budget else "")
+                  + f"; from {', '.join(ans.sources)} ({', '.join(ans.devices) or 'no rows'})", soft_wrap=True)
     for note in ans.notes:
         console.print(f"note: {escape(note)}", soft_wrap=True)
     console.print("first call: each backend's first calls in a fresh process, kernel caches empty (cold) and as the "
@@ -123,23 +107,15 @@ def _print(ans, suite_out: Path | None) -> None:
     for case in ans.cases:
         console.print()
         if case.entries:
-            console.print(_table(case))
-            console.print("  runs: " + ", ".join(f"{_run_tag(case, r)} = {r}" for r in _runs(case)), soft_wrap=True)
-        best = case.best
-        console.print(f"[bold]{case.case.label}:[/bold] " + (f"use {escape(best.backend)} ({escape(best.setting)})"
-                      if best else "no backend has a correct time here"), soft_wrap=True)
-        if best and best.call:
-            console.print(f"  call: {escape(best.call)}", soft_wrap=True)
-        for line in case.engines:
-            console.print(f"  engine: {escape(line)}", soft_wrap=True, highlight=False)
+            console.print(advise_table(case))
+            console.print("  runs: " + ", ".join(f"{run_tag(case, r)} = {r}" for r in case_runs(case)), soft_wrap=True)
+        for line in _verdict(case, "the current evidence" if ans.from_catalog else "these results"):
+            console.print(line, soft_wrap=True)
         for e in case.entries:
             if not e.ok:
                 console.print(f"  {escape(e.backend)} {e.status}: {escape(str(e.reason))}", soft_wrap=True)
         for c in case.caveats:
             console.print(f"  - {escape(c)}", soft_wrap=True)
-        if case.missing:
-            console.print(f"  missing: {', '.join(case.missing)} (no row at this point and gate in "
-                          f"{'the current evidence' if ans.from_catalog else 'these results'})", soft_wrap=True)
     if ans.suite_toml:
         console.print()
         if suite_out is not None:

@@ -26,7 +26,7 @@ def cold_start_cmd(
 ):
     """First calls of every point in a fresh process, with empty kernel caches (cold) and with the caches
     the cold process left (warm): JIT compiles, autotuning and cache loads, per backend and point."""
-    from qlabench.analyze.cold_start import cold_start_markdown
+    from qlabench.analyze.cold_start.table import cold_start_markdown
     from qlabench.core.spec import load_suite, resolve_suite_path
     from qlabench.run.options import RunOptions, narrow_suite
     from qlabench.workflows.cold_start import rebuild_cold_start, run_cold_start

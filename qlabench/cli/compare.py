@@ -17,7 +17,7 @@ _threshold = typer.Option(None, "--threshold", show_default="0.03", help="Relati
                           "docs/GATING.md's power study says why)")
 _alpha = typer.Option(0.01, "--alpha", help="Significance level (and 1 - confidence of the CI)")
 _min_samples = typer.Option(5, "--min-samples", help="Fewer samples than this on a side: ambiguous")
-_fail_on = typer.Option("regression,status", "--fail-on",
+_fail_on = typer.Option("regression,status,missing", "--fail-on",
                         help="Comma-separated: regression, status, missing, ambiguous, shift (with "
                         "--drift-correct; '' never fails)")
 _allow_env = typer.Option(False, "--allow-env-mismatch", help="Compare across GPU models / major versions")
@@ -85,6 +85,8 @@ def compare_cmd(
     allow_env_mismatch: bool = _allow_env, fmt: str = _format, top: int = _top, output: Path = _output,
     show_all: bool = _all, drift: bool = _drift, method: str = _method, noise_factor: float = _noise_factor,
     host_floor: float = _host_floor, history: list[Path] = _history,
+    allow_other_suite: bool = typer.Option(False, "--allow-other-suite", help="Compare rows of two different "
+                                           "suites (refused by default: another suite measures another way)"),
 ):
     """Compare HEAD with BASE point by point; exit 1 on a regression (see docs/GATING.md)."""
     from qlabench.analyze.compare import compare_paths
@@ -93,7 +95,7 @@ def compare_cmd(
         shared.writable_file(output, inputs=[base, head, *(history or ())])
     opt, parse = _options(threshold, alpha, min_samples, drift, method, noise_factor, host_floor)
     c = compare_paths([base], [head], opt, history=history or (), fail_on=parse(fail_on),
-                      allow_env_mismatch=allow_env_mismatch)
+                      allow_env_mismatch=allow_env_mismatch, allow_other_suite=allow_other_suite)
     _emit(c, fmt, top, output, show_all, "qlabench compare")
     raise typer.Exit(c.exit_code)
 

@@ -16,9 +16,8 @@ _files = typer.Argument(None, help="Markdown files (default: README.md, docs/*.m
 def _context_and_files(files: list[Path] | None):
     from qlabench.analyze.blocks import BlockContext
     from qlabench.analyze.blocks.files import doc_files
-    from qlabench.core.backend_facts import view_facts
 
-    ctx = BlockContext(**view_facts())
+    ctx = BlockContext()
     return ctx, list(files) if files else doc_files(ctx.catalog.root.parent)
 
 
@@ -33,14 +32,19 @@ def render_cmd(files: list[Path] = _files):
 
 
 def check_cmd(files: list[Path] = _files):
-    """Exit 1 when a committed block differs from what the data gives (CI runs it); nothing is written."""
+    """Exit 1 when a committed block differs from what the data gives, or today's answer states a number no
+    block or cited run backs (analyze/blocks/prose.py); CI runs it. Nothing is written."""
     from qlabench.analyze.blocks import check_files
+    from qlabench.analyze.blocks.prose import check_prose, run_medians
 
     ctx, paths = _context_and_files(files)
     stale = check_files(paths, ctx)
-    for s in stale:
+    drift = check_prose(ctx.catalog.root.parent, paths, run_medians(ctx.catalog.root))
+    for s in [*stale, *drift]:
         console.print(s.text, highlight=False, soft_wrap=True)
-    if stale:
-        console.print("run `qlabench docs render` and commit the result", highlight=False)
+    if stale or drift:
+        console.print("run `qlabench docs render` and commit the result" if stale else "put the number in a block, "
+                      "or in a dated section naming the run it describes", highlight=False)
         raise typer.Exit(1)
-    console.print(f"every block of {len(paths)} files matches the current evidence", highlight=False)
+    console.print(f"every block of {len(paths)} files matches the current evidence, and today's answer states no "
+                  "number outside them", highlight=False)

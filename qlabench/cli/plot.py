@@ -19,8 +19,8 @@ def plot_cmd(
     all_runs: bool = typer.Option(False, "--all-runs", help="Keep every run's rows (default: newest per point)"),
 ):
     """Write speedup-curve PNGs from result files."""
-    from qlabench.analyze.plot import plot_speedups
-    from qlabench.analyze.report import pick_baseline, suite_baselines
+    from qlabench.analyze.plot.speedups import plot_speedups
+    from qlabench.analyze.kit.speedups import pick_baseline, suite_baselines
 
     _check_out_folder(out)
     df = _rows(results, all_runs)
@@ -36,7 +36,7 @@ def plot_sm_cmd(
     all_runs: bool = typer.Option(False, "--all-runs", help="Keep every run's rows (default: newest per point)"),
 ):
     """Write SM-utilisation PNGs: sm_coverage and sm_active_pct per backend, against heads or TP."""
-    from qlabench.analyze.plot_sm import plot_sm
+    from qlabench.analyze.plot.sm import plot_sm
 
     _check_out_folder(out)
     df = _rows(results, all_runs)

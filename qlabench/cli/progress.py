@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from qlabench.analyze.report import backend_label
+from qlabench.analyze.kit.labels import backend_label
 from qlabench.core.identity import heads_label
 
 _STYLE = {"ok": "green", "incorrect": "red", "error": "red", "skipped": "yellow"}

@@ -39,7 +39,7 @@ def report_cmd(
     published H200 table; numerics.md beside it with --numerics); for a numerics folder given as results,
     error against T and gate regime, worst cases and every point outside tolerance; with --serving the
     decode / multi-token-verify page; with --sm-budget the page of kernels held to shares of the GPU."""
-    from qlabench.analyze.numerics_page import is_numerics, write_numerics
+    from qlabench.analyze.numerics.page import is_numerics, write_numerics
     from qlabench.analyze.study.study import check_tolerance
     from qlabench.cli.options import writable_folder
     from qlabench.core.errors import ConfigError

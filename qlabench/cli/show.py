@@ -51,51 +51,51 @@ def show_cmd(
     """
     import sys
 
-    from qlabench.analyze.current import rows_or_current
-    from qlabench.analyze.evidence import believed, evidence_notes, newest_per_point, read_evidence
-    from qlabench.analyze.report import GATE_LEGEND, pick_baseline, speedup_table, suite_baselines
-    from qlabench.analyze.row_filter import RowFilter
+    from rich.markup import escape
+
+    from qlabench.analyze.kit.labels import GATE_LEGEND
+    from qlabench.analyze.show.row_filter import RowFilter
+    from qlabench.analyze.show import show_rows
     from qlabench.cli.records import fitted
     from qlabench.cli.views import check_lines, print_marks, speedup_markdown, speedup_rich_table
     from qlabench.core.errors import ConfigError
 
     if fmt not in FORMATS:
         raise ConfigError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
-    df, results, _ = rows_or_current(results)
-    notes = evidence_notes(df)
-    if not all_runs:
-        df = newest_per_point(df)
-    df = believed(df)
-    if mode:
-        df = df[df["mode"] == mode]
-        if df.empty:
-            raise ConfigError(f"no rows of mode {mode!r} in these results")
-    base = pick_baseline(df, baseline, suite_baselines(results))
-    df = RowFilter(model=model, tp=tp, heads=heads, seqlen=seqlen, tokens=tokens, gate=gate,
-                   backends=tuple(backend or ()), sm_budget=sm_budget, keep=(base,)).apply(df)
-    if base not in set(df["backend"]):
-        raise ConfigError(f"baseline {base!r} has no rows here (backends: {', '.join(sorted(set(df['backend'])))})")
-    num_rows = read_evidence(numerics, all_runs=True).rows if numerics else None
-    table = speedup_table(df, base, num_rows)
-    if fmt == "csv":
-        table.to_csv(sys.stdout, index=False)
+    where = RowFilter(model=model, tp=tp, heads=heads, seqlen=seqlen, tokens=tokens, gate=gate,
+                      backends=tuple(backend or ()), sm_budget=sm_budget)
+    shown = show_rows(results or (), baseline=baseline, mode=mode, all_runs=all_runs, where=where,
+                      numerics=numerics or ())
+    if fmt == "csv":  # the table alone (its device and runs columns say what each row stands on)
+        shown.table.to_csv(sys.stdout, index=False)
         return
     if fmt == "markdown":
-        print(speedup_markdown(table, base))
-        for line in check_lines(df, num_rows):
+        print(speedup_markdown(shown.table, shown.baseline))
+        for line in check_lines(shown.rows, shown.numerics):
             print(f"\n_{line}_")
+        print()
     else:
-        console.print(fitted(console, speedup_rich_table(table, base), keys=5))
-        print_marks(console, df, num_rows)
+        console.print(fitted(console, speedup_rich_table(shown.table, shown.baseline), keys=5))
+        print_marks(console, shown.rows, shown.numerics)
         console.print(GATE_LEGEND)
-    for line in notes:
+    for line in _provenance(shown):  # wrapped to the terminal in the table format
+        if fmt == "markdown":
+            print(line)
+        else:
+            console.print(escape(line), highlight=False)
+    for line in shown.notes:
         print(line)
     if other_evidence:
         from qlabench.analyze.evidence.newer import newer_evidence
 
-        for line in newer_evidence(df, results).lines:
+        for line in newer_evidence(shown.rows, shown.sources).lines:
             print(line)
-    from qlabench.analyze.layer_gain import layer_lines
+    from qlabench.analyze.layer.gain import layer_lines
 
-    for line in layer_lines(df):  # layer rows: what a faster core is worth in the layer (docs/LAYER.md)
+    for line in layer_lines(shown.rows):  # layer rows: what a faster core is worth in the layer (docs/LAYER.md)
         print(line)
+
+
+def _provenance(shown) -> list[str]:
+    """Where the baseline came from, the GPU models, and per run what its numbers stand on."""
+    return [shown.baseline_note, *filter(None, [shown.device_note]), *shown.runs]

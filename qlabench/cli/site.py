@@ -17,11 +17,10 @@ def site_cmd(
     across library versions and commits, and a page per results folder. Open OUT/index.html."""
     from qlabench.analyze.site import build_site
     from qlabench.cli.options import writable_folder
-    from qlabench.core.backend_facts import view_facts
     from qlabench.core.errors import ConfigError
 
     writable_folder(out)
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out}: is a file; give a folder for the site")
-    site = build_site(results, out, view_facts())  # as advise is told
+    site = build_site(results, out)
     console.print(f"wrote {len(site.pages)} pages and {len(site.figures)} figures; open {site.index}")

@@ -1,5 +1,5 @@
 """Rich renderings of library results: the speedup tables and the sweep summary (kept apart from the
-computations in analyze/report.py). The listings of suites, backends and points are in listings.py."""
+computations in analyze/kit/speedups.py). The listings of suites, backends and points are in listings.py."""
 
 from __future__ import annotations
 
@@ -9,10 +9,16 @@ from rich.markup import escape
 from rich.table import Table
 
 _LABELS = ("mode", "heads", "sequences", "dtype", "gate")
+_NOT_BACKENDS = _LABELS + ("gate_short", "device", "runs")  # the table's other columns (analyze/kit/speedups.py)
 SHORT_DTYPE = {"float64": "fp64", "float32": "fp32", "bfloat16": "bf16", "float16": "fp16"}
 
 def _backends(table: pd.DataFrame) -> list[str]:
-    return [c for c in table.columns if c not in _LABELS + ("gate_short",) and not c.endswith((" x", " noise", " err", " e", " over", " mem"))]
+    return [c for c in table.columns if c not in _NOT_BACKENDS and not c.endswith((" x", " noise", " err", " e", " over", " mem"))]
+
+def _devices(table: pd.DataFrame) -> int:
+    """The GPU models of the table's rows: its device column is shown where there are several."""
+    return table["device"].nunique() if "device" in table.columns else 0
+
 
 def _missing(v) -> bool:
     return v is None or (isinstance(v, float) and pd.isna(v))
@@ -41,7 +47,8 @@ def speedup_rich_table(table: pd.DataFrame, baseline: str | None) -> Table:
         return t
     backends = _backends(table)
     # Folded, never cut with '…': at 80 columns 'qwen3.5-397b' and 'naive-recurrent' stay readable.
-    for c in ("mode", "heads", "sequences", "dtype", "gate"):
+    labels = ["mode", "heads", "sequences", "dtype", "gate"] + (["device"] if _devices(table) > 1 else [])
+    for c in labels:
         t.add_column(c, overflow="fold")
     for b in backends:  # escaped: a distributed column is "flash_qla [cp2 inter]", not markup
         t.add_column(escape(b), justify="right", overflow="fold")
@@ -49,6 +56,7 @@ def speedup_rich_table(table: pd.DataFrame, baseline: str | None) -> Table:
         dtype = str(r["dtype"])
         cells = [str(r["mode"]), str(r["heads"]), str(r["sequences"]), SHORT_DTYPE.get(dtype, dtype),
                  escape(str(r.get("gate_short", r["gate"])))]
+        cells += [escape(str(r["device"]))] if "device" in labels else []
         for b in backends:
             c = _cell(r, b, sep="\n", short=True)
             bad = isinstance(r[b], str) or bool(r.get(f"{b} over"))
@@ -61,17 +69,18 @@ def speedup_markdown(table: pd.DataFrame, baseline: str | None) -> str:
     if table.empty:
         return ""
     backends = _backends(table)
-    head = ["mode", "heads", "sequences", "dtype", "gate"] + backends
+    labels = list(_LABELS) + (["device"] if _devices(table) > 1 else [])
+    head = labels + backends
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
     for _, r in table.iterrows():
-        cells = [str(r[c]) for c in _LABELS] + [_cell(r, b) for b in backends]
+        cells = [str(r[c]) for c in labels] + [_cell(r, b) for b in backends]
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     return f"{speedup_title(baseline)}\n\n" + "\n".join(lines)
 
 def print_marks(console: Console, df: pd.DataFrame, numerics: pd.DataFrame | None = None) -> None:
     """The lines under a speedup table: how many points met their noise target (what ~ and ! mean), and
     how they were checked (what the err marks mean: analyze/evidence/accuracy.py)."""
-    from qlabench.analyze.report import noise_summary
+    from qlabench.analyze.kit.speedups import noise_summary
 
     line = noise_summary(df)
     if line:
@@ -88,7 +97,7 @@ def check_lines(df: pd.DataFrame, numerics: pd.DataFrame | None = None) -> list[
 
 def print_sweep_summary(console: Console, res, baseline: str | None, out) -> None:
     """What `run sweep` prints after a sweep: skipped and unrun points, the speedup table, the row counts."""
-    from qlabench.analyze.report import pick_baseline, speedup_table
+    from qlabench.analyze.kit.speedups import pick_baseline, speedup_table
 
     if res.resumed:
         console.print(f"{res.resumed} points already recorded ok in {out}: skipped")

@@ -16,6 +16,7 @@ Where declarations come from, in their order (`order`, the place of a backend in
 from __future__ import annotations
 
 import sys
+from types import MappingProxyType
 from collections.abc import Mapping
 from dataclasses import replace
 from importlib import metadata
@@ -68,8 +69,21 @@ def plugin_decl(name: str, impl: str, provider: Provider | None) -> BackendDecl:
                        description=f"{impl}: FLA chunk_gated_delta_rule convention, forward", roles=frozenset({"prefill"}), provider=provider)
 
 
+_DECLS_CACHE: dict[tuple, Mapping[str, BackendDecl]] = {}
+
+
 def declarations() -> Mapping[str, BackendDecl]:
-    """Every backend, in view order: built-ins, plugins, names registered at run time, then the layer ones."""
+    """Every backend, in view order: built-ins, plugins, names registered at run time, then the layer ones.
+    Built once per state of what it reads (sys.path for the entry points, the run-time registrations): a view
+    asks it for every row it labels, and building it costs a dataclass copy per backend."""
+    key = (tuple(sys.path), tuple(_RUNTIME.items()))
+    if key not in _DECLS_CACHE:
+        _DECLS_CACHE.clear()
+        _DECLS_CACHE[key] = MappingProxyType(_build_declarations())
+    return _DECLS_CACHE[key]
+
+
+def _build_declarations() -> dict[str, BackendDecl]:
     base: dict[str, BackendDecl] = {d.name: d for d in _builtins()}
     plugins, _ = _entry_points()
     for name, d in {**plugins, **_RUNTIME}.items():

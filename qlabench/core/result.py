@@ -41,12 +41,13 @@ class ResultRow:
     host: str = col("string", "Host name")
     device: str = col("string", "Device name, e.g. 'NVIDIA H200' or the CPU model")
     device_index: int | None = col("int64", "CUDA device index, null on CPU")
-    # Two GPUs of one model (two hosts of one cloud type) differ by several percent: the UUID tells them apart.
-    gpu_uuid: str | None = col("string", "the GPU's UUID ('GPU-...'), null on CPU and in rows before it was recorded")
+    gpu_uuid: str | None = col("string", "The physical GPU's UUID ('GPU-1a2b...'): two cards, or two hosts, of one "
+                                         "model told apart; null on CPU and in rows made before it was recorded")
     env_fingerprint: str | None = col("string", "Hash of the environment fields that affect timings")
     # -- versions ----------------------------------------------------------------------------
     qlabench_version: str | None = col("string", "qlabench version")
-    git_sha: str | None = col("string", "qlabench git commit, '+dirty' if modified")
+    git_sha: str | None = col("string", "qlabench git commit, '+dirty' if modified; 'src:<digest>' of its sources for a "
+                                        "copy that names no commit (measure/env.py: source_digest)")
     python_version: str | None = col("string", "Python version")
     torch_version: str | None = col("string", "torch version")
     triton_version: str | None = col("string", "triton version, if installed")
@@ -248,9 +249,9 @@ def autotune_choice(c) -> dict:
 
 
 # Environment keys (qlabench.measure.env.capture) copied into every row.
-ENV_FIELDS = ("host", "device", "device_index", "gpu_uuid", "env_fingerprint", "qlabench_version", "git_sha", "python_version",
-              "torch_version", "triton_version", "tilelang_version", "fla_version", "flash_qla_version",
-              "flashinfer_version", "cuda_version", "driver_version")
+ENV_FIELDS = ("host", "device", "device_index", "gpu_uuid", "env_fingerprint", "qlabench_version", "git_sha",
+              "python_version", "torch_version", "triton_version", "tilelang_version", "fla_version",
+              "flash_qla_version", "flashinfer_version", "cuda_version", "driver_version")
 
 
 def backend_provenance(backend: str, env: dict) -> dict:

@@ -5,6 +5,7 @@ Versions are read from package metadata, so nothing heavy is imported just to le
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -33,7 +34,21 @@ def dist_version(name: str) -> str | None:
 
 @lru_cache(maxsize=1)
 def git_sha() -> str | None:
-    return git_sha_of(Path(__file__).resolve().parents[2])
+    """The commit of this copy of qlabench (git_sha_of); for a copy that is neither a checkout nor names its
+    commit ($QLABENCH_GIT_SHA), the digest of its sources (source_digest), so two rows made by different code
+    are still told apart."""
+    root = Path(__file__).resolve().parents[2]
+    return git_sha_of(root) or source_digest(root / "qlabench")
+
+
+@functools.lru_cache(maxsize=4)
+def source_digest(package: Path) -> str:
+    """'src:1a2b3c4d5e6f7a8b': a digest of every .py file under `package` (paths and contents, in order). Not a
+    commit: it says which code made a row where no commit was recorded, and equal digests mean equal code."""
+    h = hashlib.sha256()
+    for f in sorted(package.rglob("*.py")):
+        h.update(f.relative_to(package).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
+    return "src:" + h.hexdigest()[:16]
 
 
 def git_sha_of(root: Path) -> str | None:
@@ -160,15 +175,15 @@ def capture(device: str) -> dict:
 
 
 def gpu_uuid(idx: int) -> str | None:
-    """The UUID of CUDA device `idx` as nvidia-smi prints it ('GPU-8c0e...'): two GPUs of one model, or two
-    hosts of one cloud type, differ by several percent (docs/GATING.md), and only this tells their rows apart."""
+    """The UUID of device `idx` of this process as nvidia-smi prints it ('GPU-1a2b3c4d-...'): what tells two
+    cards (or two hosts) of one model apart. None where torch cannot say (an older torch, a ROCm build)."""
     import torch
 
-    raw = getattr(torch.cuda.get_device_properties(idx), "uuid", None)
-    if raw is None:
+    try:
+        raw = str(torch.cuda.get_device_properties(idx).uuid)
+    except (AttributeError, RuntimeError, AssertionError):
         return None
-    text = str(raw)
-    return text if text.startswith("GPU-") else f"GPU-{text}"
+    return raw if raw.startswith("GPU-") else f"GPU-{raw}"
 
 
 def physical_index(idx: int) -> int:

@@ -24,7 +24,7 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-from qlabench.analyze.cold_start import cold_start_markdown
+from qlabench.analyze.cold_start.table import cold_start_markdown
 from qlabench.core.errors import QlabenchError
 from qlabench.core.names import default_name
 from qlabench.core.point import Point

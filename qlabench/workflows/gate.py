@@ -117,6 +117,10 @@ def run_gate(suite: Suite, baseline: Iterable[str | os.PathLike], out_root: str 
     if base.empty:
         raise QlabenchError(f"baseline {', '.join(map(str, baseline))} has no rows for the points of suite "
                             f"{suite.name!r}")
+    others = sorted(set(map(str, base["suite"].dropna())) - {suite.name}) if "suite" in base.columns else []
+    if others and suite.name not in set(base["suite"].dropna()):
+        raise QlabenchError(f"baseline {', '.join(map(str, baseline))} is of suite {', '.join(others)}, not "
+                            f"{suite.name!r}: a baseline of another suite measures its points another way")
     check_baseline_env(base, suite, run, allow_env_mismatch)
     history = list(history)
     paths = [_run(suite, out_root, run, progress)]

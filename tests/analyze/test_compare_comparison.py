@@ -103,3 +103,21 @@ def test_nothing_timed_on_both_sides_is_not_a_pass(make_row):
     assert compare_frames(ok, error).exit_code == 1  # a failure stays a failure
     c = compare_frames(ok, ok)
     assert c.exit_code == 0 and not any("nothing was compared" in n for n in c.notes)
+
+
+def test_a_kernel_that_vanishes_fails_the_gate_by_default(make_row):
+    base = pd.concat([_side(make_row, backend="naive-chunk"), _side(make_row, backend="naive-recurrent")])
+    head = pd.concat([_side(make_row, run_id="h", backend="naive-chunk"),
+                      _side(make_row, run_id="h", backend="naive-recurrent", status="skipped",
+                            reason="backend not available")])
+    c = compare_frames(base, head)
+    assert c.exit_code == 1 and {p.verdict for p in c.failures} == {Verdict.STATUS_CHANGED}
+    gone = compare_frames(base, _side(make_row, run_id="h", backend="naive-chunk"))  # not in head at all
+    assert gone.exit_code == 1 and {p.verdict for p in gone.failures} == {Verdict.MISSING}
+
+
+def test_a_baseline_of_another_suite_is_refused(make_row):
+    base, head = _side(make_row, suite="study"), _side(make_row, run_id="h", suite="smoke")
+    with pytest.raises(StoreError, match="another suite"):
+        compare_frames(base, head)
+    assert compare_frames(base, head, allow_other_suite=True).timed

@@ -6,7 +6,8 @@ import numpy as np
 import pandas as pd
 
 from qlabench.analyze.compare import CompareOptions, Verdict, compare_frames
-from qlabench.analyze.compare.kernels import kernel_change, short_name
+from qlabench.analyze.compare.kernels import kernel_change
+from qlabench.analyze.evidence.kernels import short_name
 from qlabench.analyze.compare.render import markdown, to_json
 
 FILL = "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>>(int, float)"

@@ -68,15 +68,16 @@ def test_verdict_per_kind_of_change(files):
     assert by_len["1x4096"].verdict is Verdict.NEW
     assert by_len["1x2048"].verdict is Verdict.NOT_TIMED
     assert c.exit_code == 1
-    assert {p.failure for p in c.failures} == {Failure.REGRESSION, Failure.STATUS}
-    assert c.worst(1)[0].failure in (Failure.REGRESSION, Failure.STATUS)
+    # a point gone from head fails too: a kernel that vanishes is a failure
+    assert {p.failure for p in c.failures} == {Failure.REGRESSION, Failure.STATUS, Failure.MISSING}
+    assert c.worst(1)[0].failure in (Failure.REGRESSION, Failure.STATUS, Failure.MISSING)
 
 
-def test_same_rows_pass_and_policy_can_add_missing(files):
+def test_a_missing_point_fails_by_default_and_a_policy_can_drop_it(files):
     base = files("base", [row(seqlen=64), row(seqlen=128)])
     head = files("head", [row(seqlen=64)])
-    assert compare_paths([base], [head]).exit_code == 0
-    assert compare_paths([base], [head], fail_on={Failure.MISSING}).exit_code == 1
+    assert compare_paths([base], [head]).exit_code == 1
+    assert compare_paths([base], [head], fail_on={Failure.REGRESSION, Failure.STATUS}).exit_code == 0
 
 
 def test_latest_row_per_point_wins_and_int_columns_pair_across_null_patterns(files, tmp_path):

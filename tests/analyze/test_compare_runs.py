@@ -176,3 +176,14 @@ def test_a_true_five_percent_slowdown_is_found_at_the_default_threshold(make_row
     assert compare_frames(base, head, RUNS).counts["slower"] == 40
     same = side(make_row, rng, medians, sigma_run=0.001, within=0.003, run_id="a")
     assert compare_frames(base, same, RUNS).counts["slower"] == 0  # and the A/A stays clean
+
+
+def test_two_cards_of_one_model_on_hosts_of_one_name_are_two_machines(make_row, rng):
+    """Every row says host = vm; the GPU UUID tells two H200 instances apart (7-8% between them)."""
+    medians = rng.uniform(0.2, 2.0, 30)
+    base = side(make_row, rng, medians, reps=5, sigma_run=0.005, run_id="b", host="vm").assign(gpu_uuid="GPU-aaaa")
+    head = side(make_row, rng, medians, reps=5, sigma_run=0.005, factor=1.08, run_id="h", host="vm").assign(
+        gpu_uuid="GPU-bbbb")
+    c = compare_frames(base, head, RUNS)
+    assert c.counts["slower"] == 0 and c.counts["not gateable"] == 30
+    assert any("another GPU (GPU-aaaa -> GPU-bbbb)" in n for n in c.notes)

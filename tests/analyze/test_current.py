@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from qlabench.analyze.current import keep_current
+from qlabench.analyze.evidence.current import keep_current
 from qlabench.store.catalog import load_catalog
 
 

@@ -8,7 +8,7 @@ import math
 import pandas as pd
 import pytest
 
-from qlabench.analyze.layer_gain import amdahl, amdahl_limit, layer_details, layer_lines, layer_share_table
+from qlabench.analyze.layer.gain import amdahl, amdahl_limit, layer_details, layer_lines, layer_share_table
 from qlabench.core.errors import MeasureError
 
 

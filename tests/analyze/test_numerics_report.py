@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
-from qlabench.analyze import numerics as nm
-from qlabench.analyze.numerics_page import is_numerics, write_numerics
+from qlabench.analyze.numerics import table as nm
+from qlabench.analyze.numerics.page import is_numerics, write_numerics
 from qlabench.cli import app
 from qlabench.store.files import write_rows
 
@@ -108,7 +108,7 @@ def _inside_and_clear(fig) -> list[str]:
 
 def test_error_vs_t_legend_is_inside_the_figure_and_clear_of_the_panels(make_row):
     """The committed error_vs_T_fwd.png cut its legend at both sides and laid it over the x labels."""
-    from qlabench.analyze.numerics_page import error_vs_t_figures
+    from qlabench.analyze.numerics.page import error_vs_t_figures
 
     backends = ("fla", "fla-intracp", "flash_qla", "flash_qla-forcecp", "flash_qla-nocp", "flashinfer", "naive-chunk")
     rs = []

@@ -6,8 +6,9 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from qlabench.analyze.plot import plot_speedups, png_path
-from qlabench.analyze.plot_sm import plot_sm
+from qlabench.analyze.kit.figures import png_path
+from qlabench.analyze.plot.speedups import plot_speedups
+from qlabench.analyze.plot.sm import plot_sm
 
 
 def _rows(make_row, **changes):
@@ -47,7 +48,7 @@ def test_png_names_are_safe_and_bounded(tmp_path):
 
 def _figures(monkeypatch, df, baseline, **kw):
     """The figures `plot_speedups` draws, captured as it closes them (the PNGs are written as well)."""
-    import qlabench.analyze.plot as plot_mod
+    import qlabench.analyze.plot.speedups as plot_mod
 
     drawn = []
     monkeypatch.setattr(plot_mod.plt, "close", lambda fig=None: drawn.append(fig))

@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 
 from qlabench.cli import app
 from qlabench.core.errors import QlabenchError
-from qlabench.analyze.plot_sm import plot_sm, sm_frame
+from qlabench.analyze.plot.sm import plot_sm, sm_frame
 from qlabench.store.files import write_rows
 
 

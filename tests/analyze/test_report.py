@@ -6,8 +6,8 @@ import pandas as pd
 import pytest
 
 from qlabench.core.errors import QlabenchError
-from qlabench.analyze.plot import plot_speedups, speedup_frame
-from qlabench.analyze.report import pick_baseline, speedup_table, status_counts
+from qlabench.analyze.plot.speedups import plot_speedups, speedup_frame
+from qlabench.analyze.kit.speedups import pick_baseline, speedup_table, status_counts
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -140,7 +140,7 @@ def test_plot_rejects_bad_options(results, tmp_path):
 def test_speedup_table_marks_noisy_and_short_points(make_row):
     import pandas as pd
 
-    from qlabench.analyze.report import FEW, NOISY, noise_summary, speedup_table
+    from qlabench.analyze.kit.speedups import FEW, NOISY, noise_summary, speedup_table
     from qlabench.cli.views import speedup_markdown
 
     df = pd.DataFrame([r.as_dict() for r in [
@@ -161,7 +161,7 @@ def test_speedup_table_marks_noisy_and_short_points(make_row):
 
 
 def test_an_older_file_finds_its_suite_baseline_by_the_suite_name(tmp_path, make_row):
-    from qlabench.analyze.report import pick_baseline, suite_baselines
+    from qlabench.analyze.kit.speedups import pick_baseline, suite_baselines
     from qlabench.store.files import write_rows
 
     rows = [make_row(backend="naive-recurrent", median_ms=2.0), make_row(backend="naive-chunk", median_ms=1.0)]
@@ -178,7 +178,7 @@ def test_plot_panels_share_a_y_scale_and_keep_models_apart(tmp_path, make_row, m
     import matplotlib.figure
     import pandas as pd
 
-    from qlabench.analyze.plot import plot_speedups
+    from qlabench.analyze.plot.speedups import plot_speedups
 
     figs = []
     monkeypatch.setattr(matplotlib.figure.Figure, "savefig", lambda fig, path, **k: figs.append(fig))

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from qlabench.analyze.report import memory_label, sequences_label, speedup_table
+from qlabench.analyze.kit.labels import memory_label, sequences_label
+from qlabench.analyze.kit.speedups import speedup_table
 
 
 def test_a_budget_row_is_its_own_line_and_says_its_budget(make_row):

@@ -14,7 +14,7 @@ from qlabench.analyze.site.build import build_site, page_points
 from qlabench.analyze.site.folders import read_catalog
 from qlabench.analyze.site.history import histories
 from qlabench.analyze.site.rankings import rankings
-from qlabench.analyze.site.source import folder_of, read_evidence
+from qlabench.analyze.site.source import folder_of, read_site_rows
 from qlabench.core.errors import ConfigError
 from qlabench.store.files import write_rows
 
@@ -74,7 +74,7 @@ def test_history_follows_a_point_across_versions_and_keeps_timers_and_test_backe
         "x/synthetic.parquet": [make_row(run_id="syn", backend="synthetic", median_ms=9.0, **point),
                                 make_row(run_id="syn", backend="naive-chunk", median_ms=9.0, **point)],
     })
-    ev = read_evidence(root)
+    ev = read_site_rows(root)
     hs = histories(ev.history())
     assert {(h.backend, h.timer) for h in hs} == {("fla", "graph"), ("fla", "events")}
     graph = next(h for h in hs if h.timer == "graph")
@@ -84,14 +84,14 @@ def test_history_follows_a_point_across_versions_and_keeps_timers_and_test_backe
     assert not next(h for h in hs if h.timer == "events").changed
 
 
-def test_read_evidence_refuses_a_missing_folder(tmp_path):
+def test_read_site_rows_refuses_a_missing_folder(tmp_path):
     with pytest.raises(ConfigError, match="not a folder"):
-        read_evidence(tmp_path / "nope")
+        read_site_rows(tmp_path / "nope")
 
 
 @pytest.fixture(scope="module")
 def study_rankings():
-    return rankings(read_evidence(REPO / "results").current())
+    return rankings(read_site_rows(REPO / "results").current())
 
 
 def test_site_ranking_is_advises_answer_for_397b_tp8(study_rankings):
@@ -120,11 +120,11 @@ def test_site_builds_pages_figures_and_a_history_per_ranking(tmp_path, make_row)
     names = {p.name for p in site.pages}
     assert {"index.html", "rank-qwen3.5-397b-tp8-prefill.html", "folder-h200-study.html"} <= names
     page = (tmp_path / "site" / "rank-qwen3.5-397b-tp8-prefill.html").read_text()
-    assert 'data-case="4096"' in page and "use flash_qla" in page
+    assert 'data-case="4096"' in page and "provisional among those measured: flash_qla" in page
     assert "0.5.1 @ " in page and "img/history-qwen3.5-397b-tp8-prefill.png" in page  # fla moved with its version
     assert all(p.stat().st_size > 0 for p in site.figures)
-    ranked = rankings(read_evidence(root).current())
-    assert [h.backend for h in page_points(ranked[0], [h for h in histories(read_evidence(root).history())
+    ranked = rankings(read_site_rows(root).current())
+    assert [h.backend for h in page_points(ranked[0], [h for h in histories(read_site_rows(root).history())
                                                        if h.changed])] == ["fla"]
 
 
@@ -169,7 +169,7 @@ def test_with_a_catalog_toml_the_current_rows_are_its_current_kernel_timings(tmp
         "gate/x.parquet": [make_row(run_id="g", backend="fla", fla_version="0.6.0")],
     })
     (root / "catalog.toml").write_text(CATALOG)
-    ev = read_evidence(root)
+    ev = read_site_rows(root)
     assert [(f.name, f.status) for f in ev.folders] == [("study", "current"), ("study/old.parquet", "history"),
                                                          ("gate", "current")]
     cur = ev.current()
@@ -203,3 +203,22 @@ def test_the_serving_page_shows_the_winner_per_group_from_the_serving_folder(tmp
     assert expected.startswith("1-16: fla-recurrent [kv]") and expected.replace("; ", "<br>") in page
     assert 'href="serving.html"' in (site.out / "index.html").read_text()
     assert any(p.name.startswith("serving_time_") for p in site.figures)
+
+
+def test_a_tie_and_a_provisional_answer_are_never_counted_as_wins():
+    from qlabench.analyze.advise.answer import CaseAnswer
+    from qlabench.analyze.advise.question import Case
+    from qlabench.analyze.advise.ranking import Entry
+    from qlabench.analyze.site.pages import winners
+    from qlabench.analyze.site.rankings import Ranking
+
+    def entry(b, ms, noise=0.001):
+        return Entry(b, b, None, "ok", time_ms=ms, rel_noise=noise)
+
+    won = CaseAnswer(Case((4096,)), [entry("flashinfer", 0.10), entry("flash_qla", 0.12)], [], [])
+    tie = CaseAnswer(Case((8192,)), [entry("flashinfer", 0.100, 0.01), entry("flashinfer-forcecp", 0.1005, 0.01)], [], [])
+    prov = CaseAnswer(Case((16384,)), [entry("flash_qla", 0.1)], [], ["flashinfer"])
+    q = make_question("qwen3.5-397b", 8, "prefill", "4096")
+    text = winners(Ranking("qwen3.5-397b", 8, "prefill", q, [won, tie, prov]))
+    assert text.startswith("fastest: flashinfer in 1 (of 3 cases)")
+    assert "tied in 1" in text and "provisional in 1" in text and "forcecp" not in text and "flash_qla" not in text

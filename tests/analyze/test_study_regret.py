@@ -112,7 +112,7 @@ def test_both_libraries_are_one_table_and_the_page_shows_a_section_each(tmp_path
 def test_the_docs_block_lists_one_librarys_points_above_a_floor_with_their_runs():
     from qlabench.analyze.blocks.context import BlockContext
     from qlabench.analyze.blocks.study import auto_cp_regret_block
-    from qlabench.analyze.current import CurrentEvidence
+    from qlabench.analyze.evidence.current import CurrentEvidence
     from qlabench.core.errors import ConfigError
 
     pairs = [fi("flashinfer", (1024,) * 8, 0.124, run=CURRENT), fi("flashinfer-nocp", (1024,) * 8, 0.052, run=CURRENT),

@@ -41,7 +41,7 @@ def test_dry_run_labels_are_never_cut_at_80_columns():
 def test_speedup_table_folds_rather_than_cuts(make_row):
     import pandas as pd
 
-    from qlabench.analyze.report import speedup_table
+    from qlabench.analyze.kit.speedups import speedup_table
     from qlabench.cli.views import speedup_rich_table
 
     df = pd.DataFrame([make_row(backend=b, model="qwen3.5-397b", tp=8, h_qk=2, h_v=8, median_ms=ms).as_dict()

@@ -26,7 +26,7 @@ def test_the_axes_are_the_points_fields_and_the_rows_key_columns():
 def test_point_and_stored_row_get_the_same_labels(make_row):
     import pandas as pd
 
-    from qlabench.analyze.report import backend_label, gate_label_of, heads_label, layout_label
+    from qlabench.analyze.kit.labels import backend_label, gate_label_of, heads_label, layout_label
 
     p = Point(backend="flash_qla", mode="fwd", layout="varlen", batch=1, seqlens=(4096, 8192), h_qk=8, h_v=32,
               model="qwen3.5-27b", tp=2, gate_scale=64.0, cp_world_size=2, cp_mode="inter")

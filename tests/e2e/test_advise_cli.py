@@ -37,7 +37,7 @@ def test_the_readme_question_from_committed_evidence_matches_show(monkeypatch):
     assert ans["from_catalog"] and [c["case"] for c in ans["cases"]] == ["32768", "4x8192"]
     for case in ans["cases"]:
         best = case["entries"][0]
-        assert best["status"] == "ok" and best["backend"] == case["recommended"] and len(best["runs"]) == 1
+        assert best["status"] == "ok" and best["backend"] == (case["recommended"] or case["provisional"]) and len(best["runs"]) == 1
         # advise's time is the one `show` prints for the run it names
         shown = cli("show", _run_file(best["runs"][0]), "--model", "qwen3.5-397b", "--tp", "8", "--gate", "fq",
                     "--format", "csv", "--mode", "fwd")
@@ -68,7 +68,7 @@ def test_397b_tp8_ranks_flashinfer_beside_flashqla_from_the_current_evidence(mon
     c = cases["8x1024"]
     t = {e["backend"]: e["time_ms"] for e in c["entries"] if e["status"] == "ok"}
     if t["flashinfer"] > t["flashinfer-nocp"] * 1.02:
-        auto = [n for n in c["caveats"] if n.startswith("auto CP: FlashInfer")]
+        auto = [n for n in c["caveats"] if n.startswith("auto CP: flashinfer")]
         assert auto and f"{t['flashinfer'] / t['flashinfer-nocp']:.2f}x slower than flashinfer-nocp" in auto[0]
     # a hole in the evidence is named, with the suite that fills it
     assert "flashinfer" in cases["4x8192"]["missing"] or "flashinfer" in {e["backend"] for e in cases["4x8192"]["entries"]}
@@ -87,7 +87,7 @@ def test_a_question_without_rows_gets_its_missing_points_and_a_suite(monkeypatch
     out = tmp_path / "advise.toml"
     r = cli("advise", "--model", "qwen3.5-27b", "--tp", "2", "--seqlens", "12345", "--suite-out", out)
     assert r.exit_code == 0, r.output
-    assert "no backend has a correct time here" in r.output and "missing: flash_qla" in r.output
+    assert "no winner: flash_qla" in r.output and "nothing here has a correct time" in " ".join(r.output.split())
     suite = load_suite(str(out))
     assert {p.backend for p in suite.points} == {b for b in CANDIDATES["prefill"] if b in REGISTRY}
     assert {(p.h_qk, p.h_v, p.seqlens) for p in suite.points} == {(8, 24, (12345,))}

@@ -8,6 +8,7 @@ import io
 import json
 
 import pandas as pd
+import pytest
 from plugin_fixture import dist_info, on_path
 from typer.testing import CliRunner
 
@@ -50,6 +51,16 @@ min_samples = 3
 max_samples = 3
 max_time_s = 0.5
 """
+
+
+@pytest.fixture(autouse=True)
+def _forget_the_dummy():
+    """The dummy's declaration, registered in this process when its plugin resolves, leaves with the test: the
+    candidates, the view order and the calls of every later test are the built-ins' again."""
+    yield
+    from qlabench.core.backend_decl import unregister
+
+    unregister("dummy-gdn")
 
 
 def cli(*args):
@@ -107,9 +118,7 @@ def test_the_site_and_the_docs_block_rank_a_backend_declared_by_a_test_alone(tmp
     # the docs' advise block, on the same catalog's current evidence
     from qlabench.analyze.blocks.advice import advise_block
     from qlabench.analyze.blocks.context import BlockContext
-    from qlabench.core.backend_facts import view_facts
     from qlabench.store.catalog import load_catalog
 
-    block = advise_block(BlockContext(load_catalog(results.parent), **view_facts()), "qwen3.5-0.8b", "8", "64",
-                         current="naive-chunk")
+    block = advise_block(BlockContext(load_catalog(results.parent)), "qwen3.5-0.8b", "8", "64", current="naive-chunk")
     assert "dummy-gdn" in block, block

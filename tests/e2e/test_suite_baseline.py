@@ -24,7 +24,7 @@ def tiny_results(tmp_path_factory, data_dir=None):
 
 
 def test_files_record_the_suite_baseline_and_show_uses_it(tiny_results):
-    from qlabench.analyze.report import suite_baselines
+    from qlabench.analyze.kit.speedups import suite_baselines
 
     assert suite_baselines([tiny_results]) == ["naive-recurrent"]
     r = CliRunner().invoke(app, ["show", str(tiny_results), "--format", "csv"])

@@ -59,3 +59,18 @@ def test_rows_record_flashinfers_version_and_old_fingerprints_stay():
     assert envmod.fingerprint(without) == envmod.fingerprint({k: v for k, v in without.items()
                                                               if k != "flashinfer_version"})
     assert envmod.fingerprint(dict(e, flashinfer_version="0.6.13")) != envmod.fingerprint(without)
+
+
+def test_a_copy_that_names_no_commit_records_the_digest_of_its_sources(tmp_path):
+    """A row made by a copy that is no checkout and names no commit still says which code made it."""
+    from qlabench.measure.env import source_digest
+
+    pkg = tmp_path / "qlabench"
+    pkg.mkdir()
+    (pkg / "a.py").write_text("x = 1\n")
+    first = source_digest(pkg)
+    assert first.startswith("src:") and len(first) == 20
+    other = tmp_path / "other" / "qlabench"
+    other.mkdir(parents=True)
+    (other / "a.py").write_text("x = 2\n")
+    assert source_digest(other) != first

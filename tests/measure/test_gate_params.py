@@ -244,8 +244,9 @@ def test_defaults_are_the_published_ones():
 
 def test_reports_and_plots_tell_gate_parameters_apart(make_row, tmp_path):
     from qlabench.analyze.compare.comparison import point_label
-    from qlabench.analyze.plot import plot_speedups
-    from qlabench.analyze.report import gate_label_of, speedup_table
+    from qlabench.analyze.plot.speedups import plot_speedups
+    from qlabench.analyze.kit.labels import gate_label_of
+    from qlabench.analyze.kit.speedups import speedup_table
 
     rows = [make_row(backend=b, median_ms=ms, gate_zero_frac=z) for b, ms, z in
             (("fla", 2.0, None), ("naive-chunk", 1.0, None), ("fla", 2.0, 0.5), ("naive-chunk", 4.0, 0.5))]

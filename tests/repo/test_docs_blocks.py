@@ -9,7 +9,6 @@ import pytest
 
 from qlabench.analyze.blocks import BlockContext, check_files, find_blocks
 from qlabench.analyze.blocks.files import doc_files
-from qlabench.core.backend_facts import view_facts
 from qlabench.store.catalog import load_catalog
 
 REPO = next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").is_file())
@@ -28,6 +27,6 @@ def test_the_headline_pages_hold_their_generated_blocks(page, blocks):
 
 
 def test_every_committed_block_is_what_the_current_evidence_gives():
-    ctx = BlockContext(load_catalog(REPO / "results"), **view_facts())
+    ctx = BlockContext(load_catalog(REPO / "results"))
     stale = check_files(doc_files(REPO), ctx)
     assert not stale, "; ".join(s.text for s in stale) + " (run `qlabench docs render`)"

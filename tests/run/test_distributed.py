@@ -80,7 +80,7 @@ def test_summary_shows_a_distributed_column_by_its_cp_label(make_row):
     import pandas as pd
     from rich.console import Console
 
-    from qlabench.analyze.report import speedup_table
+    from qlabench.analyze.kit.speedups import speedup_table
     from qlabench.cli.views import speedup_rich_table
 
     rows = [make_row(backend="fla", median_ms=2.0), make_row(backend="fla", cp_world_size=2, cp_mode="fla-cp",
@@ -464,3 +464,25 @@ def test_the_launcher_notes_the_timer_on_the_rows_it_receives(make_row):
     launcher._handle(la, {"event": "row", "index": 0, "row": _rank0_row(make_row)}, sink, set())
     (row,) = sink.rows
     assert json.loads(row.extra_json)["timer_requested"] == "graph"
+
+
+def test_the_lead_in_fills_the_regimes_time_with_whole_iterations():
+    from qlabench.run.distributed.timing import lead_in_calls
+
+    assert lead_in_calls(0.0, 2.0) == 0  # a burst: sampling starts after the warm-up
+    assert lead_in_calls(200.0, 3.0) == 67 and lead_in_calls(200.0, 500.0) == 1
+
+
+def test_cpu_distributed_rows_record_the_runs_timing_regime_and_resume_finds_them(tmp_path):
+    """The ranks take the run's timer plan as run_point does: its regime is on the rows, so a sustained run
+    resumed finds them instead of measuring them again."""
+    from qlabench import read_results
+    from qlabench.run.sweep import run_sweep
+
+    s = _one_point_suite()
+    s = dataclasses.replace(s, timing=dataclasses.replace(s.timing, regime="sustained", sustained_ms=5.0))
+    res = run_sweep(s, tmp_path)
+    df = read_results([res.path])
+    assert set(df["status"]) == {"ok"} and set(df["timing_regime"]) == {"sustained"}
+    again = run_sweep(s, tmp_path, RunOptions(resume=True))
+    assert again.resumed == len(df) and again.rows == []

@@ -48,7 +48,7 @@ def test_without_the_option_nothing_is_measured(monkeypatch):
 
 
 def test_the_row_keeps_its_sensitivity_through_the_store_and_show_marks_it(monkeypatch, tmp_path):
-    from qlabench.analyze.report import CALLS, noise_summary, speedup_table
+    from qlabench.analyze.kit.speedups import CALLS, noise_summary, speedup_table
     from qlabench.store.files import read_results, write_rows
 
     sens = _row(monkeypatch, sensitivity=True, cold_ms=3.0)

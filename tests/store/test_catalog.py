@@ -123,7 +123,7 @@ def test_an_entry_that_links_out_of_the_results_folder_is_refused(tmp_path):
 
 
 def test_a_file_linked_in_from_outside_is_no_evidence_of_the_folder(tmp_path, make_row):
-    from qlabench.analyze.current import current_evidence
+    from qlabench.analyze.evidence.current import current_evidence
     from qlabench.core.errors import StoreError
     from qlabench.store.files import write_rows
 

@@ -172,6 +172,6 @@ def test_latest_per_point_keeps_the_newest_row(tmp_path, make_row):
 
 def test_data_model_does_not_import_torch():
     code = ("import sys, qlabench.core.point, qlabench.core.result, qlabench.store.schema, qlabench.core.spec, qlabench.store.files, "
-            "qlabench.core.models, qlabench.analyze.report, qlabench.analyze.plot; print('torch' in sys.modules)")
+            "qlabench.core.models, qlabench.analyze.kit.speedups, qlabench.analyze.plot.speedups; print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from qlabench.analyze.cold_start import cold_start_frame, cold_start_markdown, read_records
+from qlabench.analyze.cold_start.table import cold_start_frame, cold_start_markdown, read_records
 from qlabench.cli import app
 from qlabench.core.errors import QlabenchError, SweepInterrupted
 from qlabench.core.spec import parse_suite

@@ -267,3 +267,16 @@ def test_a_gate_fails_a_head_row_the_evidence_layer_does_not_believe(suite, tmp_
     assert {p.head_status for p in res.comparison.pairs} == {"incorrect" if column == "err_o" else "error"}
     assert all(p.change is None and ("not believed" in p.reason or "tolerance" in p.reason)
                for p in res.comparison.pairs)
+
+
+def test_gate_refuses_a_baseline_of_another_suite_before_running(suite, tmp_path):
+    import dataclasses
+
+    from qlabench.core.errors import QlabenchError
+    from qlabench.store.files import write_rows
+
+    good = run_sweep(suite, tmp_path / "good", RunOptions(executor=InProcess()))
+    other = write_rows(tmp_path / "other.parquet", [dataclasses.replace(r, suite="other-suite") for r in good.rows])
+    with pytest.raises(QlabenchError, match="of suite other-suite"):
+        run_gate(suite, [other], tmp_path / "head", replicates=2)
+    assert not (tmp_path / "head").exists()  # refused before anything ran

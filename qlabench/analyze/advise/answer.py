@@ -10,7 +10,7 @@ a case without rows says so.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,17 +18,18 @@ import pandas as pd
 
 from qlabench.analyze.advise import caveats as cv
 from qlabench.analyze.advise.auto_choice import auto_choice_caveats
-from qlabench.analyze.advise.calls import attach_calls, known_candidates
+from qlabench.analyze.advise.calls import attach_calls
 from qlabench.analyze.advise.checked import attach_checks, check_caveats
 from qlabench.analyze.advise.engines import engines_for
 from qlabench.analyze.advise.first_call import attach_first_calls, load_cold_start
 from qlabench.analyze.advise.tuning import tuning_caveats
 from qlabench.analyze.advise.question import WORKLOAD_MODES, Case, Question
 from qlabench.analyze.advise.ranking import Entry, rank
-from qlabench.analyze.advise.rows import at_gate, newest_run, newest_version, problem_rows
+from qlabench.analyze.advise.rows import at_gate, case_problems, newest_run, newest_version
 from qlabench.analyze.advise.suite import missing_suite
-from qlabench.analyze.current import rows_or_current
-from qlabench.analyze.evidence import believed, evidence_notes
+from qlabench.analyze.evidence.current import rows_or_current
+from qlabench.analyze.kit.ties import is_tie
+from qlabench.analyze.evidence import believed, devices_of, evidence_notes
 from qlabench.analyze.evidence.regimes import prefer_recommended, regime_note, regime_series
 from qlabench.core.backend_decl import candidates, is_testing
 
@@ -46,23 +47,59 @@ class CaseAnswer:
     case: Case
     entries: list[Entry]
     caveats: list[str]
-    missing: list[str]  # candidate backends with no row at the user's gate
+    missing: list[str]  # candidate backends that run here (their declared roles) with no row at the user's gate
+    device: str | None = None  # the GPU model every ranked row ran on (None: no row)
+    problem: str = ""  # what sets this problem apart from others the rows hold ('beta_regime=high'), else ''
     engines: list[str] = field(default_factory=list)  # how vLLM and SGLang get the winner (engines.py)
 
     @property
-    def best(self) -> Entry | None:
+    def fastest(self) -> Entry | None:
+        """The fastest correct time measured here, whatever is missing."""
         return next((e for e in self.entries if e.ok), None)
+
+    @property
+    def best(self) -> Entry | None:
+        """The recommendation: the fastest, only where every candidate that runs here was measured."""
+        return None if self.missing else self.fastest
+
+    @property
+    def provisional(self) -> Entry | None:
+        """The fastest measured where a candidate has no row: a winner only among what was measured."""
+        return self.fastest if self.missing else None
+
+    @property
+    def tied(self) -> bool:
+        """Whether the two fastest times are within their measured noise (kit.ties): neither has won."""
+        timed = [e for e in self.entries if e.ok]
+        return len(timed) > 1 and is_tie(timed[0].time_ms, timed[1].time_ms, timed[0].rel_noise, timed[1].rel_noise)
+
+    @property
+    def title(self) -> str:
+        """'32768 on NVIDIA H200' (', beta_regime=high' where the rows hold several problems)."""
+        return (f"{self.case.label} on {self.device or 'no device (no rows)'}"
+                + (f", {self.problem}" if self.problem else ""))
+
+    def as_dict(self) -> dict:
+        best, prov = self.best, self.provisional
+        return {"case": self.case.label, "tokens": self.case.total_tokens, "device": self.device,
+                "problem": self.problem or None,
+                "recommended": best.backend if best else None,
+                "provisional": prov.backend if prov else None,
+                "unmeasured": self.missing,
+                "entries": [e.as_dict() for e in self.entries], "caveats": self.caveats, "missing": self.missing,
+                "engines": self.engines}
 
 
 @dataclass
 class Answer:
     question: Question
     sources: list[str]
-    cases: list[CaseAnswer] = field(default_factory=list)
+    cases: list[CaseAnswer] = field(default_factory=list)  # one per case, GPU model and problem the rows hold
     suite_toml: str | None = None  # measures every missing (backend, case); None when nothing is missing
     from_catalog: bool = False  # read from the current evidence results/catalog.toml names (no results given)
     notes: list[str] = field(default_factory=list)  # what the evidence layer says about the files read
     first_call_sources: list[str] = field(default_factory=list)  # the cold-start folders behind `first_call`
+    devices: list[str] = field(default_factory=list)  # the GPU models of the rows read, most rows first
 
     @property
     def complete(self) -> bool:
@@ -76,44 +113,61 @@ class Answer:
                          "current": q.current, "dtype": q.dtype, "cases": [c.label for c in q.cases],
                          "sm_budget": q.sm_budget},
             "sources": self.sources,
+            "devices": self.devices,
             "from_catalog": self.from_catalog,
             "notes": self.notes,
             "first_call_sources": self.first_call_sources,
-            "cases": [{"case": c.case.label, "tokens": c.case.total_tokens,
-                       "recommended": c.best.backend if c.best else None,
-                       "entries": [e.as_dict() for e in c.entries], "caveats": c.caveats, "missing": c.missing,
-                       "engines": c.engines}
-                      for c in self.cases],
+            "cases": [c.as_dict() for c in self.cases],
             "complete": self.complete,
             "suite_toml": self.suite_toml,
         }
 
 
-def answer_case(df: pd.DataFrame, q: Question, case: Case, calls: Mapping[str, str] | None = None,
-                autotuning: frozenset[str] = frozenset(), size_dependent: frozenset[str] | None = None) -> CaseAnswer:
-    """One case's answer from `df`; `calls`: the registered backends' library calls (calls.py), when known;
-    `autotuning`: the backends whose library autotunes (tuning.py); `size_dependent`: those whose code path
-    depends on the problem's size (checked.py; None: unknown, every reduced-only check is marked)."""
+def answer_cases(df: pd.DataFrame, q: Question, case: Case) -> list[CaseAnswer]:
+    """The case's answers from `df`: one per GPU model and problem its rows hold (evidence.split_problems),
+    the largest first; one answer with no entries where no row answers the case. Rows of two GPU models, or
+    of two problems (another beta regime, another initial state), are never ranked together. What each
+    backend is (its candidacy, call, autotuning, size-dependent path) comes from its declaration
+    (core/backend_decl.py)."""
     modes = WORKLOAD_MODES[q.workload]
-    problem = problem_rows(df, q, case, modes + ("fwd_bwd",) if len(modes) > 1 else modes)
+    found = case_problems(df, q, case, modes + ("fwd_bwd",) if len(modes) > 1 else modes)
+    if not found:
+        return [_answer(df.iloc[0:0].assign(_zero=[], _scale=[]), q, case, None, "")]
+    out = [_answer(p.rows, q, case, p.device, p.label) for p in found]
+    for a in out:  # each answer says what else the rows hold, answered apart
+        apart = [o.title for o in out if o is not a]
+        if apart:
+            a.caveats.insert(0, f"apart: these rows also answer this case {'; '.join(apart)}: answered "
+                             "separately, never ranked together (another GPU model or another problem)")
+    return out
+
+
+def answer_case(df: pd.DataFrame, q: Question, case: Case) -> CaseAnswer:
+    """The case's first answer (its largest problem on one GPU model; answer_cases has every one)."""
+    return answer_cases(df, q, case)[0]
+
+
+def _answer(problem: pd.DataFrame, q: Question, case: Case, device: str | None, label: str) -> CaseAnswer:
+    modes = WORKLOAD_MODES[q.workload]
     testing = problem["backend"].map(is_testing).astype(bool)  # rows that time the harness are never ranked
     left_out = sorted(set(problem.loc[testing, "backend"]))
     problem = problem[~testing]
     mine_rows = at_gate(problem, q.gate)
     # the recommended timing regime's rows, where a backend has them, however new its other rows are
     ranked = newest_run(newest_version(prefer_recommended(mine_rows, ["backend", "mode"])))
-    entries = attach_checks(attach_calls(rank(ranked, modes, q.current), calls), ranked, size_dependent)
+    entries = attach_checks(attach_calls(rank(ranked, modes, q.current)), ranked)
     regimes = _attach_regimes(entries, ranked)
     present = {e.backend for e in entries}
-    missing = [b for b in known_candidates(candidates(q.workload), calls) if b not in present]
-    notes = (cv.current_caveats(entries, q.current) + cv.tie_caveats(entries) + auto_choice_caveats(entries)
+    missing = [b for b in candidates(q.workload) if b not in present]
+    notes = (cv.missing_caveats(entries, missing) + cv.current_caveats(entries, q.current) + cv.tie_caveats(entries)
+             + auto_choice_caveats(entries)
              + cv.gate_caveats(problem, q, modes, entries) + cv.version_caveats(mine_rows, modes, q, entries)
              + cv.mixing_caveats(entries) + check_caveats(entries)
-             + tuning_caveats(entries, ranked, q.current, autotuning)
+             + tuning_caveats(entries, ranked, q.current)
              + [n for n in [regime_note(regimes)] if n]
              + ([f"{', '.join(left_out)}: test-only backend(s), their rows time qlabench itself: never ranked"]
                 if left_out else []))
-    return CaseAnswer(case, entries, notes, missing, engines_for(entries, q.workload))
+    return CaseAnswer(case, entries, notes, missing, device, label, engines_for(entries, q.workload))
 
 
 def _attach_regimes(entries: list[Entry], ranked: pd.DataFrame) -> dict[str, set[str]]:
@@ -131,18 +185,19 @@ def _attach_regimes(entries: list[Entry], ranked: pd.DataFrame) -> dict[str, set
     return out
 
 
-def advise(q: Question, results: Iterable[str | os.PathLike] = (), calls: Mapping[str, str] | None = None,
-           autotuning: frozenset[str] = frozenset(), size_dependent: frozenset[str] | None = None,
+def advise(q: Question, results: Iterable[str | os.PathLike] = (),
            cold_start: Iterable[str | os.PathLike] | None = None) -> Answer:
     """Answer `q` from `results` (files or folders), or from the current evidence of results/catalog.toml
-    when none are given; `calls`: {backend: its library call} (the backends' `call_signature`); `cold_start`:
-    the `qlabench cold-start` folders behind each entry's first-call cost (None: the catalog's current ones)."""
+    when none are given; `cold_start`: the `qlabench cold-start` folders behind each entry's first-call cost (None: the catalog's current ones)."""
     df, paths, from_catalog = rows_or_current(results)  # every run: the ranking picks versions and runs itself
     notes = evidence_notes(df)
     df = believed(df)
     ans = Answer(q, [_shown(p) for p in paths] if from_catalog else [str(p) for p in paths], from_catalog=from_catalog,
-                 notes=notes)
-    ans.cases = [answer_case(df, q, c, calls, autotuning, size_dependent) for c in q.cases]
+                 notes=notes, devices=devices_of(df))
+    if len(ans.devices) > 1:
+        ans.notes.append(f"devices: these rows hold {len(ans.devices)} GPU models ({', '.join(ans.devices)}): each case "
+                         "is answered per model, never ranked across them")
+    ans.cases = [a for c in q.cases for a in answer_cases(df, q, c)]
     if note := budget_note(df, q):
         ans.notes.append(note)
     cold = load_cold_start(cold_start)
@@ -150,7 +205,10 @@ def advise(q: Question, results: Iterable[str | os.PathLike] = (), calls: Mappin
         attach_first_calls(c.entries, cold, WORKLOAD_MODES[q.workload])
     ans.first_call_sources = list(cold.sources)
     if not ans.complete:
-        ans.suite_toml = missing_suite(q, {c.case: c.missing for c in ans.cases if c.missing})
+        missing: dict[Case, list[str]] = {}
+        for c in ans.cases:  # a case answered on two GPU models misses the union of their rows
+            missing[c.case] = list(dict.fromkeys(missing.get(c.case, []) + c.missing))
+        ans.suite_toml = missing_suite(q, {c: m for c, m in missing.items() if m})
     return ans
 
 

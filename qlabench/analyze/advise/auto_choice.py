@@ -10,12 +10,12 @@ whose auto and pinned variants are not both timed gets no caveat.
 from __future__ import annotations
 
 from qlabench.analyze.advise.ranking import Entry
+from qlabench.analyze.kit.backends import library_name
+from qlabench.analyze.kit.ties import tie_noise
 from qlabench.core.backend_decl import AUTO_CHOICES
 
-TIE_FLOOR = 0.02  # as caveats.py: two times closer than this (or than their noise) are not told apart
-# Which libraries decide their own CP and which backends pin it: core's AUTO_CHOICES (the study's regret reads
-# them too); here only the names the caveat gives them.
-LIBRARY = {"flash_qla": "FlashQLA", "flashinfer": "FlashInfer"}
+# Which libraries decide their own CP and which backends pin it: the declarations' AUTO_CHOICES (the study's
+# regret reads them too), named by their library (analyze/kit/backends.py).
 
 
 def auto_slowdowns(entries: list[Entry]) -> list[tuple[Entry, Entry, float]]:
@@ -31,10 +31,14 @@ def auto_slowdowns(entries: list[Entry]) -> list[tuple[Entry, Entry, float]]:
             pinned = timed.get(pinned_name)
             if pinned is None:
                 continue
-            noise = max(TIE_FLOOR, auto.rel_noise or 0, pinned.rel_noise or 0)
-            if auto.time_ms > pinned.time_ms * (1 + noise):
+            if auto.time_ms > pinned.time_ms * (1 + tie_noise(auto.rel_noise, pinned.rel_noise)):
                 out.append((auto, pinned, auto.time_ms / pinned.time_ms))
     return sorted(out, key=lambda t: -t[2])
+
+
+def _times(ratio: float) -> str:
+    """'2.41x'; '1.005x' where two decimals would read as no difference at all."""
+    return f"{ratio:.2f}x" if round(ratio, 2) != 1.0 else f"{ratio:.3f}x"
 
 
 def auto_choice_caveats(entries: list[Entry]) -> list[str]:
@@ -44,7 +48,7 @@ def auto_choice_caveats(entries: list[Entry]) -> list[str]:
         runs = "one run" if set(auto.runs) == set(pinned.runs) else f"runs {', '.join(auto.runs)} and {', '.join(pinned.runs)}"
         # The recommended entry's call is printed with the answer; another pinned variant's is given here.
         call = f": call {pinned.call}" if pinned.call and pinned is not best else f" ({pinned.backend})"
-        out.append(f"auto CP: {LIBRARY.get(auto.backend, auto.backend)}'s own CP decision ({auto.backend}, {auto.time_ms:.3f} ms) is "
-                   f"{ratio:.2f}x slower than {pinned.backend} ({pinned.time_ms:.3f} ms) here ({runs}); choose the "
+        out.append(f"auto CP: {library_name(auto.backend)}'s own CP decision ({auto.backend}, {auto.time_ms:.3f} ms) is "
+                   f"{_times(ratio)} slower than {pinned.backend} ({pinned.time_ms:.3f} ms) here ({runs}); choose the "
                    f"setting explicitly{call}")
     return out

@@ -1,5 +1,7 @@
 """The caveats that change an answer, each computed from recorded rows, never asserted.
 
+- unmeasured: a candidate that runs here has no row, so no winner is named (the fastest measured is
+  provisional);
 - gate: the same case measured at other gate values (FlashQLA's intra-card CP depends on them);
 - version: the same case on another version of a backend's library;
 - auto CP: a library's own CP decision against its pinned settings (auto_choice.py);
@@ -17,8 +19,24 @@ from qlabench.analyze.advise.question import Question
 from qlabench.analyze.advise.ranking import Entry, rank, version_label
 from qlabench.analyze.advise.rows import at_gate, newest_run, newest_version, version_of, version_series
 from qlabench.analyze.advise.question import GateRegime
+from qlabench.analyze.evidence.regimes import regime_series
+from qlabench.analyze.kit.ties import tie_noise
+from qlabench.core.backend_decl import library_of
 
-TIE_FLOOR = 0.02  # two times closer than this (or than their noise) are not told apart
+
+def missing_caveats(mine: list[Entry], missing: list[str]) -> list[str]:
+    """First of all: the candidates that run here and have no row, by library; then no winner is named."""
+    if not missing:
+        return []
+    by_lib: dict[str, list[str]] = {}
+    for b in missing:
+        lib = library_of(b)
+        by_lib.setdefault(lib.name if lib else b, []).append(b)
+    what = "; ".join(f"{lib} not measured here ({', '.join(bs)})" for lib, bs in by_lib.items())
+    fastest = next((e for e in mine if e.ok), None)
+    then = (f"the fastest measured, {fastest.backend}, is provisional until they are" if fastest
+            else "and nothing here has a correct time")
+    return [f"unmeasured: {what}: no winner is named; {then} (--suite-out writes a suite measuring them)"]
 
 
 def _times(entries: list[Entry]) -> dict[str, Entry]:
@@ -26,9 +44,8 @@ def _times(entries: list[Entry]) -> dict[str, Entry]:
 
 
 def _moved(a: Entry, b: Entry) -> bool:
-    """Whether two times of one backend differ by more than their noise (and TIE_FLOOR)."""
-    noise = max(TIE_FLOOR, a.rel_noise or 0, b.rel_noise or 0)
-    return abs(a.time_ms / b.time_ms - 1) > noise
+    """Whether two times of one backend differ by more than their measured noise (kit.ties)."""
+    return abs(a.time_ms / b.time_ms - 1) > tie_noise(a.rel_noise, b.rel_noise)
 
 
 def gate_caveats(problem: pd.DataFrame, q: Question, modes: tuple[str, ...], mine: list[Entry]) -> list[str]:
@@ -36,10 +53,12 @@ def gate_caveats(problem: pd.DataFrame, q: Question, modes: tuple[str, ...], min
     out = []
     here = _times(mine)
     regimes = problem[["_zero", "_scale"]].drop_duplicates().itertuples(index=False, name=None)
+    here_backends = {e.backend for e in mine}
     for zero, scale in sorted(regimes):
         if abs(zero - q.gate.zero_frac) < 1e-9 and abs(scale - q.gate.scale) < 1e-9:
             continue
         other = rank(newest_run(newest_version(at_gate(problem, GateRegime("other", zero, scale)))), modes, q.current)
+        unmeasured_there = sorted(here_backends - {e.backend for e in other})
         moved = [f"{e.backend} {e.time_ms:.3f} ms ({here[e.backend].time_ms / e.time_ms:.2f}x)"
                  for e in other if e.ok and e.backend in here and _moved(e, here[e.backend])]
         if not moved:
@@ -49,7 +68,10 @@ def gate_caveats(problem: pd.DataFrame, q: Question, modes: tuple[str, ...], min
         if mine and mine[0].ok and other and other[0].ok and other[0].backend != mine[0].backend:
             mine_there = there.get(mine[0].backend)
             if mine_there is None or _moved(other[0], mine_there):
-                flip = f"; the fastest there is {other[0].backend}"
+                # only over what was measured there: a backend ranked here with no row there is named
+                flip = (f"; the fastest measured there is {other[0].backend}, where "
+                        f"{', '.join(unmeasured_there)} {'has' if len(unmeasured_there) == 1 else 'have'} no row"
+                        if unmeasured_there else f"; the fastest there is {other[0].backend}")
         out.append(f"gate: at {zero:g} zero-gate heads and scale {scale:g} (yours: {q.gate.zero_frac:g}, "
                    f"{q.gate.scale:g}) " + ", ".join(moved) + f" (x: speedup over your gate){flip}")
     return out
@@ -60,11 +82,16 @@ def version_caveats(at_my_gate: pd.DataFrame, modes: tuple[str, ...], q: Questio
     if at_my_gate.empty:
         return []
     versions = version_series(at_my_gate)
+    regimes = regime_series(at_my_gate)
     out = []
     for (backend, version), grp in at_my_gate.groupby([at_my_gate["backend"], versions], sort=False):
         cur = here.get(backend)
         if cur is None or version == cur.version:
             continue
+        if cur.regime:  # a version effect only between rows of one timing regime: burst reads faster
+            grp = grp[regimes[grp.index].isin(cur.regime.split("/"))]
+            if grp.empty:
+                continue
         old = rank(newest_run(grp), modes, q.current)
         if not old or not old[0].ok:
             continue
@@ -98,7 +125,7 @@ def tie_caveats(mine: list[Entry]) -> list[str]:
     if len(timed) < 2:
         return []
     a, b = timed[0], timed[1]
-    noise = max(TIE_FLOOR, a.rel_noise or 0, b.rel_noise or 0)
+    noise = tie_noise(a.rel_noise, b.rel_noise)
     gap = b.time_ms / a.time_ms - 1
     if gap <= noise:
         return [f"tie: {a.backend} and {b.backend} are {gap:.1%} apart, within their noise ({noise:.1%}): "

@@ -13,14 +13,15 @@ import pandas as pd
 
 from qlabench.analyze.evidence.accuracy import CHECK_COLUMNS, REDUCED, row_check
 from qlabench.analyze.advise.ranking import Entry
+from qlabench.core.backend_decl import find
 
 
-def attach_checks(entries: list[Entry], rows: pd.DataFrame, size_dependent: frozenset[str] | None = None) -> list[Entry]:
+def attach_checks(entries: list[Entry], rows: pd.DataFrame) -> list[Entry]:
     """Set each entry's `check` (e.g. 'oracle@256 †', 'fp64@full') from the rows its time came from.
 
-    `size_dependent`: the backends whose code path depends on the size (`Backend.size_dependent_path`); a
-    reduced check of any other backend ran the kernels the timed call ran, and is not marked. None: not
-    known, so every reduced-only check is."""
+    A reduced check of a backend whose declaration says its path does not depend on the size
+    (`BackendDecl.size_dependent_path`) ran the kernels the timed call ran, and is not marked; one of a backend
+    nothing declares is."""
     for e in entries:
         mine = rows[(rows["backend"] == e.backend) & rows["run_id"].isin(e.runs)] if not rows.empty else rows
         recs = mine[[c for c in CHECK_COLUMNS if c in mine]].to_dict("records")  # what row_check reads
@@ -32,7 +33,7 @@ def attach_checks(entries: list[Entry], rows: pd.DataFrame, size_dependent: froz
             e.check = best.label
         elif best.same_path:  # traced: the reduced check ran the timed call's own code path
             e.check = f"{best.label} ({best.same_path} path)"
-        elif size_dependent is not None and e.backend not in size_dependent:
+        elif (d := find(e.backend)) is not None and not d.size_dependent_path:
             e.check = best.label  # one code path at every size
         else:
             e.check = f"{best.label} {REDUCED}"

@@ -71,12 +71,15 @@ class _Part:
 
 
 def _device(row) -> str:
+    """'NVIDIA H200 #0 GPU-1a2b3c4d': the model, the index and, where recorded, the card (two hosts of one
+    model, each calling itself `vm`, are two cards)."""
     idx = key_value(row.get("device_index"))
-    return f"{row['device']}" + (f" #{idx}" if idx is not None else "")
+    card = key_value(row.get("gpu_uuid"))
+    return f"{row['device']}" + (f" #{idx}" if idx is not None else "") + (f" {str(card)[:12]}" if card else "")
 
 
 def _part(rows: pd.DataFrame) -> _Part:
-    cols = [c for c in ("device", "device_index") if c in rows]
+    cols = [c for c in ("device", "device_index", "gpu_uuid") if c in rows]
     runs, devices = set(rows["run_id"]), {_device(r) for r in rows[cols].to_dict("records")}
     bad = rows[rows["status"] != "ok"]
     if not bad.empty:  # one failed replicate is enough: a time next to a failure is not believed

@@ -11,10 +11,12 @@ from __future__ import annotations
 import pandas as pd
 
 from qlabench.analyze.advise.question import Case, GateRegime, Question
+from qlabench.analyze.evidence.problem import Problem, split_problems
 from qlabench.core.backend_decl import library_of
 from qlabench.core.libraries import version_columns, version_key
 from qlabench.core.point import FLASHQLA_GATE_SCALE, FLASHQLA_GATE_ZERO_FRAC
 from qlabench.store.keys import key_value
+
 
 def version_column(backend: str) -> str | None:
     """The version column of the library whose version decides which rows of a backend go together."""
@@ -47,8 +49,28 @@ def _same_sequences(df: pd.DataFrame, case: Case) -> pd.Series:
     return lens == case.seqlens
 
 
+# The axes a case's answer ranks or reads across: the backends and modes it ranks, and the gate values its
+# `gate:` caveat reads (the answer picks the user's gate itself: at_gate). Every other problem axis of
+# core/identity.py splits the rows into problems answered apart (evidence.split_problems).
+ACROSS = ("backend", "mode", "gate_zero_frac", "gate_scale")
+
+
+def case_problems(df: pd.DataFrame, q: Question, case: Case, modes: tuple[str, ...]) -> list[Problem]:
+    """The rows that answer this case, as problems on one GPU model each (largest first): every gate, version
+    and status, with the effective gate values (_zero, _scale) filled in."""
+    return [Problem(p.device, p.differs, effective_gate(p.rows))
+            for p in split_problems(question_rows(df, q, case, modes), ACROSS)]
+
+
 def problem_rows(df: pd.DataFrame, q: Question, case: Case, modes: tuple[str, ...]) -> pd.DataFrame:
-    """Every row (any gate, any version, any status) of this case's kernel problem on one device."""
+    """The rows of this case's largest problem on one GPU model (case_problems' first)."""
+    found = case_problems(df, q, case, modes)
+    return found[0].rows if found else effective_gate(df.iloc[0:0])
+
+
+def question_rows(df: pd.DataFrame, q: Question, case: Case, modes: tuple[str, ...]) -> pd.DataFrame:
+    """The rows whose axes take the question's values (heads, head dims, dtype, modes, the flashqla gate, the
+    sequences, one device's call): any GPU model and any value of the axes the question does not speak of."""
     if df.empty:
         return df
     h_qk, h_v = q.heads
@@ -61,7 +83,7 @@ def problem_rows(df: pd.DataFrame, q: Question, case: Case, modes: tuple[str, ..
     budget = df["sm_budget"] if "sm_budget" in df else pd.Series(None, index=df.index, dtype=float)
     mask &= budget.isna() if q.sm_budget is None else budget.eq(q.sm_budget)
     out = df[mask]
-    return effective_gate(out[_same_sequences(out, case)])
+    return out[_same_sequences(out, case)]
 
 
 def at_gate(rows: pd.DataFrame, gate: GateRegime) -> pd.DataFrame:

@@ -1,8 +1,10 @@
 """A suite that measures exactly the points a question is missing, written as a suite file.
 
-It uses the study's method (packed varlen with cu_seqlens, h0 on, CUDA-graph timing, the reduced oracle
-check; suites/flashqla-study.toml), so its rows sit beside the committed evidence. One `[[include]]` per
-case whose missing backends differ from the first's keeps the suite to the missing points alone.
+It uses the study's method (packed varlen with cu_seqlens, h0 on, CUDA-graph timing; suites/flashqla-study.toml)
+in the timing regime the ranking reads (core/regimes.py: RECOMMENDED_REGIME) and with the check at the
+point's own size, so advise ranks its rows without a regime or a reduced-check caveat. The user's current
+choice, the baseline every speedup divides by, is measured beside the missing backends in the same run.
+One `[[include]]` per case whose missing backends differ from the first's keeps the suite to those points.
 """
 
 from __future__ import annotations
@@ -17,11 +19,14 @@ import tomli_w
 from qlabench.analyze.advise.question import WORKLOAD_MODES, Case, Question
 from qlabench.core.errors import ConfigError
 from qlabench.core.names import default_name
+from qlabench.core.regimes import RECOMMENDED_REGIME
 
-# The study's sampling and check (suites/flashqla-study.toml), so the rows sit beside the committed evidence.
+# The study's sampling (suites/flashqla-study.toml) in the regime a ranking reads, so the rows rank beside the
+# committed evidence; the check at the point's own size, so no time is believed on a reduced problem's path.
 _TIMING = {"timer": "graph", "warmup": 3, "min_samples": 10, "max_samples": 100, "min_time_s": 0.0,
-           "max_time_s": 0.5, "target_rel_noise": 0.005, "l2_flush": True}
-_CHECK = {"oracle_max_tokens": 256, "full_size": False}
+           "max_time_s": 0.5, "target_rel_noise": 0.005, "l2_flush": True, "regime": RECOMMENDED_REGIME,
+           "sustained_ms": 200}
+_CHECK = {"oracle_max_tokens": 256, "full_size": True}
 
 
 def suite_name(q: Question) -> str:
@@ -39,7 +44,8 @@ def missing_suite(q: Question, missing: dict[Case, list[str]]) -> str:
     modes = WORKLOAD_MODES[q.workload]
     groups: list[tuple[tuple[str, ...], list[Case]]] = []
     for case, backends in missing.items():
-        key = tuple(backends)
+        # the baseline beside them, in the same run: a speedup then divides two times of one run
+        key = tuple(dict.fromkeys([q.current, *backends]))
         for k, cases in groups:
             if k == key:
                 cases.append(case)

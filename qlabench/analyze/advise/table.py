@@ -37,7 +37,9 @@ def advice_table(df: pd.DataFrame, current: str = "fla", layer_rows: pd.DataFram
             best = timed[0]
             out.append({
                 "model": model, "tp": int(tp), "heads": f"{q.heads[0]}/{q.heads[1]}", "prompt": f"{kind} ({text})",
-                "recommended": best.backend, "ms": round(best.time_ms, 3),
+                # provisional where a candidate has no row: the fastest measured, and what was not
+                "recommended": best.backend if ans.best else f"{best.backend} (provisional)",
+                "not measured": ", ".join(ans.missing) or "-", "ms": round(best.time_ms, 3),
                 f"x vs {current}": round(best.speedup, 2) if best.speedup else None,
                 "runner-up": f"{timed[1].backend} ({timed[1].time_ms:.3f} ms)" if len(timed) > 1 else "-",
                 "caveats": "; ".join(dict.fromkeys(c.split(":")[0] for c in ans.caveats)) or "-",

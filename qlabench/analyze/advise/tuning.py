@@ -4,8 +4,7 @@ FLA's Triton kernels autotune on keys without the sequence length: a row measure
 point for itself (`[run] autotune = "point"`, whose rows say `autotune_tuned_for`) ran with the configs of
 whatever shape its worker met first, and on the H200 that moved FLA's time by up to 1.31x (the
 autotune-regret table). Such a time, and any speedup over it, depends on the sweep's order: the answer says so.
-Which backends autotune is theirs to declare (`Backend.autotune_modules`), handed in as a plain set of names
-as the calls are; a row that recorded a Triton choice (`autotune`) autotuned whatever its backend.
+Which backends autotune is theirs to declare (core/backend_decl.py: `autotune_modules`); a row that recorded a Triton choice (`autotune`) autotuned whatever its backend.
 """
 
 from __future__ import annotations
@@ -16,6 +15,7 @@ import pandas as pd
 
 from qlabench.analyze.advise.ranking import Entry
 from qlabench.core.spec_limits import TUNED_FOR_POINT
+from qlabench.core.backend_decl import autotuning
 
 
 def tuned_for(row) -> str | None:
@@ -40,8 +40,7 @@ def order_dependent(rows: pd.DataFrame, autotunes: bool) -> bool:
     return False
 
 
-def tuning_caveats(entries: list[Entry], ranked: pd.DataFrame, current: str,
-                   autotuning: frozenset[str] = frozenset()) -> list[str]:
+def tuning_caveats(entries: list[Entry], ranked: pd.DataFrame, current: str) -> list[str]:
     """A note per ranked time (the current choice's first: every speedup divides by it) whose library
     autotuned on another shape than its point."""
     flagged = []
@@ -49,7 +48,7 @@ def tuning_caveats(entries: list[Entry], ranked: pd.DataFrame, current: str,
         if not e.ok:
             continue
         mine = ranked[(ranked["backend"] == e.backend) & ranked["run_id"].isin(e.runs)]
-        if order_dependent(mine, e.backend in autotuning):
+        if order_dependent(mine, e.backend in autotuning()):
             flagged.append(e.backend)
     if not flagged:
         return []

@@ -17,7 +17,7 @@ from qlabench.analyze.blocks.params import int_param
 
 def advise_block(ctx: BlockContext, model: str, tp: str, seqlens: str, current: str = "fla") -> str:
     q = make_question(model, int_param("tp", tp), "prefill", seqlens, None, current)
-    cases = [answer_case(ctx.rows, q, c, ctx.calls, ctx.autotuning, ctx.size_dependent) for c in q.cases]
+    cases = [answer_case(ctx.rows, q, c) for c in q.cases]
     runs = sorted({r for c in cases for e in c.entries for r in e.runs})
     tag = {r: chr(ord("A") + i) for i, r in enumerate(runs)}
     h_qk, h_v = q.heads
@@ -37,13 +37,11 @@ def advise_block(ctx: BlockContext, model: str, tp: str, seqlens: str, current: 
             used = sorted({tag[r] for r in best.runs + (second.runs if second else ())})
             base = next((e for e in c.entries if e.backend == current and e.ok), None)
             base_runs = f"; {', '.join(sorted({tag[r] for r in base.runs}))}" if base else ""
-            lines.append(f"| {c.case.label} | `{best.backend}` | {best.time_ms:.3f} | {x} | {runner} | "
+            use = f"`{best.backend}`" if c.best else f"none yet; provisional `{best.backend}`"
+            lines.append(f"| {c.case.label} | {use} | {best.time_ms:.3f} | {x} | {runner} | "
                          f"{', '.join(used)}{base_runs} |")
         notes += [f"- {c.case.label}: {n}" for n in c.caveats
-                  if n.startswith(("auto CP:", "tie:", "check:", "order:"))]
-        if c.missing:
-            notes.append(f"- {c.case.label}: no row yet for {', '.join(c.missing)} (`--suite-out` writes the suite "
-                         "that measures them)")
+                  if n.startswith(("unmeasured:", "auto CP:", "tie:", "check:", "order:"))]
     lines += ["", "Runs: " + "; ".join(f"{tag[r]} = {ctx.run_label(r)}" for r in runs) + "."]
     recommended = {c.best.backend: c.best.call for c in cases if c.best and c.best.call}
     if recommended:

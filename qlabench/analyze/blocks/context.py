@@ -1,24 +1,20 @@
-"""What the blocks read, loaded once per render: the catalog, its current rows, the study built on them, and
-the backends' declared calls (handed in by the command: analyze does not import the backends)."""
+"""What the blocks read, loaded once per render: the catalog, its current rows and the study built on them
+(the backends' facts come from their declarations, core/backend_decl.py, as in every view)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 
 import pandas as pd
 
-from qlabench.analyze.current import CurrentEvidence, current_evidence, history_notes
+from qlabench.analyze.evidence.current import CurrentEvidence, current_evidence, history_notes
 from qlabench.store.catalog import Catalog, load_catalog
 
 
 @dataclass
 class BlockContext:
     catalog: Catalog = field(default_factory=load_catalog)
-    calls: Mapping[str, str] | None = None  # {backend: Backend.call_signature}; None: blocks name backends only
-    autotuning: frozenset[str] = frozenset()  # backends whose library autotunes (Backend.autotune_modules)
-    size_dependent: frozenset[str] | None = None  # backends whose path depends on the size (None: unknown)
 
     @cached_property
     def evidence(self) -> CurrentEvidence:

@@ -4,8 +4,8 @@
     <!-- qlabench:block library-vs heads=2/8 backends=flash_qla,flashinfer,flashinfer-nocp -->
 
 Each table is one run: the newest run of the current evidence that measured every backend it shows, so no
-ratio divides times of two runs. A time is bold where it is faster than the other beyond TIE_FLOOR; "CP"
-marks a FlashInfer call that split (its row's `flashinfer_cp`).
+ratio divides times of two runs. A time is bold where it is faster than the other beyond both rows' measured
+noise (analyze/kit/ties.py, the one tie rule); "CP" marks a FlashInfer call that split (its row's `flashinfer_cp`).
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ import pandas as pd
 
 from qlabench.analyze.blocks.context import BlockContext
 from qlabench.analyze.blocks.params import heads_param
+from qlabench.analyze.kit.ties import faster_beyond_noise
 from qlabench.core.errors import ConfigError
 
-TIE_FLOOR = 0.02  # two times closer than this are not told apart (as advise's ties)
 AUTO, NOCP = "flashinfer", "flashinfer-nocp"
 
 
@@ -51,11 +51,11 @@ def one_run(rows: pd.DataFrame, backends: tuple[str, ...], heads: tuple[int, int
     return d[d["run_id"] == newest]
 
 
-def _cell(a: float, b: float) -> tuple[str, str]:
+def _cell(a: float, b: float, *noise) -> tuple[str, str]:
     fa, fb = f"{a:.3f}", f"{b:.3f}"
-    if a < b * (1 - TIE_FLOOR):
+    if faster_beyond_noise(a, b, *noise):
         fa = f"**{fa}**"
-    elif b < a * (1 - TIE_FLOOR):
+    elif faster_beyond_noise(b, a, *noise):
         fb = f"**{fb}**"
     return fa, fb
 
@@ -67,11 +67,12 @@ def flashinfer_cp_block(ctx: BlockContext) -> str:
     version = d["flashinfer_version"].dropna().iloc[0] if d["flashinfer_version"].notna().any() else "not recorded"
     layouts = list(dict.fromkeys(d.sort_values("total_tokens", ascending=False, kind="stable")["_lens"]))
     heads = sorted({(int(a), int(b)) for a, b in zip(d["h_qk"], d["h_v"])}, key=lambda h: (h[1], h[0]))
-    lines = [f"FlashInfer {version}, one run ({ctx.run_label(run)}): median ms, `flashinfer` (its own choice) / "
-             "`flashinfer-nocp` (`use_cp=False`); CP: the auto call split; bold: faster beyond 2%.", "",
+    lines = [f"FlashInfer {version}, one run ({ctx.run_label(run)}), at {len(heads)} head configuration"
+             f"{'s' if len(heads) > 1 else ''} ({', '.join(f'{a}/{b}' for a, b in heads)}): median ms, `flashinfer` (its own choice) / "
+             "`flashinfer-nocp` (`use_cp=False`); CP: the auto call split; bold: faster beyond both rows' noise.", "",
              "| heads (h_qk/h_v) | " + " | ".join(_layout(x) for x in layouts) + " |",
              "|---|" + "---|" * len(layouts)]
-    ratios, split_ratios = {}, []
+    ratios, split_ratios, verdicts = {}, [], {}  # verdicts: -1 auto faster, 1 auto slower, 0 a tie
     for h in heads:
         cells = []
         for lens in layouts:
@@ -81,20 +82,22 @@ def flashinfer_cp_block(ctx: BlockContext) -> str:
                 cells.append("-")
                 continue
             a, b = float(by[AUTO]["median_ms"]), float(by[NOCP]["median_ms"])
-            fa, fb = _cell(a, b)
+            noise = (by[AUTO].get("rel_noise"), by[NOCP].get("rel_noise"))
+            fa, fb = _cell(a, b, *noise)
             split = _split(by[AUTO])
             cells.append(f"{fa} / {fb}" + (" CP" if split else ""))
             ratios[(h, lens)] = a / b
+            verdicts[(h, lens)] = -1 if faster_beyond_noise(a, b, *noise) else 1 if faster_beyond_noise(b, a, *noise) else 0
             if split:
-                split_ratios.append(a / b)
+                split_ratios.append((h, lens))
         lines.append(f"| {h[0]}/{h[1]} | " + " | ".join(cells) + " |")
     if split_ratios:
-        faster = sum(r < 1 - TIE_FLOOR for r in split_ratios)
-        slower = sum(r > 1 + TIE_FLOOR for r in split_ratios)
-        gm = math.exp(sum(math.log(r) for r in split_ratios) / len(split_ratios))
+        faster = sum(verdicts[k] < 0 for k in split_ratios)
+        slower = sum(verdicts[k] > 0 for k in split_ratios)
+        gm = math.exp(sum(math.log(ratios[k]) for k in split_ratios) / len(split_ratios))
         lines += ["", f"Where the auto call split ({len(split_ratios)} of {len(ratios)} points), auto / unsplit is "
-                  f"{gm:.2f} in geometric mean: faster on {faster}, slower on {slower} (beyond 2%)."]
-    wrong = {k: r for k, r in ratios.items() if r > 1 + TIE_FLOOR}
+                  f"{gm:.2f} in geometric mean: faster on {faster}, slower on {slower} (beyond both rows' noise)."]
+    wrong = {k: r for k, r in ratios.items() if verdicts[k] > 0}
     if wrong:
         worst = max(wrong, key=wrong.get)
         lines.append(f"Its own choice is slower than `use_cp=False` on {len(wrong)} points, "
@@ -113,10 +116,21 @@ def library_vs_block(ctx: BlockContext, heads: str, backends: str) -> str:
     layouts = [x for x in dict.fromkeys(d.sort_values("total_tokens", ascending=False, kind="stable")["_lens"])
                if x in common]
     ms = {(r["backend"], r["_lens"]): float(r["median_ms"]) for r in d.to_dict("records")}
-    lines = [f"h {h[0]}/{h[1]}, one run ({ctx.run_label(run)}), median ms; bold: the fastest per column.", "",
+    noise = {(r["backend"], r["_lens"]): r.get("rel_noise") for r in d.to_dict("records")}
+    lines = [f"h {h[0]}/{h[1]}, one run ({ctx.run_label(run)}), median ms; bold: the fastest per column, where it is "
+             "faster than every other beyond both rows' noise (no bold: a tie).", "",
              "| backend | " + " | ".join(_layout(x) for x in layouts) + " |", "|---|" + "---:|" * len(layouts)]
-    best = {x: min(names, key=lambda b: ms[(b, x)]) for x in layouts}
+    best = {}
+    for x in layouts:
+        first = min(names, key=lambda b: ms[(b, x)])
+        if all(faster_beyond_noise(ms[(first, x)], ms[(b, x)], noise[(first, x)], noise[(b, x)])
+               for b in names if b != first):
+            best[x] = first
     for b in names:
-        cells = [f"**{ms[(b, x)]:.3f}**" if best[x] == b else f"{ms[(b, x)]:.3f}" for x in layouts]
+        cells = [f"**{ms[(b, x)]:.3f}**" if best.get(x) == b else f"{ms[(b, x)]:.3f}" for x in layouts]
         lines.append(f"| `{b}` | " + " | ".join(cells) + " |")
+    wins = {b: sum(1 for x in layouts if best.get(x) == b) for b in names}
+    ties = sum(1 for x in layouts if x not in best)
+    lines += ["", f"Fastest beyond the noise, of {len(layouts)} layouts: "
+              + ", ".join(f"`{b}` on {n}" for b, n in wins.items()) + (f"; a tie on {ties}" if ties else "") + "."]
     return "\n".join(lines)

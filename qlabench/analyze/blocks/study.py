@@ -8,7 +8,8 @@ backend of our values against FlashQLA's published ones, on the current evidence
 from __future__ import annotations
 
 from qlabench.analyze.blocks.context import BlockContext
-from qlabench.analyze.study.page import backend_summary, md_table
+from qlabench.analyze.kit.tables import md_table
+from qlabench.analyze.study.page import backend_summary
 
 
 def study_summary_block(ctx: BlockContext) -> str:

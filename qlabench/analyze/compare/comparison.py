@@ -19,7 +19,7 @@ import pandas as pd
 
 from qlabench.analyze.evidence.belief import believed
 from qlabench.analyze.evidence.tree import read_evidence
-from qlabench.analyze.report import gate_label_of, heads_label, layout_label
+from qlabench.analyze.kit.labels import gate_label_of, heads_label, layout_label
 from qlabench.core.errors import StoreError
 from qlabench.analyze.compare.drift import Shift, shift_verdict, suite_shift
 from qlabench.analyze.compare.envguard import EnvField, check_env, env_diff
@@ -238,10 +238,23 @@ def _suite_sigma(pairs: list[PairResult]) -> float:
     return float(statistics.median(sig)) if len(sig) >= MIN_SUITE_POINTS else 0.0
 
 
+def check_same_suite(base: pd.DataFrame, head: pd.DataFrame, base_label: str = "base",
+                     head_label: str = "head") -> None:
+    """StoreError where the two sides' rows name suites and no suite is on both sides: a baseline of another
+    suite holds other points, or the same points measured another way (timer, regime, check), so its pairs
+    would judge the method, not the code."""
+    suites = [set(map(str, df["suite"].dropna())) if "suite" in df.columns else set() for df in (base, head)]
+    if all(suites) and not (suites[0] & suites[1]):
+        raise StoreError(f"base {base_label} holds suite {', '.join(sorted(suites[0]))} and head {head_label} suite "
+                         f"{', '.join(sorted(suites[1]))}: a baseline of another suite is not compared (pass "
+                         "--allow-other-suite to compare them anyway)")
+
+
 def compare_frames(base: pd.DataFrame, head: pd.DataFrame, options: CompareOptions | None = None, *,
                    fail_on: Iterable[Failure] = DEFAULT_FAIL_ON, allow_env_mismatch: bool = False,
                    base_label: str = "base", head_label: str = "head", shift: Shift | None = None,
-                   history: pd.DataFrame | None = None, paired: bool = False) -> Comparison:
+                   history: pd.DataFrame | None = None, paired: bool = False,
+                   allow_other_suite: bool = False) -> Comparison:
     """Judge every point of `head` against `base`. Raises EnvMismatchError (see envguard.py).
 
     With `options.drift`, points are judged relative to the suite-wide shift: `shift` if given (a
@@ -250,20 +263,27 @@ def compare_frames(base: pd.DataFrame, head: pd.DataFrame, options: CompareOptio
     run-to-run noise estimate (between-run method only).
     paired: base and head replicates were measured alternately, round by round (`qlabench ab`).
     A base from another host than the head is judged with the floor `options.host_floor` (unless
-    paired), and a note says so.
+    paired), and a note says so. A base of another suite is refused (check_same_suite) unless
+    `allow_other_suite`.
     """
     opt = options or CompareOptions()
     for side, df, label in (("base", base, base_label), ("head", head, head_label)):
         if df.empty:  # checked before the environments: an empty side is "no rows", not "another environment"
             raise StoreError(f"{side} {label}: no rows, nothing to compare")
+    if not allow_other_suite:
+        check_same_suite(base, head, base_label, head_label)
     diff = env_diff(base, head)
     check_env(diff, allow_env_mismatch)
     notes: tuple[str, ...] = ()
-    hosts = next((f for f in diff if f.name == "host"), None)
+    # Another machine: another host name, or, where both sides recorded it, another physical GPU (two cloud
+    # instances of one model are often both called `vm`, and differ by 7-8%: docs/GATING.md).
+    hosts = next((f for f in diff if f.name == "host" and f.base and f.head), None)
+    hosts = hosts or next((f for f in diff if f.name == "gpu_uuid" and f.base and f.head), None)
     min_floor = 0.0
-    if hosts is not None and hosts.base and hosts.head and not paired and opt.method == "runs":
+    if hosts is not None and not paired and opt.method == "runs":
         min_floor = opt.host_floor
-        notes += (f"baseline from another host ({', '.join(hosts.base)} -> {', '.join(hosts.head)}): not trusted at "
+        notes += (f"baseline from another {'GPU' if hosts.name == 'gpu_uuid' else 'host'} ({', '.join(hosts.base)} -> "
+                  f"{', '.join(hosts.head)}): not trusted at "
                   f"face value; timing verdicts use a floor of {min_floor:.0%}. To gate tighter, re-measure both "
                   "sides interleaved on one machine (`qlabench ab`, or `gate --base-ref`).",)
     ctx = Context(history=history_medians(history), min_floor=min_floor, paired=paired)

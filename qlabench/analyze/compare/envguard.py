@@ -25,7 +25,7 @@ from qlabench.store.keys import plain_value
 VERSIONED = version_columns(moves_timings_only=True)
 # Shown in the diff, never blocking: they say where and from what code the rows came.
 INFORMATIONAL = (tuple(c for c in version_columns() if c not in VERSIONED)
-                 + ("python_version", "qlabench_version", "git_sha", "host", "env_fingerprint"))
+                 + ("python_version", "qlabench_version", "git_sha", "host", "gpu_uuid", "env_fingerprint"))
 
 
 @dataclass(frozen=True)

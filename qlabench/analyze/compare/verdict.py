@@ -44,7 +44,9 @@ class Failure(str, enum.Enum):
     NOISE = "noise"  # a point not gateable at the threshold (its run-to-run noise is above it)
 
 
-DEFAULT_FAIL_ON = frozenset({Failure.REGRESSION, Failure.STATUS})
+# A kernel that vanishes is a failure: ok -> skipped ("backend not available") or a point not in head at all
+# fails by default, as ok -> incorrect / error does; a gate that passed it would pass a deleted kernel.
+DEFAULT_FAIL_ON = frozenset({Failure.REGRESSION, Failure.STATUS, Failure.MISSING})
 MAX_NOISE_FACTOR = 10.0  # a floor of 10 SDs already hides any change the data could show
 MAX_MIN_SAMPLES = 1_000_000  # no run keeps more samples than this (timing.max_samples is far below)
 FAILED_STATUSES = ("incorrect", "error")

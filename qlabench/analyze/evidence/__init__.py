@@ -10,20 +10,29 @@ API (import from `qlabench.analyze.evidence`):
 
 Reading (tree.py)
   read_evidence(paths, columns=None, all_runs=False) -> Evidence
-      The rows of result files and folders. `paths` IS the set of evidence: a caller that knows which
-      folders are current (the results catalog, analyze/current.py) passes those; nothing here decides
-      what is current. `columns`: read only these (the key, status, timestamp and run id always come):
+      The rows of result files and folders. `paths` IS the set of evidence: read_evidence decides nothing
+      about what is current; current.py does, once, from the results catalog (below). `columns`: read only these (the key, status, timestamp and run id always come):
       a scan skips the kernel and sample lists, most of a file's bytes. `all_runs=False`: the newest row
       per point. One run read from several files is checked (runs.check_runs, below).
   Evidence: .rows (pandas DataFrame, current schema, plus `source_file`), .files (the files read),
       .notes (lines a view prints under its table), .frame() (the rows with the notes attached;
       evidence_notes(frame) gives them back, for loaders that return a frame alone, as
-      analyze/current.py's rows_or_current does; its catalog default is checked the same way)
+      evidence/current.py's rows_or_current does; its catalog default is checked the same way)
+
+Current (current.py; the catalog's one rule: store/catalog.py Entry.keeps)
+  rows_or_current(paths) -> (rows, paths, from_catalog)   the rows of `paths`, or the current evidence's
+  current_evidence(), history_notes(), keep_current(rows, catalog)
 
 Identity (problem.py; the axes come from core/identity.py, flag `Axis.problem`)
   problem_keys(df) -> Series      one key per row: the problem it measured (any layout, seed, model label)
   point_keys(df) -> Series        one key per row: the point (the store's key columns)
-  newest_per_point(df) / newest_per_problem(df) -> DataFrame   the one "newest row" rule (store/keys.py)
+  newest_per_point(df) / newest_per_problem(df) -> DataFrame   the one "newest row" rule (store/keys.py);
+                                  per point it is the newest row on each GPU model (`device`)
+  split_problems(df, across=("backend", "mode")) -> [Problem]  the rows as problems on one GPU model each
+                                  (.device, .differs: the problem axes that set it apart, .label, .rows):
+                                  what a ranking ranks within; never two models, never two problems
+  device_series(df), devices_of(df), cards(df)   each row's GPU model; the models (most rows first); the
+                                  physical cards (`gpu_uuid`) where rows recorded them
 
 Belief (belief.py, accuracy.py)
   believed(df) -> DataFrame
@@ -48,6 +57,10 @@ Runs and stacks (runs.py, stacks.py; libraries and their version columns: core/l
   stack_label(row) -> str          'flash-qla 0.1.3 + tilelang 0.1.15': the versions a row's backend ran on
   run_mix(rows) -> Series          per row 'run R, STACK' where the rows mix runs or stacks, else ''
 
+Provenance (provenance.py)
+  run_lines(df) -> [str]           per run: date, GPU model and card, host, git sha, library stack, timing
+                                   regime: what every table prints beside its numbers
+
 Records (records.py)
   records.grouped_records(df, by, sort=False, columns=None)   rows as dicts, grouped once
 
@@ -58,10 +71,21 @@ Newer evidence (newer.py)
 """
 
 from qlabench.analyze.evidence.belief import believed
-from qlabench.analyze.evidence.problem import newest_per_problem, point_keys, problem_keys
+from qlabench.analyze.evidence.problem import (
+    Problem,
+    cards,
+    device_series,
+    devices_of,
+    newest_per_point,
+    newest_per_problem,
+    point_keys,
+    problem_keys,
+    split_problems,
+)
+from qlabench.analyze.evidence.provenance import run_lines
 from qlabench.analyze.evidence.stacks import run_mix, stack_label
 from qlabench.analyze.evidence.tree import Evidence, evidence_notes, read_evidence
-from qlabench.store.files import latest_per_point as newest_per_point
 
-__all__ = ["Evidence", "believed", "evidence_notes", "newest_per_point", "newest_per_problem", "point_keys",
-           "problem_keys", "read_evidence", "run_mix", "stack_label"]
+__all__ = ["Evidence", "Problem", "believed", "cards", "device_series", "devices_of", "evidence_notes",
+           "newest_per_point", "newest_per_problem", "point_keys", "problem_keys", "read_evidence", "run_lines",
+           "run_mix", "split_problems", "stack_label"]

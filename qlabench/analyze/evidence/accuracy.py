@@ -21,10 +21,12 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from qlabench.core.libraries import version_columns
 from qlabench.core.modes import mode_of
 from qlabench.core.result import CHECKED_TENSORS
 from qlabench.core.tolerances import TOLERANCES, error_ratio, tolerance_dtype
 from qlabench.analyze.evidence.problem import problem_keys
+from qlabench.analyze.evidence.stacks import main_version
 from qlabench.store.keys import key_value
 
 # The reference a row's `oracle` column names -> its short name in a mark.
@@ -133,7 +135,7 @@ def checked_path(row) -> str | None:
 
 
 @dataclass(frozen=True)
-class Evidence:
+class RowChecks:
     """Every check of one backend at one point."""
 
     checks: tuple[Check, ...] = ()
@@ -187,30 +189,39 @@ def _check_records(df: pd.DataFrame) -> list[dict]:
     return df[[c for c in CHECK_COLUMNS if c in df]].to_dict("records")
 
 
+def checked_keys(df: pd.DataFrame) -> pd.Series:
+    """What a check is the check of: the problem (evidence.problem_keys: backend and problem, any layout, seed
+    or model label) and the version of the backend's own library. FlashInfer 0.6's float64 checks are no
+    checks of a 0.7 row: another version is another kernel."""
+    cols = [c for c in ("backend", *version_columns()) if c in df.columns]
+    versions = [main_version(r) for r in df[cols].to_dict("records")]
+    return pd.Series([f"{k}|{v}" for k, v in zip(problem_keys(df), versions)], index=df.index, dtype=object)
+
+
 def numerics_checks(numerics: pd.DataFrame | None) -> dict[str, list[Check]]:
-    """Problem key (evidence.problem_keys: backend and problem, any layout, seed or model label) -> the
-    checks of rows from another folder (e.g. the fp64-full numerics rows)."""
+    """checked_keys (the problem and the library version) -> the checks of rows from another folder (e.g. the
+    fp64-full numerics rows)."""
     if numerics is None or numerics.empty:
         return {}
     out: dict[str, list[Check]] = {}
-    for r, key in zip(_check_records(numerics), problem_keys(numerics)):
+    for r, key in zip(_check_records(numerics), checked_keys(numerics)):
         c = row_check(r, source="numerics")
         if c is not None:
             out.setdefault(key, []).append(c)
     return out
 
 
-def evidence_of(df: pd.DataFrame, numerics: pd.DataFrame | None = None) -> list[Evidence]:
-    """One Evidence per row of `df` (in order): its own check and the numerics rows of the same backend
-    and problem (one dense sequence and the same sequence packed as varlen are one problem)."""
+def evidence_of(df: pd.DataFrame, numerics: pd.DataFrame | None = None) -> list[RowChecks]:
+    """One RowChecks per row of `df` (in order): its own check and the numerics rows of the same backend,
+    problem and library version (one dense sequence and the same sequence packed as varlen are one problem)."""
     if df.empty:
         return []
     extra = numerics_checks(numerics)
-    keys = problem_keys(df) if extra else [None] * len(df)
+    keys = checked_keys(df) if extra else [None] * len(df)
     out = []
     for r, key in zip(_check_records(df), keys):
         own = row_check(r)
-        out.append(Evidence(tuple(([own] if own else []) + extra.get(key, []))))
+        out.append(RowChecks(tuple(([own] if own else []) + extra.get(key, []))))
     return out
 
 
@@ -235,7 +246,7 @@ def with_error_marks(df: pd.DataFrame, numerics: pd.DataFrame | None = None) -> 
                      err_reduced=[e.reduced_only for e in ev])
 
 
-def evidence_summary(evidence: list[Evidence]) -> str | None:
+def evidence_summary(evidence: list[RowChecks]) -> str | None:
     """One line: how many timed points were checked at full size, at a reduced size only, and over tolerance."""
     checked = [e for e in evidence if e.checks]
     if not checked:

@@ -25,8 +25,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from qlabench.analyze.compare.kernels import short_name
 from qlabench.analyze.evidence.belief import believed
+from qlabench.analyze.evidence.kernels import short_name
 from qlabench.analyze.evidence.problem import problem_keys
 from qlabench.core.errors import QlabenchError, SchemaError
 from qlabench.core.libraries import version_columns

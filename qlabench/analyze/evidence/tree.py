@@ -3,7 +3,7 @@
 `paths` is the whole set: which folders are current is the caller's to say (the results catalog passes
 the current ones; a user names files). Rows come in the current schema (store/schema.py), with a
 `source_file` column; one run read from two files is checked (runs.py); `all_runs=False` keeps the newest
-row per point (store/keys.py: newest_rows, the one rule).
+row per point and GPU model (problem.py: newest_per_point, the one rule).
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from pathlib import Path
 import pandas as pd
 
 from qlabench.analyze.evidence.runs import check_runs
-from qlabench.store.files import latest_per_point, read_results
+from qlabench.analyze.evidence.problem import newest_per_point
+from qlabench.store.files import read_results
 
 
 @dataclass(frozen=True)
@@ -53,5 +54,5 @@ def read_evidence(paths: Iterable[str | os.PathLike], columns: Iterable[str] | N
     df = read_results(paths, columns, source=True)
     df, notes = check_runs(df)
     if not all_runs:
-        df = latest_per_point(df)
+        df = newest_per_point(df)
     return Evidence(df.reset_index(drop=True), paths, tuple(notes))

@@ -13,7 +13,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter, NullFormatter
 
-from qlabench.analyze.plot import finish_figure
+from qlabench.analyze.kit.figures import finish_figure
 from qlabench.analyze.serving.frame import panel_order
 from qlabench.analyze.serving.serving import Serving
 

@@ -16,10 +16,10 @@ import math
 import pandas as pd
 
 from qlabench.analyze.evidence.belief import hbm_fraction
+from qlabench.analyze.evidence.problem import newest_per_point
 from qlabench.core import identity
 from qlabench.core.dtypes import DTYPE_BYTES
 from qlabench.core.modes import SERVING_MODES
-from qlabench.store.files import latest_per_point
 from qlabench.store.keys import key_value
 
 # The serving axes of a row's identity (core/identity.py), and the beta regime, which serving rows may vary.
@@ -92,12 +92,6 @@ def _fraction(row) -> float:
     """The row's share of the limit from its bytes, time and peaks; its stored one where those are missing."""
     f = hbm_fraction(row)
     return f if f is not None else _num(row.get("hbm_frac"))
-
-
-def newest_per_point(df: pd.DataFrame) -> pd.DataFrame:
-    """The newest row of each point on each device: re-runs supersede older runs; a run on another device is
-    another measurement (its own group, see CONTEXT)."""
-    return latest_per_point(df, by=("device",))
 
 
 def serving_frame(df: pd.DataFrame) -> pd.DataFrame:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from qlabench.analyze.compare.kernels import short_name as dsl_short_name
+from qlabench.analyze.evidence.kernels import short_name as dsl_short_name
 from qlabench.analyze.serving.frame import hbm_text
 from qlabench.core.kernel_event import DSL_PREFIX
 

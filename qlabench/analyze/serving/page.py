@@ -11,12 +11,12 @@ from pathlib import Path
 import pandas as pd
 
 from qlabench.analyze.evidence.hbm_peaks import OLDER_PROBE
-from qlabench.analyze.plot import png_path
+from qlabench.analyze.kit.figures import png_path
 from qlabench.analyze.serving.figures import serving_figures
 from qlabench.analyze.serving.frame import L2_RESIDENT, hbm_text
 from qlabench.analyze.serving.kernels import kernel_breakdown
 from qlabench.analyze.serving.serving import Serving
-from qlabench.analyze.study.page import md_table
+from qlabench.analyze.kit.tables import md_table
 from qlabench.core.backend_decl import POOL_ACCESS
 
 PAGE = "serving.md"

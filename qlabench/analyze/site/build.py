@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Mapping
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,7 +29,7 @@ from qlabench.analyze.site.history import PointHistory, histories
 from qlabench.analyze.site.rankings import Ranking, rankings
 from qlabench.analyze.site.serving import HREF as SERVING_HREF
 from qlabench.analyze.site.serving import serving_page
-from qlabench.analyze.site.source import read_evidence
+from qlabench.analyze.site.source import read_site_rows
 from qlabench.core.errors import ConfigError, QlabenchError
 from qlabench.store.files import under_root
 
@@ -71,16 +70,16 @@ def check_out(results: Path, out: Path) -> None:
                           "the evidence it reads; write it elsewhere (e.g. --out site)")
 
 
-def build_site(results: str | os.PathLike, out: str | os.PathLike, advise_facts: Mapping | None = None) -> Site:
+def build_site(results: str | os.PathLike, out: str | os.PathLike) -> Site:
     """Read every result under `results` and write the site into `out` (created; an earlier build's pages
-    replaced, and those this build does not write removed); `advise_facts`: what advise is told of the
-    registered backends (rankings.py), so each case ranks and warns exactly as `qlabench advise` does."""
+    replaced, and those this build does not write removed); each case ranks and warns exactly as `qlabench
+    advise` does (rankings.py)."""
     results, out = Path(results), Path(out)
     check_out(results, out)
-    ev = read_evidence(results)
+    ev = read_site_rows(results)
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=out.parent, prefix=f".{out.name}.building-") as tmp:
-        built = _build(ev, Path(tmp), str(results), advise_facts)
+        built = _build(ev, Path(tmp), str(results))
         return _publish(built, out)
 
 
@@ -104,14 +103,14 @@ def _publish(built: Site, out: Path) -> Site:
                 [out / p.relative_to(built.out) for p in built.figures])
 
 
-def _build(ev, out: Path, results: str, advise_facts: Mapping | None) -> Site:
+def _build(ev, out: Path, results: str) -> Site:
     img = out / "img"
     img.mkdir(parents=True, exist_ok=True)
     # The serving page (its analysis and figures, a third of the build) in a second process while this one
     # ranks: on two cores the site takes the time of the longer half, not the sum.
     with ProcessPoolExecutor(max_workers=1) as pool:
         serving_job = pool.submit(serving_page, ev.serving(), img, pages.HOME)
-        written, figs, ranked = _ranking_pages(ev, out, img, advise_facts)
+        written, figs, ranked = _ranking_pages(ev, out, img)
         serving = serving_job.result()
     for f in ev.folders:
         reads = ranked if f.name in ev.current_folders else []
@@ -124,9 +123,9 @@ def _build(ev, out: Path, results: str, advise_facts: Mapping | None) -> Site:
     return Site(out, written, figs)
 
 
-def _ranking_pages(ev, out: Path, img: Path, advise_facts: Mapping | None) -> tuple[list[Path], list[Path], list[Ranking]]:
+def _ranking_pages(ev, out: Path, img: Path) -> tuple[list[Path], list[Path], list[Ranking]]:
     """A page per ranking, with its figure and its points' history."""
-    ranked = rankings(ev.current(), advise_facts)
+    ranked = rankings(ev.current())
     changed = [h for h in histories(ev.history()) if h.changed]
     written, figs = [], []
     for r in ranked:

@@ -14,21 +14,17 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.collections import LineCollection  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 
+from qlabench.analyze.kit.backends import backend_style  # noqa: E402
 from qlabench.analyze.site.history import PointHistory  # noqa: E402
 from qlabench.analyze.site.rankings import Ranking  # noqa: E402
 
-# One colour and marker per backend on every page of the site, in this order (then any other by name).
-KNOWN = ("flash_qla", "flash_qla-nocp", "flash_qla-forcecp", "fla", "flashinfer", "fla-intracp", "fla-recurrent",
-         "flashinfer-nocp", "naive-chunk", "naive-recurrent")
-MARKERS = "oDs^vP<>Xh"
 DPI = 100
 
 
 def style(backend: str, others: list[str] | None = None) -> dict:
-    """The colour and marker a backend has everywhere on the site."""
-    names = list(KNOWN) + sorted(set(others or ()) - set(KNOWN))
-    i = names.index(backend) if backend in names else len(names) + sum(map(ord, backend))
-    return {"color": f"C{i % 10}", "marker": MARKERS[i % len(MARKERS)]}
+    """The colour and marker a backend has everywhere on the site, as on every figure (analyze/kit/backends.py:
+    from the declarations' order)."""
+    return backend_style(backend)
 
 
 def ranking_figure(r: Ranking, path: Path) -> Path:

@@ -30,12 +30,14 @@ class Folder:
     stack: str | None = None
     superseded_by: str | None = None
     backends: tuple[str, ...] | None = None
+    entry: object | None = None  # the catalog's Entry (store/catalog.py), None from the README's table
 
     def keeps(self, backend: str, kind: str = KERNEL_TIMINGS) -> bool:
-        """Whether this backend's rows here are current evidence of this kind (what a ranking reads)."""
-        if self.status is None:
+        """Whether this backend's rows here are current evidence of this kind (what a ranking reads): the
+        catalog's one rule (store/catalog.py: Entry.keeps, as analyze/evidence/current.py reads it)."""
+        if self.entry is None:
             return self.name in README_CURRENT[kind]
-        return self.status == "current" and self.kind == kind and (self.backends is None or backend in self.backends)
+        return self.kind == kind and self.entry.keeps(backend)
 
 
 def _cells(line: str) -> list[str]:
@@ -61,7 +63,7 @@ def read_catalog(root: Path) -> list[Folder]:
 
         for e in load_catalog(root).entries:
             listed[e.path] = Folder(e.path, e.question, e.doc, e.kind, e.status, str(e.date), e.stack_label,
-                                    e.superseded_by, e.backends)
+                                    e.superseded_by, e.backends, e)
     elif readme.is_file():
         in_table = False
         for line in readme.read_text(encoding="utf-8", errors="replace").splitlines():

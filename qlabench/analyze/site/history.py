@@ -77,7 +77,7 @@ def _gate(gate, zero, scale) -> str:
 
 
 def histories(rows: pd.DataFrame) -> list[PointHistory]:
-    """One history per (point, backend, mode, timer, device) of `rows` (source.Evidence.history()), its
+    """One history per (point, backend, mode, timer, device) of `rows` (source.SiteRows.history()), its
     runs oldest first. The timer and the device split histories: the events timer's time includes the
     launch that the graph timer's leaves out, and another GPU is another line, never a step in this one."""
     if rows.empty:

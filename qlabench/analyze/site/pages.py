@@ -10,6 +10,7 @@ import pandas as pd
 
 from qlabench.analyze.advise.ranking import version_label
 from qlabench.analyze.site.folders import Folder
+from qlabench.core.backend_decl import library_of
 from qlabench.analyze.site.history import PointHistory
 from qlabench.analyze.site.html import esc, figure, md, page, table
 from qlabench.analyze.site.rankings import CURRENT, Ranking
@@ -34,10 +35,21 @@ def link(href: str, text: str) -> str:
 
 
 def winners(r: Ranking) -> str:
-    """'flash_qla fastest in 12 of 19 cases, flashinfer in 5' (cases without a correct time left out)."""
-    won = Counter(c.best.backend for c in r.cases if c.best)
+    """'fastest: flash_qla in 12, flashinfer in 5 (of 19 cases); tied in 1; provisional in 1': a case counts as a
+    win only where every candidate was measured and the two fastest are apart beyond their noise (kit.ties);
+    a tie and a provisional answer (a candidate not measured) are counted as such, never as a win."""
+    won = Counter(c.best.backend for c in r.cases if c.best and not c.tied)
+    tied = sum(1 for c in r.cases if c.best and c.tied)
+    provisional = sum(1 for c in r.cases if c.provisional)
     parts = [f"{b} in {n}" for b, n in won.most_common()]
-    return ("fastest: " + ", ".join(parts) + f" (of {len(r.cases)} cases)") if parts else "no correct time"
+    text = ("fastest: " + ", ".join(parts) + f" (of {len(r.cases)} cases)") if parts else f"no winner (of {len(r.cases)} cases)"
+    if tied:
+        text += f"; tied in {tied}"
+    if provisional:
+        text += f"; provisional in {provisional} (a candidate not measured there)"
+    if not (parts or tied or provisional):
+        return "no correct time"
+    return text
 
 
 def index_page(rankings: list[Ranking], folders: list[Folder], rows: pd.DataFrame, root: str,
@@ -91,13 +103,16 @@ def ranking_page(r: Ranking, ranking_png: str, history: list[PointHistory], hist
              f'<p class="note">{esc(winners(r))}</p>', figure(ranking_png, f"{r.title}: speedup vs FLA per case")]
     parts.append("<h2>Ranking per sequence mix</h2>")
     for c in r.cases:
-        best = c.best
-        parts.append(f'<h3 id="case-{esc(c.case.label)}">{esc(c.case.label)} ({c.case.total_tokens:,} tokens): '
-                     + (f"use {esc(best.backend)} ({esc(best.setting)})" if best else "no backend has a correct time")
+        best, prov = c.best, c.provisional
+        parts.append(f'<h3 id="case-{esc(c.case.label)}">{esc(c.case.label)} ({c.case.total_tokens:,} tokens'
+                     + (f", {esc(c.device)}" if c.device else "") + "): "
+                     + (f"use {esc(best.backend)} ({esc(best.setting)})" if best else
+                        f"no winner: {esc(', '.join(c.missing))} not measured; provisional among those measured: "
+                        f"{esc(prov.backend)}" if prov else "no backend has a correct time")
                      + "</h3>")
         if c.entries:
             parts.append(_case_table(c, CURRENT))
-        notes = c.caveats + ([f"missing: {', '.join(c.missing)} (no row at this point and gate)"] if c.missing else [])
+        notes = c.caveats
         if notes:
             parts.append('<ul class="caveats">' + "".join(f"<li>{esc(n)}</li>" for n in notes) + "</ul>")
     parts.append(_history_section(history, history_png))
@@ -144,8 +159,9 @@ def folder_page(f: Folder, rows: pd.DataFrame, rankings: list[Ranking]) -> str:
     runs = []
     for file, grp in mine.groupby("file", sort=True):
         status = Counter(grp["status"])
-        versions = sorted({f"{c.removesuffix('_version')} {v}" for c in ("flash_qla_version", "fla_version",
-                           "flashinfer_version") for v in grp[c].dropna().unique()})
+        # each backend's own library, as its declaration names it
+        libs = {lib for lib in map(library_of, grp["backend"].unique()) if lib is not None}
+        versions = sorted({f"{lib.name} {v}" for lib in libs if lib.column in grp for v in grp[lib.column].dropna().unique()})
         shas = sorted({str(s)[:7] for s in grp["git_sha"].dropna().unique()})
         runs.append(([esc(file), esc(", ".join(sorted(grp["suite"].dropna().unique()))),
                       esc(str(grp["timestamp"].min())[:16].replace("T", " ")), esc(len(grp)),

@@ -7,7 +7,6 @@ it from the same rows (analyze/advise/), so the site and the command never disag
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 
 import pandas as pd
@@ -71,11 +70,10 @@ def cases_of(rows: pd.DataFrame, q: Question, workload: str) -> list[Case]:
     return sorted((Case(s) for s in lens), key=lambda c: (c.total_tokens, len(c.seqlens), c.seqlens))
 
 
-def rankings(current: pd.DataFrame, advise_facts: Mapping | None = None) -> list[Ranking]:
-    """Every (model, TP, workload) the current rows answer, each case ranked as advise ranks it;
-    `advise_facts`: what advise is told of the registered backends (their calls, which autotune...), the
-    keyword arguments of `answer_case` (core/backend_facts.py: view_facts). Each entry's first-call cost comes from
-    the catalog's current cold-start records, as advise's does (advise/first_call.py)."""
+def rankings(current: pd.DataFrame) -> list[Ranking]:
+    """Every (model, TP, workload) the current rows answer, each case ranked as advise ranks it (the backends'
+    facts from their declarations, as advise reads them). Each entry's first-call cost comes from the
+    catalog's current cold-start records, as advise's does (advise/first_call.py)."""
     from qlabench.analyze.advise.first_call import attach_first_calls, load_cold_start
 
     cold = load_cold_start()
@@ -94,7 +92,7 @@ def rankings(current: pd.DataFrame, advise_facts: Mapping | None = None) -> list
                 continue
             q = Question(model, tp, workload, tuple(cases), PUBLISHED, CURRENT)
             by_case = mine.groupby(mine["seqlens"].map(lambda s: tuple(int(x) for x in s)))
-            answers = [answer_case(by_case.get_group(c.seqlens), q, c, **(advise_facts or {})) for c in cases]
+            answers = [answer_case(by_case.get_group(c.seqlens), q, c) for c in cases]
             for a in answers:
                 attach_first_calls(a.entries, cold, WORKLOAD_MODES[workload])
             if any(a.entries for a in answers):

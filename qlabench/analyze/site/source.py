@@ -1,7 +1,7 @@
 """What the site reads, in one narrow place: every row of a results tree, which folder and file it came
 from, and which rows are the current answer and which are history.
 
-The site asks only `read_evidence` and the `Evidence` it returns; the rows come through the project's
+The site asks only `read_site_rows` and the `SiteRows` it returns; the rows come through the project's
 evidence layer (qlabench/analyze/evidence: its tree reader, run check and belief), tagged here with the
 catalog's folders.
 
@@ -25,12 +25,12 @@ from qlabench.analyze.advise.rows import version_column
 from qlabench.analyze.site.folders import KERNEL_TIMINGS, SERVING, Folder, read_catalog
 from qlabench.analyze.evidence import believed
 from qlabench.analyze.evidence.hbm_peaks import one_peak, stream_peaks
-from qlabench.analyze.evidence import read_evidence as read_rows
+from qlabench.analyze.evidence import read_evidence
 from qlabench.core.errors import ConfigError
 
 
 @dataclass
-class Evidence:
+class SiteRows:
     root: Path
     rows: pd.DataFrame  # every result row, plus `folder` (its catalog entry), `file` (relative to root) and
     folders: list[Folder]  # `current` (the catalog counts it a current kernel timing)
@@ -68,14 +68,14 @@ def folder_of(rel: Path, folders: list[Folder]) -> Folder | None:
     return best
 
 
-def read_evidence(root: str | os.PathLike) -> Evidence:
+def read_site_rows(root: str | os.PathLike) -> SiteRows:
     """Every result row under `root` (a results folder, as committed) through the evidence layer (one run in
     several files checked, impossible or over-tolerance rows not believed), each tagged with its folder."""
     root = Path(root)
     if not root.is_dir():
         raise ConfigError(f"{root}: not a folder; give a results folder (e.g. results)")
     folders = read_catalog(root)
-    rows = read_rows([root], all_runs=True).rows
+    rows = read_evidence([root], all_runs=True).rows
     df = believed(one_peak(rows, stream_peaks(rows)))  # one HBM peak per GPU model, as the serving page's
     rel = {f: Path(f).relative_to(root) for f in set(df["source_file"])}
     entry = {f: folder_of(r, folders) for f, r in rel.items()}
@@ -84,4 +84,4 @@ def read_evidence(root: str | os.PathLike) -> Evidence:
                    file=[rel[f].as_posix() for f in files])
     for col, kind in (("current", KERNEL_TIMINGS), ("current_serving", SERVING)):
         df[col] = [entry[f] is not None and entry[f].keeps(b, kind) for f, b in zip(files, backends)]
-    return Evidence(root, df.reset_index(drop=True), folders)
+    return SiteRows(root, df.reset_index(drop=True), folders)

@@ -10,7 +10,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, NullFormatter
 
-from qlabench.analyze.plot import finish_figure
+from qlabench.analyze.kit.figures import finish_figure
 from qlabench.analyze.sm_budget.study import BudgetStudy
 
 MARKERS = "osD^v<>ph*"

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from qlabench.analyze.plot import png_path
+from qlabench.analyze.kit.figures import png_path
 from qlabench.analyze.sm_budget.figures import budget_figures
 from qlabench.analyze.sm_budget.study import SCALING_SLACK, BudgetStudy
-from qlabench.analyze.study.page import md_table
+from qlabench.analyze.kit.tables import md_table
 
 PAGE = "sm-budget.md"
 FORMATS = {"ms": ".4f", "auto ms": ".4f", "nocp ms": ".4f", "forcecp ms": ".4f", "margin": ".2f", "regret": ".2f",

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from qlabench.analyze.report import heads_label, sequences_label
+from qlabench.analyze.kit.labels import heads_label, sequences_label
 from qlabench.core import identity
 from qlabench.core.errors import QlabenchError
 from qlabench.core.backend_decl import AUTO_CHOICES

@@ -12,17 +12,23 @@ import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-from qlabench.analyze.plot import finish_figure
+from qlabench.analyze.kit.figures import finish_figure
 from qlabench.analyze.study.heads import head_scaling
 from qlabench.core.identity import heads_label
 from qlabench.analyze.study.prepare import PROFILE_GATE_DEFAULTS
 from qlabench.analyze.study.regret import library_regret
+from qlabench.analyze.kit.backends import backend_style
 from qlabench.core.backend_decl import AUTO_CHOICES
 from qlabench.analyze.study.study import Study
 
-BACKEND_COLORS = {"flash_qla": "C0", "flash_qla-nocp": "C1", "flash_qla-forcecp": "C2", "fla": "C3",
-                  "flashinfer": "C4"}
-BACKEND_MARKERS = {"flash_qla": "o", "flash_qla-nocp": "v", "flash_qla-forcecp": "^", "fla": "s", "flashinfer": "D"}
+
+
+def _color(backend: str) -> str:
+    return backend_style(backend)["color"]  # one colour per backend on every figure (analyze/kit)
+
+
+def _marker(backend: str) -> str:
+    return backend_style(backend)["marker"]
 
 
 def _launched(values) -> np.ndarray:
@@ -80,7 +86,7 @@ def speedup_figures(study: Study) -> list[tuple[str, Figure]]:
             sub = grp[(grp["h_v"] == h_v) & (grp["h_qk"] == h_qk)]
             pos = _layout_axis(ax, list(dict.fromkeys(zip(sub["x_label"], sub["total_tokens"]))))
             for base, bsub in sub.groupby("baseline", sort=True):
-                color = BACKEND_COLORS.get(base, "C7")
+                color = _color(base)
                 _segments(ax, pos, bsub, "speedup", "-o", color=color, markersize=4, label=f"vs {base}")
                 _segments(ax, pos, bsub, "published_speedup", "--o", color=color, mfc="none", markersize=4,
                           alpha=0.6, label=f"vs {base} (published)")
@@ -124,8 +130,8 @@ def published_figure(study: Study) -> list[tuple[str, Figure]]:
     for ax, mode in zip(axes, modes):
         sub = d[d["mode"] == mode]
         for backend, bsub in sub.groupby("backend", sort=True):
-            ax.scatter(bsub["published_ms"], bsub["ours_ms"], s=14, color=BACKEND_COLORS.get(backend, "C7"),
-                       marker=BACKEND_MARKERS.get(backend, "o"), label=f"{backend} ({len(bsub)})")
+            ax.scatter(bsub["published_ms"], bsub["ours_ms"], s=14, color=_color(backend),
+                       marker=_marker(backend), label=f"{backend} ({len(bsub)})")
         lo = min(sub["published_ms"].min(), sub["ours_ms"].min()) * 0.8
         hi = max(sub["published_ms"].max(), sub["ours_ms"].max()) * 1.25
         line = np.array([lo, hi])
@@ -161,12 +167,12 @@ def gate_figures(study: Study) -> list[tuple[str, Figure]]:
             sub = frame[(frame["mode"] == mode) & (frame["heads"] == heads) & (frame["sequences"] == seqs)]
             for backend, bsub in sub.groupby("backend", sort=True):
                 bsub = bsub.sort_values("value")
-                color = BACKEND_COLORS.get(backend, "C7")
+                color = _color(backend)
                 ax.plot(bsub["value"], bsub["median_ms"], "-", color=color, label=backend)
                 cp = _launched(bsub["cp_launched"])
                 xs, ys = bsub["value"].to_numpy(), bsub["median_ms"].to_numpy()
-                ax.plot(xs[cp], ys[cp], BACKEND_MARKERS.get(backend, "o"), color=color)
-                ax.plot(xs[~cp], ys[~cp], BACKEND_MARKERS.get(backend, "o"), color=color, mfc="none")
+                ax.plot(xs[cp], ys[cp], _marker(backend), color=color)
+                ax.plot(xs[~cp], ys[~cp], _marker(backend), color=color, mfc="none")
             ax.axvline(default, color="grey", lw=0.8, ls=":")
             if axis == "gate_scale":
                 ax.set_xscale("log", base=2)
@@ -246,7 +252,7 @@ def heads_figure(study: Study) -> list[tuple[str, Figure]]:
     for (backend, T), sub in h[h["total_tokens"].isin(shown)].groupby(["backend", "total_tokens"], sort=True):
         sub = sub.sort_values(["h_v", "h_qk"])
         x = [pos[(r.h_v, r.h_qk)] for r in sub.itertuples()]
-        style = dict(color=BACKEND_COLORS.get(backend, "C7"), marker=BACKEND_MARKERS.get(backend, "o"), ms=4,
+        style = dict(color=_color(backend), marker=_marker(backend), ms=4,
                      ls="-" if T == shown[0] else "--")
         ax_t.plot(x, sub["median_ms"], label=f"{backend} 1x{T}", **style)
         ax_c.plot(x, sub["sm_coverage"].astype(float), label=f"{backend} 1x{T}", **style)

@@ -10,10 +10,20 @@ from __future__ import annotations
 
 import pandas as pd
 
+from qlabench.core.backend_decl import AUTO_CHOICES
 from qlabench.core.errors import ConfigError
 from qlabench.analyze.study.prepare import GATE_AXES, PROFILE_GATE_DEFAULTS
 
-GATE_BACKENDS = ("flash_qla", "flash_qla-nocp", "flash_qla-forcecp", "fla")
+STUDIED_LIBRARY = "flash-qla"  # the page is about FlashQLA (core/libraries.py's name)
+STUDY_BASELINE = "fla"  # its speedups are against FLA, as FlashQLA's published table's are
+
+
+
+def gate_backends() -> tuple[str, ...]:
+    """The backends this page sweeps the gate for: FlashQLA's own choice and its pinned settings (the
+    declarations' AutoChoice of the library the study is about), and the study's baseline, FLA."""
+    fq = next((c for c in AUTO_CHOICES if c.library == STUDIED_LIBRARY), None)
+    return ((fq.auto, *(b for _, b in fq.pinned)) if fq else ()) + (STUDY_BASELINE,)
 COLUMNS = ["mode", "heads", "h_qk", "h_v", "sequences", "seqkey", "total_tokens", "num_seqs", "backend", "stack",
            "value", "median_ms", "cp_launched"]
 
@@ -28,7 +38,7 @@ def gate_sweep(rows: pd.DataFrame, axis: str) -> pd.DataFrame:
         raise ConfigError(f"axis must be one of {GATE_AXES}, got {axis!r}")
     other = next(a for a in GATE_AXES if a != axis)
     default_other = PROFILE_GATE_DEFAULTS["flashqla"][other]
-    d = rows[(rows["status"] == "ok") & rows["backend"].isin(GATE_BACKENDS) & (rows["gate"] == "flashqla")]
+    d = rows[(rows["status"] == "ok") & rows["backend"].isin(gate_backends()) & (rows["gate"] == "flashqla")]
     d = d[(d[f"{other}_eff"] - default_other).abs() < 1e-12]
     if d.empty:
         return pd.DataFrame(columns=COLUMNS)

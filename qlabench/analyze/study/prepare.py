@@ -14,8 +14,8 @@ import pandas as pd
 
 from qlabench.analyze.evidence.records import grouped_records
 from qlabench.analyze.evidence.stacks import main_version, stack_label
-from qlabench.analyze.compare.kernels import short_name
-from qlabench.analyze.report import heads_label, layout_label
+from qlabench.analyze.evidence.kernels import short_name
+from qlabench.analyze.kit.labels import heads_label, layout_label
 from qlabench.core import kernel_event
 from qlabench.core.identity import GATE_PARAMS, workload_axes
 from qlabench.core.backend_decl import AUTO_CHOICE_OF, stack_columns
@@ -147,12 +147,14 @@ def prepare(df: pd.DataFrame) -> pd.DataFrame:
     return d
 
 
-def newest_per_point(d: pd.DataFrame) -> pd.DataFrame:
-    """The newest row per (backend, point, stack): a re-run supersedes, another library version does not;
-    a row in the recommended timing regime supersedes one in another, however new (evidence/regimes.py)."""
+def newest_per_stack(d: pd.DataFrame) -> pd.DataFrame:
+    """The newest row per (backend, point, stack, GPU model): a re-run supersedes, another library version or
+    GPU model does not; a row in the recommended timing regime supersedes one in another, however new
+    (evidence/regimes.py)."""
+    by = ("point_key", "stack", "device") if "device" in d.columns else ("point_key", "stack")
     if d.empty:
-        return newest_rows(d, ("point_key", "stack"))
-    return newest_rows(prefer_recommended(d, ["point_key", "stack"]), ("point_key", "stack"))
+        return newest_rows(d, by)
+    return newest_rows(prefer_recommended(d, list(by)), by)
 
 
 def primary_stacks(d: pd.DataFrame) -> dict[str, str]:

@@ -23,7 +23,7 @@ from qlabench.analyze.evidence.accuracy import OVER, flagged, speedup_allowed, w
 from qlabench.analyze.study.explain import WITHIN, explain_all, within
 from qlabench.analyze.study.gate import gate_sweep
 from qlabench.analyze.study.intracp import intracp_table
-from qlabench.analyze.study.prepare import FLASH_QLA_VARIANTS, is_primary, newest_per_point, prepare, primary_stacks
+from qlabench.analyze.study.prepare import FLASH_QLA_VARIANTS, is_primary, newest_per_stack, prepare, primary_stacks
 from qlabench.core.libraries import version_key
 from qlabench.analyze.study.published import BACKEND_COLUMNS, candidates, load_published, published_long
 from qlabench.analyze.study.regret import regret_table
@@ -88,7 +88,7 @@ class Study:
     tolerance: float = DEFAULT_TOLERANCE
     sources: tuple[str, ...] = field(default=())
     numerics: pd.DataFrame | None = None  # the rows whose checks count as error evidence (report --numerics)
-    history: tuple[str, ...] = ()  # older evidence left out of these rows (analyze/current.py: history_notes)
+    history: tuple[str, ...] = ()  # older evidence left out of these rows (analyze/evidence/current.py: history_notes)
     command: str = ""  # the command that makes the page, written at its top
 
     @property
@@ -127,7 +127,7 @@ def build_study(results: pd.DataFrame, published: pd.DataFrame | None = None,
     check_tolerance(tolerance)
     pub = load_published() if published is None else published
     prepared = prepare(results)
-    rows = with_error_marks(newest_per_point(prepared), numerics)
+    rows = with_error_marks(newest_per_stack(prepared), numerics)
     primary = primary_stacks(rows) if not rows.empty else {}
     comparison, comparison_all = compare_published(rows, pub, primary, tolerance, runs=prepared)
     primary_rows = rows[is_primary(rows, primary)] if not rows.empty else rows
@@ -146,7 +146,7 @@ def study_from_paths(paths: Iterable[str | os.PathLike], published: str | os.Pat
     """read_results(paths) and the published table (default: the packaged copy), into a Study; the rows
     of `numerics` folders count as error evidence. No paths: the current evidence results/catalog.toml
     names, with its history listed beside the versions."""
-    from qlabench.analyze.current import history_notes, rows_or_current
+    from qlabench.analyze.evidence.current import history_notes, rows_or_current
     from qlabench.analyze.evidence import believed, read_evidence
 
     def read_results(paths):  # every run: the numerics rows are error evidence, each row its own check

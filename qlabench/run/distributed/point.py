@@ -121,7 +121,9 @@ def run_cp_point(p: Point, rk: Rank) -> dict | None:
     record.kernels(r0)
     if bad := per_rank[0].get("provenance"):  # launched kernels the backend must not: no time is believed
         return row(Status.ERROR, bad)
-    record.sampled("events" if rk.on_cuda else "wall", e2e, sampling_s, noise_target_met=False)
+    # the regime of the run's timer plan, as run_point records it: resume then finds this row for the run
+    record.sampled("events" if rk.on_cuda else "wall", e2e, sampling_s, noise_target_met=False,
+                   regime=rk.timer.regime)
     record.fields.update(cp_rank_ms=[med(r["total"]) for r in per_rank],
                          cp_rank_fwd_ms=[med(r["fwd"]) for r in per_rank],
                          cp_rank_bwd_ms=[med(r["bwd"]) for r in per_rank] if p.has_backward else [])

@@ -7,6 +7,7 @@ the same number of samples, so rank 0 can take the end-to-end time of iteration 
 
 from __future__ import annotations
 
+import math
 import time
 
 import torch
@@ -23,7 +24,9 @@ from qlabench.run.point import kernel_columns
 def measure_rank(step: Step, rk: Rank, p: Point, backend: Backend) -> dict:
     """Warm-up, kernel capture (CUDA), then n synchronised iterations; this rank's samples (ms).
 
-    The run's timer plan (`rk.timer`) gives the warm-up, the L2 flush and the sample count's bounds.
+    The run's timer plan (`rk.timer`) gives the warm-up, the L2 flush, the sample count's bounds and the
+    timing regime: in the sustained one, the iterations first run back to back for its lead-in
+    (`plan.preheat_ms`, as run_point's timers do), the same count on every rank.
 
     Returns {"fwd", "bwd", "total": per-iteration times, "sampling_s"} and on CUDA also this rank's
     "kernel_fields", "provenance" (the backend's kernel-name check) and "gpu_before"/"gpu_after" NVML
@@ -69,6 +72,8 @@ def measure_rank(step: Step, rk: Rank, p: Point, backend: Backend) -> dict:
     est = max(rk.gather_all(sorted(warm)[len(warm) // 2]))
     n = int(plan.rule.max_time_s * 1e3 / max(est, 1e-6))
     n = max(plan.rule.min_samples, min(plan.rule.max_samples, n))
+    for _ in range(lead_in_calls(plan.preheat_ms, est)):  # the regime's lead-in: the GPU kept busy first
+        one()
     t0 = time.perf_counter()
     fwd, bwd, total = [], [], []
     for _ in range(n):
@@ -81,6 +86,13 @@ def measure_rank(step: Step, rk: Rank, p: Point, backend: Backend) -> dict:
     if rk.on_cuda:
         res["gpu_after"] = gpustate.snapshot(nvml_index)
     return res
+
+
+def lead_in_calls(preheat_ms: float, est_ms: float) -> int:
+    """Iterations that fill `preheat_ms` at `est_ms` each (none in a burst; at least one in a lead-in)."""
+    if preheat_ms <= 0:
+        return 0
+    return max(1, math.ceil(preheat_ms / max(est_ms, 1e-6)))
 
 
 def rank0_columns(r0: dict) -> dict:

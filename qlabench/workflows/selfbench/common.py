@@ -76,7 +76,7 @@ def default_timers(device: str) -> tuple[str, ...]:
 
 
 def point_label(row) -> str:
-    from qlabench.analyze.report import heads_label, layout_label
+    from qlabench.analyze.kit.labels import heads_label, layout_label
 
     return f"{row['backend']} {row['mode']} {heads_label(row)} {layout_label(row)}"
 

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from study_rows import row as study_row
 from qlabench.analyze.evidence.accuracy import OVER, REDUCED, evidence_of, evidence_summary, row_check, speedup_allowed
-from qlabench.analyze.report import speedup_table
+from qlabench.analyze.kit.speedups import speedup_table
 from qlabench.analyze.study import build_study
 from qlabench.cli import app
 from qlabench.store.files import write_rows
@@ -198,3 +198,14 @@ def test_the_evidence_of_a_frame_reads_the_check_path_its_row_recorded(make_row)
     row = timed(make_row, "fast", 1.0, extra_json=json.dumps({"check_path": {"checked": "cp", "timed": "cp"}}))
     (ev,) = evidence_of(frame([row]))
     assert ev.checks[0].same_path == "cp" and ev.checks[0] == row_check(pd.Series(row.as_dict()))
+
+
+def test_numerics_rows_of_another_library_version_are_no_evidence(make_row):
+    """FlashInfer 0.6.13's float64 checks (no CP) are no checks of a 0.7.2 row: another version is another kernel."""
+    row = timed(make_row, "flashinfer", 0.5, flashinfer_version="0.7.2.post1")
+    old = fp64_row(make_row, "flashinfer", flashinfer_version="0.6.13", err_o=0.001)
+    (ev,) = evidence_of(frame([row]), frame([old]))
+    assert len(ev.checks) == 1 and ev.reduced_only  # its own reduced check only
+    same = fp64_row(make_row, "flashinfer", flashinfer_version="0.7.2.post1", err_o=0.001)
+    (ev,) = evidence_of(frame([row]), frame([same]))
+    assert len(ev.checks) == 2 and not ev.reduced_only

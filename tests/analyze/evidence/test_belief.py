@@ -49,7 +49,7 @@ def test_advise_never_recommends_a_row_over_its_tolerance_that_show_marks(tmp_pa
     # bf16 err_o tolerance 0.02: 5.0 is 250x it, while the row still says ok.
     rows = [prefill(make_row, "fla", 0.9), prefill(make_row, "flash_qla", 0.4, err_o=5.0)]
     c = ask(tmp_path, rows).cases[0]
-    assert c.best.backend == "fla"
+    assert c.fastest.backend == "fla"
     bad = next(e for e in c.entries if e.backend == "flash_qla")
     assert bad.status == "incorrect" and bad.time_ms is None and "250x its tolerance" in bad.reason
     shown = CliRunner().invoke(app, ["show", str(tmp_path / "r.parquet"), "--baseline", "fla", "--no-other-evidence",
@@ -62,7 +62,7 @@ def test_advise_never_recommends_a_row_over_its_tolerance_that_show_marks(tmp_pa
 def test_advise_ranks_no_impossible_time_and_its_json_holds_no_nan(tmp_path, make_row, stored):
     rows = [prefill(make_row, "fla", 0.9), prefill(make_row, "flash_qla", 0.4)]
     c = ask(tmp_path, rows, stored).cases[0]
-    assert c.best.backend == "fla" and c.best.speedup == pytest.approx(1.0)
+    assert c.fastest.backend == "fla" and c.fastest.speedup == pytest.approx(1.0)
     bad = next(e for e in c.entries if e.backend == "flash_qla")
     assert bad.status == "error" and bad.time_ms is None and "not a time" in bad.reason
     r = CliRunner().invoke(app, ["advise", str(tmp_path / "r.parquet"), "--model", "qwen3.5-397b", "--tp", "8",
@@ -75,7 +75,7 @@ def test_a_stored_median_that_is_not_the_median_of_its_samples_is_not_believed(t
     # An edit to 1e-9 ms would print a 9e8x speedup; the row's own samples say 0.4 ms.
     rows = [prefill(make_row, "fla", 0.9), prefill(make_row, "flash_qla", 1e-9, samples_ms=(0.4, 0.41, 0.39))]
     c = ask(tmp_path, rows).cases[0]
-    assert c.best.backend == "fla"
+    assert c.fastest.backend == "fla"
     bad = next(e for e in c.entries if e.backend == "flash_qla")
     assert bad.status == "error" and "not the median of its own 3 samples" in bad.reason
 

@@ -1,106 +1,63 @@
-"""Speedup tables: per workload, each backend's median and its speedup against a baseline backend.
+"""Speedup tables: per workload and GPU model, each backend's median and its speedup against a baseline.
 
-Only `ok` rows carry times; any other status shows as that status, never as a number.
+Only `ok` rows carry times; any other status shows as that status, never as a number. `show`, `plot` and the
+sweep's summary draw them; the baseline rule (`pick_baseline`) is theirs too.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 import pandas as pd
 
+from qlabench.analyze.kit.labels import (backend_label, gate_label_of, gate_short, heads_label, memory_label,
+                                         sequences_label)
 from qlabench.core import identity
 from qlabench.store.keys import key_series, key_value, workload_keys
-
-# A stored row's labels: core/identity.py's, from the row's values read back through pandas.
-
-
-def heads_label(row) -> str:
-    return identity.heads_label(row["h_qk"], row["h_v"], key_value(row.get("model")), key_value(row.get("tp")))
-
-
-def layout_label(row) -> str:
-    return identity.layout_label(row["layout"], row["batch"], row["seqlens"])
-
-
-def sequences_label(row) -> str:
-    """The layout, for a serving row its state pool, and the SM budget the row was held to: '256x1 fp32/kv pool
-    512 sm32' (tables' `sequences`)."""
-    out = layout_label(row)
-    sdt = key_value(row.get("state_dtype"))
-    if sdt:
-        short = {"float32": "fp32", "bfloat16": "bf16"}.get(sdt, sdt)
-        out += f" {short}/{key_value(row.get('state_layout'))} pool {key_value(row.get('pool'))}"
-    budget = identity.budget_label(key_value(row.get("sm_budget")))
-    return f"{out} {budget}" if budget else out
-
-
-def memory_label(row) -> str:
-    """The extra device memory of the row's call (core/device_memory.py): '+48 MiB', '+48 MiB +12 outside'
-    where the call also took memory outside torch's allocator; '' where not measured (CPU, older rows)."""
-    extra, outside = key_value(row.get("extra_mem_mib")), key_value(row.get("outside_mem_mib"))
-    if extra is None or extra != extra:
-        return ""
-    text = f"+{extra:.0f} MiB" if extra >= 1 or extra == 0 else f"+{extra:.2f} MiB"
-    if outside is not None and outside == outside and outside >= 1:
-        text += f" +{outside:.0f} outside"
-    return text
-
-
-def beta_suffix(row) -> str:
-    """' beta=low' for a row whose beta inputs are not the default sigmoid(randn), else ''."""
-    b = key_value(row.get("beta_regime"))
-    return f" beta={b}" if b else ""
-
-
-def gate_label_of(row) -> str:
-    """The gate profile with its parameters where they differ from the default: 'flashqla(zero=0.5,/64)'."""
-    return identity.gate_label(row["gate"], key_value(row.get("gate_zero_frac")),
-                               key_value(row.get("gate_scale"))) + beta_suffix(row)
-
-
-def gate_short(row) -> str:
-    """A gate label that fits an 80-column table: 'fq' for the flashqla profile at its defaults, 'fq z0/64'
-    with its zero-gate fraction and scale where they differ; other profiles by name (GATE_LEGEND)."""
-    b = key_value(row.get("beta_regime"))
-    beta = f" b:{b}" if b else ""
-    if row["gate"] != "flashqla":
-        return str(row["gate"]) + beta
-    z, s = key_value(row.get("gate_zero_frac")), key_value(row.get("gate_scale"))
-    extra = (f"z{float(z):g}" if z is not None else "") + (f"/{float(s):g}" if s is not None else "")
-    return "fq" + (" " + extra if extra else "") + beta
-
-
-GATE_LEGEND = "gate fq: the flashqla profile (zero-gate heads 0.25, g = logsigmoid(x)/16); zF: zero-gate fraction F; /S: scale S"
-
-
-def file_safe(label: str) -> str:
-    """A label usable in a file name: 'flashqla(zero=0.5,/64)' -> 'flashqla_zero_0.5__64_'."""
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in str(label))
-
-
-def backend_label(row) -> str:
-    """The backend, with its context-parallel setting for a distributed row: 'flash_qla [cp2 inter]'."""
-    return identity.backend_label(row["backend"], key_value(row.get("cp_world_size")), key_value(row.get("cp_mode")))
 
 
 def pick_baseline(df: pd.DataFrame, preferred: str | None = None, suite_baselines=()) -> str | None:
     """The baseline backend speedups divide by; the one rule of `run sweep`'s table, `show` and `plot`.
 
-    `preferred` (a `--baseline`) if given; else the suite's `baseline` (`suite_baselines`: those of the
-    suites the rows came from, see `suite_baselines`) when exactly one of them has rows here; else a
-    naive backend (naive-chunk first), else the first backend.
+    `preferred` (a `--baseline`) if given; else the `baseline` of the suites the rows came from
+    (`suite_baselines`: one per file, see `suite_baselines`) that has rows here, the one most files name
+    where they disagree (baseline_note says so); else qlabench's own reference (`references`), else the first.
     """
     backends = list(dict.fromkeys(df["backend"]))
     if preferred:
         return preferred
-    named = {b for b in suite_baselines if b and b in backends}
-    if len(named) == 1:
-        return named.pop()
-    for name in ("naive-chunk", "naive-recurrent"):
+    named = Counter(b for b in suite_baselines if b and b in backends)
+    if named:
+        return max(named, key=lambda b: (named[b], -backends.index(b)))
+    for name in references():
         if name in backends:
             return name
     return backends[0] if backends else None
+
+
+def references() -> tuple[str, ...]:
+    """The backends a table falls back to as its baseline: qlabench's own references (declared role
+    `reference`, naive-chunk), then the oracle (naive-recurrent)."""
+    from qlabench.core.backend_decl import declarations
+
+    decls = declarations()
+    return tuple(n for role in ("reference", "oracle") for n, d in decls.items() if role in d.roles and
+                 d.modes >= {"fwd"})
+
+
+def baseline_note(df: pd.DataFrame, baseline: str | None, preferred: str | None = None, suite_baselines=()) -> str:
+    """Where the baseline came from, in one line: the option, the suites (and how many named another), or the
+    fallback rule."""
+    if preferred:
+        return f"baseline {baseline}: --baseline"
+    backends = set(df["backend"])
+    named = Counter(b for b in suite_baselines if b and b in backends)
+    if baseline in named:
+        others = ", ".join(f"{b} ({n})" for b, n in named.most_common() if b != baseline)
+        return (f"baseline {baseline}: the suite baseline of {named[baseline]} of {sum(named.values())} files"
+                + (f"; others name {others} (--baseline to choose)" if others else ""))
+    return f"baseline {baseline}: no suite here names one with rows (--baseline to choose)"
 
 
 def suite_baselines(paths) -> list[str]:
@@ -178,7 +135,8 @@ def noise_summary(df: pd.DataFrame) -> str | None:
 
 
 def speedup_table(df: pd.DataFrame, baseline: str, numerics: pd.DataFrame | None = None) -> pd.DataFrame:
-    """One row per workload; columns `<backend>` (median ms or status), `<backend> x` (speedup), `<backend> mem`
+    """One row per workload and GPU model (`device`: a speedup never divides times of two models); `runs`: the
+    runs its cells come from; columns `<backend>` (median ms or status), `<backend> x` (speedup), `<backend> mem`
     (the extra device memory of its call, `memory_label`),
     `<backend> noise` (the row's noise_mark: '', NOISY or FEW), `<backend> err` (its error mark,
     analyze/evidence/accuracy.py: worst error / tolerance and the reference, from its own check and the `numerics`
@@ -186,13 +144,14 @@ def speedup_table(df: pd.DataFrame, baseline: str, numerics: pd.DataFrame | None
     tolerance in some check). A speedup
     whose faster side is over tolerance is left empty: the err mark says why."""
     from qlabench.analyze.evidence.accuracy import evidence_of, speedup_allowed
+    from qlabench.analyze.evidence.problem import device_series
 
     if df.empty:
         return pd.DataFrame()
     # Rows as plain records, a workload at a time: a results frame has ~110 columns, and a pandas row per
     # cell would be most of a view's time.
     labels = ("median_ms", "status", "model", "tp", "below_min_samples", "n_samples", "noise_target_met",
-              "calls_sensitive", "extra_mem_mib", "outside_mem_mib")
+              "calls_sensitive", "extra_mem_mib", "outside_mem_mib", "run_id")
     rows = df[[c for c in dict.fromkeys(identity.key_axes() + labels) if c in df]].to_dict("records")
     for r, ev in zip(rows, evidence_of(df, numerics)):
         r["_ev"] = ev
@@ -203,15 +162,22 @@ def speedup_table(df: pd.DataFrame, baseline: str, numerics: pd.DataFrame | None
         keys = key_series(df, [a for a in identity.workload_axes() if a not in identity.CP_AXES])
     else:
         keys = workload_keys(df)
+    devices = device_series(df)
+    per_device = devices.nunique() > 1  # rows of two GPU models are never one row of the table
+    if per_device:
+        keys = keys + "|" + devices
     backends = list(dict.fromkeys(r["backend"] for r in rows))
     groups: dict[str, list[dict]] = {}
-    for k, r in zip(keys, rows):
+    for k, r, dev in zip(keys, rows, devices):
+        r["_device"] = dev
         groups.setdefault(k, []).append(r)
     out = []
     for grp in groups.values():
         first = grp[0]
         rec = {"mode": first["mode"], "heads": heads_label(first), "sequences": sequences_label(first),
                "dtype": first["dtype"], "gate": gate_label_of(first), "gate_short": gate_short(first)}
+        rec["device"] = first["_device"]
+        rec["runs"] = ", ".join(sorted({str(r["run_id"]) for r in grp if r.get("run_id") is not None}))
         by_backend = {r["backend"]: r for r in grp}
         base = by_backend.get(baseline)
         base_ms = base["median_ms"] if base is not None and base["status"] == "ok" else None

@@ -9,7 +9,7 @@ import math
 
 import pandas as pd
 
-from qlabench.analyze.study.page import md_table
+from qlabench.analyze.kit.tables import md_table
 from qlabench.store.cold_start_records import RECORDS, read_records  # noqa: F401 (the file's one reader)
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import pandas as pd
 
 from qlabench.analyze.evidence.accuracy import check_dtype
-from qlabench.analyze.report import gate_label_of, heads_label, layout_label
+from qlabench.analyze.kit.labels import gate_label_of, heads_label, layout_label
 from qlabench.core.result import CHECKED_TENSORS
 from qlabench.core.tolerances import TOLERANCES, error_ratio, tolerance
 from qlabench.store.keys import key_value

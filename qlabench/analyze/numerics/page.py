@@ -15,9 +15,9 @@ matplotlib.use("Agg")  # files only
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from qlabench.analyze import numerics as nm  # noqa: E402
-from qlabench.analyze.plot import finish_figure, png_path  # noqa: E402
-from qlabench.analyze.study.page import md_table  # noqa: E402
+from qlabench.analyze.numerics import table as nm  # noqa: E402
+from qlabench.analyze.kit.figures import finish_figure, png_path  # noqa: E402
+from qlabench.analyze.kit.tables import md_table  # noqa: E402
 
 PAGE = "numerics.md"
 ERR_FORMAT = ".3g"

@@ -18,8 +18,8 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from qlabench.core.errors import QlabenchError  # noqa: E402
-from qlabench.analyze.plot import png_path  # noqa: E402
-from qlabench.analyze.report import gate_label_of, heads_label, layout_label  # noqa: E402
+from qlabench.analyze.kit.figures import png_path  # noqa: E402
+from qlabench.analyze.kit.labels import gate_label_of, heads_label, layout_label  # noqa: E402
 
 SM_X_AXES = ("heads", "tp")
 METRICS = (("sm_coverage_pct", "sm_coverage (% of SMs given a block)"),

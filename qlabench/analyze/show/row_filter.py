@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from qlabench.analyze.report import gate_label_of, gate_short
+from qlabench.analyze.kit.labels import gate_label_of, gate_short
 from qlabench.core.errors import ConfigError
 from qlabench.core.models import lookup
 
@@ -46,6 +46,12 @@ class RowFilter:
             return int(qk.lstrip("h")), int(v)
         except ValueError:
             raise ConfigError(f"--heads must be H_QK/H_V, e.g. 8/32; got {self.heads!r}") from None
+
+    def with_keep(self, keep: tuple[str, ...]) -> "RowFilter":
+        """This filter keeping `keep`'s backends beside the asked ones (the baseline of the speedups)."""
+        from dataclasses import replace
+
+        return replace(self, keep=tuple(dict.fromkeys(self.keep + keep)))
 
     def describe(self) -> str:
         parts = [f"{k}={v}" for k, v in self.__dict__.items() if v not in (None, ()) and k != "keep"]

@@ -1,0 +1,1 @@
+"""`qlabench cold-start`'s table: each backend's first calls in a fresh process, cold and warm caches (table.py)."""

@@ -1,0 +1,50 @@
+"""What every figure of every view shares: where its PNG goes and how its title, legend and panels are laid out."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from pathlib import Path
+
+from qlabench.analyze.kit.labels import file_safe
+from qlabench.core.names import MAX_NAME_LEN
+from qlabench.store.files import under_root
+
+
+def png_path(out_dir: Path, *parts: object) -> Path:
+    """`out_dir/<parts joined by _>.png`, every part made file-safe: a mode or dtype read from a row can
+    hold `../` or `/`, and no row may place a file outside `out_dir` (store.files.under_root checks the
+    safe-name rule and where the path resolves). A name over the limit keeps its start and a hash."""
+    stem = "_".join(file_safe(p) for p in parts)
+    if len(stem) + 4 > MAX_NAME_LEN:
+        digest = hashlib.sha1(stem.encode()).hexdigest()[:10]
+        stem = f"{stem[:MAX_NAME_LEN - 4 - 11]}-{digest}"
+    return under_root(out_dir, stem + ".png")
+
+
+def finish_figure(fig, axes, title: str, ylabel: str | None = None, extra: dict | None = None) -> None:
+    """Title on top, one legend at the bottom (every distinct label of the panels, then `extra`'s handles),
+    an optional shared y label, and the panels laid out between."""
+    seen = {}
+    for ax in axes:
+        for h, label in zip(*ax.get_legend_handles_labels()):
+            seen.setdefault(label, h)
+    seen.update(extra or {})
+    bottom_in = 0.0
+    if seen:
+        # As many columns as the figure's width holds (about 2.2 in a label at 7 pt): wider is clipped;
+        # the figure grows by the legend's rows, so the panels keep their size.
+        ncol = max(1, min(4, len(seen), int(fig.get_figwidth() / 2.2)))
+        fig.legend(list(seen.values()), list(seen), loc="lower center", fontsize=7, ncol=ncol,
+                   bbox_to_anchor=(0.5, 0.0), frameon=False)
+        bottom_in = 0.25 + 0.2 * math.ceil(len(seen) / ncol)
+    title_in = 0.3 + 0.18 * title.count("\n")
+    fig.set_figheight(fig.get_figheight() + bottom_in)
+    height = fig.get_figheight()
+    bottom = bottom_in / height
+    left = 0.0
+    if ylabel:
+        fig.supylabel(ylabel, fontsize=9)
+        left = 0.3 / fig.get_figwidth()  # tight_layout leaves no room for the figure's y label: keep it clear
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout(rect=(left, bottom, 1, 1 - title_in / height))

@@ -1,0 +1,67 @@
+"""`show`'s view: stored rows as a speedup table, with everything a reader needs to trust it.
+
+`show_rows(results, ...)` is the library entry point (`qlabench show` prints what it returns): the rows
+through the evidence layer (the current evidence when none are given), the newest per point and GPU model,
+believed, narrowed by a RowFilter; the speedup table against one baseline (and where that baseline came
+from); per run its date, GPU, host, git sha, versions and regime (evidence.run_lines); and the notes the
+evidence layer attached. Rows of two GPU models never share a table row.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from qlabench.analyze.evidence.current import rows_or_current
+from qlabench.analyze.evidence import believed, devices_of, evidence_notes, newest_per_point, read_evidence, run_lines
+from qlabench.analyze.kit.speedups import baseline_note, pick_baseline, speedup_table, suite_baselines
+from qlabench.analyze.show.row_filter import RowFilter
+from qlabench.core.errors import ConfigError
+
+
+@dataclass
+class Shown:
+    table: pd.DataFrame  # analyze/kit/speedups.py: speedup_table
+    baseline: str
+    rows: pd.DataFrame  # the rows the table was made from (filtered, believed)
+    sources: list[Path]  # the paths read (the catalog's current ones where none were given)
+    numerics: pd.DataFrame | None = None  # the --numerics rows, read as error evidence
+    baseline_note: str = ""  # where the baseline came from
+    runs: list[str] = field(default_factory=list)  # evidence.run_lines: per run, what its numbers stand on
+    notes: list[str] = field(default_factory=list)  # what the evidence layer said about the files read
+    devices: list[str] = field(default_factory=list)  # the GPU models of the rows, most rows first
+
+    @property
+    def device_note(self) -> str | None:
+        if len(self.devices) < 2:
+            return None
+        return (f"devices: these rows hold {len(self.devices)} GPU models ({', '.join(self.devices)}): each has its "
+                "own table rows (the device column), and no speedup divides times of two models")
+
+
+def show_rows(results: Iterable[str | os.PathLike] = (), *, baseline: str | None = None, mode: str | None = None,
+              all_runs: bool = False, where: RowFilter | None = None,
+              numerics: Iterable[str | os.PathLike] = ()) -> Shown:
+    """The speedup table of stored rows; ConfigError where a filter or the baseline leaves nothing to show."""
+    df, paths, _ = rows_or_current(results)
+    notes = evidence_notes(df)
+    if not all_runs:
+        df = newest_per_point(df)
+    df = believed(df)
+    if mode:
+        df = df[df["mode"] == mode]
+        if df.empty:
+            raise ConfigError(f"no rows of mode {mode!r} in these results")
+    named = suite_baselines(paths)
+    base = pick_baseline(df, baseline, named)
+    df = (where or RowFilter()).with_keep((base,)).apply(df)
+    if base not in set(df["backend"]):
+        raise ConfigError(f"baseline {base!r} has no rows here (backends: {', '.join(sorted(set(df['backend'])))})")
+    numerics = list(numerics or ())
+    num_rows = read_evidence(numerics, all_runs=True).rows if numerics else None
+    return Shown(speedup_table(df, base, num_rows), base, df, list(paths), num_rows,
+                 baseline_note(df, base, baseline, named), run_lines(df), notes, devices_of(df))
