@@ -255,7 +255,7 @@ def run_sweep(suite: Suite, out_root: str | Path = "results", options: RunOption
     # A --resume holds the suite folder's lock: two at once would measure the same points twice.
     with resumemod.resume_lock(out_root, suite.name) if opts.resume else contextlib.nullcontext():
         if opts.resume:
-            done = resumemod.done_keys(out_root, suite.name, env["env_fingerprint"], checked=check,
+            done = resumemod.done_keys(out_root, suite.name, env, checked=check,
                                        cpu_threads=resume_threads(suite, device, caller_threads),
                                        reference=suite.check.reference, regime=suite.timing.regime)
             todo = resumemod.remaining(points, done)

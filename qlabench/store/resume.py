@@ -1,7 +1,11 @@
 """Resume: which points of a suite are already recorded `ok` in a results folder, for this environment.
 
-A row counts as done when its suite name, its env fingerprint (env.FINGERPRINT_FIELDS: device and
-library versions) and its (backend, workload) key match, and its status is ok. Rows of any status
+A row counts as done when its suite name and its (backend, workload) key match, its status is ok, and it was
+measured in this environment: on the same device model with the same versions of everything its time depends
+on (`timing_columns`: torch, CUDA, the driver, qlabench, and its backend's own library stack, or every library
+for a backend of none). A library that the point does not run can come or go without making its rows
+strangers: a host that has FlashInfer installed resumes the FlashQLA rows of a host that had not. (Given a
+fingerprint string instead of the environment, the whole fingerprint must match, as before.) Rows of any status
 other than ok are measured again, so a timeout or crash gets another chance. A checked resume also
 asks for the same reference (`[check] reference`): a row checked against the fp32 oracle on 256 tokens
 is no answer for a sweep that checks against float64 at full size, nor the other way round. A resume
@@ -14,10 +18,14 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+import pandas as pd
+
+from qlabench.core.backend_decl import stack_columns
 from qlabench.core.errors import StoreError
+from qlabench.core.libraries import version_columns
 from qlabench.store.keys import KEY_COLUMNS, key_of, key_series
 from qlabench.core.point import Point
 from qlabench.core.result import Status
@@ -39,10 +47,36 @@ def check_reference(oracle) -> str | None:
     return None if SINGLE_DEVICE_MARK in oracle else "oracle"
 
 
-def done_keys(out_root: str | os.PathLike, suite: str, env_fingerprint: str, checked: bool = False,
+# What every point's time depends on beside its backend's own library stack.
+COMMON_COLUMNS = ("device", "torch_version", "cuda_version", "driver_version", "qlabench_version")
+
+
+def timing_columns(backend: str) -> tuple[str, ...]:
+    """The environment columns a row of `backend` must share with this run to count as done: the common ones and
+    its library's stack (a backend of no library: every version column that moves a time)."""
+    return COMMON_COLUMNS + (stack_columns(backend) or version_columns(moves_timings_only=True))
+
+
+def same_environment(df: pd.DataFrame, env: Mapping) -> pd.Series:
+    """Per row: whether it was measured in `env` (a `measure.env.capture` dict) on every `timing_columns` of its
+    backend; a missing version reads as missing on both sides."""
+    def norm(v):
+        return None if v is None or (isinstance(v, float) and v != v) or v == "" else str(v)
+
+    keep = []
+    for rec in df.to_dict("records"):
+        cols = timing_columns(str(rec["backend"]))
+        keep.append(all(norm(rec.get(c)) == norm(env.get(c)) for c in cols))
+    return pd.Series(keep, index=df.index, dtype=bool)
+
+
+def done_keys(out_root: str | os.PathLike, suite: str, env_fingerprint: str | Mapping, checked: bool = False,
               cpu_threads: int | None = None, reference: str | None = None,
               regime: str | None = None) -> set[str]:
-    """Keys of the points of `suite` recorded ok under `env_fingerprint` in <out_root>/<suite>/.
+    """Keys of the points of `suite` recorded ok in this environment in <out_root>/<suite>/.
+
+    env_fingerprint: the environment (`measure.env.capture`), each row compared on its backend's
+    `timing_columns`; or a fingerprint string, which every row must carry.
 
     checked: count only rows whose outputs were checked against the oracle (a row measured with
     --no-check has no `oracle`), so a checked resume re-measures what an unchecked run timed.
@@ -58,7 +92,11 @@ def done_keys(out_root: str | os.PathLike, suite: str, env_fingerprint: str, che
     except StoreError:  # a folder with no result files yet
         return set()
     df = read_results([folder])
-    df = df[(df["status"] == Status.OK.value) & (df["env_fingerprint"] == env_fingerprint) & (df["suite"] == suite)]
+    df = df[(df["status"] == Status.OK.value) & (df["suite"] == suite)]
+    if isinstance(env_fingerprint, str):
+        df = df[df["env_fingerprint"] == env_fingerprint]
+    elif not df.empty:
+        df = df[same_environment(df, env_fingerprint)]
     if checked:
         df = df[df["oracle"].notna()]
         if reference is not None:
