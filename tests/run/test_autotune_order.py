@@ -104,15 +104,33 @@ def test_the_default_keeps_tunings_in_the_store():
     assert RunSpec().autotune == "point-cached"
 
 
-def test_replicates_each_pay_their_own_tuning(monkeypatch, tmp_path, backend):
-    from qlabench.run.options import InProcess, RunOptions
+def test_replicates_each_pay_their_own_tuning(tmp_path, backend):
+    """With replicates, `point-cached` re-tunes every point (as `point`): replicates that installed one stored
+    tuning would hide the tuner's share of the run-to-run variance. Replicates run in worker processes only
+    (in one process they are no independent runs), so the test reads the mode the workers are handed."""
+    from qlabench.run.options import RunOptions
     from qlabench.run.sweep import run_sweep
 
-    monkeypatch.setenv("QLABENCH_CACHE_DIR", str(tmp_path / "cache"))
+    handed: list[str] = []
+
+    class Recording:  # an executor that measures nothing: what matters is the job every worker would get
+        def __init__(self, job, device, env):
+            handed.append(job.suite.run.autotune)
+
+        def run(self, groups, sink, should_stop):
+            pass
+
+        def close(self):
+            pass
+
     p = Point(backend=backend.name, mode="fwd", layout="dense", batch=1, seqlens=(512,), h_qk=2, h_v=4, K=16, V=16,
               dtype="float32")
     timing = TimingSpec(timer="wall", warmup=0, min_samples=2, max_samples=2, max_time_s=0.5)
     suite = Suite(name="t", path="<t>", points=(p,), timing=timing, check=CheckSpec(oracle_max_tokens=64))
-    res = run_sweep(suite, tmp_path / "out", RunOptions(executor=InProcess(dict(REGISTRY, **{backend.name: backend})),
-                                                        replicates=2), progress=False)
-    assert [json.loads(r.extra_json)["autotune_tuned_for"] for r in res.rows] == ["point", "point"]
+    assert suite.run.autotune == "point-cached"
+    run_sweep(suite, tmp_path / "two", RunOptions(executor=Recording, replicates=2), progress=False)
+    assert handed and set(handed) == {"point"}  # every replicate's workers tune for the point
+    handed.clear()
+    run_sweep(suite, tmp_path / "one", RunOptions(executor=Recording, replicates=1), progress=False)
+    assert handed and set(handed) == {"point-cached"}
+

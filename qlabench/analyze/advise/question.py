@@ -130,7 +130,8 @@ def parse_gate(text: str | None) -> GateRegime:
     if not path.is_file():
         raise ConfigError(f"--gate {text!r}: expected published, none, zero=F[,scale=S] or a TOML/JSON file")
     try:
-        data = (json.loads(path.read_text(), object_pairs_hook=_unique_keys) if path.suffix == ".json"
+        data = (json.loads(path.read_text(), object_pairs_hook=lambda pairs: _unique_keys(pairs, text))
+                if path.suffix == ".json"
                 else tomllib.loads(path.read_text()))  # TOML refuses a repeated key itself
     except (OSError, ValueError) as e:
         raise ConfigError(f"--gate {text}: cannot read it: {e}") from None
@@ -141,11 +142,11 @@ def parse_gate(text: str | None) -> GateRegime:
                    set(data) - {"gate_zero_frac", "gate_scale"})
 
 
-def _unique_keys(pairs: list) -> dict:
+def _unique_keys(pairs: list, text: str) -> dict:
     """A JSON object whose keys are each given once (json keeps the last of a repeated key in silence)."""
     keys = [k for k, _ in pairs]
     if twice := sorted({k for k in keys if keys.count(k) > 1}):
-        raise ValueError(f"key {', '.join(map(repr, twice))} is given twice")
+        raise ConfigError(f"--gate {text}: cannot read it: key {', '.join(map(repr, twice))} is given twice")
     return dict(pairs)
 
 

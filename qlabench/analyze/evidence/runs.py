@@ -7,9 +7,9 @@ files holding the same run id must agree on every row they share.
   the files and a conflicting point.
 - Different rows in two folders: two runs that happen to share a name (two gate experiments may each
   call their runs `ab-a`): their run ids are told apart by folder ('ab-a@results/x'), and a view says so.
-- One file holding a row of a run twice (qlabench writes each point of a run once per file): identical
-  copies count once, and a view says so; copies that differ are refused (EvidenceError) as files of one
-  folder that disagree are, naming the file: `show` would take one and `advise` average them.
+- One file holding a row of a run twice at one timestamp (qlabench writes each point of a run once per file and
+  round): identical copies count once, and a view says so; copies that differ are refused (EvidenceError) as
+  files of one folder that disagree are, naming the file: `show` would take one and `advise` average them.
 """
 
 from __future__ import annotations
@@ -79,13 +79,16 @@ def check_runs(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
 
 
 def _within_files(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
-    """A row of one run (point and replicate) twice in one file: identical copies count once; copies that
-    differ are refused."""
-    k = _one_run_key(df) + "|" + df["source_file"].astype(str)
+    """A row of one run (point, replicate and timestamp) twice in one file: identical copies count once; copies
+    that differ are refused. Rows of one point at different timestamps are different measurements: the rounds of
+    a run written before rows recorded their replicate (schema 3 and older, an `ab` of several rounds) share a
+    run id and a null replicate, and each is a round of its own."""
+    stamp = df["timestamp"].astype(str) if "timestamp" in df else ""
+    k = _one_run_key(df) + "|" + df["source_file"].astype(str) + "|" + stamp
     twice = k.duplicated(keep=False)
     if not twice.any():
         return df, []
-    measured = [c for c in MEASURED + ("timestamp",) if c in df]
+    measured = [c for c in MEASURED if c in df]
     dup = df[twice].assign(_k=k[twice])
     differ = dup.groupby("_k")[measured].nunique(dropna=False).max(axis=1) > 1
     if differ.any():

@@ -83,3 +83,15 @@ def test_one_file_holding_a_row_twice_is_refused_or_counted_once(tmp_path, make_
     fq = next(e for e in ans.cases[0].entries if e.backend == "flash_qla")
     assert fq.time_ms == pytest.approx(0.4) and fq.rel_noise == pytest.approx(0.003)
     assert any("twice, identical: each counted once" in n for n in ans.notes)
+
+
+def test_rounds_of_one_run_in_one_file_at_different_times_are_each_a_measurement(tmp_path, make_row):
+    """A run written before rows recorded their replicate (an `ab` of several rounds, schema 3 and older) holds
+    a point once per round, each at its own timestamp: rounds, read as they always were, never refused."""
+    from qlabench.analyze.evidence import read_evidence
+
+    rounds = [make_row(**{**H, "timestamp": f"2026-01-0{d}T00:00:00+00:00"}, backend="flash_qla", median_ms=ms)
+              for d, ms in ((1, 0.40), (2, 0.41), (3, 0.39))]
+    write_rows(tmp_path / "s" / "r1.parquet", rounds)
+    ev = read_evidence([tmp_path / "s"], all_runs=True)
+    assert sorted(ev.rows["median_ms"]) == [0.39, 0.40, 0.41] and not ev.notes
