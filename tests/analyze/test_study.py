@@ -411,3 +411,14 @@ def test_the_study_reads_the_sustained_regime_and_says_how_many_rows_are_in_it()
     assert line.startswith("Timing regime: 1 of 2 timed rows in the sustained regime") and "(fla 1)" in line
     only = build_study(frame(pairs[:1]))
     assert regime_line(only.rows).endswith("which supersedes a point's rows in another regime.")
+
+
+def test_rows_held_to_an_sm_budget_never_stand_for_a_published_whole_gpu_point(study):
+    """A row of a green context of 32 SMs measured another problem than the published table's: the study
+    compares the whole-GPU rows only (a budget row once counted as a FlashInfer row 'not ok')."""
+    rows = study_rows.study_frame()
+    held = rows.assign(sm_budget=32, median_ms=rows["median_ms"] * 5, run_id="held",
+                       timestamp="2099-01-01T00:00:00+00:00")  # newer, slower, and at 32 SMs
+    both = build_study(pd.concat([rows.assign(sm_budget=None), held], ignore_index=True))
+    assert both.summary == study.summary
+    assert len(both.rows) == len(study.rows) and both.rows["sm_budget"].isna().all()

@@ -26,6 +26,7 @@ Current (current.py; the catalog's one rule: store/catalog.py Entry.keeps)
 Identity (problem.py; the axes come from core/identity.py, flag `Axis.problem`)
   problem_keys(df) -> Series      one key per row: the problem it measured (any layout, seed, model label)
   point_keys(df) -> Series        one key per row: the point (the store's key columns)
+  whole_device(df) -> DataFrame  the rows not held to an SM budget: what a whole-GPU view reads
   newest_per_point(df) / newest_per_problem(df) -> DataFrame   the one "newest row" rule (store/keys.py);
                                   per point it is the newest row on each GPU model (`device`)
   split_problems(df, across=("backend", "mode")) -> [Problem]  the rows as problems on one GPU model each
@@ -80,6 +81,7 @@ from qlabench.analyze.evidence.problem import (
     newest_per_problem,
     point_keys,
     problem_keys,
+    whole_device,
     split_problems,
 )
 from qlabench.analyze.evidence.provenance import run_lines
@@ -88,4 +90,4 @@ from qlabench.analyze.evidence.tree import Evidence, evidence_notes, read_eviden
 
 __all__ = ["Evidence", "Problem", "believed", "cards", "device_series", "devices_of", "evidence_notes",
            "newest_per_point", "newest_per_problem", "point_keys", "problem_keys", "read_evidence", "run_lines",
-           "run_mix", "split_problems", "stack_label"]
+           "run_mix", "split_problems", "whole_device", "stack_label"]

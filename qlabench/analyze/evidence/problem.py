@@ -43,6 +43,15 @@ def device_series(df: pd.DataFrame) -> pd.Series:
     return df[DEVICE].astype(object).where(df[DEVICE].notna() & (df[DEVICE].astype(str) != ""), UNKNOWN_DEVICE)
 
 
+def whole_device(df: pd.DataFrame) -> pd.DataFrame:
+    """The rows measured on the whole device: a row held to an SM budget (`sm_budget`, a green context of N SMs)
+    measured another problem, and a whole-GPU view (the study's comparison with a published table, a whole-GPU
+    ranking) never takes it for one of its own."""
+    if "sm_budget" not in df.columns:
+        return df
+    return df[df["sm_budget"].isna()]
+
+
 def newest_per_point(df: pd.DataFrame) -> pd.DataFrame:
     """The newest row of each point on each GPU model: a newer row of another model never replaces a row."""
     if df.empty:

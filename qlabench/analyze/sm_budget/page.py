@@ -68,7 +68,8 @@ def render(study: BudgetStudy, figures: dict[str, str], command: str | None = No
               "checked.", "", BANDWIDTH_NOTE, "",
               "## The winner per budget", "",
               "The fastest ok backend of each problem at each SM count; `extra MiB`: the device memory its call "
-              "takes beyond its inputs and outputs; `margin`: the runner-up's time over the winner's.", "",
+              "takes beyond its inputs and outputs; `margin`: the runner-up's time over the winner's; `tie: A, B`: every "
+              "backend within the rows' measured noise of the fastest (none of them is called faster).", "",
               _table(study.winners),
               "## Each library's auto CP against its pinned settings", "",
               "`regret` = the library's own choice (auto) over the best of its pinned settings (-nocp, -forcecp) "

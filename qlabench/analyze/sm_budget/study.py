@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from qlabench.analyze.kit.labels import heads_label, sequences_label
+from qlabench.analyze.kit.ties import is_tie
 from qlabench.core import identity
 from qlabench.core.errors import QlabenchError
 from qlabench.core.backend_decl import AUTO_CHOICES
@@ -87,14 +88,18 @@ def budget_frame(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def winners(d: pd.DataFrame) -> pd.DataFrame:
-    """Per (problem, SM count): the fastest ok backend, its time and extra memory, the runner-up and margin."""
+    """Per (problem, SM count): the fastest ok backend, its time and extra memory, the runner-up and margin;
+    `winner` reads 'tie: A, B' where the runner-up is within the rows' measured noise (kit/ties.py)."""
     out = []
     for (problem, sms), g in d[d["status"] == "ok"].groupby(["problem", "sms"], sort=True):
         g = g.sort_values("median_ms")
         best = g.iloc[0]
         second = g.iloc[1] if len(g) > 1 else None
-        out.append({"problem": problem, "SMs": int(sms), "winner": best["backend"], "ms": best["median_ms"],
-                    "extra MiB": best.get("extra_mem_mib"),
+        tied = [b for b, ms, n in zip(g["backend"], g["median_ms"], g.get("rel_noise", [None] * len(g)))
+                if is_tie(best["median_ms"], ms, best.get("rel_noise"), n)]
+        out.append({"problem": problem, "SMs": int(sms),
+                    "winner": best["backend"] if len(tied) < 2 else "tie: " + ", ".join(tied),
+                    "ms": best["median_ms"], "extra MiB": best.get("extra_mem_mib"),
                     "runner-up": second["backend"] if second is not None else "-",
                     "margin": second["median_ms"] / best["median_ms"] if second is not None else None})
     return pd.DataFrame(out)

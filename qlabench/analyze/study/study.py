@@ -20,6 +20,7 @@ import pandas as pd
 
 from qlabench.analyze.evidence.records import grouped_records
 from qlabench.analyze.evidence.accuracy import OVER, flagged, speedup_allowed, with_error_marks
+from qlabench.analyze.evidence.problem import whole_device
 from qlabench.analyze.study.explain import WITHIN, explain_all, within
 from qlabench.analyze.study.gate import gate_sweep
 from qlabench.analyze.study.intracp import intracp_table
@@ -126,7 +127,8 @@ def build_study(results: pd.DataFrame, published: pd.DataFrame | None = None,
     tolerance in all its evidence (analyze/evidence/accuracy.py)."""
     check_tolerance(tolerance)
     pub = load_published() if published is None else published
-    prepared = prepare(results)
+    prepared = prepare(whole_device(results))  # the table is whole-GPU: a row held to an SM budget is not its
+
     rows = with_error_marks(newest_per_stack(prepared), numerics)
     primary = primary_stacks(rows) if not rows.empty else {}
     comparison, comparison_all = compare_published(rows, pub, primary, tolerance, runs=prepared)
