@@ -5,6 +5,7 @@ The `gpu` and `slow` markers are declared in pyproject.toml; nothing is register
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -63,3 +64,24 @@ def make_row():
         return ResultRow(**fields)
 
     return make
+
+
+@pytest.fixture(autouse=True)
+def _declarations_stay_in_their_test():
+    """Backends a test declares or loads in this process (a stand-in registered from the test file, a plugin put
+    on sys.path for one test and resolved into the registry) are forgotten when it ends: every later test sees the
+    package's own declarations and whatever is really installed, as a fresh `qlabench` process does."""
+    from qlabench.core import backend_decl
+
+    runtime = dict(backend_decl._RUNTIME)
+    registry = sys.modules.get("qlabench.backends.registry")
+    names = set(dict.keys(registry.REGISTRY)) if registry is not None else None
+    yield
+    changed = backend_decl._RUNTIME != runtime
+    backend_decl._RUNTIME.clear()
+    backend_decl._RUNTIME.update(runtime)
+    registry = sys.modules.get("qlabench.backends.registry")
+    if registry is not None and (changed or names is None or set(dict.keys(registry.REGISTRY)) != names):
+        fresh = registry.build()  # in place: modules hold the REGISTRY object itself
+        dict.clear(registry.REGISTRY)
+        dict.update(registry.REGISTRY, fresh)

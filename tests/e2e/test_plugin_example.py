@@ -105,7 +105,8 @@ def test_a_package_outside_qlabench_adds_two_backends_that_run_rank_and_gate(plu
     by = {e["backend"]: e for e in case["entries"]}
     assert by["gdn-example"]["status"] == "ok" and by["gdn-example"]["time_ms"] > 0
     assert by["gdn-example-off"]["status"] == "incorrect" and by["gdn-example-off"]["time_ms"] is None
-    assert case["recommended"] in ("gdn-example", "naive-chunk")  # ranked among the timed, never the wrong one
+    # ranked among the timed, never the wrong one (provisional: the library candidates have no row on this CPU)
+    assert (case["recommended"] or case["provisional"]) in ("gdn-example", "naive-chunk")
 
     # The head's kernel goes wrong: version 0.1.1 of the package, whose `gdn-example` is the 5%-off function.
     head_site = dist_info(tmp_path / "head-site", DIST, "0.1.1",
