@@ -22,6 +22,17 @@ class Status(str, enum.Enum):
     ERROR = "error"  # crashed, timed out, or failed a provenance check
 
 
+# How a skipped row says its backend could not run here at all (not installed, failed to import): such a row
+# measured nothing, unlike one skipped because the backend does not run that point.
+UNAVAILABLE = "backend unavailable"
+
+
+def unavailable(status, reason) -> bool:
+    """Whether a row was skipped because its backend could not run on that host at all: no measurement of a
+    point the backend runs (a view counts its backend as unmeasured there, never as 'does not run here')."""
+    return status == Status.SKIPPED.value and str(reason or "").startswith(UNAVAILABLE)
+
+
 def col(kind: str, doc: str, default=None):
     return field(default=default, metadata={"kind": kind, "doc": doc})
 

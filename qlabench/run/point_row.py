@@ -18,7 +18,7 @@ from qlabench.core import sm_coverage as smutil
 from qlabench.core.flops import peak_fractions, throughput
 from qlabench.core.kernel_event import kernel_fields
 from qlabench.core.point import Point
-from qlabench.core.result import CHECKED_TENSORS, ResultRow, Status, make_row
+from qlabench.core.result import CHECKED_TENSORS, UNAVAILABLE, ResultRow, Status, make_row
 from qlabench.core.spec import Suite
 from qlabench.measure.probes import clocks as gpustate
 from qlabench.core.sm_budget import escape_problem
@@ -108,7 +108,7 @@ def refusal(p: Point, backend: Backend | None, device: str, world: int | None = 
     else:
         ok, why = backend.available()
     if not ok:
-        return Status.SKIPPED, f"backend unavailable: {why}"
+        return Status.SKIPPED, f"{UNAVAILABLE}: {why}"
     ok, why = backend.supports(p, device)
     if not ok:
         return Status.SKIPPED, f"unsupported: {why}"

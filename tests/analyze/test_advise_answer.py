@@ -291,6 +291,17 @@ def test_no_winner_where_a_candidate_that_runs_here_has_no_row(tmp_path, make_ro
     assert ask(tmp_path, every_candidate(make_row)).cases[0].best.backend == "flash_qla"
 
 
+def test_a_candidate_skipped_as_unavailable_on_the_host_is_unmeasured_not_absent(tmp_path, make_row):
+    """FlashInfer installed but failing to import leaves skipped rows: it measured nothing, so it is named
+    among the unmeasured (a backend skipped because it does not run the point is not)."""
+    down = {"status": "skipped", "reason": "backend unavailable: import flashinfer.gdn_prefill failed"}
+    rs = rows(make_row, *[(b, 0.4 if b == "flash_qla" else 0.9, FI7) for b in ALL_PREFILL if not b.startswith("flashinfer")],
+              *[(b, 0.3, {**FI7, **down}) for b in ALL_PREFILL if b.startswith("flashinfer")])
+    c = ask(tmp_path, rs).cases[0]
+    assert c.best is None and c.provisional.backend == "flash_qla"
+    assert c.missing == ["flashinfer", "flashinfer-nocp", "flashinfer-forcecp"]
+
+
 def test_a_tie_is_read_from_the_measured_noise_not_a_fixed_floor(tmp_path, make_row):
     quiet = rows(make_row, ("flash_qla", 0.400, {"rel_noise": 0.001}), ("fla", 0.404, {"rel_noise": 0.001}))
     assert not any(n.startswith("tie:") for n in ask(tmp_path, quiet).cases[0].caveats)  # 1% apart, 0.1% noise

@@ -32,6 +32,7 @@ from qlabench.analyze.kit.ties import is_tie
 from qlabench.analyze.evidence import believed, devices_of, evidence_notes
 from qlabench.analyze.evidence.regimes import prefer_recommended, regime_note, regime_series
 from qlabench.core.backend_decl import candidates, is_testing
+from qlabench.core.result import unavailable
 
 
 def __getattr__(name: str):
@@ -157,7 +158,8 @@ def _answer(problem: pd.DataFrame, q: Question, case: Case, device: str | None, 
     ranked = newest_run(newest_version(prefer_recommended(mine_rows, ["backend", "mode"])))
     entries = attach_checks(attach_calls(rank(ranked, modes, q.current)), ranked)
     regimes = _attach_regimes(entries, ranked)
-    present = {e.backend for e in entries}
+    # a backend skipped as unavailable on the host measured nothing: it is missing, not "does not run here"
+    present = {e.backend for e in entries if not unavailable(e.status, e.reason)}
     missing = [b for b in candidates(q.workload) if b not in present]
     notes = (cv.missing_caveats(entries, missing) + cv.current_caveats(entries, q.current) + cv.tie_caveats(entries)
              + auto_choice_caveats(entries)
