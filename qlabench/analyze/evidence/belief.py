@@ -45,7 +45,8 @@ WORK_AXES = ("mode", "layout", "batch", "h_qk", "h_v", "K", "V", "dtype", "state
 MEDIAN_SLACK = 1e-9
 
 
-def _num(v) -> float:
+def number(v) -> float:
+    """A stored value as a float; NaN where it is none (null, text, a missing column)."""
     try:
         x = float(v)
     except (TypeError, ValueError):
@@ -55,7 +56,7 @@ def _num(v) -> float:
 
 def time_problem(row) -> str | None:
     """Why a row's stored time cannot be believed; None when it can."""
-    ms = _num(row.get("median_ms"))
+    ms = number(row.get("median_ms"))
     if not math.isfinite(ms) or ms <= 0:
         return f"stored median_ms {row.get('median_ms')!r} is not a time (must be a positive number): not believed"
     samples = row.get("samples_ms")
@@ -88,7 +89,7 @@ def physics_problem(row, floors: dict) -> str | None:
     point, floor = floors[key]
     if point is None:
         return f"its point cannot be read ({floor}): not believed"
-    why = impossible_time(point, row.get("device"), _num(row.get("median_ms")), floor)
+    why = impossible_time(point, row.get("device"), number(row.get("median_ms")), floor)
     return f"stored median_ms {why}: not believed" if why else None
 
 
@@ -103,9 +104,9 @@ def contradiction(row) -> str | None:
 def hbm_fraction(row) -> float | None:
     """A serving row's fraction of the bandwidth limit, from its bytes, time and recorded peaks (None when a
     side was not recorded)."""
-    read, written = _num(row.get("bytes_read")), _num(row.get("bytes_written"))
-    peak_r, peak_w = _num(row.get("hbm_peak_read_tbs")), _num(row.get("hbm_peak_write_tbs"))
-    ms = _num(row.get("median_ms"))
+    read, written = number(row.get("bytes_read")), number(row.get("bytes_written"))
+    peak_r, peak_w = number(row.get("hbm_peak_read_tbs")), number(row.get("hbm_peak_write_tbs"))
+    ms = number(row.get("median_ms"))
     if not all(math.isfinite(x) for x in (read, written, peak_r, peak_w, ms)) or ms <= 0:
         return None
     if not (peak_r > 0 and peak_w > 0):
@@ -136,7 +137,7 @@ def believed(df: pd.DataFrame, require_check: bool = True) -> pd.DataFrame:
             if frac is not None:
                 frac[i] = f if f is not None else math.nan
             if f is not None and f > 1.0:
-                why = (f"{_num(row['bytes_read']) + _num(row['bytes_written']):.3g} bytes in {_num(row['median_ms']):g} ms "
+                why = (f"{number(row['bytes_read']) + number(row['bytes_written']):.3g} bytes in {number(row['median_ms']):g} ms "
                        f"is {f:.0%} of the HBM limit at its recorded peaks: faster than the memory allows; not believed")
         if why is not None:
             status[i], reason[i] = "error", why
@@ -149,7 +150,7 @@ def believed(df: pd.DataFrame, require_check: bool = True) -> pd.DataFrame:
         elif check is not None and check.over:
             err = row.get(f"err_{check.tensor}")
             status[i] = "incorrect"
-            reason[i] = (f"stored err_{check.tensor} {_num(err):.3g} is "
+            reason[i] = (f"stored err_{check.tensor} {number(err):.3g} is "
                          + ("not finite" if math.isinf(check.ratio) else f"{check.ratio:.3g}x its tolerance")
                          + f" ({check.label}), though the row says ok")
     like = {c: (df[c].dtype if c in df else object) for c in ("status", "reason")}

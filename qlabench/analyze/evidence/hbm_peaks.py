@@ -17,7 +17,6 @@ the shares from the peak columns as before (belief.hbm_fraction).
 from __future__ import annotations
 
 import json
-import math
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from qlabench.analyze.evidence.belief import number
 from qlabench.core.errors import QlabenchError
 from qlabench.core.modes import SERVING_MODES
 
@@ -51,14 +51,6 @@ class StreamPeak:
                 f"(run {self.write_run})")
 
 
-def _num(v) -> float:
-    try:
-        x = float(v)
-    except (TypeError, ValueError):
-        return math.nan
-    return x
-
-
 def probe_record(extra_json) -> dict | None:
     """The `hbm_peaks` record of a row measured the current way (the kernels that won, read and write); None
     for a row measured with the older probe, which recorded none."""
@@ -81,7 +73,7 @@ def stream_peaks(rows: pd.DataFrame) -> dict[str, StreamPeak]:
     for device, r, w, extra, run in zip(rows["device"], rows["hbm_peak_read_tbs"], rows["hbm_peak_write_tbs"],
                                         rows["extra_json"], runs):
         rec = probe_record(extra)
-        r, w = _num(r), _num(w)
+        r, w = number(r), number(w)
         if rec is None or not isinstance(device, str) or not (r > 0 and w > 0):
             continue
         b = best.setdefault(device, {})
@@ -104,7 +96,7 @@ def one_peak(df: pd.DataFrame, peaks: dict[str, StreamPeak]) -> pd.DataFrame:
     out = df.copy()
     source = out["hbm_peak_source"].copy() if "hbm_peak_source" in out else pd.Series(None, index=out.index,
                                                                                       dtype=object)
-    recorded = out["hbm_peak_read_tbs"].map(_num).gt(0) & out["hbm_peak_write_tbs"].map(_num).gt(0)
+    recorded = out["hbm_peak_read_tbs"].map(number).gt(0) & out["hbm_peak_write_tbs"].map(number).gt(0)
     serving = out["mode"].isin(SERVING_MODES) & recorded
     read, write = out["hbm_peak_read_tbs"].astype(float), out["hbm_peak_write_tbs"].astype(float)
     for idx, device in out.loc[serving, "device"].items():

@@ -48,3 +48,18 @@ def finish_figure(fig, axes, title: str, ylabel: str | None = None, extra: dict 
         left = 0.3 / fig.get_figwidth()  # tight_layout leaves no room for the figure's y label: keep it clear
     fig.suptitle(title, fontsize=10)
     fig.tight_layout(rect=(left, bottom, 1, 1 - title_in / height))
+
+
+def save_figures(figures, out_dir: Path, stale: str) -> dict[str, str]:
+    """Save each (stem, figure) as a PNG in `out_dir` ({stem: file name}), and delete the PNGs matching the glob
+    `stale` that this call did not write: a figure an earlier page drew there (a state dtype or budget no
+    longer in the rows) would otherwise sit beside the page as if it were its evidence."""
+    written = {}
+    for stem, fig in figures:
+        path = png_path(out_dir, stem)
+        fig.savefig(path, dpi=110)
+        written[stem] = path.name
+    for old in out_dir.glob(stale):
+        if old.name not in written.values():
+            old.unlink()
+    return written

@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 
 from qlabench.analyze.evidence.hbm_peaks import OLDER_PROBE
-from qlabench.analyze.kit.figures import png_path
+from qlabench.analyze.kit.figures import save_figures
 from qlabench.analyze.serving.figures import serving_figures
 from qlabench.analyze.serving.frame import L2_RESIDENT, hbm_text
 from qlabench.analyze.serving.kernels import kernel_breakdown
@@ -199,16 +199,7 @@ def write_serving(s: Serving, out_dir: str | os.PathLike, command: str | None = 
     """Write every figure as PNG and the page (serving.md) into out_dir."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    written = {}
-    for stem, fig in serving_figures(s):
-        path = png_path(out_dir, stem)
-        fig.savefig(path, dpi=110)
-        written[stem] = path.name
-    # Figures an earlier page wrote here that this one does not (a state dtype no longer in the rows)
-    # would otherwise sit beside the page as if they were its evidence.
-    for old in out_dir.glob("serving_*.png"):
-        if old.name not in written.values():
-            old.unlink()
+    written = save_figures(serving_figures(s), out_dir, "serving_*.png")
     page = out_dir / PAGE
     page.write_text(render(s, written, command))
     return ServingFiles(page=page, figures=tuple(out_dir / n for n in written.values()))

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from qlabench.analyze.kit.figures import png_path
+from qlabench.analyze.kit.figures import save_figures
 from qlabench.analyze.sm_budget.figures import budget_figures
 from qlabench.analyze.sm_budget.study import SCALING_SLACK, BudgetStudy
 from qlabench.analyze.kit.tables import md_table
@@ -97,14 +97,7 @@ def write_budget_page(study: BudgetStudy, out_dir: str | os.PathLike, command: s
     """Write the figures as PNG and the page (sm-budget.md) into out_dir."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    written = {}
-    for stem, fig in budget_figures(study):
-        path = png_path(out_dir, stem)
-        fig.savefig(path, dpi=110)
-        written[stem] = path.name
-    for old in out_dir.glob("sm_budget_*.png"):  # an earlier page's figure this one does not draw
-        if old.name not in written.values():
-            old.unlink()
+    written = save_figures(budget_figures(study), out_dir, "sm_budget_*.png")
     page = out_dir / PAGE
     page.write_text(render(study, written, command))
     return BudgetFiles(page=page, figures=tuple(out_dir / n for n in written.values()))
