@@ -71,12 +71,12 @@ def show_cmd(
         return
     if fmt == "markdown":
         print(speedup_markdown(shown.table, shown.baseline))
-        for line in check_lines(shown.rows, shown.numerics):
+        for line in check_lines(shown.rows, shown.numerics, shown.checks):
             print(f"\n_{line}_")
         print()
     else:
         console.print(fitted(console, speedup_rich_table(shown.table, shown.baseline), keys=5))
-        print_marks(console, shown.rows, shown.numerics)
+        print_marks(console, shown.rows, shown.numerics, shown.checks)
         console.print(GATE_LEGEND)
     for line in _provenance(shown):  # wrapped to the terminal in the table format
         if fmt == "markdown":

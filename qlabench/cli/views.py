@@ -77,7 +77,8 @@ def speedup_markdown(table: pd.DataFrame, baseline: str | None) -> str:
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     return f"{speedup_title(baseline)}\n\n" + "\n".join(lines)
 
-def print_marks(console: Console, df: pd.DataFrame, numerics: pd.DataFrame | None = None) -> None:
+def print_marks(console: Console, df: pd.DataFrame, numerics: pd.DataFrame | None = None,
+                checks: list | None = None) -> None:
     """The lines under a speedup table: how many points met their noise target (what ~ and ! mean), and
     how they were checked (what the err marks mean: analyze/evidence/accuracy.py)."""
     from qlabench.analyze.kit.speedups import noise_summary
@@ -85,14 +86,17 @@ def print_marks(console: Console, df: pd.DataFrame, numerics: pd.DataFrame | Non
     line = noise_summary(df)
     if line:
         console.print(escape(line))
-    for line in check_lines(df, numerics):
+    for line in check_lines(df, numerics, checks):
         console.print(escape(line), highlight=False)
 
-def check_lines(df: pd.DataFrame, numerics: pd.DataFrame | None = None) -> list[str]:
-    """How the ok rows were checked (full size, reduced only, over tolerance) and what the err marks mean."""
+def check_lines(df: pd.DataFrame, numerics: pd.DataFrame | None = None, checks: list | None = None) -> list[str]:
+    """How the ok rows were checked (full size, reduced only, over tolerance) and what the err marks mean;
+    `checks`: evidence_of(df, numerics), one per row of `df`, where the caller has it already."""
     from qlabench.analyze.evidence.accuracy import LEGEND, evidence_of, evidence_summary
 
-    line = evidence_summary(evidence_of(df[df["status"] == "ok"], numerics))
+    ok = (df["status"] == "ok").to_numpy()
+    mine = [c for c, keep in zip(checks, ok) if keep] if checks is not None else evidence_of(df[ok], numerics)
+    line = evidence_summary(mine)
     return [line, LEGEND] if line else []
 
 def print_sweep_summary(console: Console, res, baseline: str | None, out) -> None:

@@ -161,7 +161,7 @@ def newer_evidence(shown: pd.DataFrame, paths: Iterable[str | os.PathLike],
     # a time cost a conversion, a filter and the keys per folder: most of the scan); then each folder is paired.
     mine = _Shown(ok)
     hits, hit_keys = _shown_problems(ok, mine.keys, pa.concat_tables(tables).to_pandas())
-    newest = newest_rows(hits.assign(_p=hit_keys), (), keys=hits[_FOLDER].astype(str) + " " + hit_keys)
+    newest = _newest_believed(hits, hit_keys)
     newer = [_evidence(_rel(folders[i]), *found) for i, found in _compare(mine, newest).items()]
     return EvidenceCheck(tuple(newer), tuple(unreadable))
 
@@ -189,11 +189,27 @@ def _shown_problems(shown: pd.DataFrame, shown_keys: pd.Series, other: pd.DataFr
     mask = other["status"] == "ok"
     for c in ("backend", "mode", "h_qk", "h_v", "K", "V", "dtype"):
         mask &= other[c].isin(set(shown[c]))
-    other = believed(other[mask])  # a newer time no view believes is no newer evidence
-    other = other[other["status"] == "ok"]
+    other = other[mask]
     theirs_keys = problem_keys(other)
-    hit = theirs_keys.isin(set(shown_keys))
+    # only a row measured after a shown row of its problem can pair with one (_compare): the rest is dropped
+    # before any is judged
+    oldest = pd.Series([str(v) for v in shown["timestamp"].tolist()], index=shown_keys.values).groupby(level=0).min()
+    after = theirs_keys.map(oldest)
+    hit = after.notna() & (other["timestamp"].astype(str) > after.fillna(""))
     return other[hit], theirs_keys[hit]
+
+
+def _newest_believed(hits: pd.DataFrame, hit_keys: pd.Series) -> pd.DataFrame:
+    """The newest row of each folder and problem that a view believes (`_p`: the problem's key): a newer time no
+    view believes is no newer evidence, and the next newest then counts. The rule reads each row it judges, so
+    it judges the newest ones only, and again where it refused one."""
+    hits = hits.assign(_p=hit_keys)
+    while True:
+        newest = newest_rows(hits, (), keys=hits[_FOLDER].astype(str) + " " + hits["_p"])
+        refused = newest.index[(believed(newest)["status"] != "ok").to_numpy()]
+        if refused.empty:
+            return newest
+        hits = hits.drop(index=refused)
 
 
 def _read_one(f: Path) -> pa.Table | str | None:

@@ -134,7 +134,8 @@ def noise_summary(df: pd.DataFrame) -> str | None:
     return text
 
 
-def speedup_table(df: pd.DataFrame, baseline: str, numerics: pd.DataFrame | None = None) -> pd.DataFrame:
+def speedup_table(df: pd.DataFrame, baseline: str, numerics: pd.DataFrame | None = None,
+                  evidence: list | None = None) -> pd.DataFrame:
     """One row per workload and GPU model (`device`: a speedup never divides times of two models); `runs`: the
     runs its cells come from; columns `<backend>` (median ms or status), `<backend> x` (speedup), `<backend> mem`
     (the extra device memory of its call, `memory_label`),
@@ -142,7 +143,8 @@ def speedup_table(df: pd.DataFrame, baseline: str, numerics: pd.DataFrame | None
     analyze/evidence/accuracy.py: worst error / tolerance and the reference, from its own check and the `numerics`
     rows of the same backend and workload; `<backend> e` the same, short) and `<backend> over` (over
     tolerance in some check). A speedup
-    whose faster side is over tolerance is left empty: the err mark says why."""
+    whose faster side is over tolerance is left empty: the err mark says why. `evidence`: evidence_of(df,
+    numerics), where the caller has it already."""
     from qlabench.analyze.evidence.accuracy import evidence_of, speedup_allowed
     from qlabench.analyze.evidence.problem import device_series
 
@@ -153,7 +155,7 @@ def speedup_table(df: pd.DataFrame, baseline: str, numerics: pd.DataFrame | None
     labels = ("median_ms", "status", "model", "tp", "below_min_samples", "n_samples", "noise_target_met",
               "calls_sensitive", "extra_mem_mib", "outside_mem_mib", "run_id")
     rows = df[[c for c in dict.fromkeys(identity.key_axes() + labels) if c in df]].to_dict("records")
-    for r, ev in zip(rows, evidence_of(df, numerics)):
+    for r, ev in zip(rows, evidence if evidence is not None else evidence_of(df, numerics)):
         r["_ev"] = ev
     if "cp_world_size" in df.columns and df["cp_world_size"].notna().any():
         # A distributed row is its own column next to the single-device backends of the same problem.

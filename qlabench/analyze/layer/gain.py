@@ -55,8 +55,9 @@ def layer_share_table(df: pd.DataFrame, ks: tuple[float, ...] = CORE_SPEEDUPS) -
     out = []
     if df.empty or "backend" not in df:
         return pd.DataFrame()
+    df = df[df["backend"].map(lambda b: core_backend_name(str(b)) is not None)]
     df = believed(df)  # an impossible or unchecked layer time is no basis for a gain
-    layer_rows = df[df["backend"].map(lambda b: core_backend_name(str(b)) is not None) & (df["status"] == "ok")]
+    layer_rows = df[df["status"] == "ok"]
     for _, row in layer_rows.iterrows():
         d = layer_details(row.get("extra_json"))
         share = None if d is None else d.get("core_share")

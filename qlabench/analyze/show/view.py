@@ -17,6 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from qlabench.analyze.evidence.current import rows_or_current
+from qlabench.analyze.evidence.accuracy import evidence_of
 from qlabench.analyze.evidence import believed, devices_of, evidence_notes, newest_per_point, read_evidence, run_lines
 from qlabench.analyze.kit.speedups import baseline_note, pick_baseline, speedup_table, suite_baselines
 from qlabench.analyze.show.row_filter import RowFilter
@@ -34,6 +35,7 @@ class Shown:
     runs: list[str] = field(default_factory=list)  # evidence.run_lines: per run, what its numbers stand on
     notes: list[str] = field(default_factory=list)  # what the evidence layer said about the files read
     devices: list[str] = field(default_factory=list)  # the GPU models of the rows, most rows first
+    checks: list = field(default_factory=list)  # evidence.accuracy.evidence_of(rows, numerics), one per row
 
     @property
     def device_note(self) -> str | None:
@@ -63,5 +65,6 @@ def show_rows(results: Iterable[str | os.PathLike] = (), *, baseline: str | None
         raise ConfigError(f"baseline {base!r} has no rows here (backends: {', '.join(sorted(set(df['backend'])))})")
     numerics = list(numerics or ())
     num_rows = read_evidence(numerics, all_runs=True).rows if numerics else None
-    return Shown(speedup_table(df, base, num_rows), base, df, list(paths), num_rows,
-                 baseline_note(df, base, baseline, named), run_lines(df), notes, devices_of(df))
+    checks = evidence_of(df, num_rows)  # read once: the table's marks and the lines under it
+    return Shown(speedup_table(df, base, num_rows, checks), base, df, list(paths), num_rows,
+                 baseline_note(df, base, baseline, named), run_lines(df), notes, devices_of(df), checks)
