@@ -124,7 +124,7 @@ def checked_path(row) -> str | None:
     """The code path a reduced check shared with the timed call ("cp"/"unsplit"), from the row's details
     (`check_path`: both traced, and equal), or None when they differ or were not traced."""
     raw = key_value(row.get("extra_json"))
-    if not raw:
+    if not raw or "check_path" not in raw:  # most rows traced no path: no need to parse their details
         return None
     try:
         path = json.loads(raw).get("check_path") or {}
