@@ -61,7 +61,7 @@ def time_problem(row) -> str | None:
         return f"stored median_ms {row.get('median_ms')!r} is not a time (must be a positive number): not believed"
     samples = row.get("samples_ms")
     if samples is not None and len(samples):
-        arr = sorted(float(x) for x in samples)  # a few hundred at most: faster in Python than numpy's median
+        arr = sorted(number(x) for x in samples)  # a few hundred at most: faster in Python than numpy's median
         if all(math.isfinite(x) for x in arr):
             n = len(arr)
             med = arr[n // 2] if n % 2 else (arr[n // 2 - 1] + arr[n // 2]) / 2
