@@ -36,3 +36,33 @@ def on_path(monkeypatch, *folders: Path) -> None:
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([*map(str, folders), *([rest] if rest else [])]))
     sys.modules.pop("gdn_example", None)
     sys.modules.pop("gdn_example.kernel", None)
+
+
+def suite_beside_naive_chunk(name: str, description: str, backends: list[str], max_samples: int = 3) -> str:
+    """A tiny CPU suite (one 64-token forward point of Qwen3.5-0.8B at TP8) of `backends` beside naive-chunk, its
+    baseline: what a user's first sweep of a kernel of their own looks like."""
+    listed = ", ".join(f'"{b}"' for b in ["naive-chunk", *backends])
+    return f"""
+name = "{name}"
+description = "{description}"
+device = "cpu"
+baseline = "naive-chunk"
+
+[sweep]
+backends = [{listed}]
+modes = ["fwd"]
+batch = [1]
+seqlen = [64]
+heads = [{{ model = "qwen3.5-0.8b", tp = 8 }}]
+K = [128]
+V = [128]
+dtype = ["bfloat16"]
+gate = ["flashqla"]
+
+[timing]
+timer = "wall"
+warmup = 1
+min_samples = 3
+max_samples = {max_samples}
+max_time_s = 0.5
+"""

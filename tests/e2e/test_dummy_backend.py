@@ -9,7 +9,7 @@ import json
 
 import pandas as pd
 import pytest
-from plugin_fixture import dist_info, on_path
+from plugin_fixture import dist_info, on_path, suite_beside_naive_chunk
 from typer.testing import CliRunner
 
 from qlabench.cli import app
@@ -27,30 +27,7 @@ DECL = BackendDecl("dummy-gdn", "Dummy GDN, declared by a test", "dummy_gdn:Dumm
                    description="a dummy backend declared by tests/e2e/test_dummy_backend.py",
                    modes=frozenset({"fwd"}), roles=frozenset({"prefill"}), call="dummy_gdn.run(q, k, v, g, beta)")
 '''
-SUITE = """
-name = "dummy-cpu"
-description = "a dummy backend beside the naive chunked form"
-device = "cpu"
-baseline = "naive-chunk"
-
-[sweep]
-backends = ["naive-chunk", "dummy-gdn"]
-modes = ["fwd"]
-batch = [1]
-seqlen = [64]
-heads = [{ model = "qwen3.5-0.8b", tp = 8 }]
-K = [128]
-V = [128]
-dtype = ["bfloat16"]
-gate = ["flashqla"]
-
-[timing]
-timer = "wall"
-warmup = 1
-min_samples = 3
-max_samples = 3
-max_time_s = 0.5
-"""
+SUITE = suite_beside_naive_chunk("dummy-cpu", "a dummy backend beside the naive chunked form", ["dummy-gdn"], max_samples=3)
 
 
 @pytest.fixture(autouse=True)

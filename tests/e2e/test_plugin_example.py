@@ -17,7 +17,7 @@ from importlib import metadata
 
 import pandas as pd
 import pytest
-from plugin_fixture import EXAMPLE, dist_info, on_path
+from plugin_fixture import EXAMPLE, dist_info, on_path, suite_beside_naive_chunk
 from typer.testing import CliRunner
 
 from qlabench.cli import app
@@ -26,30 +26,7 @@ from qlabench.store.files import read_results
 DIST = "qlabench-gdn-example"
 ENTRY_POINTS = {"gdn-example": "gdn_example.kernel:chunk_gated_delta_rule",
                 "gdn-example-off": "gdn_example.kernel:chunk_gated_delta_rule_off"}
-SUITE = """
-name = "plugin-cpu"
-description = "the example plugin's two kernels beside the naive chunked form"
-device = "cpu"
-baseline = "naive-chunk"
-
-[sweep]
-backends = ["naive-chunk", "gdn-example", "gdn-example-off"]
-modes = ["fwd"]
-batch = [1]
-seqlen = [64]
-heads = [{ model = "qwen3.5-0.8b", tp = 8 }]
-K = [128]
-V = [128]
-dtype = ["bfloat16"]
-gate = ["flashqla"]
-
-[timing]
-timer = "wall"
-warmup = 1
-min_samples = 3
-max_samples = 5
-max_time_s = 0.5
-"""
+SUITE = suite_beside_naive_chunk("plugin-cpu", "the example plugin's two kernels beside the naive chunked form", ["gdn-example", "gdn-example-off"], max_samples=5)
 
 
 def cli(*args):

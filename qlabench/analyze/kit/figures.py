@@ -63,3 +63,17 @@ def save_figures(figures, out_dir: Path, stale: str) -> dict[str, str]:
         if old.name not in written.values():
             old.unlink()
     return written
+
+
+def panel_grid(n: int, max_cols: int, col_width: float):
+    """A figure of `n` panels, at most `max_cols` a row (`col_width` inches each), and its axes in reading
+    order; axes beyond the `n`th are hidden."""
+    from matplotlib.figure import Figure
+
+    ncols = min(max_cols, n)
+    nrows = math.ceil(n / ncols)
+    fig = Figure(figsize=(max(7.0, col_width * ncols), 3.4 * nrows + 0.9))
+    axes = list(fig.subplots(nrows, ncols, squeeze=False).flat)
+    for ax in axes[n:]:
+        ax.set_visible(False)
+    return fig, axes[:n]

@@ -6,14 +6,13 @@ is a row whose run said its states stayed in L2 between calls.
 
 from __future__ import annotations
 
-import math
 
 import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import FuncFormatter, NullFormatter
 
-from qlabench.analyze.kit.figures import finish_figure
+from qlabench.analyze.kit.figures import finish_figure, panel_grid
 from qlabench.analyze.serving.frame import panel_order
 from qlabench.analyze.serving.serving import Serving
 
@@ -57,13 +56,8 @@ def serving_figures(s: Serving) -> list[tuple[str, Figure]]:
 
 def _figure(sub: pd.DataFrame, col: str, ylabel: str, what: str, key: tuple, styles: dict, pct: bool) -> Figure:
     panels = panel_order(sub["panel"])
-    ncols = min(4, len(panels))
-    nrows = math.ceil(len(panels) / ncols)
-    fig = Figure(figsize=(max(7.0, 4.2 * ncols), 3.4 * nrows + 0.9))
-    axes = list(fig.subplots(nrows, ncols, squeeze=False).flat)
+    fig, axes = panel_grid(len(panels), 4, 4.2)
     any_l2 = False
-    for ax in axes[len(panels):]:
-        ax.set_visible(False)
     for ax, panel in zip(axes, panels):
         p = sub[sub["panel"] == panel]
         for variant, v in p.groupby("variant", sort=True):

@@ -4,13 +4,12 @@ kernel can use; where it keeps falling to the whole GPU, it is SM-bound througho
 
 from __future__ import annotations
 
-import math
 
 import pandas as pd
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, NullFormatter
 
-from qlabench.analyze.kit.figures import finish_figure
+from qlabench.analyze.kit.figures import finish_figure, panel_grid
 from qlabench.analyze.sm_budget.study import BudgetStudy
 
 MARKERS = "osD^v<>ph*"
@@ -30,12 +29,7 @@ def budget_figures(study: BudgetStudy) -> list[tuple[str, Figure]]:
 
 def _figure(d: pd.DataFrame, mode: str, styles: dict) -> Figure:
     problems = sorted(d["problem"].unique())
-    ncols = min(3, len(problems))
-    nrows = math.ceil(len(problems) / ncols)
-    fig = Figure(figsize=(max(7.0, 4.6 * ncols), 3.4 * nrows + 0.9))
-    axes = list(fig.subplots(nrows, ncols, squeeze=False).flat)
-    for ax in axes[len(problems):]:
-        ax.set_visible(False)
+    fig, axes = panel_grid(len(problems), 3, 4.6)
     for ax, problem in zip(axes, problems):
         p = d[d["problem"] == problem]
         for backend, b in p.groupby("backend", sort=True):
