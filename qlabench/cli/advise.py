@@ -35,7 +35,8 @@ def advise_cmd(
 ):
     """Which GDN kernel is fastest for this model, TP degree and sequence mix, with the caveats that
     change the answer; or which points are missing and a suite that measures them."""
-    from qlabench.analyze.advise import advise, make_question
+    from qlabench.analyze.advise import advise
+    from qlabench.analyze.answer import make_question
     from qlabench.core.errors import ConfigError
 
     if fmt not in FORMATS:

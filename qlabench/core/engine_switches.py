@@ -4,7 +4,7 @@ A recommendation names a library call; a serving engine runs its own calls, chos
 environment and an automatic rule per GPU. This table holds, per engine version and per qlabench backend:
 the switch that selects that kernel (or why none can), whether it is the engine's default and under what
 condition, how the engine's call differs from the one qlabench times, and the engine source line it was
-read from. `analyze/advise/engines.py` renders it beside advise's answer; docs/ENGINES.md prints it.
+read from. `analyze/answer/engines.py` renders it beside advise's answer; docs/ENGINES.md prints it.
 
 Read from the released wheels (their sha256 in ENGINES: the same files the engine-kernel site copies,
 scripts/engine-kernels-site.sh), FlashInfer's from flashinfer-python 0.7.2.post1, the version both pin.

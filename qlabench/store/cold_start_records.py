@@ -1,7 +1,7 @@
 """The cold-start records file: `qlabench cold-start` (workflows/cold_start.py) writes one record per point and
 phase into OUT/cold-start.json, rewritten after every record so that a run stopped part-way keeps what it
 measured; the cold-start table (analyze/cold_start.py) and advise's first-call column
-(analyze/advise/first_call.py) read it here.
+(analyze/answer/first_call.py) read it here.
 
 A record: backend, mode, point (its label), phase ("cold": every kernel cache empty; "warm": the caches the
 cold process left), first_calls_s (None unless ok), status, reason, cache_mib (None where the cache folder

@@ -7,7 +7,8 @@ import tomllib
 
 import pytest
 
-from qlabench.analyze.advise import advise, make_question
+from qlabench.analyze.advise import advise
+from qlabench.analyze.answer import make_question
 from qlabench.core.errors import ConfigError
 from qlabench.core.spec import parse_suite
 from qlabench.store.files import write_rows

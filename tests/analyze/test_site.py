@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from qlabench.analyze.advise import advise, make_question
+from qlabench.analyze.advise import advise
+from qlabench.analyze.answer import make_question
 from qlabench.analyze.site.build import build_site, page_points
 from qlabench.analyze.site.folders import read_catalog
 from qlabench.analyze.site.history import histories
@@ -206,9 +207,9 @@ def test_the_serving_page_shows_the_winner_per_group_from_the_serving_folder(tmp
 
 
 def test_a_tie_and_a_provisional_answer_are_never_counted_as_wins():
-    from qlabench.analyze.advise.answer import CaseAnswer
-    from qlabench.analyze.advise.question import Case
-    from qlabench.analyze.advise.ranking import Entry
+    from qlabench.analyze.answer.answer import CaseAnswer
+    from qlabench.analyze.answer.question import Case
+    from qlabench.analyze.answer.ranking import Entry
     from qlabench.analyze.site.pages import winners
     from qlabench.analyze.site.rankings import Ranking
 

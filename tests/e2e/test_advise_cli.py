@@ -11,9 +11,9 @@ from pathlib import Path
 import pandas as pd
 from typer.testing import CliRunner
 
-from qlabench.analyze.advise.answer import CANDIDATES
 from qlabench.backends.registry import REGISTRY
 from qlabench.cli import app
+from qlabench.core.backend_decl import candidates
 from qlabench.core.spec import load_suite
 
 REPO = Path(__file__).resolve().parents[2]
@@ -89,7 +89,7 @@ def test_a_question_without_rows_gets_its_missing_points_and_a_suite(monkeypatch
     assert r.exit_code == 0, r.output
     assert "no winner: flash_qla" in r.output and "nothing here has a correct time" in " ".join(r.output.split())
     suite = load_suite(str(out))
-    assert {p.backend for p in suite.points} == {b for b in CANDIDATES["prefill"] if b in REGISTRY}
+    assert {p.backend for p in suite.points} == {b for b in candidates("prefill") if b in REGISTRY}
     assert {(p.h_qk, p.h_v, p.seqlens) for p in suite.points} == {(8, 24, (12345,))}
     assert tomllib.loads(out.read_text())["device"] == "cuda"
 

@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 import browser
-from qlabench.analyze.advise import advise, make_question
+from qlabench.analyze.advise import advise
+from qlabench.analyze.answer import make_question
 
 REPO = next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").is_file())
 STUDY = REPO / "results" / "h200-study"

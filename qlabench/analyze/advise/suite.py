@@ -16,7 +16,7 @@ except ModuleNotFoundError:  # Python 3.10
 
 import tomli_w
 
-from qlabench.analyze.advise.question import WORKLOAD_MODES, Case, Question
+from qlabench.analyze.answer.question import WORKLOAD_MODES, Case, Question
 from qlabench.core.errors import ConfigError
 from qlabench.core.names import default_name
 from qlabench.core.regimes import RECOMMENDED_REGIME

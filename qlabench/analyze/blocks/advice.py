@@ -9,8 +9,8 @@ and the caveats that say a library's own choice is the wrong one or that rows ar
 
 from __future__ import annotations
 
-from qlabench.analyze.advise.answer import answer_case
-from qlabench.analyze.advise.question import make_question
+from qlabench.analyze.answer.answer import answer_case
+from qlabench.analyze.answer.question import make_question
 from qlabench.analyze.blocks.context import BlockContext
 from qlabench.analyze.blocks.params import int_param
 

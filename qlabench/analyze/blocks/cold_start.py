@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from qlabench.analyze.advise.first_call import KIND
+from qlabench.analyze.answer.first_call import KIND
 from qlabench.analyze.blocks.context import BlockContext
 from qlabench.analyze.cold_start.table import cold_start_markdown, read_records
 from qlabench.core.errors import ConfigError

@@ -22,7 +22,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from qlabench.analyze.advise.question import WORKLOAD_MODES
+from qlabench.analyze.answer.question import WORKLOAD_MODES
 from qlabench.analyze.site import pages
 from qlabench.analyze.site.figures import history_figure, ranking_figure
 from qlabench.analyze.site.history import PointHistory, histories

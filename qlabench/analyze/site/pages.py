@@ -8,7 +8,7 @@ from collections import Counter
 
 import pandas as pd
 
-from qlabench.analyze.advise.ranking import version_label
+from qlabench.analyze.answer.ranking import version_label
 from qlabench.analyze.site.folders import Folder
 from qlabench.core.backend_decl import library_of
 from qlabench.analyze.site.history import PointHistory

@@ -2,7 +2,7 @@
 current evidence measured at that model's heads.
 
 Each case is answered exactly as `qlabench advise --model M --tp N --workload W --seqlens CASE` answers
-it from the same rows (analyze/advise/), so the site and the command never disagree.
+it from the same rows (analyze/answer/: the answer advise prints), so the site and the command never disagree.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from qlabench.analyze.advise.answer import CaseAnswer, answer_case
-from qlabench.analyze.advise.question import PUBLISHED, WORKLOAD_MODES, Case, Question
+from qlabench.analyze.answer.answer import CaseAnswer, answer_case
+from qlabench.analyze.answer.question import PUBLISHED, WORKLOAD_MODES, Case, Question
 from qlabench.core.models import lookup
 from qlabench.core.names import slug
 from qlabench.store.keys import key_value
@@ -73,8 +73,8 @@ def cases_of(rows: pd.DataFrame, q: Question, workload: str) -> list[Case]:
 def rankings(current: pd.DataFrame) -> list[Ranking]:
     """Every (model, TP, workload) the current rows answer, each case ranked as advise ranks it (the backends'
     facts from their declarations, as advise reads them). Each entry's first-call cost comes from the
-    catalog's current cold-start records, as advise's does (advise/first_call.py)."""
-    from qlabench.analyze.advise.first_call import attach_first_calls, load_cold_start
+    catalog's current cold-start records, as advise's does (answer/first_call.py)."""
+    from qlabench.analyze.answer.first_call import attach_first_calls, load_cold_start
 
     cold = load_cold_start()
     out = []

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from qlabench.analyze.advise.rows import version_column
+from qlabench.analyze.answer.rows import version_column
 from qlabench.analyze.site.folders import KERNEL_TIMINGS, SERVING, Folder, read_catalog
 from qlabench.analyze.evidence import believed
 from qlabench.analyze.evidence.hbm_peaks import one_peak, stream_peaks

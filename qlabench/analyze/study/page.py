@@ -240,7 +240,7 @@ def _correctness_section(study: Study) -> list[str]:
 def _advice_section(study: Study, layer_rows: pd.DataFrame | None = None) -> list[str]:
     """Per model and TP, the recommended backend for a short, a long and a packed prompt: `qlabench
     advise`'s own ranking of these rows (its caveats by name; the command prints them in full)."""
-    from qlabench.analyze.advise.table import advice_markdown, advice_table
+    from qlabench.analyze.study.advice import advice_markdown, advice_table
 
     table = advice_table(study.rows, layer_rows=layer_rows) if not study.rows.empty else pd.DataFrame()
     if table.empty:

@@ -13,7 +13,8 @@ import pytest
 from typer.testing import CliRunner
 
 import serving_rows as sr
-from qlabench.analyze.advise import advise, make_question
+from qlabench.analyze.advise import advise
+from qlabench.analyze.answer import make_question
 from qlabench.analyze.serving import build_serving
 from qlabench.cli import app
 from qlabench.store.files import write_rows

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
-from qlabench.analyze.advise import advise, make_question
+from qlabench.analyze.advise import advise
+from qlabench.analyze.answer import make_question
 from qlabench.cli import app
 from qlabench.store.files import write_rows
 

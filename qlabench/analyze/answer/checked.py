@@ -12,7 +12,7 @@ from __future__ import annotations
 import pandas as pd
 
 from qlabench.analyze.evidence.accuracy import CHECK_COLUMNS, REDUCED, row_check
-from qlabench.analyze.advise.ranking import Entry
+from qlabench.analyze.answer.ranking import Entry
 from qlabench.core.backend_decl import find
 
 

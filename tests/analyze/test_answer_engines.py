@@ -7,8 +7,8 @@ import json
 
 from typer.testing import CliRunner
 
-from qlabench.analyze.advise import advise, make_question
-from qlabench.analyze.advise.engines import TRAIN_LINE, engine_lines, engines_for
+from qlabench.analyze.answer import answer_question, make_question
+from qlabench.analyze.answer.engines import TRAIN_LINE, engine_lines, engines_for
 from qlabench.cli.app import app
 from qlabench.store.files import write_rows
 
@@ -65,7 +65,7 @@ def test_an_unknown_gpu_gives_the_rule_not_a_default():
 
 def test_the_answer_carries_the_engine_lines_per_case_in_json_and_print(tmp_path, make_row, monkeypatch):
     write_rows(tmp_path / "r.parquet", _rows(make_row, ("fla", 0.9), ("flash_qla", 0.4), ("flashinfer", 0.6)))
-    ans = advise(make_question("qwen3.5-397b", 8, "prefill", "32768", None, "fla"), [tmp_path / "r.parquet"])
+    ans = answer_question(make_question("qwen3.5-397b", 8, "prefill", "32768", None, "fla"), [tmp_path / "r.parquet"])
     case = ans.as_dict()["cases"][0]
     # FlashInfer's pinned settings and fla-intracp have no row: flash_qla is the provisional answer, and the
     # engine lines say how to get it all the same

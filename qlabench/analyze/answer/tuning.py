@@ -13,7 +13,7 @@ import json
 
 import pandas as pd
 
-from qlabench.analyze.advise.ranking import Entry
+from qlabench.analyze.answer.ranking import Entry
 from qlabench.core.spec_limits import TUNED_FOR_POINT
 from qlabench.core.backend_decl import autotuning
 

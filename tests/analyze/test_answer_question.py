@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from qlabench.analyze.advise.question import NO_ZERO_HEADS, PUBLISHED, Case, make_question, parse_cases, parse_gate
+from qlabench.analyze.answer.question import NO_ZERO_HEADS, PUBLISHED, Case, make_question, parse_cases, parse_gate
 from qlabench.core.errors import ConfigError
 
 

@@ -8,8 +8,8 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from qlabench.analyze.advise import advise, make_question
-from qlabench.analyze.advise.first_call import NOT_MEASURED, first_call_label, load_cold_start
+from qlabench.analyze.answer import answer_question, make_question
+from qlabench.analyze.answer.first_call import NOT_MEASURED, first_call_label, load_cold_start
 from qlabench.cli import app
 from qlabench.core.spec import parse_suite
 from qlabench.store.catalog import load_catalog
@@ -41,7 +41,7 @@ def ask(tmp_path, make_row, cold_start=None, backends=("fla", "flash_qla")):
     rows = [make_row(**H, backend=b, median_ms=ms, samples_ms=(ms,) * 3) for b, ms in zip(backends, (0.9, 0.4))]
     write_rows(tmp_path / "r.parquet", rows)
     q = make_question("qwen3.5-397b", 8, "prefill", "32768", None, "fla")
-    return advise(q, [tmp_path / "r.parquet"], cold_start=cold_start)
+    return answer_question(q, [tmp_path / "r.parquet"], cold_start=cold_start)
 
 
 def test_one_point_gives_its_cold_and_warm_first_calls_and_where_they_were_measured():

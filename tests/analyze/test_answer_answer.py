@@ -1,11 +1,12 @@
-"""advise's answer from stored rows: ranking, correctness, versions, caveats from data, missing points."""
+"""The answer from stored rows (analyze/answer/): ranking, correctness, versions, caveats from data, missing points;
+and the suite `advise` writes for the missing points (analyze/advise/suite.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from qlabench.analyze.advise import advise, make_question
-from qlabench.analyze.advise.answer import CANDIDATES
+from qlabench.analyze.advise import advise
+from qlabench.analyze.answer import answer_question, make_question
 from qlabench.core.backend_decl import candidates, decl_of
 from qlabench.core.spec import parse_suite
 from qlabench.store.files import write_rows
@@ -29,9 +30,9 @@ def rows(make_row, *specs, run="r1", ts="2026-01-01T00:00:00+00:00", **common):
     return out
 
 
-def ask(tmp_path, rs, seqlens="32768", gate=None, current="fla"):
+def ask(tmp_path, rs, seqlens="32768", gate=None, current="fla", answer=answer_question):
     write_rows(tmp_path / "r.parquet", rs)
-    return advise(make_question("qwen3.5-397b", 8, "prefill", seqlens, gate, current), [tmp_path / "r.parquet"])
+    return answer(make_question("qwen3.5-397b", 8, "prefill", seqlens, gate, current), [tmp_path / "r.parquet"])
 
 
 def test_ranked_fastest_first_with_speedups_against_the_current_choice(tmp_path, make_row):
@@ -88,13 +89,14 @@ def test_no_current_choice_means_no_speedups(tmp_path, make_row):
 
 
 def test_missing_points_come_with_a_suite_that_measures_exactly_them(tmp_path, make_row):
-    ans = ask(tmp_path, rows(make_row, ("fla", 0.9), ("flash_qla", 0.4)), seqlens="32768,4x8192", gate="zero=0.5")
+    ans = ask(tmp_path, rows(make_row, ("fla", 0.9), ("flash_qla", 0.4)), seqlens="32768,4x8192", gate="zero=0.5",
+              answer=advise)
     assert not ans.complete
     suite = parse_suite(tomllib.loads(ans.suite_toml))
     want = {(b, c.case.seqlens) for c in ans.cases for b in c.missing}
     assert {(p.backend, p.seqlens) for p in suite.points} == want  # fla is missing here too: it is the baseline
     assert all(p.h_qk == 2 and p.h_v == 8 and p.mode == "fwd" and p.gate_zero_frac == 0.5 for p in suite.points)
-    assert len(want) == 2 * len(CANDIDATES["prefill"])  # no row at gate zero=0.5: every candidate of both cases
+    assert len(want) == 2 * len(candidates("prefill"))  # no row at gate zero=0.5: every candidate of both cases
 
 
 FI7 = {"flashinfer_version": "0.7.2.post1"}
@@ -157,7 +159,7 @@ stack = {}
 backends = ["fla-intracp"]
 """)
     monkeypatch.chdir(tmp_path)
-    ans = advise(make_question("qwen3.5-397b", 8, "prefill", "32768", None, "fla"))
+    ans = answer_question(make_question("qwen3.5-397b", 8, "prefill", "32768", None, "fla"))
     assert ans.from_catalog and ans.sources == ["results/s", "results/i"]
     times = {e.backend: e.time_ms for e in ans.cases[0].entries}
     assert times == {"flash_qla": 0.4, "fla": 0.9, "fla-intracp": 3.0}
@@ -239,7 +241,7 @@ def test_the_gate_studys_deliberate_slowdowns_recommend_nothing():
     from pathlib import Path
 
     results = Path(__file__).resolve().parents[2] / "results" / "h200-gate-study"
-    ans = advise(make_question("qwen3.5-397b", 8, "prefill", "8192", None, "fla"), [results])
+    ans = answer_question(make_question("qwen3.5-397b", 8, "prefill", "8192", None, "fla"), [results])
     assert ans.cases[0].best is None and not ans.cases[0].entries  # was: "use synthetic"
 
 
@@ -332,7 +334,7 @@ def test_a_gate_caveat_names_the_fastest_there_only_over_what_was_measured_there
 def test_the_suite_measures_in_the_regime_and_check_size_the_ranking_reads_with_its_baseline(tmp_path, make_row):
     """Following advise's own advice yields rows it ranks without discounting them: sustained, checked at full
     size, and the baseline of every speedup in the same run (its rows elsewhere are another run)."""
-    ans = ask(tmp_path, rows(make_row, ("fla", 0.9), ("flash_qla", 0.4)))
+    ans = ask(tmp_path, rows(make_row, ("fla", 0.9), ("flash_qla", 0.4)), answer=advise)
     doc = tomllib.loads(ans.suite_toml)
     assert doc["timing"]["regime"] == "sustained" and doc["check"]["full_size"] is True
     suite = parse_suite(doc)

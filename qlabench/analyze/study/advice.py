@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from qlabench.analyze.advise.answer import answer_case
-from qlabench.analyze.advise.question import Question, parse_case
+from qlabench.analyze.answer.answer import answer_case
+from qlabench.analyze.answer.question import Question, parse_case
 from qlabench.core.errors import QlabenchError
 from qlabench.core.models import CATALOGUE
 

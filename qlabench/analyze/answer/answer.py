@@ -1,10 +1,11 @@
-"""`advise`: the ranked answer to "which GDN kernel for my model, TP degree and sequences", from rows.
+"""The ranked answer to "which GDN kernel for my model, TP degree and sequences", from rows.
 
 For each case of the question: the rows of that kernel problem at the user's gate, one library version
 per backend (the newest present), the newest run of each; ranked fastest first with speedups against the
 user's current choice, noise and correctness; the caveats that change the answer (caveats.py); and
-which backends have no row, with a suite that measures exactly those (suite.py). Nothing is guessed:
-a case without rows says so.
+which candidates have no row. Nothing is guessed: a case without rows says so. `answer_question` answers
+every case of a question; `answer_case` / `answer_cases` one case from rows already read (the site's
+rankings, the study page and the docs' advise block).
 """
 
 from __future__ import annotations
@@ -16,31 +17,22 @@ from pathlib import Path
 
 import pandas as pd
 
-from qlabench.analyze.advise import caveats as cv
-from qlabench.analyze.advise.auto_choice import auto_choice_caveats
-from qlabench.analyze.advise.calls import attach_calls
-from qlabench.analyze.advise.checked import attach_checks, check_caveats
-from qlabench.analyze.advise.engines import engines_for
-from qlabench.analyze.advise.first_call import attach_first_calls, load_cold_start
-from qlabench.analyze.advise.tuning import tuning_caveats
-from qlabench.analyze.advise.question import WORKLOAD_MODES, Case, Question
-from qlabench.analyze.advise.ranking import Entry, rank
-from qlabench.analyze.advise.rows import at_gate, case_problems, newest_run, newest_version
-from qlabench.analyze.advise.suite import missing_suite
+from qlabench.analyze.answer import caveats as cv
+from qlabench.analyze.answer.auto_choice import auto_choice_caveats
+from qlabench.analyze.answer.calls import attach_calls
+from qlabench.analyze.answer.checked import attach_checks, check_caveats
+from qlabench.analyze.answer.engines import engines_for
+from qlabench.analyze.answer.first_call import attach_first_calls, load_cold_start
+from qlabench.analyze.answer.tuning import tuning_caveats
+from qlabench.analyze.answer.question import WORKLOAD_MODES, Case, Question
+from qlabench.analyze.answer.ranking import Entry, rank
+from qlabench.analyze.answer.rows import at_gate, case_problems, newest_run, newest_version
 from qlabench.analyze.evidence.current import rows_or_current
 from qlabench.analyze.kit.ties import is_tie
 from qlabench.analyze.evidence import believed, devices_of, evidence_notes
 from qlabench.analyze.evidence.regimes import prefer_recommended, regime_note, regime_series
 from qlabench.core.backend_decl import candidates, is_testing
 from qlabench.core.result import unavailable
-
-
-def __getattr__(name: str):
-    """CANDIDATES: {workload: the backends a recommendation is between}, from the declarations' roles
-    (core/backend_decl.py: candidates)."""
-    if name == "CANDIDATES":
-        return {w: candidates(w) for w in WORKLOAD_MODES}
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass
@@ -96,7 +88,6 @@ class Answer:
     question: Question
     sources: list[str]
     cases: list[CaseAnswer] = field(default_factory=list)  # one per case, GPU model and problem the rows hold
-    suite_toml: str | None = None  # measures every missing (backend, case); None when nothing is missing
     from_catalog: bool = False  # read from the current evidence results/catalog.toml names (no results given)
     notes: list[str] = field(default_factory=list)  # what the evidence layer says about the files read
     first_call_sources: list[str] = field(default_factory=list)  # the cold-start folders behind `first_call`
@@ -120,8 +111,15 @@ class Answer:
             "first_call_sources": self.first_call_sources,
             "cases": [c.as_dict() for c in self.cases],
             "complete": self.complete,
-            "suite_toml": self.suite_toml,
         }
+
+    def missing_by_case(self) -> dict[Case, list[str]]:
+        """Per case with a candidate unmeasured, those candidates (a case answered on two GPU models misses the
+        union of their rows)."""
+        out: dict[Case, list[str]] = {}
+        for c in self.cases:
+            out[c.case] = list(dict.fromkeys(out.get(c.case, []) + c.missing))
+        return {c: m for c, m in out.items() if m}
 
 
 def answer_cases(df: pd.DataFrame, q: Question, case: Case) -> list[CaseAnswer]:
@@ -187,8 +185,8 @@ def _attach_regimes(entries: list[Entry], ranked: pd.DataFrame) -> dict[str, set
     return out
 
 
-def advise(q: Question, results: Iterable[str | os.PathLike] = (),
-           cold_start: Iterable[str | os.PathLike] | None = None) -> Answer:
+def answer_question(q: Question, results: Iterable[str | os.PathLike] = (),
+                    cold_start: Iterable[str | os.PathLike] | None = None) -> Answer:
     """Answer `q` from `results` (files or folders), or from the current evidence of results/catalog.toml
     when none are given; `cold_start`: the `qlabench cold-start` folders behind each entry's first-call cost (None: the catalog's current ones)."""
     df, paths, from_catalog = rows_or_current(results)  # every run: the ranking picks versions and runs itself
@@ -206,11 +204,6 @@ def advise(q: Question, results: Iterable[str | os.PathLike] = (),
     for c in ans.cases:
         attach_first_calls(c.entries, cold, WORKLOAD_MODES[q.workload])
     ans.first_call_sources = list(cold.sources)
-    if not ans.complete:
-        missing: dict[Case, list[str]] = {}
-        for c in ans.cases:  # a case answered on two GPU models misses the union of their rows
-            missing[c.case] = list(dict.fromkeys(missing.get(c.case, []) + c.missing))
-        ans.suite_toml = missing_suite(q, {c: m for c, m in missing.items() if m})
     return ans
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from qlabench.analyze.advise.table import advice_markdown, advice_table
+from qlabench.analyze.study.advice import advice_markdown, advice_table
 
 
 def test_advice_rows_follow_the_ranking(make_row):
@@ -26,7 +26,7 @@ def test_advice_rows_follow_the_ranking(make_row):
 def test_the_layer_gain_is_a_ratio_within_one_run_or_nothing(make_row):
     import pandas as pd
 
-    from qlabench.analyze.advise.table import layer_gain
+    from qlabench.analyze.study.advice import layer_gain
 
     def layer(backend, ms, run):
         return make_row(backend=backend, median_ms=ms, run_id=run, h_qk=2, h_v=8, K=128, V=128, dtype="bfloat16",

@@ -9,7 +9,7 @@ whose auto and pinned variants are not both timed gets no caveat.
 
 from __future__ import annotations
 
-from qlabench.analyze.advise.ranking import Entry
+from qlabench.analyze.answer.ranking import Entry
 from qlabench.analyze.kit.backends import library_name
 from qlabench.analyze.kit.ties import tie_noise
 from qlabench.core.backend_decl import AUTO_CHOICES

@@ -7,7 +7,7 @@ the backend alone.
 
 from __future__ import annotations
 
-from qlabench.analyze.advise.ranking import Entry
+from qlabench.analyze.answer.ranking import Entry
 from qlabench.core.backend_decl import find
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from qlabench.analyze.advise.rows import version_column, version_of
+from qlabench.analyze.answer.rows import version_column, version_of
 from qlabench.core.backend_decl import label_of
 from qlabench.core.libraries import package_name
 from qlabench.store.keys import key_value

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from qlabench.analyze.advise.question import Case, GateRegime, Question
+from qlabench.analyze.answer.question import Case, GateRegime, Question
 from qlabench.analyze.evidence.problem import Problem, split_problems
 from qlabench.core.backend_decl import library_of
 from qlabench.core.libraries import version_columns, version_key

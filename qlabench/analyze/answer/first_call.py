@@ -15,7 +15,7 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from qlabench.analyze.advise.ranking import Entry
+from qlabench.analyze.answer.ranking import Entry
 from qlabench.store.catalog import CatalogError, load_catalog, results_root
 from qlabench.store.cold_start_records import read_records
 
