@@ -285,12 +285,24 @@ def test_no_winner_where_a_candidate_that_runs_here_has_no_row(tmp_path, make_ro
     rs = rows(make_row, *[(b, 0.4 if b == "flash_qla" else 0.9) for b in ALL_PREFILL if not b.startswith("flashinfer")])
     c = ask(tmp_path, rs).cases[0]
     assert c.best is None and c.provisional.backend == "flash_qla"
-    assert c.caveats[0].startswith("unmeasured: flashinfer not measured here")
+    assert c.caveats[0].startswith("unmeasured: flashinfer, flashinfer-nocp, flashinfer-forcecp not measured here")
     d = c.as_dict()
     assert d["recommended"] is None and d["provisional"] == "flash_qla"
     assert d["unmeasured"] == ["flashinfer", "flashinfer-nocp", "flashinfer-forcecp"]
     # with every candidate measured, the winner is named
     assert ask(tmp_path, every_candidate(make_row)).cases[0].best.backend == "flash_qla"
+
+
+def test_the_unmeasured_caveat_names_the_variants_without_rows_never_a_library_that_was_measured(tmp_path, make_row):
+    """fla measured and its variant fla-intracp not: the caveat names fla-intracp, and never says fla (the library,
+    whose fla backend has a time here) was not measured."""
+    rs = rows(make_row, *[(b, 0.4 if b == "flash_qla" else 0.9, FI7) for b in ALL_PREFILL
+                          if b not in ("fla-intracp", "flashinfer-forcecp")])
+    c = ask(tmp_path, rs).cases[0]
+    assert c.missing == ["fla-intracp", "flashinfer-forcecp"]
+    unmeasured = c.caveats[0]
+    assert unmeasured.startswith("unmeasured: fla-intracp, flashinfer-forcecp not measured here: no winner is named")
+    assert "fla not measured" not in unmeasured and "flashinfer not measured" not in unmeasured
 
 
 def test_a_candidate_skipped_as_unavailable_on_the_host_is_unmeasured_not_absent(tmp_path, make_row):

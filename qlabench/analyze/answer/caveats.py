@@ -21,18 +21,14 @@ from qlabench.analyze.answer.rows import at_gate, newest_run, newest_version, ve
 from qlabench.analyze.answer.question import GateRegime
 from qlabench.analyze.evidence.regimes import regime_series
 from qlabench.analyze.kit.ties import tie_noise
-from qlabench.core.backend_decl import library_of
 
 
 def missing_caveats(mine: list[Entry], missing: list[str]) -> list[str]:
-    """First of all: the candidates that run here and have no row, by library; then no winner is named."""
+    """First of all: the candidate backends that run here and have no row, each by its own name (a library's
+    variant, fla-intracp, is unmeasured while the library's fla may have a time); then no winner is named."""
     if not missing:
         return []
-    by_lib: dict[str, list[str]] = {}
-    for b in missing:
-        lib = library_of(b)
-        by_lib.setdefault(lib.name if lib else b, []).append(b)
-    what = "; ".join(f"{lib} not measured here ({', '.join(bs)})" for lib, bs in by_lib.items())
+    what = f"{', '.join(missing)} not measured here"
     fastest = next((e for e in mine if e.ok), None)
     then = (f"the fastest measured, {fastest.backend}, is provisional until they are" if fastest
             else "and nothing here has a correct time")
