@@ -51,11 +51,34 @@ def test_check_names_a_stale_block_and_render_fixes_it(tmp_path, ctx):
 def test_the_flashinfer_and_catalog_blocks_come_from_the_rows_and_the_catalog(tmp_path, ctx):
     doc = _doc(tmp_path, "b.md", "flashinfer-cp")
     render_files([doc], ctx)
-    assert "| 2/8 | 0.125 / **0.052** CP |" in doc.read_text()
+    assert "| 2/8 | `R1` | 0.125 / **0.052** CP |" in doc.read_text()
     assert f"slower than `use_cp=False` on 1 points, {0.125 / 0.052:.2f}-{0.125 / 0.052:.2f}x" in doc.read_text()
     doc = _doc(tmp_path, "c.md", "results-catalog")
     render_files([doc], ctx)
     assert "| `run/` | (all) | current | 2026-12-01 | the answer | - | - |" in doc.read_text()
+
+
+def test_the_flashinfer_cp_block_takes_each_head_configuration_from_its_newest_run_of_the_suite(tmp_path, ctx,
+                                                                                                 make_row):
+    """Runs that measured different head configurations each give their rows (the table then covers every head
+    configuration), a row never mixes two runs, and a run of another suite (a newer one) is left out."""
+    res = ctx.catalog.root
+    def pair(run, suite, h, auto, nocp, stamp):
+        return [make_row(**{**ROW, "h_qk": h[0], "h_v": h[1]}, backend=b, seqlens=(1024,) * 8, total_tokens=8192,
+                         median_ms=ms, samples_ms=(ms,) * 3, run_id=run, suite=suite, timestamp=stamp,
+                         extra_json='{"flashinfer_cp": true}')
+                for b, ms in (("flashinfer", auto), ("flashinfer-nocp", nocp))]
+    write_rows(res / "run" / "R2.parquet", pair("R2", "study", (4, 16), 0.30, 0.20, "2026-12-02T00:00:00+00:00"))
+    write_rows(res / "run" / "R3.parquet", pair("R3", "large", (4, 16), 0.90, 0.10, "2026-12-03T00:00:00+00:00")
+               + pair("R3", "large", (2, 8), 0.90, 0.10, "2026-12-03T00:00:00+00:00"))
+    write_rows(res / "run" / "R1b.parquet", pair("R1b", "study", (2, 8), 0.125, 0.052, "2026-12-01T00:00:00+00:00"))
+    fresh = BlockContext(load_catalog(res))
+    doc = _doc(tmp_path, "f.md", "flashinfer-cp suite=study")
+    render_files([doc], fresh)
+    text = doc.read_text()
+    assert "| 2/8 | `R1b` | 0.125 / **0.052** CP |" in text and "| 4/16 | `R2` | 0.300 / **0.200** CP |" in text
+    assert "R3" not in text and "0.900" not in text
+    assert "at 2 head configurations (2/8, 4/16) of suite `study`" in text
 
 
 def test_an_unknown_block_or_argument_is_an_error(tmp_path, ctx):

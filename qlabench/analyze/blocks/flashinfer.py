@@ -1,10 +1,12 @@
 """FlashInfer 0.7's own CP decision against `use_cp=False`, and FlashInfer against FlashQLA, from one run.
 
-    <!-- qlabench:block flashinfer-cp -->
-    <!-- qlabench:block library-vs heads=2/8 backends=flash_qla,flashinfer,flashinfer-nocp -->
+    <!-- qlabench:block flashinfer-cp suite=flashqla-study -->
+    <!-- qlabench:block library-vs heads=2/8 backends=flash_qla,flashinfer,flashinfer-nocp suite=flashqla-study -->
 
-Each table is one run: the newest run of the current evidence that measured every backend it shows, so no
-ratio divides times of two runs. A time is bold where it is faster than the other beyond both rows' measured
+No ratio divides times of two runs: `library-vs` is one run, the newest of the current evidence (of `suite`, when
+given) that measured every backend it shows at its heads; `flashinfer-cp` takes, for each head configuration,
+the newest run that measured both FlashInfer settings there (a row of the table is one run, named in its run
+column), so it covers every head configuration the suite's current runs hold. A time is bold where it is faster than the other beyond both rows' measured
 noise (analyze/kit/ties.py, the one tie rule); "CP" marks a FlashInfer call that split (its row's `flashinfer_cp`).
 """
 
@@ -38,15 +40,24 @@ def _split(row) -> bool | None:
         return None
 
 
-def one_run(rows: pd.DataFrame, backends: tuple[str, ...], heads: tuple[int, int] | None = None) -> pd.DataFrame:
-    """The ok forward rows of the newest run holding every one of `backends` (at `heads`, when given)."""
+def _candidates(rows: pd.DataFrame, backends: tuple[str, ...], suite: str | None) -> pd.DataFrame:
     d = rows[(rows["status"] == "ok") & (rows["mode"] == "fwd") & rows["backend"].isin(backends)]
+    if suite:
+        d = d[d["suite"] == suite]
+    return d
+
+
+def one_run(rows: pd.DataFrame, backends: tuple[str, ...], heads: tuple[int, int] | None = None,
+            suite: str | None = None) -> pd.DataFrame:
+    """The ok forward rows of the newest run holding every one of `backends` (at `heads`, of `suite`, when
+    given)."""
+    d = _candidates(rows, backends, suite)
     if heads:
         d = d[(d["h_qk"] == heads[0]) & (d["h_v"] == heads[1])]
     full = [r for r, g in d.groupby("run_id") if set(backends) <= set(g["backend"])]
     if not full:
         raise ConfigError(f"no run of the current evidence measured {', '.join(backends)}"
-                          + (f" at {heads[0]}/{heads[1]}" if heads else ""))
+                          + (f" at {heads[0]}/{heads[1]}" if heads else "") + (f" in suite {suite}" if suite else ""))
     newest = max(full, key=lambda r: str(d[d["run_id"] == r]["timestamp"].max()))
     return d[d["run_id"] == newest]
 
@@ -60,18 +71,39 @@ def _cell(a: float, b: float, *noise) -> tuple[str, str]:
     return fa, fb
 
 
-def flashinfer_cp_block(ctx: BlockContext) -> str:
-    d = one_run(ctx.rows, (AUTO, NOCP))
+def newest_run_per_heads(rows: pd.DataFrame, backends: tuple[str, ...], suite: str | None = None) -> pd.DataFrame:
+    """For each head configuration, the ok forward rows of the newest run that measured every one of
+    `backends` there (of `suite`, when given): each head configuration's rows come from one run."""
+    d = _candidates(rows, backends, suite)
+    keep = []
+    for _, at in d.groupby(["h_qk", "h_v"], sort=False):
+        full = [r for r, g in at.groupby("run_id") if set(backends) <= set(g["backend"])]
+        if full:
+            newest = max(full, key=lambda r: str(at[at["run_id"] == r]["timestamp"].max()))
+            keep.append(at[at["run_id"] == newest])
+    if not keep:
+        raise ConfigError(f"no run of the current evidence measured {', '.join(backends)}"
+                          + (f" in suite {suite}" if suite else ""))
+    return pd.concat(keep)
+
+
+def flashinfer_cp_block(ctx: BlockContext, suite: str | None = None) -> str:
+    d = newest_run_per_heads(ctx.rows, (AUTO, NOCP), suite)
     d = d.assign(_lens=d["seqlens"].map(_lens))
-    run = str(d["run_id"].iloc[0])
-    version = d["flashinfer_version"].dropna().iloc[0] if d["flashinfer_version"].notna().any() else "not recorded"
+    runs = list(dict.fromkeys(d.sort_values("timestamp", kind="stable")["run_id"].astype(str)))
+    versions = sorted(set(d["flashinfer_version"].dropna())) or ["not recorded"]
     layouts = list(dict.fromkeys(d.sort_values("total_tokens", ascending=False, kind="stable")["_lens"]))
     heads = sorted({(int(a), int(b)) for a, b in zip(d["h_qk"], d["h_v"])}, key=lambda h: (h[1], h[0]))
-    lines = [f"FlashInfer {version}, one run ({ctx.run_label(run)}), at {len(heads)} head configuration"
-             f"{'s' if len(heads) > 1 else ''} ({', '.join(f'{a}/{b}' for a, b in heads)}): median ms, `flashinfer` (its own choice) / "
-             "`flashinfer-nocp` (`use_cp=False`); CP: the auto call split; bold: faster beyond both rows' noise.", "",
-             "| heads (h_qk/h_v) | " + " | ".join(_layout(x) for x in layouts) + " |",
-             "|---|" + "---|" * len(layouts)]
+    run_of = {h: str(d[(d["h_qk"] == h[0]) & (d["h_v"] == h[1])]["run_id"].iloc[0]) for h in heads}
+    lines = [f"FlashInfer {', '.join(versions)}, at {len(heads)} head configuration"
+             f"{'s' if len(heads) > 1 else ''} ({', '.join(f'{a}/{b}' for a, b in heads)})"
+             + (f" of suite `{suite}`" if suite else "") + ", each from "
+             + ("one run: " if len(runs) == 1 else "the newest run that measured it (the run column): ")
+             + "; ".join(ctx.run_label(r) for r in runs)
+             + ". Median ms, `flashinfer` (its own choice) / `flashinfer-nocp` (`use_cp=False`); CP: the auto call "
+             "split; bold: faster beyond both rows' noise.", "",
+             "| heads (h_qk/h_v) | run | " + " | ".join(_layout(x) for x in layouts) + " |",
+             "|---|---|" + "---|" * len(layouts)]
     ratios, split_ratios, verdicts = {}, [], {}  # verdicts: -1 auto faster, 1 auto slower, 0 a tie
     for h in heads:
         cells = []
@@ -90,12 +122,13 @@ def flashinfer_cp_block(ctx: BlockContext) -> str:
             verdicts[(h, lens)] = -1 if faster_beyond_noise(a, b, *noise) else 1 if faster_beyond_noise(b, a, *noise) else 0
             if split:
                 split_ratios.append((h, lens))
-        lines.append(f"| {h[0]}/{h[1]} | " + " | ".join(cells) + " |")
+        lines.append(f"| {h[0]}/{h[1]} | `{run_of[h][-6:]}` | " + " | ".join(cells) + " |")
+    lines.append("")
     if split_ratios:
         faster = sum(verdicts[k] < 0 for k in split_ratios)
         slower = sum(verdicts[k] > 0 for k in split_ratios)
         gm = math.exp(sum(math.log(ratios[k]) for k in split_ratios) / len(split_ratios))
-        lines += ["", f"Where the auto call split ({len(split_ratios)} of {len(ratios)} points), auto / unsplit is "
+        lines += [f"Where the auto call split ({len(split_ratios)} of {len(ratios)} points), auto / unsplit is "
                   f"{gm:.2f} in geometric mean: faster on {faster}, slower on {slower} (beyond both rows' noise)."]
     wrong = {k: r for k, r in ratios.items() if verdicts[k] > 0}
     if wrong:
@@ -106,10 +139,10 @@ def flashinfer_cp_block(ctx: BlockContext) -> str:
     return "\n".join(lines)
 
 
-def library_vs_block(ctx: BlockContext, heads: str, backends: str) -> str:
+def library_vs_block(ctx: BlockContext, heads: str, backends: str, suite: str | None = None) -> str:
     h = heads_param("heads", heads)
     names = tuple(backends.split(","))
-    d = one_run(ctx.rows, names, h)
+    d = one_run(ctx.rows, names, h, suite)
     d = d.assign(_lens=d["seqlens"].map(_lens))
     run = str(d["run_id"].iloc[0])
     common = set.intersection(*(set(d[d["backend"] == b]["_lens"]) for b in names))
