@@ -1,0 +1,151 @@
+"""The decimal numbers of a line of prose, and whether a source holds one at the decimals it shows (pure).
+
+A quoted number is a decimal (`0.237`, `4.36e-3`, `15.54%`) that is no version and no part of a name: not
+`0.7.2`, `py3.10`, `qwen3.5`, `0.6.x`, `12.8+`, `Python >= 3.10`, nor a number right after the name of a
+software package (`torch 2.13`, `vLLM 0.33`, `FlashInfer 0.7`: SOFTWARE). Integers are never checked.
+
+Each quoted number carries its unit when the prose gives one: `ms` (a time), `x` (a ratio), `%`, or another
+unit (`s`, `us`, `TB/s`, ...). A list or range shares its unit: in `0.719-0.724 ms`, `0.991, 1.009 and 1.048
+ms` and `0.395 ms against 0.326` every number is in ms.
+
+A source (a file, a block's text, the times of some rows) holds a quoted number when it holds a value that
+rounds to it at the decimals shown: `0.2371` holds `0.237` and `2.4e-7` holds `2.4e-7`, but `0.24` does not
+hold `0.237` (the source must carry at least the decimals the prose shows). A `%` number is also held as a
+fraction (`0.005` holds `0.5%`).
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left, bisect_right
+from collections.abc import Iterable
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+
+from qlabench.core.engine_switches import ENGINES
+from qlabench.core.libraries import LIBRARIES
+
+# Names after which a decimal is a version (case-insensitive): the libraries rows record, the engines, and
+# the tools the docs name with a version.
+SOFTWARE = tuple(sorted({n.lower() for lib in LIBRARIES for n in (lib.name, lib.dist) if n}
+                        | {e.name.lower() for e in ENGINES.values()}
+                        | {"flashqla", "flashinfer", "python", "pip", "pytorch", "cuda", "cutlass",
+                           "nvidia-cutlass-dsl", "nvcc", "compute capability"}, key=len, reverse=True))
+_VERSION_BEFORE = re.compile(r"(?:^|[^\w-])(?:" + "|".join(map(re.escape, SOFTWARE)) + r")(?:\s*(?:[<>=~!]=|[<>])\s*|\s+)$"
+                             r"|(?:[<>=~!]=|[<>])\s*$", re.IGNORECASE)
+_VERSION_AFTER = re.compile(r"\+|\.x\b| or (?:later|newer|earlier|older)\b")
+# A decimal, perhaps in e-notation; not inside a word, a path or a dotted version.
+NUMBER = re.compile(r"(?<![\w./])(?<![A-Za-z_]-)(\d+\.\d+(?:[eE][-+]?\d+)?)(?![\w.]*\d)")
+_SIGN = re.compile(r"(?:^|[^\w.])([-+\u2212])$")
+UNIT = re.compile(r"\s?(ms|x|\u00d7|%|s|us|\u00b5s|ns|min|GiB|MiB|GB|MB|KiB|TB/s|GB/s|MHz|GHz|W|kFLOP|"
+                  r"TFLOP/s|waves)(?![\w/])")
+_SEPARATOR = r"\s*(?:,|/|-|\u2013|to|and|or|against|vs\.?|versus)\s*"
+_SHARES_NEXT = re.compile(rf"^{_SEPARATOR}$")  # '0.991, ' before '1.009 ms': the next number's unit
+_SHARES_LAST = re.compile(rf"^\s?(ms|x|\u00d7|%){_SEPARATOR}$")  # '0.395 ms against ' before '0.326'
+_CODE_SPAN = re.compile(r"`+[^`]*`+")
+_COMMENT = re.compile(r"<!--.*?-->")
+# Any number of a source text, signed where a minus sign stands before it (not a range's dash after a digit).
+_ANY_NUMBER = re.compile(r"(?<![\w.])(?<![A-Za-z_]-)([-\u2212]?)(\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)(?![\d])")
+
+
+@dataclass(frozen=True)
+class Quoted:
+    """A decimal number the prose states."""
+    text: str  # as shown, with its sign: '0.237', '+1.1', '4.36e-3'
+    value: float
+    decimals: int  # places it shows: '0.237' -> 3, '4.36e-3' -> 5
+    unit: str  # 'ms', 'x', '%', another unit ('s', 'us', ...), or '' where the prose gives none
+    signed: bool  # written with + or -: a change
+
+    @property
+    def shown(self) -> str:
+        return self.text + ("" if not self.unit else self.unit if self.unit in ("x", "%") else f" {self.unit}")
+
+
+def plain(line: str) -> str:
+    """A line without its code spans and HTML comments: what its prose states."""
+    return _COMMENT.sub("", _CODE_SPAN.sub("", line))
+
+
+def _decimals(mantissa: str, exponent: int) -> int:
+    frac = mantissa.split(".", 1)[1] if "." in mantissa else ""
+    return len(frac) - exponent
+
+
+def _parse(token: str) -> tuple[float, int]:
+    mantissa, _, exp = token.lower().partition("e")
+    return float(token), _decimals(mantissa, int(exp) if exp else 0)
+
+
+def is_version(text: str, start: int, end: int) -> bool:
+    """Whether the decimal at text[start:end] is a version: at most two decimals, no exponent, no unit, and
+    after a package's name or a comparison, or followed by '+', '.x' or 'or later'."""
+    token = text[start:end]
+    if "e" in token.lower() or len(token.split(".", 1)[1]) > 2 or (UNIT.match(text, end) and text[end:end + 1] != "+"):
+        return False
+    return bool(_VERSION_BEFORE.search(text[:start]) or _VERSION_AFTER.match(text, end))
+
+
+def quoted_numbers(line: str, column_unit: str = "") -> list[Quoted]:
+    """The decimals `line` (already plain: no code, no comments) states, each with its unit; `column_unit`: the
+    unit of a table cell's column, for a number the cell gives none."""
+    found = [m for m in NUMBER.finditer(line) if not is_version(line, m.start(1), m.end(1))]
+    units = []
+    for i, m in enumerate(found):
+        u = UNIT.match(line, m.end(1))
+        units.append(u.group(1).replace("\u00d7", "x").replace("\u00b5s", "us") if u else "")
+    for i in range(len(found) - 2, -1, -1):  # a list or range ends in its unit: '0.719-0.724 ms'
+        if not units[i] and units[i + 1] and _SHARES_NEXT.match(line[found[i].end(1):found[i + 1].start(1)]):
+            units[i] = units[i + 1]
+    for i in range(1, len(found)):  # '0.395 ms against 0.326'
+        if not units[i] and units[i - 1] and _SHARES_LAST.match(line[found[i - 1].end(1):found[i].start(1)]):
+            units[i] = units[i - 1]
+    out = []
+    for m, unit in zip(found, units):
+        sign = _SIGN.search(line[:m.start(1)])
+        value, decimals = _parse(m.group(1))
+        negative = bool(sign) and sign.group(1) != "+"
+        out.append(Quoted(("-" if negative else "+" if sign else "") + m.group(1), -value if negative else value,
+                          decimals, unit or column_unit, bool(sign)))
+    return out
+
+
+class Numbers:
+    """Numbers a source holds, each with the decimals it carries (None: a stored float, exact)."""
+
+    def __init__(self, pairs: Iterable[tuple[float, int | None]] = ()):
+        items = sorted((v, 99 if d is None else d) for v, d in pairs if v == v)
+        self._values = [v for v, _ in items]
+        self._decimals = [d for _, d in items]
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def holds_value(self, value: float, decimals: int) -> bool:
+        """Whether a value of the source rounds to `value` at `decimals` places (a tie rounds either way)."""
+        half = 0.5 * 10.0 ** -decimals
+        slack = 1e-9 * max(abs(value), 10.0 ** -decimals)
+        lo = bisect_left(self._values, value - half - slack)
+        hi = bisect_right(self._values, value + half + slack)
+        return any(self._decimals[i] >= decimals for i in range(lo, hi))
+
+    def holds(self, q: Quoted) -> bool:
+        return self.holds_value(q.value, q.decimals) or (q.unit == "%" and self.holds_value(q.value / 100,
+                                                                                              q.decimals + 2))
+
+
+def text_numbers(text: str) -> Numbers:
+    """Every number of a text (a log, a csv, a report, a block's body) with the decimals it shows."""
+    pairs = []
+    for m in _ANY_NUMBER.finditer(text):
+        try:
+            value, decimals = _parse(m.group(2))
+        except (ValueError, InvalidOperation):
+            continue
+        pairs.append((-value if m.group(1) else value, decimals))
+    return Numbers(pairs)
+
+
+def as_decimal(value: float, decimals: int) -> str:
+    """`value` at `decimals` places, as a message shows it."""
+    return str(Decimal(repr(value)).quantize(Decimal(1).scaleb(-decimals))) if 0 <= decimals <= 12 else repr(value)

@@ -1,0 +1,223 @@
+"""A docs page as `docs check` reads its prose (pure: no files, no data): the decimals each line states, the
+generated blocks' text, and the sections that say what backs their numbers.
+
+    <!-- qlabench:dated run=RUN_ID[,RUN_ID|,results/PATH] file=PATH[,PATH] -->
+    ... what those runs measured, or what those committed files say ...
+    <!-- /qlabench:dated -->
+
+    <!-- qlabench:unchecked why="what these numbers are and why no file or run holds them" -->
+    ... settings, constants of other libraries, figures of outside sources ...
+    <!-- /qlabench:unchecked -->
+
+A dated section names at least one run (`run=`: a run id, or a committed results file or folder) or file
+(`file=`: a committed log, csv, json, md or txt); an unchecked section gives a non-empty reason. A marker is
+alone on its line from its first column; sections do not nest; a marker inside a code fence or a code span
+is example text. A line that reads like a marker but is not one, a section never closed, a closing marker
+without its opening one, or a second section opened inside the first: each is a Drift naming its line, never
+skipped in silence.
+
+Prose is what lies outside the generated blocks, code fences, indented code blocks (after a blank line, not
+inside a list), HTML comments and code spans. A table's column whose header names `ms` gives its numbers that
+unit, and one whose header is a ratio (`x`, `ratio`, `speedup`, `A / B`) the unit `x`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from qlabench.analyze.blocks.markers import _content, fenced_lines, find_blocks, split_lines
+from qlabench.analyze.blocks.prose_numbers import Quoted, plain, quoted_numbers
+
+DATED_OPEN = re.compile(r"<!-- qlabench:dated((?: (?:run|file)=[^ ]+)+) -->\s*")
+UNCHECKED_OPEN = re.compile(r'<!-- qlabench:unchecked why="([^"]*)" -->\s*')
+CLOSE = re.compile(r"<!-- /qlabench:(dated|unchecked) -->\s*")
+LOOKS_LIKE = re.compile(r"<!--\s*/?\s*qlabench:(dated|unchecked)", re.IGNORECASE)
+DATED_SYNTAX = "<!-- qlabench:dated run=RUN_ID[,...] file=PATH[,...] --> (either key, or both, each once)"
+UNCHECKED_SYNTAX = '<!-- qlabench:unchecked why="the reason" -->'
+_LIST_ITEM = re.compile(r"\s*(?:[-*+]|\d+[.)])\s")
+_MS_HEADER = re.compile(r"\bms\b")
+_RATIO_HEADER = re.compile(r"\bx\b|ratio|speedup|\S\s+/\s+\S|\u00f7", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Drift:
+    file: str
+    line: int
+    what: str
+
+    @property
+    def text(self) -> str:
+        return f"{self.file}:{self.line}: {self.what}"
+
+
+@dataclass(frozen=True)
+class Section:
+    kind: str  # 'dated' or 'unchecked'
+    start: int  # line index of its opening marker
+    end: int  # line index of its closing marker
+    runs: tuple[str, ...] = ()
+    files: tuple[str, ...] = ()
+    why: str = ""
+
+    def holds(self, index: int) -> bool:
+        return self.start < index < self.end
+
+
+@dataclass(frozen=True)
+class NumberLine:
+    index: int  # line index (0-based)
+    numbers: tuple[Quoted, ...]
+
+
+@dataclass
+class Page:
+    path: str
+    lines: list[NumberLine] = field(default_factory=list)  # the prose lines that state a decimal
+    sections: list[Section] = field(default_factory=list)
+    blocks_text: str = ""  # what the page's generated blocks print
+    problems: list[Drift] = field(default_factory=list)
+
+    def section_of(self, index: int) -> Section | None:
+        return next((s for s in self.sections if s.holds(index)), None)
+
+
+def _dated_args(text: str, where: str, line: int) -> tuple[dict[str, tuple[str, ...]], list[Drift]]:
+    args, problems = {}, []
+    for part in text.split():
+        key, _, value = part.partition("=")
+        if key in args:
+            problems.append(Drift(where, line, f"the dated marker gives {key}= twice: {DATED_SYNTAX}"))
+        items = tuple(v for v in value.split(",") if v)
+        if not items:
+            problems.append(Drift(where, line, f"the dated marker's {key}= names nothing: {DATED_SYNTAX}"))
+        args[key] = args.get(key, ()) + items
+    return args, problems
+
+
+def _indented_code(lines: list[str], skip: set[int]) -> set[int]:
+    """Indented code blocks: lines indented 4+ spaces after a blank line whose paragraph before is no list."""
+    out, in_code, last_text = set(), False, ""
+    for i, line in enumerate(lines):
+        if i in skip:
+            in_code, last_text = False, ""
+            continue
+        indented = line.startswith(("    ", "\t"))
+        if not line.strip():
+            if in_code:
+                out.add(i)
+            continue
+        if in_code and indented:
+            out.add(i)
+            continue
+        prev_blank = i > 0 and not lines[i - 1].strip()
+        if indented and (prev_blank or i == 0) and not (last_text.startswith((" ", "\t")) or _LIST_ITEM.match(last_text)):
+            in_code = True
+            out.add(i)
+            continue
+        in_code, last_text = False, line
+    return out
+
+
+def _column_units(header: str) -> list[str]:
+    cells = _cells(header)
+    return ["ms" if _MS_HEADER.search(plain(c)) else "x" if _RATIO_HEADER.search(plain(c)) else "" for c in cells]
+
+
+def _cells(line: str) -> list[str]:
+    return [c.strip() for c in re.split(r"(?<!\\)\|", line.strip().strip("|"))]
+
+
+def _uncomment(lines: list[str], skip: set[int]) -> list[str]:
+    """The lines with their HTML comments removed, a comment over several lines included."""
+    out, open_comment = [], False
+    for i, line in enumerate(lines):
+        if i in skip:
+            out.append("")
+            continue
+        text = ""
+        while line:
+            if open_comment:
+                end = line.find("-->")
+                if end < 0:
+                    line = ""
+                    break
+                line, open_comment = line[end + 3:], False
+            else:
+                start = line.find("<!--")
+                if start < 0:
+                    text, line = text + line, ""
+                    break
+                text, line, open_comment = text + line[:start], line[start + 4:], True
+        out.append(text)
+    return out
+
+
+def read_page(where: str, text: str) -> Page:
+    """The page's prose numbers, sections and blocks' text; malformed markers are the page's problems (a
+    malformed block marker raises BlockError, as `docs check` reports it for the blocks)."""
+    lines = [_content(x) for x in split_lines(text)]
+    blocks = find_blocks(text, where)
+    in_block = {i for b in blocks for i in range(b.start, b.end + 1)}
+    fenced = fenced_lines(lines)
+    page = Page(where, blocks_text="\n".join(b.body for b in blocks))
+    open_at, open_kind, pending = None, None, {}
+    for i, line in enumerate(lines):
+        if i in in_block or i in fenced:
+            continue
+        if m := DATED_OPEN.fullmatch(line):
+            kind, args, problems = "dated", *_dated_args(m.group(1), where, i + 1)
+            page.problems += problems
+        elif m := UNCHECKED_OPEN.fullmatch(line):
+            kind, args = "unchecked", {"why": m.group(1).strip()}
+            if not args["why"]:
+                page.problems.append(Drift(where, i + 1, f"an unchecked section gives no reason: {UNCHECKED_SYNTAX}"))
+        elif m := CLOSE.fullmatch(line):
+            if open_at is None:
+                page.problems.append(Drift(where, i + 1, f"a closing {m.group(1)} marker without an opening one"))
+            elif m.group(1) != open_kind:
+                page.problems.append(Drift(where, i + 1, f"a closing {m.group(1)} marker inside the {open_kind} "
+                                                         f"section opened at line {open_at + 1}"))
+            else:
+                page.sections.append(Section(open_kind, open_at, i, pending.get("run", ()), pending.get("file", ()),
+                                             pending.get("why", "")))
+                open_at = None
+            continue
+        else:
+            if LOOKS_LIKE.search(re.sub(r"`+[^`]*`+", "", line)):
+                page.problems.append(Drift(where, i + 1, "this line reads like a dated or unchecked marker but is "
+                                                         f"not one: {DATED_SYNTAX}, or {UNCHECKED_SYNTAX}, alone on "
+                                                         f"its line from its first column: {line.strip()[:80]!r}"))
+            continue
+        if open_at is not None:
+            page.problems.append(Drift(where, i + 1, f"a {kind} section opens inside the {open_kind} section "
+                                                     f"opened at line {open_at + 1} (sections do not nest)"))
+            continue
+        open_at, open_kind, pending = i, kind, args
+    if open_at is not None:
+        page.problems.append(Drift(where, open_at + 1, f"the {open_kind} section opened here is never closed "
+                                                       f"(<!-- /qlabench:{open_kind} -->)"))
+    skip = in_block | fenced
+    skip |= _indented_code(lines, skip)
+    prose = _uncomment(lines, skip)
+    units = None
+    for i, line in enumerate(prose):
+        if i in skip or not line.strip():
+            units = None
+            continue
+        if line.lstrip().startswith("|"):
+            cells = _cells(line)
+            if units is None:  # a table's header row
+                units = _column_units(line)
+                numbers = [q for c in cells for q in quoted_numbers(plain(c))]
+            elif all(set(c) <= set("-: ") for c in cells):
+                continue
+            else:
+                numbers = [q for j, c in enumerate(cells)
+                           for q in quoted_numbers(plain(c), units[j] if j < len(units) else "")]
+        else:
+            units = None
+            numbers = quoted_numbers(plain(line))
+        if numbers:
+            page.lines.append(NumberLine(i, tuple(numbers)))
+    return page
