@@ -70,15 +70,18 @@ def _runs_say(q: Quoted, runs: tuple[str, ...]) -> str:
     if q.unit == "%" and q.signed:
         return f"no change between the medians of two rows of one problem in run(s) {names}"
     if not q.unit:
-        return f"no time of run(s) {names} nor a ratio of two of their medians"
+        return f"no time of run(s) {names} nor a ratio of two of their medians (nor a value of a result column " \
+               "the paragraph names in a code span)"
     return f"a number in {q.unit}, which the rows of run(s) {names} are not checked for (cite the file it is from)"
 
 
-def _held(q: Quoted, rows, files: list[Numbers]) -> bool:
+def _held(q: Quoted, rows, files: list[Numbers], columns: frozenset[str]) -> bool:
     if any(f.holds(q) for f in files):
         return True
     if rows is None:
         return False
+    if any(c in rows.columns and rows.columns[c].holds(q) for c in columns):
+        return True
     if q.unit in ("ms", "") and rows.times.holds(q):
         return True
     if q.unit in ("x", "") and rows.ratios.holds(q):
@@ -127,7 +130,7 @@ def _check_page(page: Page, sources: Sources, report: ProseReport) -> None:
         rows = sources.rows(s.runs) if s.runs else None
         files = [sources.files[f] for f in s.files if f in sources.files]
         for q in loose:
-            if not _held(q, rows, files):
+            if not _held(q, rows, files, line.columns):
                 says = ([_runs_say(q, s.runs)] if s.runs else []) + (
                     [f"in none of the file(s) {', '.join(s.files)} at the decimals shown"] if s.files else [])
                 report.drift.append(Drift(page.path, line.index + 1, f"{q.shown} is {'; and '.join(says)}"))
@@ -154,7 +157,8 @@ def check_prose(root: Path, files: Iterable[Path]) -> ProseReport:
     pages = [read_page(_shown(f, Path(root)), read_doc(f)) for f in files]
     runs = {r for p in pages for s in p.sections for r in s.runs}
     cited = {f for p in pages for s in p.sections for f in s.files}
-    sources = load_sources(Path(root), runs, cited, set(doc_files(Path(root))) | set(files))
+    named = {c for p in pages for line in p.lines for c in line.columns}
+    sources = load_sources(Path(root), runs, cited, set(doc_files(Path(root))) | set(files), named)
     report = ProseReport()
     for page in pages:
         _check_page(page, sources, report)

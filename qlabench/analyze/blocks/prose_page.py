@@ -11,7 +11,8 @@ generated blocks' text, and the sections that say what backs their numbers.
 
 A dated section names at least one run (`run=`: a run id, or a committed results file or folder) or file
 (`file=`: a committed log, csv, json, md or txt); an unchecked section gives a non-empty reason. A marker is
-alone on its line from its first column; sections do not nest; a marker inside a code fence or a code span
+alone on its line, at its first column or indented with spaces (inside a list item, indented to the item's
+text, it keeps the list one list); sections do not nest; a marker inside a code fence or a code span
 is example text. A line that reads like a marker but is not one, a section never closed, a closing marker
 without its opening one, or a second section opened inside the first: each is a Drift naming its line, never
 skipped in silence.
@@ -28,16 +29,21 @@ from dataclasses import dataclass, field
 
 from qlabench.analyze.blocks.markers import _content, fenced_lines, find_blocks, split_lines
 from qlabench.analyze.blocks.prose_numbers import Quoted, plain, quoted_numbers
+from qlabench.core.result import row_fields
 
-DATED_OPEN = re.compile(r"<!-- qlabench:dated((?: (?:run|file)=[^ ]+)+) -->\s*")
-UNCHECKED_OPEN = re.compile(r'<!-- qlabench:unchecked why="([^"]*)" -->\s*')
-CLOSE = re.compile(r"<!-- /qlabench:(dated|unchecked) -->\s*")
+DATED_OPEN = re.compile(r" *<!-- qlabench:dated((?: (?:run|file)=[^ ]+)+) -->\s*")
+UNCHECKED_OPEN = re.compile(r' *<!-- qlabench:unchecked why="([^"]*)" -->\s*')
+CLOSE = re.compile(r" *<!-- /qlabench:(dated|unchecked) -->\s*")
 LOOKS_LIKE = re.compile(r"<!--\s*/?\s*qlabench:(dated|unchecked)", re.IGNORECASE)
 DATED_SYNTAX = "<!-- qlabench:dated run=RUN_ID[,...] file=PATH[,...] --> (either key, or both, each once)"
 UNCHECKED_SYNTAX = '<!-- qlabench:unchecked why="the reason" -->'
 _LIST_ITEM = re.compile(r"\s*(?:[-*+]|\d+[.)])\s")
 _MS_HEADER = re.compile(r"\bms\b")
 _RATIO_HEADER = re.compile(r"\bx\b|ratio|speedup|\S\s+/\s+\S|\u00f7", re.IGNORECASE)
+# The result columns that hold numbers: a paragraph naming one in a code span (`sm_coverage`), or a table
+# column headed by one, may quote its values.
+NUMERIC_COLUMNS = frozenset(n for n, kind, _ in row_fields() if "float64" in kind)
+_SPAN_NAME = re.compile(r"`([A-Za-z_][A-Za-z0-9_]*)`")
 
 
 @dataclass(frozen=True)
@@ -68,6 +74,7 @@ class Section:
 class NumberLine:
     index: int  # line index (0-based)
     numbers: tuple[Quoted, ...]
+    columns: frozenset[str] = frozenset()  # the result columns its paragraph or table column names
 
 
 @dataclass
@@ -117,6 +124,14 @@ def _indented_code(lines: list[str], skip: set[int]) -> set[int]:
             continue
         in_code, last_text = False, line
     return out
+
+
+def _named_columns(text: str) -> set[str]:
+    return {n for n in _SPAN_NAME.findall(text) if n in NUMERIC_COLUMNS}
+
+
+def _header_columns(cells: list[str]) -> set[str]:
+    return {c.strip("` ") for c in cells if c.strip("` ") in NUMERIC_COLUMNS} | _named_columns(" ".join(cells))
 
 
 def _column_units(header: str) -> list[str]:
@@ -200,14 +215,19 @@ def read_page(where: str, text: str) -> Page:
     skip = in_block | fenced
     skip |= _indented_code(lines, skip)
     prose = _uncomment(lines, skip)
-    units = None
+    units, named, paragraph = None, set(), []
     for i, line in enumerate(prose):
+        if i in skip or not line.strip() or (_LIST_ITEM.match(line) and not line.lstrip().startswith("|")):
+            page.lines += [NumberLine(j, q, frozenset(named)) for j, q in paragraph]
+            paragraph, named = [], set()
         if i in skip or not line.strip():
             units = None
             continue
         if line.lstrip().startswith("|"):
             cells = _cells(line)
-            if units is None:  # a table's header row
+            if units is None:  # a table's header row: its own paragraph
+                page.lines += [NumberLine(j, q, frozenset(named)) for j, q in paragraph]
+                paragraph, named = [], _header_columns(cells)
                 units = _column_units(line)
                 numbers = [q for c in cells for q in quoted_numbers(plain(c))]
             elif all(set(c) <= set("-: ") for c in cells):
@@ -216,8 +236,13 @@ def read_page(where: str, text: str) -> Page:
                 numbers = [q for j, c in enumerate(cells)
                            for q in quoted_numbers(plain(c), units[j] if j < len(units) else "")]
         else:
+            if units is not None:  # the line after a table starts a paragraph
+                page.lines += [NumberLine(j, q, frozenset(named)) for j, q in paragraph]
+                paragraph, named = [], set()
             units = None
+            named |= _named_columns(lines[i])
             numbers = quoted_numbers(plain(line))
         if numbers:
-            page.lines.append(NumberLine(i, tuple(numbers)))
+            paragraph.append((i, tuple(numbers)))
+    page.lines += [NumberLine(j, q, frozenset(named)) for j, q in paragraph]
     return page

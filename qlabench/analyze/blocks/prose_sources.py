@@ -5,7 +5,9 @@ results file or folder (every row under it). Its rows give
 - times: each row's median, its fastest and slowest sample and the deciles of its samples;
 - ratios: the ratio of the medians of any two of its rows (of the cited runs together) that solve one problem
   shape (mode, sequence lengths, heads, head dims, state pool), whatever else differs (backend, CP setting,
-  SM budget, dtype, gate): a `1.82x` or a `+1.1%` change between two rows of the section's runs.
+  SM budget, dtype, gate): a `1.82x` or a `+1.1%` change between two rows of the section's runs;
+- the values of the numeric result columns the prose names (`sm_coverage`, `compile_s`, `err_o`, ...; every
+  element of a list or map column).
 A file is a committed text file (a log, a csv, a json, a report): its numbers as they are written.
 
 Each cited parquet is read once, with the columns a time needs; a run id is found from the files' footers.
@@ -32,6 +34,7 @@ class RowNumbers:
     times: Numbers
     ratios: Numbers
     rows: int
+    columns: dict[str, Numbers]  # a named result column -> its values
 
 
 def _plain(v):
@@ -42,7 +45,21 @@ def _plain(v):
     return v.item() if isinstance(v, np.generic) else v
 
 
-def _row_numbers(frames: list) -> RowNumbers:
+def _values(column) -> list[float]:
+    out = []
+    for v in column:
+        if isinstance(v, dict):
+            v = list(v.values())
+        elif isinstance(v, list) and v and isinstance(v[0], tuple):  # a map read as (key, value) pairs
+            v = [x for _, x in v]
+        if isinstance(v, (list, tuple, np.ndarray)):
+            out += [float(x) for x in v if x is not None]
+        elif v is not None and v == v:
+            out.append(float(v))
+    return out
+
+
+def _row_numbers(frames: list, columns: tuple[str, ...]) -> RowNumbers:
     import pandas as pd
 
     rows = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
@@ -65,13 +82,17 @@ def _row_numbers(frames: list) -> RowNumbers:
         a = np.asarray(ms)
         if len(a) > 1:  # every ordered pair of two rows (not a row with itself)
             ratios += (a[:, None] / a[None, :])[~np.eye(len(a), dtype=bool)].tolist()
-    return RowNumbers(Numbers((t, None) for t in times), Numbers((r, None) for r in ratios), len(rows))
+    if "mean_ms" in rows:
+        times += [float(m) for m in rows["mean_ms"] if m is not None and m == m]
+    named = {c: Numbers((v, None) for v in _values(rows[c])) for c in columns if c in rows}
+    return RowNumbers(Numbers((t, None) for t in times), Numbers((r, None) for r in ratios), len(rows), named)
 
 
 @dataclass
 class Sources:
     """The cited runs and files of every page, loaded once (`load_sources`)."""
     root: Path
+    columns: tuple[str, ...] = ()  # the named result columns read
     frames: dict[str, list] = field(default_factory=dict)  # run spec -> its rows (one frame per file)
     missing_runs: dict[str, str] = field(default_factory=dict)  # run spec -> why it cannot be cited
     files: dict[str, Numbers] = field(default_factory=dict)
@@ -81,7 +102,7 @@ class Sources:
     def rows(self, runs: tuple[str, ...]) -> RowNumbers:
         key = tuple(sorted(set(runs)))
         if key not in self._cache:
-            self._cache[key] = _row_numbers([f for r in key for f in self.frames.get(r, [])])
+            self._cache[key] = _row_numbers([f for r in key for f in self.frames.get(r, [])], self.columns)
         return self._cache[key]
 
 
@@ -94,11 +115,13 @@ def _inside(root: Path, rel: str) -> Path | None:
     return p if p.is_relative_to(root.resolve()) and ".." not in Path(rel).parts else None
 
 
-def load_sources(root: Path, runs: set[str], files: set[str], doc_pages: set[Path]) -> Sources:
+def load_sources(root: Path, runs: set[str], files: set[str], doc_pages: set[Path],
+                 columns: set[str] = frozenset()) -> Sources:
     """Read what `runs` and `files` (as the markers cite them, paths relative to the checkout `root`) hold;
     a run or file that cannot be cited is kept with the reason. `doc_pages`: the pages `docs check` reads,
-    which a section may not cite (a page's number is backed by what that page cites, not by the page)."""
-    src = Sources(Path(root))
+    which a section may not cite (a page's number is backed by what that page cites, not by the page);
+    `columns`: the result columns the prose names, read beside the times."""
+    src = Sources(Path(root), tuple(sorted(columns)))
     results = Path(root) / "results"
     wanted: dict[Path, list[tuple[str, str | None]]] = {}  # file -> (spec, run id or None: every row)
     ids = {r for r in runs if not _is_path(r)}
@@ -133,7 +156,7 @@ def load_sources(root: Path, runs: set[str], files: set[str], doc_pages: set[Pat
             src.missing_runs[spec] = f"which holds no results ({e})"
     for f, specs in wanted.items():
         try:
-            df = read_table(f, ("median_ms", "samples_ms")).to_pandas()
+            df = read_table(f, ("median_ms", "samples_ms", "mean_ms", *src.columns)).to_pandas()
         except QlabenchError as e:
             for spec, _ in specs:
                 src.missing_runs[spec] = f"whose file cannot be read ({e})"
