@@ -39,13 +39,14 @@ __all__ = ["Drift", "ProseReport", "Unchecked", "check_prose", "prose_drift"]
 @dataclass(frozen=True)
 class Unchecked:
     file: str
-    section: Section
-    lines: tuple[int, ...]  # the numeric lines it holds (1-based)
+    why: str
+    lines: tuple[int, ...]  # the numeric lines it covers (1-based)
+    inline: bool = False  # marked after a number, not a section
 
     @property
     def text(self) -> str:
         span = f"line {self.lines[0]}" if len(self.lines) == 1 else "lines " + ", ".join(map(str, self.lines))
-        return f'"{self.section.why}" ({span})'
+        return f'"{self.why}" ({span}{", inline" if self.inline else ""})'
 
 
 @dataclass
@@ -107,6 +108,7 @@ def _check_page(page: Page, sources: Sources, report: ProseReport) -> None:
             report.drift += problems
             broken.add(s)
     held: dict[Section, list[int]] = {s: [] for s in page.sections}
+    inline: dict[str, list[int]] = {}
     for line in page.lines:
         s = page.section_of(line.index)
         if s is not None:
@@ -114,9 +116,12 @@ def _check_page(page: Page, sources: Sources, report: ProseReport) -> None:
         if s is not None and s.kind == "unchecked":
             counts["unchecked"] += 1
             continue
-        loose = [q for q in line.numbers if not blocks.holds(q)]
+        exempt = dict(line.exempt)
+        for why in dict.fromkeys(exempt.values()):
+            inline.setdefault(why, []).append(line.index + 1)
+        loose = [q for k, q in enumerate(line.numbers) if k not in exempt and not blocks.holds(q)]
         if not loose:
-            counts["block"] += 1
+            counts["unchecked" if exempt else "block"] += 1
             continue
         if s is None:
             counts["drift"] += 1
@@ -124,7 +129,7 @@ def _check_page(page: Page, sources: Sources, report: ProseReport) -> None:
                                    "outside any dated or unchecked section, and no block of the page prints it")
                              for q in loose]
             continue
-        counts["dated"] += 1
+        counts["unchecked" if exempt else "dated"] += 1
         if s in broken:
             continue
         rows = sources.rows(s.runs) if s.runs else None
@@ -137,32 +142,11 @@ def _check_page(page: Page, sources: Sources, report: ProseReport) -> None:
     for s, lines in held.items():
         if s.kind == "unchecked":
             if lines:
-                report.unchecked.append(Unchecked(page.path, s, tuple(lines)))
+                report.unchecked.append(Unchecked(page.path, s.why, tuple(lines)))
             else:
                 report.drift.append(Drift(page.path, s.start + 1, "the unchecked section holds no decimal number: "
                                                                   "remove its markers"))
-
-
-def _shown(path: Path, root: Path) -> str:
-    """A page as messages name it: relative to the checkout when inside it ('docs/FLASHINFER.md')."""
-    try:
-        return str(path.resolve().relative_to(root.resolve()))
-    except ValueError:
-        return str(path)
-
-
-def check_prose(root: Path, files: Iterable[Path]) -> ProseReport:
-    """Every page's numbers held to the rule (paths in the markers are relative to the checkout `root`)."""
-    files = [Path(f) for f in files]
-    pages = [read_page(_shown(f, Path(root)), read_doc(f)) for f in files]
-    runs = {r for p in pages for s in p.sections for r in s.runs}
-    cited = {f for p in pages for s in p.sections for f in s.files}
-    named = {c for p in pages for line in p.lines for c in line.columns}
-    sources = load_sources(Path(root), runs, cited, set(doc_files(Path(root))) | set(files), named)
-    report = ProseReport()
-    for page in pages:
-        _check_page(page, sources, report)
-    return report
+    report.unchecked += [Unchecked(page.path, why, tuple(lines), inline=True) for why, lines in inline.items()]
 
 
 def unchecked_lines(report: ProseReport) -> list[str]:

@@ -34,6 +34,8 @@ from qlabench.core.result import row_fields
 DATED_OPEN = re.compile(r" *<!-- qlabench:dated((?: (?:run|file)=[^ ]+)+) -->\s*")
 UNCHECKED_OPEN = re.compile(r' *<!-- qlabench:unchecked why="([^"]*)" -->\s*')
 CLOSE = re.compile(r" *<!-- /qlabench:(dated|unchecked) -->\s*")
+INLINE = re.compile(r'<!-- qlabench:unchecked why="([^"]*)" -->')
+_MARK = 0xE000  # an inline mark stands in the line as one private-use character, MARK + its number
 LOOKS_LIKE = re.compile(r"<!--\s*/?\s*qlabench:(dated|unchecked)", re.IGNORECASE)
 DATED_SYNTAX = "<!-- qlabench:dated run=RUN_ID[,...] file=PATH[,...] --> (either key, or both, each once)"
 UNCHECKED_SYNTAX = '<!-- qlabench:unchecked why="the reason" -->'
@@ -75,6 +77,7 @@ class NumberLine:
     index: int  # line index (0-based)
     numbers: tuple[Quoted, ...]
     columns: frozenset[str] = frozenset()  # the result columns its paragraph or table column names
+    exempt: tuple[tuple[int, str], ...] = ()  # (index in numbers, why): marked unchecked inline
 
 
 @dataclass
@@ -87,6 +90,25 @@ class Page:
 
     def section_of(self, index: int) -> Section | None:
         return next((s for s in self.sections if s.holds(index)), None)
+
+
+def _strip_marks(text: str) -> str:
+    return re.sub("[\ue000-\uefff]", "", text)
+
+
+def _numbers(text: str, unit: str, whys: list[str], where: str, line: int,
+             problems: list[Drift]) -> tuple[list[Quoted], list[tuple[int, str]]]:
+    """The decimals of a line or cell (comments removed, inline marks standing as one character each), and
+    which of them an inline mark right after them exempts."""
+    numbers = quoted_numbers(plain(_strip_marks(text)), unit)
+    exempt = []
+    for m in re.finditer("[\ue000-\uefff]", text):
+        n = len(quoted_numbers(plain(_strip_marks(text[:m.start()]))))
+        if n == 0:
+            problems.append(Drift(where, line, "an inline unchecked mark follows no decimal number on its line"))
+        else:
+            exempt.append((n - 1, whys[ord(m.group()) - _MARK]))
+    return numbers, exempt
 
 
 def _dated_args(text: str, where: str, line: int) -> tuple[dict[str, tuple[str, ...]], list[Drift]]:
@@ -176,7 +198,7 @@ def read_page(where: str, text: str) -> Page:
     in_block = {i for b in blocks for i in range(b.start, b.end + 1)}
     fenced = fenced_lines(lines)
     page = Page(where, blocks_text="\n".join(b.body for b in blocks))
-    open_at, open_kind, pending = None, None, {}
+    open_at, open_kind, pending, whys = None, None, {}, []
     for i, line in enumerate(lines):
         if i in in_block or i in fenced:
             continue
@@ -199,6 +221,13 @@ def read_page(where: str, text: str) -> Page:
                 open_at = None
             continue
         else:
+            def mark(m):
+                if not m.group(1).strip():
+                    page.problems.append(Drift(where, i + 1, f"an inline unchecked mark gives no reason: "
+                                                             f"{UNCHECKED_SYNTAX}"))
+                whys.append(m.group(1).strip())
+                return chr(_MARK + len(whys) - 1)
+            line = lines[i] = INLINE.sub(mark, line)
             if LOOKS_LIKE.search(re.sub(r"`+[^`]*`+", "", line)):
                 page.problems.append(Drift(where, i + 1, "this line reads like a dated or unchecked marker but is "
                                                          f"not one: {DATED_SYNTAX}, or {UNCHECKED_SYNTAX}, alone on "
@@ -216,33 +245,42 @@ def read_page(where: str, text: str) -> Page:
     skip |= _indented_code(lines, skip)
     prose = _uncomment(lines, skip)
     units, named, paragraph = None, set(), []
+
+    def flush():
+        page.lines.extend(NumberLine(j, q, frozenset(named), x) for j, q, x in paragraph)
+        paragraph.clear()
+
     for i, line in enumerate(prose):
         if i in skip or not line.strip() or (_LIST_ITEM.match(line) and not line.lstrip().startswith("|")):
-            page.lines += [NumberLine(j, q, frozenset(named)) for j, q in paragraph]
-            paragraph, named = [], set()
+            flush()
+            named = set()
         if i in skip or not line.strip():
             units = None
             continue
+        exempt = []
         if line.lstrip().startswith("|"):
             cells = _cells(line)
             if units is None:  # a table's header row: its own paragraph
-                page.lines += [NumberLine(j, q, frozenset(named)) for j, q in paragraph]
-                paragraph, named = [], _header_columns(cells)
-                units = _column_units(line)
-                numbers = [q for c in cells for q in quoted_numbers(plain(c))]
-            elif all(set(c) <= set("-: ") for c in cells):
+                flush()
+                named, units = _header_columns([_strip_marks(c) for c in cells]), _column_units(_strip_marks(line))
+                cell_units = [""] * len(cells)
+            elif all(set(_strip_marks(c)) <= set("-: ") for c in cells):
                 continue
             else:
-                numbers = [q for j, c in enumerate(cells)
-                           for q in quoted_numbers(plain(c), units[j] if j < len(units) else "")]
+                cell_units = [units[j] if j < len(units) else "" for j in range(len(cells))]
+            numbers = []
+            for c, u in zip(cells, cell_units):
+                got, marks = _numbers(c, u, whys, where, i + 1, page.problems)
+                exempt += [(len(numbers) + k, why) for k, why in marks]
+                numbers += got
         else:
             if units is not None:  # the line after a table starts a paragraph
-                page.lines += [NumberLine(j, q, frozenset(named)) for j, q in paragraph]
-                paragraph, named = [], set()
+                flush()
+                named = set()
             units = None
             named |= _named_columns(lines[i])
-            numbers = quoted_numbers(plain(line))
+            numbers, exempt = _numbers(line, "", whys, where, i + 1, page.problems)
         if numbers:
-            paragraph.append((i, tuple(numbers)))
-    page.lines += [NumberLine(j, q, frozenset(named)) for j, q in paragraph]
+            paragraph.append((i, tuple(numbers), tuple(exempt)))
+    flush()
     return page
