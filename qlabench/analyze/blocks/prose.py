@@ -149,6 +149,28 @@ def _check_page(page: Page, sources: Sources, report: ProseReport) -> None:
     report.unchecked += [Unchecked(page.path, why, tuple(lines), inline=True) for why, lines in inline.items()]
 
 
+def _shown(path: Path, root: Path) -> str:
+    """A page as messages name it: relative to the checkout when inside it ('docs/FLASHINFER.md')."""
+    try:
+        return str(path.resolve().relative_to(root.resolve()))
+    except ValueError:
+        return str(path)
+
+
+def check_prose(root: Path, files: Iterable[Path]) -> ProseReport:
+    """Every page's numbers held to the rule (paths in the markers are relative to the checkout `root`)."""
+    files = [Path(f) for f in files]
+    pages = [read_page(_shown(f, Path(root)), read_doc(f)) for f in files]
+    runs = {r for p in pages for s in p.sections for r in s.runs}
+    cited = {f for p in pages for s in p.sections for f in s.files}
+    named = {c for p in pages for line in p.lines for c in line.columns}
+    sources = load_sources(Path(root), runs, cited, set(doc_files(Path(root))) | set(files), named)
+    report = ProseReport()
+    for page in pages:
+        _check_page(page, sources, report)
+    return report
+
+
 def unchecked_lines(report: ProseReport) -> list[str]:
     """What `docs check` prints of the prose: how many numeric lines each rule covers, then every page's
     unchecked lines with their reasons."""
