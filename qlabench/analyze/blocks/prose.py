@@ -24,13 +24,14 @@ Anything else is a Drift naming the file and line, and `docs check` fails. The m
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from qlabench.analyze.blocks.files import doc_files, read_doc
 from qlabench.analyze.blocks.prose_numbers import Numbers, Quoted, text_numbers
-from qlabench.analyze.blocks.prose_page import Drift, Page, Section, read_page
+from qlabench.analyze.blocks.prose_page import UNIT_COLUMNS, Drift, Page, Section, read_page
 from qlabench.analyze.blocks.prose_sources import Sources, load_sources
 
 __all__ = ["Drift", "ProseReport", "Unchecked", "check_prose", "prose_drift"]
@@ -73,7 +74,18 @@ def _runs_say(q: Quoted, runs: tuple[str, ...]) -> str:
     if not q.unit:
         return f"no time of run(s) {names} nor a ratio of two of their medians (nor a value of a result column " \
                "the paragraph names in a code span)"
+    if q.unit in UNIT_COLUMNS:
+        return f"no value of run(s) {names} in a {q.unit} column (nor of a column the paragraph names)"
     return f"a number in {q.unit}, which the rows of run(s) {names} are not checked for (cite the file it is from)"
+
+
+def _in_columns(q: Quoted, rows, columns) -> bool:
+    """Whether a (column, factor) of `columns` holds `q`: its value times the factor, at q's decimals."""
+    for c, f in columns:
+        col = rows.columns.get(c)
+        if col is not None and col.holds_value(q.value / f, q.decimals + round(math.log10(f))):
+            return True
+    return False
 
 
 def _held(q: Quoted, rows, files: list[Numbers], columns: frozenset[str]) -> bool:
@@ -81,7 +93,8 @@ def _held(q: Quoted, rows, files: list[Numbers], columns: frozenset[str]) -> boo
         return True
     if rows is None:
         return False
-    if any(c in rows.columns and rows.columns[c].holds(q) for c in columns):
+    named = [(c, 1) for c in columns] + ([(c, 100) for c in columns] if q.unit == "%" else [])
+    if _in_columns(q, rows, [*named, *UNIT_COLUMNS.get(q.unit, ())]):
         return True
     if q.unit in ("ms", "") and rows.times.holds(q):
         return True
@@ -164,6 +177,7 @@ def check_prose(root: Path, files: Iterable[Path]) -> ProseReport:
     runs = {r for p in pages for s in p.sections for r in s.runs}
     cited = {f for p in pages for s in p.sections for f in s.files}
     named = {c for p in pages for line in p.lines for c in line.columns}
+    named |= {c for pairs in UNIT_COLUMNS.values() for c, _ in pairs} if runs else set()
     sources = load_sources(Path(root), runs, cited, set(doc_files(Path(root))) | set(files), named)
     report = ProseReport()
     for page in pages:

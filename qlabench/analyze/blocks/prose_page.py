@@ -46,6 +46,13 @@ _RATIO_HEADER = re.compile(r"\bx\b|ratio|speedup|\S\s+/\s+\S|\u00f7", re.IGNOREC
 # column headed by one, may quote its values.
 NUMERIC_COLUMNS = frozenset(n for n, kind, _ in row_fields() if "float64" in kind)
 _SPAN_NAME = re.compile(r"`([A-Za-z_][A-Za-z0-9_]*)`")
+# A number in a unit may be a value of the result columns whose name carries that unit (units in the name):
+# unit -> ((column suffix, factor from the column's value to the unit), ...).
+_UNIT_SUFFIXES = {"ms": (("_ms", 1), ("_us", 0.001)), "s": (("_s", 1),), "us": (("_us", 1),),
+                  "TB/s": (("_tbs", 1),), "MiB": (("_mib", 1),), "MHz": (("_mhz", 1),),
+                  "%": (("_pct", 1), ("_frac", 100))}
+UNIT_COLUMNS = {u: tuple((c, f) for suffix, f in pairs for c in sorted(NUMERIC_COLUMNS) if c.endswith(suffix))
+                for u, pairs in _UNIT_SUFFIXES.items()}
 
 
 @dataclass(frozen=True)
