@@ -35,7 +35,8 @@ _VERSION_BEFORE = re.compile(r"(?:^|[^\w-])(?:" + "|".join(map(re.escape, SOFTWA
                              r"|(?:[<>=~!]=|[<>])\s*$", re.IGNORECASE)
 _VERSION_AFTER = re.compile(r"\+|\.x\b| or (?:later|newer|earlier|older)\b")
 # A decimal, perhaps in e-notation; not inside a word, a path or a dotted version.
-NUMBER = re.compile(r"(?<![\w./])(?<![A-Za-z_]-)(\d+\.\d+(?:[eE][-+]?\d+)?)(?![\w.]*\d)")
+NUMBER = re.compile(r"(?<![\w./])(?<![A-Za-z_]-)(\d+\.\d+(?:[eE][-+]?\d+)?)(?![\w.]*\d)"
+                    r"(?=$|[^A-Za-z]|(?:ms|s|us|x)(?![A-Za-z]))")  # '0.8b' is a name, '1.5x' and '2.1s' are not
 _SIGN = re.compile(r"(?:^|[^\w.])([-+\u2212])$")
 UNIT = re.compile(r"\s?(ms|x|\u00d7|%|s|us|\u00b5s|ns|min|GiB|MiB|GB|MB|KiB|TB/s|GB/s|MHz|GHz|W|kFLOP|"
                   r"TFLOP/s|waves)(?![\w/])")
@@ -108,6 +109,16 @@ def quoted_numbers(line: str, column_unit: str = "") -> list[Quoted]:
         out.append(Quoted(("-" if negative else "+" if sign else "") + m.group(1), -value if negative else value,
                           decimals, unit or column_unit, bool(sign)))
     return out
+
+
+def trailing_group(line: str) -> int:
+    """How many decimals end `line` as one range or list ('at most 1.05-1.45x' -> 2): what a mark after them
+    speaks of."""
+    found = [m for m in NUMBER.finditer(line) if not is_version(line, m.start(1), m.end(1))]
+    k = min(len(found), 1)
+    while k < len(found) and _SHARES_NEXT.match(line[found[-k - 1].end(1):found[-k].start(1)]):
+        k += 1
+    return k
 
 
 class Numbers:

@@ -19,7 +19,7 @@ skipped in silence.
 
 Prose is what lies outside the generated blocks, code fences, indented code blocks (after a blank line, not
 inside a list), HTML comments and code spans. A table's column whose header names `ms` gives its numbers that
-unit, and one whose header is a ratio (`x`, `ratio`, `speedup`, `A / B`) the unit `x`.
+unit, and one whose header says ratio (`x`, `ratio`, `speedup`) the unit `x`.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass, field
 
 from qlabench.analyze.blocks.markers import _content, fenced_lines, find_blocks, split_lines
-from qlabench.analyze.blocks.prose_numbers import Quoted, plain, quoted_numbers
+from qlabench.analyze.blocks.prose_numbers import Quoted, plain, quoted_numbers, trailing_group
 from qlabench.core.result import row_fields
 
 DATED_OPEN = re.compile(r" *<!-- qlabench:dated((?: (?:run|file)=[^ ]+)+) -->\s*")
@@ -41,7 +41,8 @@ DATED_SYNTAX = "<!-- qlabench:dated run=RUN_ID[,...] file=PATH[,...] --> (either
 UNCHECKED_SYNTAX = '<!-- qlabench:unchecked why="the reason" -->'
 _LIST_ITEM = re.compile(r"\s*(?:[-*+]|\d+[.)])\s")
 _MS_HEADER = re.compile(r"\bms\b")
-_RATIO_HEADER = re.compile(r"\bx\b|ratio|speedup|\S\s+/\s+\S|\u00f7", re.IGNORECASE)
+# A column headed as a ratio; 'pool / plain' is left untyped ('fla / flash_qla' lists columns in one).
+_RATIO_HEADER = re.compile(r"\bx\b|ratio|speedup|\u00f7", re.IGNORECASE)
 # The result columns that hold numbers: a paragraph naming one in a code span (`sm_coverage`), or a table
 # column headed by one, may quote its values.
 NUMERIC_COLUMNS = frozenset(n for n, kind, _ in row_fields() if "float64" in kind)
@@ -110,11 +111,12 @@ def _numbers(text: str, unit: str, whys: list[str], where: str, line: int,
     numbers = quoted_numbers(plain(_strip_marks(text)), unit)
     exempt = []
     for m in re.finditer("[\ue000-\uefff]", text):
-        n = len(quoted_numbers(plain(_strip_marks(text[:m.start()]))))
+        before = plain(_strip_marks(text[:m.start()]))
+        n = len(quoted_numbers(before))
         if n == 0:
             problems.append(Drift(where, line, "an inline unchecked mark follows no decimal number on its line"))
-        else:
-            exempt.append((n - 1, whys[ord(m.group()) - _MARK]))
+        else:  # the number right before the mark, with the range or list it ends
+            exempt += [(k, whys[ord(m.group()) - _MARK]) for k in range(n - trailing_group(before), n)]
     return numbers, exempt
 
 
