@@ -40,7 +40,7 @@ NUMBER = re.compile(r"(?<![\w./])(?<![A-Za-z_]-)(\d+\.\d+(?:[eE][-+]?\d+)?)(?![\
 _SIGN = re.compile(r"(?:^|[^\w.])([-+\u2212])$")
 UNIT = re.compile(r"\s?(ms|x|\u00d7|%|s|us|\u00b5s|ns|min|GiB|MiB|GB|MB|KiB|TB/s|GB/s|MHz|GHz|W|kFLOP|"
                   r"TFLOP/s|waves)(?![\w/])")
-_SEPARATOR = r"\s*(?:,|/|-|\u2013|to|and|or|against|vs\.?|versus)\s*"
+_SEPARATOR = r"\s*(?:,|/|->|\u2192|-|\u2013|to|and|or|against|vs\.?|versus)\s*"
 _SHARES_NEXT = re.compile(rf"^{_SEPARATOR}$")  # '0.991, ' before '1.009 ms': the next number's unit
 _SHARES_LAST = re.compile(rf"^\s?(ms|x|\u00d7|%){_SEPARATOR}$")  # '0.395 ms against ' before '0.326'
 _CODE_SPAN = re.compile(r"`+[^`]*`+")
