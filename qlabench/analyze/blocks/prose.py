@@ -8,7 +8,7 @@ must be one of:
     block re-renders, the sentence no longer matches);
 (b) inside a dated section citing runs (`<!-- qlabench:dated run=RUN_ID|results/PATH,... -->`), one the
     runs' rows hold at the decimals shown: a time in ms is a row's median, its fastest or slowest sample or a
-    decile of its samples; a ratio (`1.82x`, a table column headed `x`, `ratio` or `A / B`) or a signed
+    decile of its samples; a ratio (`1.82x`, a table column headed `ratio` or `speedup`) or a signed
     change (`+1.1%`) is that of the medians of two rows of one problem shape; a number with no unit may be
     either. Each cited run must be in the results (prose_sources.py);
 (c) inside a dated section citing committed files (`file=docs/h200/logs/x.log,results/.../report.md`), a
@@ -31,7 +31,7 @@ from pathlib import Path
 
 from qlabench.analyze.blocks.files import doc_files, read_doc
 from qlabench.analyze.blocks.prose_numbers import Numbers, Quoted, text_numbers
-from qlabench.analyze.blocks.prose_page import UNIT_COLUMNS, Drift, Page, Section, read_page
+from qlabench.analyze.blocks.prose_page import ERROR_COLUMNS, UNIT_COLUMNS, Drift, Page, Section, read_page
 from qlabench.analyze.blocks.prose_sources import Sources, load_sources
 
 __all__ = ["Drift", "ProseReport", "Unchecked", "check_prose", "prose_drift"]
@@ -94,7 +94,8 @@ def _held(q: Quoted, rows, files: list[Numbers], columns: frozenset[str]) -> boo
     if rows is None:
         return False
     named = [(c, 1) for c in columns] + ([(c, 100) for c in columns] if q.unit == "%" else [])
-    if _in_columns(q, rows, [*named, *UNIT_COLUMNS.get(q.unit, ())]):
+    errors = [(c, 1) for c in ERROR_COLUMNS] if q.scientific and not q.unit else []
+    if _in_columns(q, rows, [*named, *UNIT_COLUMNS.get(q.unit, ()), *errors]):
         return True
     if q.unit in ("ms", "") and rows.times.holds(q):
         return True
@@ -121,6 +122,10 @@ def _check_page(page: Page, sources: Sources, report: ProseReport) -> None:
             report.drift += problems
             broken.add(s)
     held: dict[Section, list[int]] = {s: [] for s in page.sections}
+    named_in: dict[Section, frozenset[str]] = {s: frozenset() for s in page.sections}
+    for line in page.lines:  # a column named anywhere in a section may be quoted anywhere in it
+        if (s := page.section_of(line.index)) is not None:
+            named_in[s] |= line.columns
     inline: dict[str, list[int]] = {}
     for line in page.lines:
         s = page.section_of(line.index)
@@ -148,7 +153,7 @@ def _check_page(page: Page, sources: Sources, report: ProseReport) -> None:
         rows = sources.rows(s.runs) if s.runs else None
         files = [sources.files[f] for f in s.files if f in sources.files]
         for q in loose:
-            if not _held(q, rows, files, line.columns):
+            if not _held(q, rows, files, named_in[s]):
                 says = ([_runs_say(q, s.runs)] if s.runs else []) + (
                     [f"in none of the file(s) {', '.join(s.files)} at the decimals shown"] if s.files else [])
                 report.drift.append(Drift(page.path, line.index + 1, f"{q.shown} is {'; and '.join(says)}"))
@@ -177,7 +182,7 @@ def check_prose(root: Path, files: Iterable[Path]) -> ProseReport:
     runs = {r for p in pages for s in p.sections for r in s.runs}
     cited = {f for p in pages for s in p.sections for f in s.files}
     named = {c for p in pages for line in p.lines for c in line.columns}
-    named |= {c for pairs in UNIT_COLUMNS.values() for c, _ in pairs} if runs else set()
+    named |= {c for pairs in UNIT_COLUMNS.values() for c, _ in pairs} | set(ERROR_COLUMNS) if runs else set()
     sources = load_sources(Path(root), runs, cited, set(doc_files(Path(root))) | set(files), named)
     report = ProseReport()
     for page in pages:

@@ -1,8 +1,9 @@
 """The decimal numbers of a line of prose, and whether a source holds one at the decimals it shows (pure).
 
-A quoted number is a decimal (`0.237`, `4.36e-3`, `15.54%`) that is no version and no part of a name: not
-`0.7.2`, `py3.10`, `qwen3.5`, `0.6.x`, `12.8+`, `Python >= 3.10`, nor a number right after the name of a
-software package (`torch 2.13`, `vLLM 0.33`, `FlashInfer 0.7`: SOFTWARE). Integers are never checked.
+A quoted number is a decimal (`0.237`, `4.36e-3`, `15.54%`) that is no version, no exponent and no part of a
+name: not `0.7.2`, `py3.10`, `qwen3.5`, `qwen3.5-0.8b`, `0.6.x`, `12.8+`, `Python >= 3.10`, `K^-0.5`, nor a
+number right after the name of a software package (`torch 2.13`, `vLLM 0.33`, `FlashInfer 0.7`: SOFTWARE).
+Integers are never checked.
 
 Each quoted number carries its unit when the prose gives one: `ms` (a time), `x` (a ratio), `%`, or another
 unit (`s`, `us`, `TB/s`, ...). A list or range shares its unit: in `0.719-0.724 ms`, `0.991, 1.009 and 1.048
@@ -35,7 +36,7 @@ _VERSION_BEFORE = re.compile(r"(?:^|[^\w-])(?:" + "|".join(map(re.escape, SOFTWA
                              r"|(?:[<>=~!]=|[<>])\s*$", re.IGNORECASE)
 _VERSION_AFTER = re.compile(r"\+|\.x\b| or (?:later|newer|earlier|older)\b")
 # A decimal, perhaps in e-notation; not inside a word, a path or a dotted version.
-NUMBER = re.compile(r"(?<![\w./])(?<![A-Za-z_]-)(\d+\.\d+(?:[eE][-+]?\d+)?)(?![\w.]*\d)"
+NUMBER = re.compile(r"(?<![\w./^])(?<![A-Za-z_^]-)(\d+\.\d+(?:[eE][-+]?\d+)?)(?![\w.]*\d)"
                     r"(?=$|[^A-Za-z]|(?:ms|s|us|x)(?![A-Za-z]))")  # '0.8b' is a name, '1.5x' and '2.1s' are not
 _SIGN = re.compile(r"(?:^|[^\w.])([-+\u2212])$")
 UNIT = re.compile(r"\s?(ms|x|\u00d7|%|s|us|\u00b5s|ns|min|GiB|MiB|GB|MB|KiB|TB/s|GB/s|MHz|GHz|W|kFLOP|"
@@ -57,6 +58,11 @@ class Quoted:
     decimals: int  # places it shows: '0.237' -> 3, '4.36e-3' -> 5
     unit: str  # 'ms', 'x', '%', another unit ('s', 'us', ...), or '' where the prose gives none
     signed: bool  # written with + or -: a change
+
+    @property
+    def scientific(self) -> bool:
+        """Written in e-notation ('4.36e-3'): how the docs write an error."""
+        return "e" in self.text.lower()
 
     @property
     def shown(self) -> str:

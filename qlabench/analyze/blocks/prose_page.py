@@ -19,7 +19,7 @@ skipped in silence.
 
 Prose is what lies outside the generated blocks, code fences, indented code blocks (after a blank line, not
 inside a list), HTML comments and code spans. A table's column whose header names `ms` gives its numbers that
-unit, and one whose header says ratio (`x`, `ratio`, `speedup`) the unit `x`.
+unit, and one whose header says `ratio` or `speedup` the unit `x`.
 """
 
 from __future__ import annotations
@@ -41,8 +41,9 @@ DATED_SYNTAX = "<!-- qlabench:dated run=RUN_ID[,...] file=PATH[,...] --> (either
 UNCHECKED_SYNTAX = '<!-- qlabench:unchecked why="the reason" -->'
 _LIST_ITEM = re.compile(r"\s*(?:[-*+]|\d+[.)])\s")
 _MS_HEADER = re.compile(r"\bms\b")
-# A column headed as a ratio; 'pool / plain' is left untyped ('fla / flash_qla' lists columns in one).
-_RATIO_HEADER = re.compile(r"\bx\b|ratio|speedup|\u00f7", re.IGNORECASE)
+# A column headed as a ratio ('pool / plain' is left untyped: 'fla / flash_qla' lists columns in one, and
+# '1 x 32768' is a layout).
+_RATIO_HEADER = re.compile(r"ratio|speedup|\u00f7", re.IGNORECASE)
 # The result columns that hold numbers: a paragraph naming one in a code span (`sm_coverage`), or a table
 # column headed by one, may quote its values.
 NUMERIC_COLUMNS = frozenset(n for n, kind, _ in row_fields() if "float64" in kind)
@@ -52,6 +53,8 @@ _SPAN_NAME = re.compile(r"`([A-Za-z_][A-Za-z0-9_]*)`")
 _UNIT_SUFFIXES = {"ms": (("_ms", 1), ("_us", 0.001)), "s": (("_s", 1),), "us": (("_us", 1),),
                   "TB/s": (("_tbs", 1),), "MiB": (("_mib", 1),), "MHz": (("_mhz", 1),),
                   "%": (("_pct", 1), ("_frac", 100))}
+# A number in e-notation with no unit ('4.36e-3') is how the docs write an error: it may be an err_ column's.
+ERROR_COLUMNS = tuple(sorted(c for c in NUMERIC_COLUMNS if c.startswith("err_")))
 UNIT_COLUMNS = {u: tuple((c, f) for suffix, f in pairs for c in sorted(NUMERIC_COLUMNS) if c.endswith(suffix))
                 for u, pairs in _UNIT_SUFFIXES.items()}
 
@@ -199,6 +202,32 @@ def _uncomment(lines: list[str], skip: set[int]) -> list[str]:
     return out
 
 
+def _despan(lines: list[str], skip: set[int]) -> list[str]:
+    """The lines without code spans, a span over two or more lines of one paragraph included."""
+    out, ticks = [], None  # the backtick run of an open span
+    for i, line in enumerate(lines):
+        if i in skip or not line.strip():
+            out.append("" if i in skip else line)
+            ticks = None
+            continue
+        text, rest = "", line
+        while rest:
+            if ticks is not None:
+                end = rest.find(ticks)
+                if end < 0:
+                    rest = ""
+                    break
+                rest, ticks = rest[end + len(ticks):], None
+            else:
+                m = re.search(r"`+", rest)
+                if m is None:
+                    text, rest = text + rest, ""
+                    break
+                text, ticks, rest = text + rest[:m.start()], m.group(), rest[m.end():]
+        out.append(text)
+    return out
+
+
 def read_page(where: str, text: str) -> Page:
     """The page's prose numbers, sections and blocks' text; malformed markers are the page's problems (a
     malformed block marker raises BlockError, as `docs check` reports it for the blocks)."""
@@ -252,7 +281,7 @@ def read_page(where: str, text: str) -> Page:
                                                        f"(<!-- /qlabench:{open_kind} -->)"))
     skip = in_block | fenced
     skip |= _indented_code(lines, skip)
-    prose = _uncomment(lines, skip)
+    prose = _despan(_uncomment(lines, skip), skip)
     units, named, paragraph = None, set(), []
 
     def flush():
