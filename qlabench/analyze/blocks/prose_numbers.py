@@ -42,6 +42,7 @@ _SIGN = re.compile(r"(?:^|[^\w.])([-+\u2212])$")
 UNIT = re.compile(r"\s?(ms|x|\u00d7|%|s|us|\u00b5s|ns|min|GiB|MiB|GB|MB|KiB|TB/s|GB/s|MHz|GHz|W|kFLOP|"
                   r"TFLOP/s|waves)(?![\w/])")
 _SEPARATOR = r"\s*(?:,|/|->|\u2192|-|\u2013|to|and|or|against|vs\.?|versus)\s*"
+_RANGE = re.compile(r"^\s*(?:-|\u2013|to)\s*$")
 _SHARES_NEXT = re.compile(rf"^{_SEPARATOR}$")  # '0.991, ' before '1.009 ms': the next number's unit
 _SHARES_LAST = re.compile(rf"^\s?(ms|x|\u00d7|%){_SEPARATOR}$")  # '0.395 ms against ' before '0.326'
 _CODE_SPAN = re.compile(r"`+[^`]*`+")
@@ -107,12 +108,17 @@ def quoted_numbers(line: str, column_unit: str = "") -> list[Quoted]:
     for i in range(1, len(found)):  # '0.395 ms against 0.326'
         if not units[i] and units[i - 1] and _SHARES_LAST.match(line[found[i - 1].end(1):found[i].start(1)]):
             units[i] = units[i - 1]
+    tokens = [m.group(1) for m in found]
+    for i in range(len(found) - 2, -1, -1):  # a range shares its exponent: '5.4-6.4e-4' is 5.4e-4 to 6.4e-4
+        e = re.search(r"[eE][-+]?\d+$", tokens[i + 1])
+        if e and "e" not in tokens[i].lower() and _RANGE.match(line[found[i].end(1):found[i + 1].start(1)]):
+            tokens[i] += e.group()
     out = []
-    for m, unit in zip(found, units):
+    for m, unit, token in zip(found, units, tokens):
         sign = _SIGN.search(line[:m.start(1)])
-        value, decimals = _parse(m.group(1))
+        value, decimals = _parse(token)
         negative = bool(sign) and sign.group(1) != "+"
-        out.append(Quoted(("-" if negative else "+" if sign else "") + m.group(1), -value if negative else value,
+        out.append(Quoted(("-" if negative else "+" if sign else "") + token, -value if negative else value,
                           decimals, unit or column_unit, bool(sign)))
     return out
 
