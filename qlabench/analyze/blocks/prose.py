@@ -31,7 +31,8 @@ from pathlib import Path
 
 from qlabench.analyze.blocks.files import doc_files, read_doc
 from qlabench.analyze.blocks.prose_numbers import Numbers, Quoted, text_numbers
-from qlabench.analyze.blocks.prose_page import ERROR_COLUMNS, UNIT_COLUMNS, Drift, Page, Section, read_page
+from qlabench.analyze.blocks.prose_page import (ERROR_COLUMNS, ERROR_UNIT, UNIT_COLUMNS, Drift, Page, Section,
+                                                read_page)
 from qlabench.analyze.blocks.prose_sources import Sources, load_sources
 
 __all__ = ["Drift", "ProseReport", "Unchecked", "check_prose", "prose_drift"]
@@ -71,9 +72,11 @@ def _runs_say(q: Quoted, runs: tuple[str, ...]) -> str:
         return f"no ratio of the medians of two rows of one problem in run(s) {names}"
     if q.unit == "%" and q.signed:
         return f"no change between the medians of two rows of one problem in run(s) {names}"
+    if q.unit == ERROR_UNIT:
+        return f"no error (err_ column) of run(s) {names}"
     if not q.unit:
         return f"no time of run(s) {names} nor a ratio of two of their medians (nor a value of a result column " \
-               "the paragraph names in a code span)"
+               "the section names in a code span)"
     if q.unit in UNIT_COLUMNS:
         return f"no value of run(s) {names} in a {q.unit} column (nor of a column the paragraph names)"
     return f"a number in {q.unit}, which the rows of run(s) {names} are not checked for (cite the file it is from)"
@@ -94,7 +97,7 @@ def _held(q: Quoted, rows, files: list[Numbers], columns: frozenset[str]) -> boo
     if rows is None:
         return False
     named = [(c, 1) for c in columns] + ([(c, 100) for c in columns] if q.unit == "%" else [])
-    errors = [(c, 1) for c in ERROR_COLUMNS] if q.scientific and not q.unit else []
+    errors = [(c, 1) for c in ERROR_COLUMNS] if (q.scientific and not q.unit) or q.unit == ERROR_UNIT else []
     if _in_columns(q, rows, [*named, *UNIT_COLUMNS.get(q.unit, ()), *errors]):
         return True
     if q.unit in ("ms", "") and rows.times.holds(q):

@@ -67,7 +67,8 @@ class Quoted:
 
     @property
     def shown(self) -> str:
-        return self.text + ("" if not self.unit else self.unit if self.unit in ("x", "%") else f" {self.unit}")
+        unit = "" if self.unit == "error" else self.unit
+        return self.text + (unit if unit in ("", "x", "%") else f" {unit}")
 
 
 def plain(line: str) -> str:

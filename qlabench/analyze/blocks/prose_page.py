@@ -19,7 +19,7 @@ skipped in silence.
 
 Prose is what lies outside the generated blocks, code fences, indented code blocks (after a blank line, not
 inside a list), HTML comments and code spans. A table's column whose header names `ms` gives its numbers that
-unit, and one whose header says `ratio` or `speedup` the unit `x`.
+unit, one whose header says `ratio` or `speedup` the unit `x`, and one whose header says `error` holds errors.
 """
 
 from __future__ import annotations
@@ -44,6 +44,8 @@ _MS_HEADER = re.compile(r"\bms\b")
 # A column headed as a ratio ('pool / plain' is left untyped: 'fla / flash_qla' lists columns in one, and
 # '1 x 32768' is a layout).
 _RATIO_HEADER = re.compile(r"ratio|speedup|\u00f7", re.IGNORECASE)
+_ERROR_HEADER = re.compile(r"\berror\b", re.IGNORECASE)
+ERROR_UNIT = "error"  # a column headed as an error: its numbers may be the rows' err_ values
 # The result columns that hold numbers: a paragraph naming one in a code span (`sm_coverage`), or a table
 # column headed by one, may quote its values.
 NUMERIC_COLUMNS = frozenset(n for n, kind, _ in row_fields() if "float64" in kind)
@@ -168,9 +170,14 @@ def _header_columns(cells: list[str]) -> set[str]:
     return {c.strip("` ") for c in cells if c.strip("` ") in NUMERIC_COLUMNS} | _named_columns(" ".join(cells))
 
 
+def _column_unit(cell: str) -> str:
+    cell = plain(cell)
+    return ("ms" if _MS_HEADER.search(cell) else "x" if _RATIO_HEADER.search(cell) else
+            ERROR_UNIT if _ERROR_HEADER.search(cell) else "")
+
+
 def _column_units(header: str) -> list[str]:
-    cells = _cells(header)
-    return ["ms" if _MS_HEADER.search(plain(c)) else "x" if _RATIO_HEADER.search(plain(c)) else "" for c in cells]
+    return [_column_unit(c) for c in _cells(header)]
 
 
 def _cells(line: str) -> list[str]:

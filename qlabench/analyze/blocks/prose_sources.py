@@ -77,7 +77,7 @@ def _row_numbers(frames: list, columns: tuple[str, ...]) -> RowNumbers:
             arr = arr[np.isfinite(arr)]
             if len(arr):
                 times += [float(arr.min()), float(arr.max()), *map(float, np.percentile(arr, DECILES))]
-    ratios = []
+    ratios = [1.0] if by_shape else []  # a row against itself: the '1.00x' of a 'vs X' column's own row
     for ms in by_shape.values():
         a = np.asarray(ms)
         if len(a) > 1:  # every ordered pair of two rows (not a row with itself)
