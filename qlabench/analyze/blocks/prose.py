@@ -10,14 +10,21 @@ must be one of:
     runs' rows hold at the decimals shown: a time in ms is a row's median, its fastest or slowest sample or a
     decile of its samples; a ratio (`1.82x`, a table column headed `ratio` or `speedup`) or a signed
     change (`+1.1%`) is that of the medians of two rows of one problem shape; a number with no unit may be
-    either. Each cited run must be in the results (prose_sources.py);
+    either; a number in another unit (s, TB/s, MiB, ...) is a value of the rows' columns named with that unit
+    (`compile_s`, `hbm_peak_read_tbs`), a number with no unit may also be an error (`err_o`), and a number
+    of a column the section names in a code span (`sm_coverage`) a value of that column. Each cited run must be in the
+    results (prose_sources.py);
 (c) inside a dated section citing committed files (`file=docs/h200/logs/x.log,results/.../report.md`), a
     number one of the files writes, at the decimals shown or with more that round to it (a `%` may be
     written there as a fraction); every decimal of the section, whatever its unit. A section may cite runs
-    and files: a number is then checked against both;
+    and files: a number is then checked against both. In a dated section a ratio or a signed change may also
+    be the ratio of two other numbers of its line or table row (a speedup beside the two times it divides),
+    within the rounding of the numbers shown;
 (d) inside `<!-- qlabench:unchecked why="..." -->`, a section that says why nothing can check its numbers
-    (settings, other libraries' constants, outside figures); `docs check` counts and lists those lines per
-    page with their reasons, so no one takes them for checked ones.
+    (settings, other libraries' constants, outside figures), or right after a mark of the same form written
+    inline after the number (a derived figure in a checked paragraph: it exempts that number, with the range
+    or list it ends); `docs check` counts and lists those lines per page with their reasons, so no one takes
+    them for checked ones.
 
 Anything else is a Drift naming the file and line, and `docs check` fails. The markers' rules: prose_page.py.
 """
@@ -97,7 +104,7 @@ def _held(q: Quoted, rows, files: list[Numbers], columns: frozenset[str]) -> boo
     if rows is None:
         return False
     named = [(c, 1) for c in columns] + ([(c, 100) for c in columns] if q.unit == "%" else [])
-    errors = [(c, 1) for c in ERROR_COLUMNS] if (q.scientific and not q.unit) or q.unit == ERROR_UNIT else []
+    errors = [(c, 1) for c in ERROR_COLUMNS] if q.unit in ("", ERROR_UNIT) else []
     if _in_columns(q, rows, [*named, *UNIT_COLUMNS.get(q.unit, ()), *errors]):
         return True
     if q.unit in ("ms", "") and rows.times.holds(q):
@@ -105,6 +112,30 @@ def _held(q: Quoted, rows, files: list[Numbers], columns: frozenset[str]) -> boo
     if q.unit in ("x", "") and rows.ratios.holds(q):
         return True
     return q.unit == "%" and q.signed and rows.ratios.holds_value(1 + q.value / 100, q.decimals + 2)
+
+
+def _bounds(q: Quoted) -> tuple[float, float]:
+    half = 0.5 * 10.0 ** -q.decimals
+    return q.value - half, q.value + half
+
+
+def _ratio_of_line(q: Quoted, others: list[Quoted]) -> bool:
+    """Whether `q` (a ratio, or a signed % change) is the ratio of two other numbers of its line or table
+    row, by interval arithmetic over the decimals each shows: 'FlashQLA 0.395 ms vs FLA 1.127 ms, 2.85x',
+    '0.327 -> 0.394 ms (+20.5%)'. Those two numbers are checked on their own."""
+    if q.unit not in ("x", "", ERROR_UNIT) and not (q.unit == "%" and q.signed):
+        return False
+    lo, hi = _bounds(q)
+    if q.unit == "%":
+        lo, hi = 1 + lo / 100, 1 + hi / 100
+    for a in others:
+        for b in others:
+            if a is b or a.value <= 0 or b.value <= 0:
+                continue
+            (a_lo, a_hi), (b_lo, b_hi) = _bounds(a), _bounds(b)
+            if b_lo > 0 and a_lo / b_hi <= hi * (1 + 1e-12) and a_hi / b_lo >= lo * (1 - 1e-12):
+                return True
+    return False
 
 
 def _cite_problems(page: Page, s: Section, sources: Sources) -> list[Drift]:
@@ -156,7 +187,7 @@ def _check_page(page: Page, sources: Sources, report: ProseReport) -> None:
         rows = sources.rows(s.runs) if s.runs else None
         files = [sources.files[f] for f in s.files if f in sources.files]
         for q in loose:
-            if not _held(q, rows, files, named_in[s]):
+            if not _held(q, rows, files, named_in[s]) and not _ratio_of_line(q, [o for o in line.numbers if o is not q]):
                 says = ([_runs_say(q, s.runs)] if s.runs else []) + (
                     [f"in none of the file(s) {', '.join(s.files)} at the decimals shown"] if s.files else [])
                 report.drift.append(Drift(page.path, line.index + 1, f"{q.shown} is {'; and '.join(says)}"))

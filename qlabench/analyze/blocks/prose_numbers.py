@@ -42,6 +42,7 @@ _SIGN = re.compile(r"(?:^|[^\w.])([-+\u2212])$")
 UNIT = re.compile(r"\s?(ms|x|\u00d7|%|s|us|\u00b5s|ns|min|GiB|MiB|GB|MB|KiB|TB/s|GB/s|MHz|GHz|W|kFLOP|"
                   r"TFLOP/s|waves)(?![\w/])")
 _SEPARATOR = r"\s*(?:,|/|->|\u2192|-|\u2013|to|and|or|against|vs\.?|versus)\s*"
+_CHANGE_WORD = re.compile(r"%\*?\s+\**(?:faster|slower|apart|higher|lower|less|more)\b")
 _RANGE = re.compile(r"^\s*(?:-|\u2013|to)\s*$")
 _SHARES_NEXT = re.compile(rf"^{_SEPARATOR}$")  # '0.991, ' before '1.009 ms': the next number's unit
 _SHARES_LAST = re.compile(rf"^\s?(ms|x|\u00d7|%){_SEPARATOR}$")  # '0.395 ms against ' before '0.326'
@@ -95,9 +96,10 @@ def is_version(text: str, start: int, end: int) -> bool:
     return bool(_VERSION_BEFORE.search(text[:start]) or _VERSION_AFTER.match(text, end))
 
 
-def quoted_numbers(line: str, column_unit: str = "") -> list[Quoted]:
+def quoted_numbers(line: str, column_unit: str = "", following: str = "") -> list[Quoted]:
     """The decimals `line` (already plain: no code, no comments) states, each with its unit; `column_unit`: the
-    unit of a table cell's column, for a number the cell gives none."""
+    unit of a table cell's column, for a number the cell gives none; `following`: the next line of its
+    paragraph ('... 6.9-7.7%' then '*faster* here': a change)."""
     found = [m for m in NUMBER.finditer(line) if not is_version(line, m.start(1), m.end(1))]
     units = []
     for i, m in enumerate(found):
@@ -115,11 +117,16 @@ def quoted_numbers(line: str, column_unit: str = "") -> list[Quoted]:
         if e and "e" not in tokens[i].lower() and _RANGE.match(line[found[i].end(1):found[i + 1].start(1)]):
             tokens[i] += e.group()
     out = []
-    for m, unit, token in zip(found, units, tokens):
+    for i, (m, unit, token) in enumerate(zip(found, units, tokens)):
         sign = _SIGN.search(line[:m.start(1)])
+        if unit == "%" and not sign:  # '6.9-7.7% faster': a change, as a signed one is
+            end = next((found[j].end(1) for j in range(i, len(found)) if j == len(found) - 1
+                        or not _SHARES_NEXT.match(line[found[j].end(1):found[j + 1].start(1)])), m.end(1))
+            if _CHANGE_WORD.match(line + " " + following, end):
+                sign = True
         value, decimals = _parse(token)
-        negative = bool(sign) and sign.group(1) != "+"
-        out.append(Quoted(("-" if negative else "+" if sign else "") + token, -value if negative else value,
+        negative = bool(sign) and sign is not True and sign.group(1) != "+"
+        out.append(Quoted(("-" if negative else "+" if sign and sign is not True else "") + token, -value if negative else value,
                           decimals, unit or column_unit, bool(sign)))
     return out
 

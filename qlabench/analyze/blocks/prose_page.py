@@ -110,10 +110,10 @@ def _strip_marks(text: str) -> str:
 
 
 def _numbers(text: str, unit: str, whys: list[str], where: str, line: int,
-             problems: list[Drift]) -> tuple[list[Quoted], list[tuple[int, str]]]:
+             problems: list[Drift], following: str = "") -> tuple[list[Quoted], list[tuple[int, str]]]:
     """The decimals of a line or cell (comments removed, inline marks standing as one character each), and
     which of them an inline mark right after them exempts."""
-    numbers = quoted_numbers(plain(_strip_marks(text)), unit)
+    numbers = quoted_numbers(plain(_strip_marks(text)), unit, plain(_strip_marks(following)))
     exempt = []
     for m in re.finditer("[\ue000-\uefff]", text):
         before = plain(_strip_marks(text[:m.start()]))
@@ -167,7 +167,8 @@ def _named_columns(text: str) -> set[str]:
 
 
 def _header_columns(cells: list[str]) -> set[str]:
-    return {c.strip("` ") for c in cells if c.strip("` ") in NUMERIC_COLUMNS} | _named_columns(" ".join(cells))
+    """The result columns a table's header names, plainly or in code ('fla sm_coverage')."""
+    return {w for c in cells for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", c) if w in NUMERIC_COLUMNS}
 
 
 def _column_unit(cell: str) -> str:
@@ -324,7 +325,8 @@ def read_page(where: str, text: str) -> Page:
                 named = set()
             units = None
             named |= _named_columns(lines[i])
-            numbers, exempt = _numbers(line, "", whys, where, i + 1, page.problems)
+            following = prose[i + 1] if i + 1 < len(prose) and i + 1 not in skip else ""
+            numbers, exempt = _numbers(line, "", whys, where, i + 1, page.problems, following)
         if numbers:
             paragraph.append((i, tuple(numbers), tuple(exempt)))
     flush()
