@@ -231,7 +231,7 @@ def unchecked_lines(report: ProseReport) -> list[str]:
     out = [f"numeric prose lines: {total['block']} repeat a block, {total['dated']} are checked against the runs "
            f"and files their dated section cites, {total['unchecked']} are unchecked"]
     for page, items in report.unchecked_by_page().items():
-        n = sum(len(u.lines) for u in items)
+        n = len({line for u in items for line in u.lines})
         out.append(f"  {page}: {n} unchecked: " + "; ".join(u.text for u in items))
     return out
 
