@@ -45,6 +45,7 @@ _SEPARATOR = r"\s*(?:,|/|->|\u2192|-|\u2013|to|and|or|against|vs\.?|versus)\s*"
 _CHANGE_WORD = re.compile(r"%\*?\s+\**(?:faster|slower|apart|higher|lower|less|more)\b")
 _RANGE = re.compile(r"^\s*(?:-|\u2013|to)\s*$")
 _SHARES_NEXT = re.compile(rf"^{_SEPARATOR}$")  # '0.991, ' before '1.009 ms': the next number's unit
+_GROUPED = re.compile(rf"^(?:\s?(?:ms|x|\u00d7|%|s|us|\u00b5s))?{_SEPARATOR}$")  # '4.1 s to 2.0 s'
 _SHARES_LAST = re.compile(rf"^\s?(ms|x|\u00d7|%){_SEPARATOR}$")  # '0.395 ms against ' before '0.326'
 _CODE_SPAN = re.compile(r"`+[^`]*`+")
 _COMMENT = re.compile(r"<!--.*?-->")
@@ -136,7 +137,7 @@ def trailing_group(line: str) -> int:
     speaks of."""
     found = [m for m in NUMBER.finditer(line) if not is_version(line, m.start(1), m.end(1))]
     k = min(len(found), 1)
-    while k < len(found) and _SHARES_NEXT.match(line[found[-k - 1].end(1):found[-k].start(1)]):
+    while k < len(found) and _GROUPED.match(line[found[-k - 1].end(1):found[-k].start(1)]):
         k += 1
     return k
 
