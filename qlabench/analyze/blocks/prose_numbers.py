@@ -18,10 +18,10 @@ fraction (`0.005` holds `0.5%`).
 from __future__ import annotations
 
 import re
-from bisect import bisect_left, bisect_right
-from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
+
+import numpy as np
 
 from qlabench.core.engine_switches import ENGINES
 from qlabench.core.libraries import LIBRARIES
@@ -143,12 +143,14 @@ def trailing_group(line: str) -> int:
 
 
 class Numbers:
-    """Numbers a source holds, each with the decimals it carries (None: a stored float, exact)."""
+    """Numbers a source holds, each with the decimals it carries (`decimals` None: stored floats, exact)."""
 
-    def __init__(self, pairs: Iterable[tuple[float, int | None]] = ()):
-        items = sorted((v, 99 if d is None else d) for v, d in pairs if v == v)
-        self._values = [v for v, _ in items]
-        self._decimals = [d for _, d in items]
+    def __init__(self, values=(), decimals=None):
+        values = np.asarray(values, dtype=float)
+        keep = np.isfinite(values)
+        order = np.argsort(values[keep], kind="stable")
+        self._values = values[keep][order]
+        self._decimals = None if decimals is None else np.asarray(decimals, dtype=int)[keep][order]
 
     def __len__(self) -> int:
         return len(self._values)
@@ -157,9 +159,11 @@ class Numbers:
         """Whether a value of the source rounds to `value` at `decimals` places (a tie rounds either way)."""
         half = 0.5 * 10.0 ** -decimals
         slack = 1e-9 * max(abs(value), 10.0 ** -decimals)
-        lo = bisect_left(self._values, value - half - slack)
-        hi = bisect_right(self._values, value + half + slack)
-        return any(self._decimals[i] >= decimals for i in range(lo, hi))
+        lo = int(np.searchsorted(self._values, value - half - slack, "left"))
+        hi = int(np.searchsorted(self._values, value + half + slack, "right"))
+        if self._decimals is None:
+            return hi > lo
+        return bool((self._decimals[lo:hi] >= decimals).any())
 
     def holds(self, q: Quoted) -> bool:
         return self.holds_value(q.value, q.decimals) or (q.unit == "%" and self.holds_value(q.value / 100,
@@ -168,16 +172,12 @@ class Numbers:
 
 def text_numbers(text: str) -> Numbers:
     """Every number of a text (a log, a csv, a report, a block's body) with the decimals it shows."""
-    pairs = []
+    values, decimals = [], []
     for m in _ANY_NUMBER.finditer(text):
         try:
-            value, decimals = _parse(m.group(2))
-        except (ValueError, InvalidOperation):
+            value, places = _parse(m.group(2))
+        except (ValueError, InvalidOperation, OverflowError):
             continue
-        pairs.append((-value if m.group(1) else value, decimals))
-    return Numbers(pairs)
-
-
-def as_decimal(value: float, decimals: int) -> str:
-    """`value` at `decimals` places, as a message shows it."""
-    return str(Decimal(repr(value)).quantize(Decimal(1).scaleb(-decimals))) if 0 <= decimals <= 12 else repr(value)
+        values.append(-value if m.group(1) else value)
+        decimals.append(places)
+    return Numbers(values, decimals)

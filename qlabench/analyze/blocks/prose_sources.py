@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from qlabench.analyze.blocks.prose_numbers import Numbers, text_numbers
 from qlabench.core.errors import QlabenchError
@@ -37,55 +39,90 @@ class RowNumbers:
     columns: dict[str, Numbers]  # a named result column -> its values
 
 
-def _plain(v):
-    if v is None or (isinstance(v, float) and v != v):
-        return None
-    if isinstance(v, (list, tuple, np.ndarray)):
-        return tuple(int(x) for x in v)
-    return v.item() if isinstance(v, np.generic) else v
+@dataclass(frozen=True)
+class _RunValues:
+    """One cited run's rows, reduced once: its times, each column's values and each shape's medians."""
+    times: np.ndarray
+    columns: dict[str, np.ndarray]
+    medians: dict[tuple, np.ndarray]
+    rows: int
 
 
-def _values(column) -> list[float]:
-    out = []
-    for v in column:
-        if isinstance(v, dict):
-            v = list(v.values())
-        elif isinstance(v, list) and v and isinstance(v[0], tuple):  # a map read as (key, value) pairs
-            v = [x for _, x in v]
-        if isinstance(v, (list, tuple, np.ndarray)):
-            out += [float(x) for x in v if x is not None]
-        elif v is not None and v == v:
-            out.append(float(v))
-    return out
+def _flat(column: pa.ChunkedArray) -> np.ndarray:
+    """Every number of a column: a scalar per row, every element of a list, every value of a map."""
+    arr = column.combine_chunks()
+    while pa.types.is_list(arr.type) or pa.types.is_large_list(arr.type) or pa.types.is_map(arr.type):
+        arr = arr.items if pa.types.is_map(arr.type) else arr.flatten()
+    if not (pa.types.is_floating(arr.type) or pa.types.is_integer(arr.type)):
+        return np.empty(0)
+    return arr.to_numpy(zero_copy_only=False).astype(float)
 
 
-def _row_numbers(frames: list, columns: tuple[str, ...]) -> RowNumbers:
-    import pandas as pd
+def _deciles_and_ends(samples: pa.ChunkedArray) -> np.ndarray:
+    """Each row's fastest and slowest sample and the deciles of its samples (numpy's linear percentile), for
+    every row at once: the samples sorted within their rows, the positions interpolated."""
+    arr = samples.combine_chunks()
+    lengths = arr.value_lengths().fill_null(0).to_numpy(zero_copy_only=False).astype(int)
+    values = arr.flatten().to_numpy(zero_copy_only=False).astype(float)
+    row = np.repeat(np.arange(len(lengths)), lengths)
+    ok = np.isfinite(values)
+    values, row = values[ok], row[ok]
+    if not len(values):
+        return np.empty(0)
+    values = values[np.lexsort((values, row))]
+    counts = np.bincount(row, minlength=len(lengths))
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    has = counts > 0
+    starts, counts = starts[has], counts[has]
+    q = np.array([0, *DECILES, 100]) / 100.0
+    pos = q[None, :] * (counts[:, None] - 1)
+    lo, frac = np.floor(pos).astype(int), pos - np.floor(pos)
+    hi = np.minimum(lo + 1, counts[:, None] - 1)
+    low, high = values[starts[:, None] + lo], values[starts[:, None] + hi]
+    return (low + frac * (high - low)).ravel()
 
-    rows = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-    times, by_shape = [], {}
-    samples = rows["samples_ms"] if "samples_ms" in rows else [None] * len(rows)
-    shape_cols = [c for c in SHAPE if c in rows]
-    shapes = zip(*(rows[c] for c in shape_cols)) if shape_cols else [()] * len(rows)
-    for m, xs, shape in zip(rows.get("median_ms", [None] * len(rows)), samples, shapes):
-        if m is not None and m == m:
-            times.append(float(m))
-            if m > 0:
-                by_shape.setdefault(tuple(map(_plain, shape)), []).append(float(m))
-        if xs is not None and len(xs):
-            arr = np.asarray(xs, dtype=float)
-            arr = arr[np.isfinite(arr)]
-            if len(arr):
-                times += [float(arr.min()), float(arr.max()), *map(float, np.percentile(arr, DECILES))]
-    ratios = [1.0] if by_shape else []  # a row against itself: the '1.00x' of a 'vs X' column's own row
-    for ms in by_shape.values():
-        a = np.asarray(ms)
+
+def _shape_key(values: tuple) -> tuple:
+    return tuple(tuple(v) if isinstance(v, list) else v for v in values)
+
+
+def _run_values(tables: list[pa.Table], columns: tuple[str, ...]) -> _RunValues:
+    times, named, medians, n = [], {c: [] for c in columns}, {}, 0
+    for t in tables:
+        n += t.num_rows
+        median = t.column("median_ms").to_numpy(zero_copy_only=False).astype(float) if "median_ms" in \
+            t.column_names else np.full(t.num_rows, np.nan)
+        times.append(median[np.isfinite(median)])
+        if "mean_ms" in t.column_names:
+            times.append(_flat(t.column("mean_ms")))
+        if "samples_ms" in t.column_names:
+            times.append(_deciles_and_ends(t.column("samples_ms")))
+        for c in columns:
+            if c in t.column_names:
+                named[c].append(_flat(t.column(c)))
+        shape_cols = [t.column(c).to_pylist() if c in t.column_names else [None] * t.num_rows for c in SHAPE]
+        for m, *shape in zip(median, *shape_cols):
+            if m > 0:  # NaN is not
+                medians.setdefault(_shape_key(tuple(shape)), []).append(m)
+    flat = np.concatenate(times) if times else np.empty(0)
+    return _RunValues(flat[np.isfinite(flat)], {c: np.concatenate(v) for c, v in named.items() if v},
+                      {k: np.asarray(v) for k, v in medians.items()}, n)
+
+
+def _row_numbers(runs: list[_RunValues]) -> RowNumbers:
+    medians: dict[tuple, list[np.ndarray]] = {}
+    for r in runs:
+        for k, v in r.medians.items():
+            medians.setdefault(k, []).append(v)
+    ratios = [np.ones(1)] if medians else []  # a row against itself: the '1.00x' of a 'vs X' column's own row
+    for parts in medians.values():
+        a = np.concatenate(parts)
         if len(a) > 1:  # every ordered pair of two rows (not a row with itself)
-            ratios += (a[:, None] / a[None, :])[~np.eye(len(a), dtype=bool)].tolist()
-    if "mean_ms" in rows:
-        times += [float(m) for m in rows["mean_ms"] if m is not None and m == m]
-    named = {c: Numbers((v, None) for v in _values(rows[c])) for c in columns if c in rows}
-    return RowNumbers(Numbers((t, None) for t in times), Numbers((r, None) for r in ratios), len(rows), named)
+            ratios.append((a[:, None] / a[None, :])[~np.eye(len(a), dtype=bool)])
+    columns = {c: Numbers(np.concatenate([r.columns[c] for r in runs if c in r.columns]))
+               for c in {c for r in runs for c in r.columns}}
+    return RowNumbers(Numbers(np.concatenate([r.times for r in runs]) if runs else ()),
+                      Numbers(np.concatenate(ratios) if ratios else ()), sum(r.rows for r in runs), columns)
 
 
 @dataclass
@@ -93,16 +130,21 @@ class Sources:
     """The cited runs and files of every page, loaded once (`load_sources`)."""
     root: Path
     columns: tuple[str, ...] = ()  # the named result columns read
-    frames: dict[str, list] = field(default_factory=dict)  # run spec -> its rows (one frame per file)
+    tables: dict[str, list] = field(default_factory=dict)  # run spec -> its rows (one table per file)
     missing_runs: dict[str, str] = field(default_factory=dict)  # run spec -> why it cannot be cited
     files: dict[str, Numbers] = field(default_factory=dict)
     missing_files: dict[str, str] = field(default_factory=dict)  # path -> why it cannot be cited
+    _runs: dict = field(default_factory=dict)
     _cache: dict = field(default_factory=dict)
 
     def rows(self, runs: tuple[str, ...]) -> RowNumbers:
+        """What the rows of `runs` hold together (each run reduced once, each set of runs combined once)."""
         key = tuple(sorted(set(runs)))
         if key not in self._cache:
-            self._cache[key] = _row_numbers([f for r in key for f in self.frames.get(r, [])], self.columns)
+            for r in key:
+                if r not in self._runs:
+                    self._runs[r] = _run_values(self.tables.get(r, []), self.columns)
+            self._cache[key] = _row_numbers([self._runs[r] for r in key])
         return self._cache[key]
 
 
@@ -156,13 +198,14 @@ def load_sources(root: Path, runs: set[str], files: set[str], doc_pages: set[Pat
             src.missing_runs[spec] = f"which holds no results ({e})"
     for f, specs in wanted.items():
         try:
-            df = read_table(f, ("median_ms", "samples_ms", "mean_ms", *src.columns)).to_pandas()
+            table = read_table(f, ("median_ms", "samples_ms", "mean_ms", *src.columns))
         except QlabenchError as e:
             for spec, _ in specs:
                 src.missing_runs[spec] = f"whose file cannot be read ({e})"
             continue
         for spec, rid in specs:
-            src.frames.setdefault(spec, []).append(df if rid is None else df[df["run_id"] == rid])
+            src.tables.setdefault(spec, []).append(
+                table if rid is None else table.filter(pc.equal(table.column("run_id"), rid)))
     for rel in files:
         p = _inside(Path(root), rel)
         if p is None:
