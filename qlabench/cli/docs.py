@@ -46,8 +46,8 @@ def check_cmd(files: list[Path] = _files):
         console.print(line, highlight=False, soft_wrap=True, markup=False, emoji=False)
     if stale or prose.drift:
         console.print("run `qlabench docs render` and commit the result" if stale else "put the number in a block, "
-                      "or in a dated section citing the run or file it comes from (docs/ARCHITECTURE.md: "
-                      "'Prose that cannot drift')", highlight=False)
+                      "or in a dated section citing the run or file it comes from (README.md: 'Numbers in the "
+                      "docs')", highlight=False)
         raise typer.Exit(1)
     console.print(f"every block of {len(paths)} files matches the current evidence, and every decimal of their "
                   "prose is a block's or what the runs and files its section cites hold, but the unchecked lines "
