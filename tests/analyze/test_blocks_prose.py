@@ -11,7 +11,8 @@ from qlabench.analyze.blocks.prose import check_prose, unchecked_lines
 from qlabench.store.files import write_rows
 
 REPO = next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").is_file())
-BLOCK = ["<!-- qlabench:block flashinfer-cp -->", "auto / unsplit is 0.42 in geometric mean", "<!-- /qlabench:block -->"]
+BLOCK = ["<!-- qlabench:block flashinfer-cp -->", "auto / unsplit is 0.42 in geometric mean",
+         "<!-- /qlabench:block -->"]
 
 
 @pytest.fixture

@@ -42,7 +42,7 @@ from qlabench.analyze.blocks.prose_page import (ERROR_COLUMNS, ERROR_UNIT, UNIT_
                                                 read_page)
 from qlabench.analyze.blocks.prose_sources import Sources, load_sources
 
-__all__ = ["Drift", "ProseReport", "Unchecked", "check_prose", "prose_drift"]
+__all__ = ["Drift", "ProseReport", "Unchecked", "check_prose", "unchecked_lines"]
 
 
 @dataclass(frozen=True)
@@ -187,7 +187,8 @@ def _check_page(page: Page, sources: Sources, report: ProseReport) -> None:
         rows = sources.rows(s.runs) if s.runs else None
         files = [sources.files[f] for f in s.files if f in sources.files]
         for q in loose:
-            if not _held(q, rows, files, named_in[s]) and not _ratio_of_line(q, [o for o in line.numbers if o is not q]):
+            others = [o for o in line.numbers if o is not q]
+            if not _held(q, rows, files, named_in[s]) and not _ratio_of_line(q, others):
                 says = ([_runs_say(q, s.runs)] if s.runs else []) + (
                     [f"in none of the file(s) {', '.join(s.files)} at the decimals shown"] if s.files else [])
                 report.drift.append(Drift(page.path, line.index + 1, f"{q.shown} is {'; and '.join(says)}"))
@@ -234,10 +235,3 @@ def unchecked_lines(report: ProseReport) -> list[str]:
         n = len({line for u in items for line in u.lines})
         out.append(f"  {page}: {n} unchecked: " + "; ".join(u.text for u in items))
     return out
-
-
-def prose_drift(path: Path, text: str, sources: Sources) -> list[Drift]:
-    """One page's drift against loaded sources (tests; `check_prose` reads the pages and their sources)."""
-    report = ProseReport()
-    _check_page(read_page(str(path), text), sources, report)
-    return report.drift

@@ -2,12 +2,13 @@
 
 A quoted number is a decimal (`0.237`, `4.36e-3`, `15.54%`) that is no version, no exponent and no part of a
 name: not `0.7.2`, `py3.10`, `qwen3.5`, `qwen3.5-0.8b`, `0.6.x`, `12.8+`, `Python >= 3.10`, `K^-0.5`, nor a
-number right after the name of a software package (`torch 2.13`, `vLLM 0.33`, `FlashInfer 0.7`: SOFTWARE).
-Integers are never checked.
+number right after the name of a software package (`torch 2.13`, `vLLM 0.33`, `FlashInfer 0.7`: SOFTWARE;
+a version shows at most two decimals and no unit, so `FLA 1.127 ms` is a time). Integers are never checked.
 
 Each quoted number carries its unit when the prose gives one: `ms` (a time), `x` (a ratio), `%`, or another
 unit (`s`, `us`, `TB/s`, ...). A list or range shares its unit: in `0.719-0.724 ms`, `0.991, 1.009 and 1.048
-ms` and `0.395 ms against 0.326` every number is in ms.
+ms` and `0.395 ms against 0.326` every number is in ms; a range shares its exponent (`5.4-6.4e-4`). A number
+written with a sign (`+1.1%`), or a `%` followed by faster, slower, more or less, is a change.
 
 A source (a file, a block's text, the times of some rows) holds a quoted number when it holds a value that
 rounds to it at the decimals shown: `0.2371` holds `0.237` and `2.4e-7` holds `2.4e-7`, but `0.24` does not
@@ -32,7 +33,8 @@ SOFTWARE = tuple(sorted({n.lower() for lib in LIBRARIES for n in (lib.name, lib.
                         | {e.name.lower() for e in ENGINES.values()}
                         | {"flashqla", "flashinfer", "python", "pip", "pytorch", "cuda", "cutlass",
                            "nvidia-cutlass-dsl", "nvcc", "compute capability"}, key=len, reverse=True))
-_VERSION_BEFORE = re.compile(r"(?:^|[^\w-])(?:" + "|".join(map(re.escape, SOFTWARE)) + r")(?:\s*(?:[<>=~!]=|[<>])\s*|\s+)$"
+_NAMES = "|".join(map(re.escape, SOFTWARE))
+_VERSION_BEFORE = re.compile(r"(?:^|[^\w-])(?:" + _NAMES + r")(?:\s*(?:[<>=~!]=|[<>])\s*|\s+)$"
                              r"|(?:[<>=~!]=|[<>])\s*$", re.IGNORECASE)
 _VERSION_AFTER = re.compile(r"\+|\.x\b| or (?:later|newer|earlier|older)\b")
 # A decimal, perhaps in e-notation; not inside a word, a path or a dotted version.
@@ -127,8 +129,8 @@ def quoted_numbers(line: str, column_unit: str = "", following: str = "") -> lis
                 sign = True
         value, decimals = _parse(token)
         negative = bool(sign) and sign is not True and sign.group(1) != "+"
-        out.append(Quoted(("-" if negative else "+" if sign and sign is not True else "") + token, -value if negative else value,
-                          decimals, unit or column_unit, bool(sign)))
+        written = "-" if negative else "+" if sign and sign is not True else ""  # 'N% faster' shows no sign
+        out.append(Quoted(written + token, -value if negative else value, decimals, unit or column_unit, bool(sign)))
     return out
 
 

@@ -154,7 +154,8 @@ def _indented_code(lines: list[str], skip: set[int]) -> set[int]:
             out.add(i)
             continue
         prev_blank = i > 0 and not lines[i - 1].strip()
-        if indented and (prev_blank or i == 0) and not (last_text.startswith((" ", "\t")) or _LIST_ITEM.match(last_text)):
+        in_list = last_text.startswith((" ", "\t")) or _LIST_ITEM.match(last_text)
+        if indented and (prev_blank or i == 0) and not in_list:
             in_code = True
             out.add(i)
             continue
