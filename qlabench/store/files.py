@@ -203,6 +203,27 @@ def _parsed_footer(path: str, mtime_ns: int, size: int) -> pq.FileMetaData:
     return pq.read_metadata(path)
 
 
+def run_ids(path: str | os.PathLike) -> set[str]:
+    """The run ids a result file holds, from its footer's statistics where each row group holds one run (the
+    usual case: a file per run), else from its `run_id` column; StoreError when it cannot be read."""
+    try:
+        meta = _footer(path)
+        groups = meta.num_row_groups
+        paths = [meta.row_group(0).column(j).path_in_schema for j in range(meta.num_columns)] if groups else []
+        if "run_id" not in paths:
+            return set()
+        col = paths.index("run_id")
+        out: set[str] = set()
+        for g in range(groups):
+            stats = meta.row_group(g).column(col).statistics
+            if stats is None or not stats.has_min_max or stats.min != stats.max:
+                return {str(r) for r in pq.read_table(path, columns=["run_id"]).column(0).to_pylist() if r}
+            out.add(str(stats.min))
+        return out
+    except (OSError, pa.ArrowInvalid) as e:
+        raise StoreError(f"{path}: cannot read parquet: {e}") from e
+
+
 def write_frame(path: str | os.PathLike, df: pd.DataFrame, table: str) -> Path:
     """Write a derived DataFrame (not result rows) atomically, marked as `table` so that result readers
     walking its folder pass over it."""

@@ -99,3 +99,16 @@ def test_result_files_respect_the_umask(tmp_path, make_row):
     finally:
         os.umask(old)
 
+
+
+def test_run_ids_are_read_from_the_footer_or_the_column_of_a_file_of_several_runs(tmp_path, make_row):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from qlabench.store.files import run_ids
+
+    one = write_rows(tmp_path / "a.parquet", [make_row(run_id="r1"), make_row(run_id="r1", seed=1)])
+    two = write_rows(tmp_path / "b.parquet", [make_row(run_id="r1"), make_row(run_id="r2", seed=1)])
+    assert run_ids(one) == {"r1"} and run_ids(two) == {"r1", "r2"}
+    pq.write_table(pa.table({"x": [1]}), tmp_path / "c.parquet")
+    assert run_ids(tmp_path / "c.parquet") == set()  # no run_id column: no run

@@ -12,6 +12,9 @@ A block sits between markers in a markdown file:
     registry.py  BLOCKS: block name -> the function that renders it (advice.py, flashinfer.py, study.py,
                  catalog.py hold them)
     files.py     render / check every block of the docs (`qlabench docs render|check`)
+    prose.py     the numbers the prose states outside the blocks: a block's, a cited run's or file's, or marked
+                 unchecked with the reason (prose_page.py reads a page's numbers and sections, prose_numbers.py
+                 says what a number is and whether a source holds it, prose_sources.py reads what is cited)
 """
 
 from qlabench.analyze.blocks.context import BlockContext

@@ -62,12 +62,28 @@ def _content(line: str) -> str:
     return line.rstrip("\r\n")
 
 
-def _fence(line: str) -> tuple[str, str] | None:
+def fence_of(line: str) -> tuple[str, str] | None:
     """(fence characters, info) when `line` opens or closes a fenced code block."""
     m = FENCE.fullmatch(_content(line))
     if m is None or (m.group(1)[0] == "`" and "`" in m.group(2)):  # a backtick fence's info holds no backtick
         return None
     return m.group(1), m.group(2)
+
+
+def fenced_lines(lines: list[str]) -> set[int]:
+    """The indices of `lines` inside fenced code blocks, the fences included (by the rules find_blocks keeps:
+    a fence closes on the same character, at least as long, with no info); an unclosed fence runs to the end."""
+    out, fence = set(), None
+    for i, line in enumerate(lines):
+        f = fence_of(line)
+        if fence is None and f:
+            fence = f[0]
+        elif fence is not None and f and f[0][0] == fence[0] and len(f[0]) >= len(fence) and not f[1].strip():
+            fence = None
+        elif fence is None:
+            continue
+        out.add(i)
+    return out
 
 
 def _marker_like(text: str) -> bool:
@@ -91,11 +107,11 @@ def find_blocks(text: str, where: str = "<text>") -> list[Block]:
     for i, line in enumerate(lines):
         content = _content(line)
         if open_at is None and fence is not None:  # inside a code fence: example text, markers included
-            f = _fence(line)
+            f = fence_of(line)
             if f and f[0][0] == fence[0] and len(f[0]) >= len(fence) and not f[1].strip():
                 fence = None
             continue
-        if open_at is None and (f := _fence(line)):
+        if open_at is None and (f := fence_of(line)):
             fence, fence_at = f[0], i
             continue
         if m := OPEN.fullmatch(content):

@@ -1,168 +1,237 @@
-"""Prose that cannot drift: the numbers a page of today's answer states outside its generated blocks.
+"""Prose that cannot drift: every decimal number a docs page states outside its generated blocks is checked.
 
-On the pages of today's answer (PROSE_PAGES), in their `## Today's answer` section (to the next `## `
-heading), every decimal number outside a generated block, a code span and a code fence must be
-- a number a generated block of the same page prints: the prose repeats what the rows give, so when the rows
-  change and the block re-renders, the sentence no longer matches and `docs check` names it; or
-- inside a dated section that names the runs it describes,
+On every page `docs check` reads (README.md, docs/*.md, results/README.md), each decimal of its prose (outside
+generated blocks, code fences and spans, HTML comments; versions and names are no numbers: prose_numbers.py)
+must be one of:
 
-      <!-- qlabench:dated run=RUN_ID[,RUN_ID] -->
-      ... what those runs measured ...
-      <!-- /qlabench:dated -->
+(a) a number a generated block of the same page prints (the prose repeats the rows; when they change and the
+    block re-renders, the sentence no longer matches);
+(b) inside a dated section citing runs (`<!-- qlabench:dated run=RUN_ID|results/PATH,... -->`), one the
+    runs' rows hold at the decimals shown: a time in ms is a row's median, its fastest or slowest sample or a
+    decile of its samples; a ratio (`1.82x`, a table column headed `ratio` or `speedup`) or a signed
+    change (`+1.1%`) is that of the medians of two rows of one problem shape; a number with no unit may be
+    either; a number in another unit (s, TB/s, MiB, ...) is a value of the rows' columns named with that unit
+    (`compile_s`, `hbm_peak_read_tbs`), a number with no unit may also be an error (`err_o`), and a number
+    of a column the section names in a code span (`sm_coverage`) a value of that column. Each cited run must be in the
+    results (prose_sources.py);
+(c) inside a dated section citing committed files (`file=docs/h200/logs/x.log,results/.../report.md`), a
+    number one of the files writes, at the decimals shown or with more that round to it (a `%` may be
+    written there as a fraction); every decimal of the section, whatever its unit. A section may cite runs
+    and files: a number is then checked against both. In a dated section a ratio or a signed change may also
+    be the ratio of two other numbers of its line or table row (a speedup beside the two times it divides),
+    within the rounding of the numbers shown;
+(d) inside `<!-- qlabench:unchecked why="..." -->`, a section that says why nothing can check its numbers
+    (settings, other libraries' constants, outside figures), or right after a mark of the same form written
+    inline after the number (a derived figure in a checked paragraph: it exempts that number, with the range
+    or list it ends); `docs check` counts and lists those lines per page with their reasons, so no one takes
+    them for checked ones.
 
-  where each run must be in the results, and each `N ms` (and each number of a table column whose header
-  says `ms`) must be, at the decimals shown, a time one of their rows holds: its median, one of its samples
-  (the fastest, say) or a decile of them. A dated section on any page is checked the same way.
+Anything else is a Drift naming the file and line, and `docs check` fails. The markers' rules: prose_page.py.
 """
 
 from __future__ import annotations
 
-import re
+import math
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from qlabench.analyze.blocks.markers import find_blocks
+from qlabench.analyze.blocks.files import doc_files, read_doc
+from qlabench.analyze.blocks.prose_numbers import Numbers, Quoted, text_numbers
+from qlabench.analyze.blocks.prose_page import (ERROR_COLUMNS, ERROR_UNIT, UNIT_COLUMNS, Drift, Page, Section,
+                                                read_page)
+from qlabench.analyze.blocks.prose_sources import Sources, load_sources
 
-PROSE_PAGES = ("README.md", "docs/FLASHINFER.md", "docs/FLASHQLA-STUDY.md")
-ANSWER_HEADING = "## Today's answer"
-DATED_OPEN = re.compile(r"^<!-- qlabench:dated run=([A-Za-z0-9_.@,-]+) -->\s*$")
-DATED_CLOSE = re.compile(r"^<!-- /qlabench:dated -->\s*$")
-# A decimal number that is no version ('0.7.2', 'py3.10') and no part of a name.
-NUMBER = re.compile(r"(?<![\w.\-/])(\d+\.\d+)(?![\w.]*\d)")
-MS = re.compile(r"(?<![\w.\-/])(\d+\.\d+) ?ms\b")
+__all__ = ["Drift", "ProseReport", "Unchecked", "check_prose", "unchecked_lines"]
 
 
 @dataclass(frozen=True)
-class Drift:
+class Unchecked:
     file: str
-    line: int
-    what: str
+    why: str
+    lines: tuple[int, ...]  # the numeric lines it covers (1-based)
+    inline: bool = False  # marked after a number, not a section
 
     @property
     def text(self) -> str:
-        return f"{self.file}:{self.line}: {self.what}"
+        span = f"line {self.lines[0]}" if len(self.lines) == 1 else "lines " + ", ".join(map(str, self.lines))
+        return f'"{self.why}" ({span}{", inline" if self.inline else ""})'
 
 
-def _plain(line: str) -> str:
-    """A line without its code spans and HTML comments: what prose states."""
-    return re.sub(r"<!--.*?-->", "", re.sub(r"`[^`]*`", "", line))
+@dataclass
+class ProseReport:
+    drift: list[Drift] = field(default_factory=list)
+    unchecked: list[Unchecked] = field(default_factory=list)
+    numeric_lines: dict[str, dict[str, int]] = field(default_factory=dict)  # page -> {'block'|'dated'|...: n}
+
+    def unchecked_by_page(self) -> dict[str, list[Unchecked]]:
+        out: dict[str, list[Unchecked]] = {}
+        for u in self.unchecked:
+            out.setdefault(u.file, []).append(u)
+        return out
 
 
-def _dated(lines: list[str], where: str) -> tuple[list[tuple[int, int, tuple[str, ...]]], list[Drift]]:
-    """(start, end, runs) of each dated section; a marker left open or closed twice is a Drift."""
-    out, problems, open_at = [], [], None
-    for i, line in enumerate(lines):
-        if m := DATED_OPEN.match(line):
-            if open_at is not None:
-                problems.append(Drift(where, i + 1, "a dated section opens inside another"))
-            open_at, runs = i, tuple(r for r in m.group(1).split(",") if r)
-        elif DATED_CLOSE.match(line):
-            if open_at is None:
-                problems.append(Drift(where, i + 1, "a closing dated marker without an opening one"))
+def _runs_say(q: Quoted, runs: tuple[str, ...]) -> str:
+    names = ", ".join(runs)
+    if q.unit == "ms":
+        return f"no time of run(s) {names} (a row's median, fastest or slowest sample, or a decile)"
+    if q.unit == "x":
+        return f"no ratio of the medians of two rows of one problem in run(s) {names}"
+    if q.unit == "%" and q.signed:
+        return f"no change between the medians of two rows of one problem in run(s) {names}"
+    if q.unit == ERROR_UNIT:
+        return f"no error (err_ column) of run(s) {names}"
+    if not q.unit:
+        return f"no time of run(s) {names} nor a ratio of two of their medians (nor a value of a result column " \
+               "the section names in a code span)"
+    if q.unit in UNIT_COLUMNS:
+        return f"no value of run(s) {names} in a {q.unit} column (nor of a column the paragraph names)"
+    return f"a number in {q.unit}, which the rows of run(s) {names} are not checked for (cite the file it is from)"
+
+
+def _in_columns(q: Quoted, rows, columns) -> bool:
+    """Whether a (column, factor) of `columns` holds `q`: its value times the factor, at q's decimals."""
+    for c, f in columns:
+        col = rows.columns.get(c)
+        if col is not None and col.holds_value(q.value / f, q.decimals + round(math.log10(f))):
+            return True
+    return False
+
+
+def _held(q: Quoted, rows, files: list[Numbers], columns: frozenset[str]) -> bool:
+    if any(f.holds(q) for f in files):
+        return True
+    if rows is None:
+        return False
+    named = [(c, 1) for c in columns] + ([(c, 100) for c in columns] if q.unit == "%" else [])
+    errors = [(c, 1) for c in ERROR_COLUMNS] if q.unit in ("", ERROR_UNIT) else []
+    if _in_columns(q, rows, [*named, *UNIT_COLUMNS.get(q.unit, ()), *errors]):
+        return True
+    if q.unit in ("ms", "") and rows.times.holds(q):
+        return True
+    if q.unit in ("x", "") and rows.ratios.holds(q):
+        return True
+    return q.unit == "%" and q.signed and rows.ratios.holds_value(1 + q.value / 100, q.decimals + 2)
+
+
+def _bounds(q: Quoted) -> tuple[float, float]:
+    half = 0.5 * 10.0 ** -q.decimals
+    return q.value - half, q.value + half
+
+
+def _ratio_of_line(q: Quoted, others: list[Quoted]) -> bool:
+    """Whether `q` (a ratio, or a signed % change) is the ratio of two other numbers of its line or table
+    row, by interval arithmetic over the decimals each shows: 'FlashQLA 0.395 ms vs FLA 1.127 ms, 2.85x',
+    '0.327 -> 0.394 ms (+20.5%)'. Those two numbers are checked on their own."""
+    if q.unit not in ("x", "", ERROR_UNIT) and not (q.unit == "%" and q.signed):
+        return False
+    lo, hi = _bounds(q)
+    if q.unit == "%":
+        lo, hi = 1 + lo / 100, 1 + hi / 100
+    for a in others:
+        for b in others:
+            if a is b or a.value <= 0 or b.value <= 0:
                 continue
-            out.append((open_at, i, runs))
-            open_at = None
-    if open_at is not None:
-        problems.append(Drift(where, open_at + 1, "a dated section is never closed (<!-- /qlabench:dated -->)"))
-    return out, problems
+            (a_lo, a_hi), (b_lo, b_hi) = _bounds(a), _bounds(b)
+            if b_lo > 0 and a_lo / b_hi <= hi * (1 + 1e-12) and a_hi / b_lo >= lo * (1 - 1e-12):
+                return True
+    return False
 
 
-def _cells(line: str) -> list[str]:
-    return [c.strip() for c in line.strip().strip("|").split("|")]
-
-
-def _quoted_ms(lines: list[str], start: int, end: int) -> list[tuple[int, str]]:
-    """(line index, number) of every time the lines quote in ms: 'N ms' in a sentence, and every number in a
-    table column whose header names ms ('plain ms', 'ms')."""
-    out, ms_columns = [], None
-    for i in range(start, end):
-        line = lines[i]
-        if line.lstrip().startswith("|"):
-            cells = _cells(line)
-            if ms_columns is None:  # a table's header row
-                ms_columns = [j for j, c in enumerate(cells) if re.search(r"\bms\b", c)]
-                continue
-            if all(set(c) <= set("-: ") for c in cells):
-                continue
-            out += [(i, n) for j in ms_columns if j < len(cells) for n in NUMBER.findall(_plain(cells[j]))]
-            continue
-        ms_columns = None
-        out += [(i, n) for n in MS.findall(_plain(line))]
+def _cite_problems(page: Page, s: Section, sources: Sources) -> list[Drift]:
+    out = [Drift(page.path, s.start + 1, f"the dated section cites run {r}, {sources.missing_runs[r]}")
+           for r in s.runs if r in sources.missing_runs]
+    out += [Drift(page.path, s.start + 1, f"the dated section cites file {f}, {sources.missing_files[f]}")
+            for f in s.files if f in sources.missing_files]
     return out
 
 
-def _answer_lines(lines: list[str]) -> range:
-    start = next((i for i, line in enumerate(lines) if line.strip() == ANSWER_HEADING), None)
-    if start is None:
-        return range(0)
-    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
-    return range(start + 1, end)
-
-
-def prose_drift(path: Path, text: str, medians: dict[str, set[float]], checked: bool) -> list[Drift]:
-    """The numbers of `text` that nothing ties to the rows. `medians`: run id -> the medians of its rows;
-    `checked`: whether the page's answer section is held to the rule (a PROSE_PAGES page)."""
-    where = str(path)
-    lines = text.split("\n")
-    blocks = find_blocks(text, where)
-    in_block = {i for b in blocks for i in range(b.start, b.end + 1)}
-    block_numbers = {n for b in blocks for n in NUMBER.findall(b.body)}
-    sections, drift = _dated(lines, where)
-    dated = {i: runs for s, e, runs in sections for i in range(s, e + 1)}
-    for s, e, runs in sections:
-        unknown = [r for r in runs if r not in medians]
-        if unknown:
-            drift.append(Drift(where, s + 1, f"the dated section cites run(s) {', '.join(unknown)}, which no results "
-                                             "file holds"))
+def _check_page(page: Page, sources: Sources, report: ProseReport) -> None:
+    blocks = text_numbers(page.blocks_text)
+    counts = report.numeric_lines.setdefault(page.path, {"block": 0, "dated": 0, "unchecked": 0, "drift": 0})
+    report.drift += page.problems
+    broken = set()
+    for s in page.sections:
+        if s.kind == "dated" and (problems := _cite_problems(page, s, sources)):
+            report.drift += problems
+            broken.add(s)
+    held: dict[Section, list[int]] = {s: [] for s in page.sections}
+    named_in: dict[Section, frozenset[str]] = {s: frozenset() for s in page.sections}
+    for line in page.lines:  # a column named anywhere in a section may be quoted anywhere in it
+        if (s := page.section_of(line.index)) is not None:
+            named_in[s] |= line.columns
+    inline: dict[str, list[int]] = {}
+    for line in page.lines:
+        s = page.section_of(line.index)
+        if s is not None:
+            held[s].append(line.index + 1)
+        if s is not None and s.kind == "unchecked":
+            counts["unchecked"] += 1
             continue
-        known = set().union(*(medians[r] for r in runs))
-        for i, n in _quoted_ms(lines, s + 1, e):
-            d = len(n.split(".")[1])
-            if not any(abs(round(m, d) - float(n)) < 0.5 * 10 ** -d for m in known):
-                drift.append(Drift(where, i + 1, f"{n} ms is no time of run(s) {', '.join(runs)} (a row's median, "
-                                                 "sample or decile)"))
-    if not checked:
-        return drift
-    fence = False
-    for i in _answer_lines(lines):
-        if lines[i].lstrip().startswith("```"):
-            fence = not fence
+        exempt = dict(line.exempt)
+        for why in dict.fromkeys(exempt.values()):
+            inline.setdefault(why, []).append(line.index + 1)
+        loose = [q for k, q in enumerate(line.numbers) if k not in exempt and not blocks.holds(q)]
+        if not loose:
+            counts["unchecked" if exempt else "block"] += 1
             continue
-        if fence or i in in_block or i in dated:
+        if s is None:
+            counts["drift"] += 1
+            report.drift += [Drift(page.path, line.index + 1, f"{q.shown} is stated outside the generated blocks and "
+                                   "outside any dated or unchecked section, and no block of the page prints it")
+                             for q in loose]
             continue
-        loose = [n for n in NUMBER.findall(_plain(lines[i])) if n not in block_numbers]
-        if loose:
-            drift.append(Drift(where, i + 1, f"{', '.join(loose)} stated in today's answer outside a generated block "
-                                             "and no block prints it (a block, or a dated section naming its run)"))
-    return drift
+        counts["unchecked" if exempt else "dated"] += 1
+        if s in broken:
+            continue
+        rows = sources.rows(s.runs) if s.runs else None
+        files = [sources.files[f] for f in s.files if f in sources.files]
+        for q in loose:
+            others = [o for o in line.numbers if o is not q]
+            if not _held(q, rows, files, named_in[s]) and not _ratio_of_line(q, others):
+                says = ([_runs_say(q, s.runs)] if s.runs else []) + (
+                    [f"in none of the file(s) {', '.join(s.files)} at the decimals shown"] if s.files else [])
+                report.drift.append(Drift(page.path, line.index + 1, f"{q.shown} is {'; and '.join(says)}"))
+    for s, lines in held.items():
+        if s.kind == "unchecked":
+            if lines:
+                report.unchecked.append(Unchecked(page.path, s.why, tuple(lines)))
+            else:
+                report.drift.append(Drift(page.path, s.start + 1, "the unchecked section holds no decimal number: "
+                                                                  "remove its markers"))
+    report.unchecked += [Unchecked(page.path, why, tuple(lines), inline=True) for why, lines in inline.items()]
 
 
-def check_prose(root: Path, files: Iterable[Path], medians: dict[str, set[float]]) -> list[Drift]:
-    """Every file's drift (PROSE_PAGES held to the answer rule; every file's dated sections checked)."""
-    pages = {(root / p).resolve() for p in PROSE_PAGES}
-    out = []
-    for f in files:
-        out += prose_drift(f, f.read_text(), medians, f.resolve() in pages)
-    return out
+def _shown(path: Path, root: Path) -> str:
+    """A page as messages name it: relative to the checkout when inside it ('docs/FLASHINFER.md')."""
+    try:
+        return str(path.resolve().relative_to(root.resolve()))
+    except ValueError:
+        return str(path)
 
 
-def run_medians(results: Path) -> dict[str, set[float]]:
-    """Run id -> the times its rows hold (each row's median, samples and deciles of the samples), over every
-    results file under `results` (three columns read)."""
-    import numpy as np
+def check_prose(root: Path, files: Iterable[Path]) -> ProseReport:
+    """Every page's numbers held to the rule (paths in the markers are relative to the checkout `root`)."""
+    files = [Path(f) for f in files]
+    pages = [read_page(_shown(f, Path(root)), read_doc(f)) for f in files]
+    runs = {r for p in pages for s in p.sections for r in s.runs}
+    cited = {f for p in pages for s in p.sections for f in s.files}
+    named = {c for p in pages for line in p.lines for c in line.columns}
+    named |= {c for pairs in UNIT_COLUMNS.values() for c, _ in pairs} | set(ERROR_COLUMNS) if runs else set()
+    sources = load_sources(Path(root), runs, cited, set(doc_files(Path(root))) | set(files), named)
+    report = ProseReport()
+    for page in pages:
+        _check_page(page, sources, report)
+    return report
 
-    from qlabench.analyze.evidence import read_evidence
 
-    rows = read_evidence([results], columns=("run_id", "median_ms", "samples_ms"), all_runs=True).rows
-    out: dict[str, set[float]] = {}
-    samples = rows["samples_ms"] if "samples_ms" in rows else [None] * len(rows)
-    for run, m, xs in zip(rows["run_id"], rows["median_ms"], samples):
-        got = out.setdefault(str(run).split("@", 1)[0], set())
-        if m is not None and m == m:
-            got.add(float(m))
-        if xs is not None and len(xs):
-            arr = np.asarray(xs, dtype=float)
-            got.update(map(float, arr))
-            got.update(map(float, np.percentile(arr, range(10, 100, 10))))
+def unchecked_lines(report: ProseReport) -> list[str]:
+    """What `docs check` prints of the prose: how many numeric lines each rule covers, then every page's
+    unchecked lines with their reasons."""
+    total = {k: sum(c[k] for c in report.numeric_lines.values()) for k in ("block", "dated", "unchecked")}
+    out = [f"numeric prose lines: {total['block']} repeat a block, {total['dated']} are checked against the runs "
+           f"and files their dated section cites, {total['unchecked']} are unchecked"]
+    for page, items in report.unchecked_by_page().items():
+        n = len({line for u in items for line in u.lines})
+        out.append(f"  {page}: {n} unchecked: " + "; ".join(u.text for u in items))
     return out
