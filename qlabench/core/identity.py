@@ -127,9 +127,14 @@ def heads_label(h_qk, h_v, model: str | None = None, tp: int | None = None) -> s
 
 
 def layout_label(layout: str, batch, seqlens) -> str:
-    """'1x32768' for a dense batch, '4096+8192' for packed sequences."""
-    lens = list(seqlens)
-    return f"{batch}x{lens[0]}" if layout == "dense" else "+".join(map(str, lens))
+    """'1x32768' for a dense batch, '4096+8192' for packed sequences, '64x512 packed' for packed sequences of one
+    length (a batch of many requests would otherwise spell out every length)."""
+    lens = [int(x) for x in seqlens]
+    if layout == "dense":
+        return f"{batch}x{lens[0]}"
+    if len(lens) > 1 and len(set(lens)) == 1:
+        return f"{len(lens)}x{lens[0]} packed"
+    return "+".join(map(str, lens))
 
 
 def gate_label(gate: str, gate_zero_frac: float | None = None, gate_scale: float | None = None) -> str:

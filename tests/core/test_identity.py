@@ -38,6 +38,21 @@ def test_point_and_stored_row_get_the_same_labels(make_row):
     assert p.label() == "flash_qla [cp2 inter] fwd qwen3.5-27b TP2 (h8/32) 4096+8192 bfloat16 gate=flashqla(/64)"
 
 
+def test_a_packed_batch_of_one_length_is_named_by_its_count_not_every_length(make_row):
+    """256 sequences of 512 tokens read '256x512 packed', not 256 numbers; a dense batch keeps 'BxT' and
+    sequences of different lengths are still spelled out, so no two layouts share a label."""
+    import pandas as pd
+
+    from qlabench.analyze.kit.labels import layout_label
+
+    p = Point(backend="fla", mode="fwd", layout="varlen", batch=1, seqlens=(512,) * 256, h_qk=2, h_v=8)
+    row = pd.DataFrame([make_row(**identity.columns(p), num_seqs=p.num_seqs, total_tokens=p.total_tokens)]).iloc[0]
+    assert layout_label(row) == p.layout_label == "256x512 packed"
+    assert identity.layout_label("dense", 4, (512,) * 4) == "4x512"
+    assert identity.layout_label("varlen", 1, (512,)) == "512"
+    assert identity.layout_label("varlen", 1, (512, 1024)) == "512+1024"
+
+
 def test_a_point_read_back_from_its_row_is_the_same_point(make_row):
     p = Point(backend="naive-chunk", mode="bwd", layout="dense", batch=2, seqlens=(64, 64), h_qk=2, h_v=4,
               gate_zero_frac=0.5, seed=3, initial_state=False)

@@ -58,14 +58,8 @@ def _sms(r: dict) -> int | None:
 
 
 def problem_label(r: dict) -> str:
-    """'fwd qwen3.5-397b TP8 (h2/8) 32x1024 packed': the problem without its budget (equal packed sequences
-    counted, not listed)."""
-    lens = [int(x) for x in r["seqlens"]]
-    if r["layout"] == "varlen" and len(lens) > 1 and len(set(lens)) == 1:
-        seqs = f"{len(lens)}x{lens[0]} packed"
-    else:
-        seqs = sequences_label({**r, "sm_budget": None})
-    return f"{r['mode']} {heads_label(r)} {seqs}"
+    """'fwd qwen3.5-397b TP8 (h2/8) 32x1024 packed': the problem without its budget."""
+    return f"{r['mode']} {heads_label(r)} {sequences_label({**r, 'sm_budget': None})}"
 
 
 def budget_frame(df: pd.DataFrame) -> pd.DataFrame:
