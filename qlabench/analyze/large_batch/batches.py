@@ -40,11 +40,11 @@ class BatchCase:
     @property
     def timed(self) -> bool:
         """Both ends of the split backend have a time."""
-        return self.small["split_ms"] is not None and self.large["split_ms"] is not None
+        return _has(self.small, "split_ms") and _has(self.large, "split_ms")
 
     @property
     def fused_timed(self) -> bool:
-        return self.small["fused_ms"] is not None and self.large["fused_ms"] is not None
+        return _has(self.small, "fused_ms") and _has(self.large, "fused_ms")
 
     @property
     def traced(self) -> bool:
@@ -114,8 +114,9 @@ class BatchCase:
 
 
 def _has(rec: dict, col: str) -> bool:
+    """A number in the record (a frame's record holds NaN where a time or kernel is missing)."""
     v = rec.get(col)
-    return v is not None and v == v
+    return v is not None and not pd.isna(v)
 
 
 def batch_cases(table: pd.DataFrame, split: str, fused: str) -> list[BatchCase]:
@@ -157,7 +158,7 @@ def equal_token_table(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def _ratio(a, b) -> float | None:
-    if a is None or b is None or a != a or b != b or not b:
+    if a is None or b is None or pd.isna(a) or pd.isna(b) or not b:
         return None
     return float(a) / float(b)
 

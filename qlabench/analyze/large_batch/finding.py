@@ -44,9 +44,10 @@ def finding_lines(s: LargeBatch) -> list[str]:
     fwd_grows = [c for c in cases if c.large["fused fwd us"] > c.small["fused fwd us"]
                  and not is_tie(c.small["fused fwd us"], c.large["fused fwd us"])]
     if not grow:
-        text = (f"**The split's passes do not grow with the batch.** In all {len(cases)} cases (heads x token count) "
-                f"they take the same time at the most sequences as at the fewest, within {UNKNOWN_NOISE:.0%} (one "
-                f"traced call each), and their share of {s.split}'s kernel time falls from "
+        where = f"In all {len(cases)} cases" if len(cases) > 1 else "In the one case"
+        text = (f"**The split's passes do not grow with the batch.** {where} (heads x token count) they take the "
+                f"same time at the most sequences as at the fewest, within {UNKNOWN_NOISE:.0%} (one traced call "
+                f"each), and their share of {s.split}'s kernel time falls from "
                 f"{_pct_range(r['split share'] for r in small)} to {_pct_range(r['split share'] for r in large)}")
         if len(fwd_grows) == len(cases):
             text += (f": what grows with the batch is the fused forward (by "
