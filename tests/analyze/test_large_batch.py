@@ -138,3 +138,17 @@ def test_a_row_that_is_not_ok_never_shows_a_time(make_row):
 def test_no_forward_row_is_one_clear_error(make_row):
     with pytest.raises(QlabenchError, match="no forward row"):
         build_large_batch(pd.DataFrame([make_row(**H, mode="bwd", backend="flash_qla").as_dict()]))
+
+
+def test_two_gpu_models_are_never_one_line(make_row):
+    rows = _rows(make_row)
+    other = rows[rows["backend"] == "flash_qla-nocp"].assign(device="NVIDIA H100", median_ms=0.9,
+                                                             samples_ms=[(0.9,) * 3] * 3)
+    s = build_large_batch(believed(pd.concat([rows, other], ignore_index=True)))
+    t = s.times[s.times["sequences"] == "4x256"].set_index("device")
+    assert t.loc["NVIDIA H100", "flash_qla-nocp"] == "**0.900**"
+    assert t.loc["NVIDIA H100", "flashinfer-nocp"] == "missing"
+    assert t.loc["NVIDIA H200", "flash_qla-nocp"] == "0.300"
+    assert "of 6 problems" in s.summary_line()
+    k = s.kernels[s.kernels["sequences"] == "4x256"].set_index("device")
+    assert k.loc["NVIDIA H100", "fused ms"] == "missing" and k.loc["NVIDIA H200", "fused ms"] == "0.200"

@@ -5,10 +5,9 @@ FlashQLA against the fully fused kernel, and each call's extra device memory. Wh
 
 from __future__ import annotations
 
-import pandas as pd
-
 from qlabench.analyze.kit.ties import UNKNOWN_NOISE, is_tie
 from qlabench.analyze.large_batch.study import LargeBatch
+from qlabench.store.keys import plain_value
 
 
 def _range(values, fmt: str, unit: str = "") -> str:
@@ -105,12 +104,12 @@ def same_kernels(s: LargeBatch, auto: str | None) -> str | None:
     if not auto or auto == s.split:
         return None
     d = s.rows[s.rows["status"] == "ok"]
-    a = d[d["backend"] == auto].set_index("problem")["kernels"]
-    b = d[d["backend"] == s.split].set_index("problem")["kernels"]
+    a = d[d["backend"] == auto].set_index(["device", "problem"])["kernels"]
+    b = d[d["backend"] == s.split].set_index(["device", "problem"])["kernels"]
     both = a.index.intersection(b.index)
     if both.empty:
         return None
-    same = sum(tuple(pd.Series(a[p]).tolist()) == tuple(pd.Series(b[p]).tolist()) for p in both)
+    same = sum(plain_value(a[p]) == plain_value(b[p]) for p in both)
     return (f"`{auto}` (the library's own CP decision) launched the same kernels as `{s.split}` on {same} of "
             f"{len(both)} problems" + (": its CP never split these calls, and the breakdown is its too."
                                        if same == len(both) else "; the others split (its times above)."))

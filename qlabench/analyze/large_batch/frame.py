@@ -18,8 +18,8 @@ from qlabench.analyze.kit.labels import heads_label, layout_label
 from qlabench.core.errors import QlabenchError
 from qlabench.store.keys import key_value
 
-COLUMNS = ("device", "problem", "family", "heads", "h_qk", "h_v", "sequences", "num_seqs", "seq_len", "tokens", "backend",
-           "status", "reason", "median_ms", "rel_noise", "run_id", "timestamp", "kernels", "kernel_dur_us",
+COLUMNS = ("device", "problem", "family", "heads", "h_qk", "h_v", "sequences", "num_seqs", "seq_len", "tokens",
+           "backend", "status", "reason", "median_ms", "rel_noise", "run_id", "timestamp", "kernels", "kernel_dur_us",
            "kernel_grid", "extra_mem_mib", "outside_mem_mib")
 # Problem axes the labels show already (heads, sequences); any other axis on which problems differ is named.
 LABELLED = ("h_qk", "h_v", "seqlens")
@@ -65,9 +65,15 @@ def batch_frame(df: pd.DataFrame) -> pd.DataFrame:
     return frame.sort_values(order, kind="stable").reset_index(drop=True)
 
 
-def problem_order(d: pd.DataFrame) -> list[str]:
-    """The problems of a batch frame in table order: per GPU model and heads, by tokens, then sequences."""
-    return list(dict.fromkeys(d["problem"]))
+def problem_order(d: pd.DataFrame) -> list[tuple[str, str]]:
+    """The (GPU model, problem) pairs of a batch frame in table order: per GPU model and heads, by tokens, then
+    sequences. A table's line is one of these: rows of two GPU models are never one line."""
+    return list(dict.fromkeys(zip(d["device"], d["problem"])))
+
+
+def rows_of(d: pd.DataFrame, key: tuple[str, str]) -> pd.DataFrame:
+    """The rows of one (GPU model, problem)."""
+    return d[(d["device"] == key[0]) & (d["problem"] == key[1])]
 
 
 def runs_of(d: pd.DataFrame) -> dict[str, str]:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from qlabench.analyze.evidence.kernels import short_name
-from qlabench.analyze.large_batch.frame import problem_order
+from qlabench.analyze.large_batch.frame import problem_order, rows_of
 from qlabench.store.keys import plain_value
 
 # The breakdown's own columns in us (the others in us are one kernel's each).
@@ -106,13 +106,14 @@ def breakdown(d: pd.DataFrame, split: str | None, fused: str | None, runs: dict[
     device memory; the runs (letters of `runs`) the two rows come from. A side that is not ok or has no row
     shows its status or 'missing' and no kernel time."""
     recs = []
-    for problem in problem_order(d):
-        rows = d[d["problem"] == problem]
+    for key in problem_order(d):
+        rows = rows_of(d, key)
         by = {r["backend"]: r for r in rows.to_dict("records")}
         s, f = by.get(split), by.get(fused)
         first = rows.iloc[0]
-        rec = {"device": first["device"], "problem": problem, "family": first["family"], "heads": first["heads"],
-               "sequences": first["sequences"], "num_seqs": int(first["num_seqs"]), "tokens": int(first["tokens"]),
+        rec = {"device": first["device"], "problem": first["problem"], "family": first["family"],
+               "heads": first["heads"], "sequences": first["sequences"], "num_seqs": int(first["num_seqs"]),
+               "tokens": int(first["tokens"]),
                "split ms": ms_text(s), "split_ms": float(s["median_ms"]) if _ok(s) else None,
                "split_noise": s.get("rel_noise") if _ok(s) else None}
         ks = call_kernels(s) if _ok(s) else None

@@ -51,7 +51,7 @@ class LargeBatch:
     def summary_line(self) -> str:
         counts = self.rows["status"].value_counts().to_dict()
         status = ", ".join(f"{n} {s}" for s, n in counts.items())
-        problems = self.rows["problem"].nunique()
+        problems = len(self.rows[["device", "problem"]].drop_duplicates())
         return (f"{len(self.rows)} rows ({status}) of {problems} problem{'s' * (problems != 1)}, "
                 f"{self.rows['backend'].nunique()} backends, {len(self.runs)} run{'s' * (len(self.runs) != 1)}")
 

@@ -11,7 +11,7 @@ import pandas as pd
 
 from qlabench.analyze.kit.backends import in_view_order
 from qlabench.analyze.kit.ties import is_tie
-from qlabench.analyze.large_batch.frame import problem_order
+from qlabench.analyze.large_batch.frame import problem_order, rows_of
 from qlabench.analyze.large_batch.kernels import ms_text
 
 MISSING = "missing"
@@ -40,8 +40,8 @@ def time_table(d: pd.DataFrame, runs: dict[str, str]) -> pd.DataFrame:
     backends = backends_of(d)
     several = d["device"].nunique() > 1
     out = []
-    for problem in problem_order(d):
-        rows = d[d["problem"] == problem].to_dict("records")
+    for key in problem_order(d):
+        rows = rows_of(d, key).to_dict("records")
         by = {r["backend"]: r for r in rows}
         tied, best = fastest(rows)
         first = rows[0]
@@ -63,12 +63,15 @@ def not_ok(d: pd.DataFrame) -> pd.DataFrame:
 
 
 def missing(d: pd.DataFrame) -> pd.DataFrame:
-    """Per backend of the view, the problems it has no row for."""
+    """Per backend of the view, the problems (on each GPU model) it has no row for."""
     recs = []
     problems = problem_order(d)
+    several = d["device"].nunique() > 1
     for b in backends_of(d):
-        have = set(d.loc[d["backend"] == b, "problem"])
+        mine = d[d["backend"] == b]
+        have = set(zip(mine["device"], mine["problem"]))
         absent = [p for p in problems if p not in have]
         if absent:
-            recs.append({"backend": b, "problems without a row": len(absent), "first": absent[0]})
+            first = f"{absent[0][0]}: {absent[0][1]}" if several else absent[0][1]
+            recs.append({"backend": b, "problems without a row": len(absent), "first": first})
     return pd.DataFrame(recs)
