@@ -34,7 +34,7 @@ MAX_MODULE_LINES = 400
 # that, and the views on top: each a package with its library entry point, none importing another.
 ANALYZE_FLOORS = {"evidence": 0, "data": 0, "kit": 1, "answer": 2,
                   "advise": 3, "blocks": 3, "cold_start": 3, "compare": 3, "layer": 3, "numerics": 3, "plot": 3,
-                  "serving": 3, "show": 3, "site": 3, "sm_budget": 3, "study": 3}
+                  "serving": 3, "show": 3, "site": 3, "sm_budget": 3, "study": 3, "large_batch": 3}
 # Where a publishing view prints another view's own rendering, by name: a docs block quoting the cold-start table,
 # the serving ranking or the study's tables, the site's serving page drawn with the serving report's figures.
 # Nothing else crosses between views; what views compute alike lives on a floor below them.

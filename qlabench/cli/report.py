@@ -1,7 +1,8 @@
 """CLI for the report pages: `qlabench report RESULTS... [--published FILE] [--numerics DIR] [--out DIR]` (the
 FlashQLA study page, or the numerics page of results checked against float64 at full size) and `qlabench report
---serving RESULTS... [--out DIR]` (decode and multi-token verify) and `qlabench report --sm-budget RESULTS...`
-(the kernels on shares of one GPU's SMs)."""
+--serving RESULTS... [--out DIR]` (decode and multi-token verify), `qlabench report --sm-budget RESULTS...`
+(the kernels on shares of one GPU's SMs) and `qlabench report --large-batch RESULTS...` (packed batches of many
+sequences: does FlashQLA's split cost it against a fully fused kernel?)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ def report_cmd(
     published: Path = typer.Option(None, "--published", help="Published table CSV (default: the packaged "
                                    "FlashQLA H200 table)"),
     out: Path = typer.Option(Path("report"), "--out", "-o", help="Folder for the page (report.md, numerics.md, "
-                             "or serving.md with --serving) and its PNGs"),
+                             "serving.md with --serving, sm-budget.md with --sm-budget, large-batch.md with "
+                             "--large-batch) and its PNGs"),
     tolerance: float = typer.Option(0.10, "--tolerance", min=0, help="Relative gap that still counts as "
                                     "reproducing a published value"),
     layer: list[Path] = typer.Option(None, "--layer", help="Layer-benchmark results (e.g. results/h200-layer): "
@@ -34,11 +36,16 @@ def report_cmd(
     sm_budget: bool = typer.Option(False, "--sm-budget", help="The SM-budget page instead (rows held to a share "
                                    "of the GPU's SMs): the winner per budget, each library's auto-CP regret, time "
                                    "against SMs, extra device memory per call"),
+    large_batch: bool = typer.Option(False, "--large-batch", help="The large-batch page instead (packed batches "
+                                     "of many sequences, e.g. results/h200-large-batch/large-batch): every "
+                                     "backend's time, FlashQLA's kernels beside its total and FlashInfer's fused "
+                                     "kernel, the answer at equal tokens"),
 ):
     """The FlashQLA study in one page (our results, by default the current evidence, against FlashQLA's
     published H200 table; numerics.md beside it with --numerics); for a numerics folder given as results,
     error against T and gate regime, worst cases and every point outside tolerance; with --serving the
-    decode / multi-token-verify page; with --sm-budget the page of kernels held to shares of the GPU."""
+    decode / multi-token-verify page; with --sm-budget the page of kernels held to shares of the GPU; with
+    --large-batch the page of packed batches of many sequences."""
     from qlabench.analyze.numerics.page import is_numerics, write_numerics
     from qlabench.analyze.study.study import check_tolerance
     from qlabench.cli.options import writable_folder
@@ -56,12 +63,20 @@ def report_cmd(
         raise ConfigError("--sm-budget is a page of its own: no --serving, --published, --layer or --numerics")
     if sm_budget and not results:
         raise ConfigError("give the SM-budget result folders to report on (e.g. results/sm-budget)")
+    if large_batch and (serving or sm_budget or published or layer or numerics):
+        raise ConfigError("--large-batch is a page of its own: no --serving, --sm-budget, --published, --layer or "
+                          "--numerics")
+    if large_batch and not results:
+        raise ConfigError("give the large-batch result folders to report on (e.g. "
+                          "results/h200-large-batch/large-batch)")
     check_tolerance(tolerance)  # before anything is read
     writable_folder(out)
     if serving:
         return _serving(results, out)
     if sm_budget:
         return _sm_budget(results, out)
+    if large_batch:
+        return _large_batch(results, out)
     if results and is_numerics(read_results(results)):
         sources = list(results)
         files = write_numerics(read_results(sources), out, [str(s) for s in sources])
@@ -88,6 +103,16 @@ def _sm_budget(results: list[Path], out: Path) -> None:
     study = budget_from_paths(results)
     command = shlex.join(["qlabench", "report", "--sm-budget", *map(str, results), "--out", str(out)])
     files = write_budget_page(study, out, command)
+    console.print(study.summary_line(), highlight=False, soft_wrap=True)
+    console.print(f"wrote {files.page} and {len(files.figures)} figures", highlight=False)
+
+
+def _large_batch(results: list[Path], out: Path) -> None:
+    from qlabench.analyze.large_batch import large_batch_from_paths, write_large_batch_page
+
+    study = large_batch_from_paths(results)
+    command = shlex.join(["qlabench", "report", "--large-batch", *map(str, results), "--out", str(out)])
+    files = write_large_batch_page(study, out, command)
     console.print(study.summary_line(), highlight=False, soft_wrap=True)
     console.print(f"wrote {files.page} and {len(files.figures)} figures", highlight=False)
 
