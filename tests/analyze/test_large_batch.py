@@ -50,7 +50,7 @@ def _rows(make_row, passes_at_most=100.0):
 
 def test_the_split_passes_share_and_the_gaps(make_row):
     k = build_large_batch(believed(_rows(make_row))).kernels.set_index("sequences")
-    a = k.loc["4x256"]
+    a = k.loc["4x256 packed"]
     assert a["split passes"] == "tilelang_chunk_local_cumsum, tilelang_kkt_solve" and a["fused rule"] == "named"
     assert a["split us"] == pytest.approx(105.0) and a["fused fwd us"] == pytest.approx(190.0)
     assert a["split share"] == pytest.approx(105.0 / 295.0)
@@ -73,7 +73,7 @@ def test_the_fused_forward_is_named_else_the_longest_kernel():
 def test_at_equal_tokens_flat_passes_lose_share_as_the_batch_grows(make_row):
     s = build_large_batch(believed(_rows(make_row)))
     (case,) = s.cases  # only 1024 tokens was measured at two batch sizes
-    assert (case.tokens, case.small["sequences"], case.large["sequences"]) == (1024, "4x256", "16x64")
+    assert (case.tokens, case.small["sequences"], case.large["sequences"]) == (1024, "4x256 packed", "16x64 packed")
     assert case.passes_grow is False and case.share_grows is False
     text = case.growth_text()
     assert "0.300 -> 0.340 ms (+13.3%)" in text and "0.200 -> 0.240 ms (+20.0%)" in text
@@ -96,24 +96,24 @@ def test_passes_that_grow_with_the_batch_are_said_to(make_row):
 def test_ties_come_from_the_measured_noise(make_row):
     t = build_large_batch(believed(_rows(make_row))).times.set_index("sequences")
     # 0.2005 against 0.200: 0.25% apart, within flashinfer's 1% noise: neither is called faster
-    assert t.loc["4x256", "fastest"] == "tie: flashinfer-nocp, flashinfer"
-    assert t.loc["4x256", "flashinfer"] == "**0.201**" and t.loc["4x256", "flashinfer-nocp"] == "**0.200**"
-    assert t.loc["4x256", "flash_qla-nocp"] == "0.300"
+    assert t.loc["4x256 packed", "fastest"] == "tie: flashinfer-nocp, flashinfer"
+    assert t.loc["4x256 packed", "flashinfer"] == "**0.201**" and t.loc["4x256 packed", "flashinfer-nocp"] == "**0.200**"
+    assert t.loc["4x256 packed", "flash_qla-nocp"] == "0.300"
     quiet = _rows(make_row)
     quiet["rel_noise"] = 0.0001
     t = build_large_batch(believed(quiet)).times.set_index("sequences")
-    assert t.loc["4x256", "fastest"] == "flashinfer-nocp" and t.loc["4x256", "flashinfer"] == "0.201"
+    assert t.loc["4x256 packed", "fastest"] == "flashinfer-nocp" and t.loc["4x256 packed", "flashinfer"] == "0.201"
 
 
 def test_a_missing_backend_is_said_missing(make_row):
     s = build_large_batch(believed(_rows(make_row)))
     t = s.times.set_index("sequences")
-    assert t.loc["16x64", "fla"] == "missing" and t.loc["4x1024", "flashinfer-nocp"] == "missing"
+    assert t.loc["16x64 packed", "fla"] == "missing" and t.loc["4x1024 packed", "flashinfer-nocp"] == "missing"
     gone = missing(s.rows).set_index("backend")
     assert gone.loc["fla", "problems without a row"] == 2
     # the fully fused side never measured: the answer says so instead of comparing
     no_fused = build_large_batch(believed(_rows(make_row).query("backend != 'flashinfer-nocp'")))
-    assert no_fused.kernels.set_index("sequences").loc["4x256", "fused ms"] == "missing"
+    assert no_fused.kernels.set_index("sequences").loc["4x256 packed", "fused ms"] == "missing"
     assert "flashinfer-nocp has no time at both ends of any case: the fully fused comparison is not measured" in \
         " ".join(finding_lines(no_fused))
 
@@ -121,16 +121,16 @@ def test_a_missing_backend_is_said_missing(make_row):
 def test_a_row_that_is_not_ok_never_shows_a_time(make_row):
     s = build_large_batch(believed(_rows(make_row)))
     t = s.times.set_index("sequences")
-    assert t.loc["4x256", "fla"] == "incorrect" and t.loc["16x64", "flashinfer"] == "error"
-    assert t.loc["16x64", "fastest"] == "flashinfer-nocp"  # the error row is never ranked
+    assert t.loc["4x256 packed", "fla"] == "incorrect" and t.loc["16x64 packed", "flashinfer"] == "error"
+    assert t.loc["16x64 packed", "fastest"] == "flashinfer-nocp"  # the error row is never ranked
     page = render(s, {}, "qlabench report --large-batch r")
     assert "0.050" not in page  # the incorrect row's time
-    assert "| h2/8 4x256 | fla | incorrect | err_o 0.5 over tolerance 0.01 |" in page
+    assert "| h2/8 4x256 packed | fla | incorrect | err_o 0.5 over tolerance 0.01 |" in page
     # an ok row whose check is over tolerance is believed incorrect: its kernels are not shown either
     bad = _rows(make_row)
     bad.loc[(bad["backend"] == "flash_qla-nocp") & (bad["num_seqs"] == 16), "err_o"] = 1.0
     b = build_large_batch(believed(bad))
-    k = b.kernels.set_index("sequences").loc["16x64"]
+    k = b.kernels.set_index("sequences").loc["16x64 packed"]
     assert k["split ms"] == "incorrect" and pd.isna(k["split us"]) and pd.isna(k["gap us"])
     assert b.cases[0].timed is False and "not measured at both" in b.cases[0].growth_text()
 
@@ -145,10 +145,10 @@ def test_two_gpu_models_are_never_one_line(make_row):
     other = rows[rows["backend"] == "flash_qla-nocp"].assign(device="NVIDIA H100", median_ms=0.9,
                                                              samples_ms=[(0.9,) * 3] * 3)
     s = build_large_batch(believed(pd.concat([rows, other], ignore_index=True)))
-    t = s.times[s.times["sequences"] == "4x256"].set_index("device")
+    t = s.times[s.times["sequences"] == "4x256 packed"].set_index("device")
     assert t.loc["NVIDIA H100", "flash_qla-nocp"] == "**0.900**"
     assert t.loc["NVIDIA H100", "flashinfer-nocp"] == "missing"
     assert t.loc["NVIDIA H200", "flash_qla-nocp"] == "0.300"
     assert "of 6 problems" in s.summary_line()
-    k = s.kernels[s.kernels["sequences"] == "4x256"].set_index("device")
+    k = s.kernels[s.kernels["sequences"] == "4x256 packed"].set_index("device")
     assert k.loc["NVIDIA H100", "fused ms"] == "missing" and k.loc["NVIDIA H200", "fused ms"] == "0.200"

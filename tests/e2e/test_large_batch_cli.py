@@ -47,7 +47,7 @@ def test_report_large_batch_writes_the_page_from_a_results_folder(tmp_path, make
     assert "- A: run run-qla: 2026-12-02" in text and "- B: run run-fi: 2026-12-02" in text  # each run, by letter
     assert "Those ratios are across runs: flash_qla-nocp from A `run-qla`, flashinfer-nocp from B `run-fi`" in text
     assert "**The split's passes do not grow with the batch.**" in text
-    assert "| h2/8 | 64x16 |" not in text and "| h2/8 | 16x64 | 1024 | incorrect | 0.340 | **0.240** |" in text
+    assert "| h2/8 | 64x16 packed |" not in text and "| h2/8 | 16x64 packed | 1024 | incorrect | 0.340 | **0.240** |" in text
     assert "0.111" not in text
     assert (out / "large_batch_time.png").is_file() and (out / "large_batch_kernels.png").is_file()
 

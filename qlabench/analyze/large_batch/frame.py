@@ -25,14 +25,6 @@ COLUMNS = ("device", "problem", "family", "heads", "h_qk", "h_v", "sequences", "
 LABELLED = ("h_qk", "h_v", "seqlens")
 
 
-def sequences_text(row) -> str:
-    """'64x512' for a packed batch of equal sequences, else the layout as every table names it."""
-    lens = [int(x) for x in row["seqlens"]]
-    if row["layout"] != "dense" and len(lens) > 1 and len(set(lens)) == 1:
-        return f"{len(lens)}x{lens[0]}"
-    return layout_label(row)
-
-
 def _seq_len(row) -> int | None:
     lens = {int(x) for x in row["seqlens"]}
     return lens.pop() if len(lens) == 1 else None
@@ -52,7 +44,7 @@ def batch_frame(df: pd.DataFrame) -> pd.DataFrame:
         rows = problem.rows.sort_values("timestamp", kind="stable").drop_duplicates("backend", keep="last")
         other = ", ".join(f"{a}={'default' if v is None else v}" for a, v in problem.differs if a not in LABELLED)
         for r in rows.to_dict("records"):
-            heads, seqs = heads_label(r), sequences_text(r)
+            heads, seqs = heads_label(r), layout_label(r)
             family = heads + (f" ({other})" if other else "")
             out.append({**{c: r.get(c) for c in COLUMNS}, "device": problem.device, "family": family,
                         "problem": f"{heads} {seqs}" + (f" ({other})" if other else ""),
