@@ -15,6 +15,7 @@ def site_cmd(
 ):
     """Write a static HTML site: the current ranking per model, TP degree and workload, each point's time
     across library versions and commits, and a page per results folder. Open OUT/index.html."""
+    from qlabench.analyze.serving.section import serving_section
     from qlabench.analyze.site import build_site
     from qlabench.cli.options import writable_folder
     from qlabench.core.errors import ConfigError
@@ -22,5 +23,5 @@ def site_cmd(
     writable_folder(out)
     if out.exists() and not out.is_dir():
         raise ConfigError(f"--out {out}: is a file; give a folder for the site")
-    site = build_site(results, out)
+    site = build_site(results, out, serving=serving_section)
     console.print(f"wrote {len(site.pages)} pages and {len(site.figures)} figures; open {site.index}")

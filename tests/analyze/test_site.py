@@ -11,6 +11,7 @@ import pytest
 
 from qlabench.analyze.advise import advise
 from qlabench.analyze.answer import make_question
+from qlabench.analyze.serving.section import serving_section
 from qlabench.analyze.site.build import build_site, page_points
 from qlabench.analyze.site.folders import read_catalog
 from qlabench.analyze.site.history import histories
@@ -117,7 +118,7 @@ def test_site_builds_pages_figures_and_a_history_per_ranking(tmp_path, make_row)
             for i, (v, fla_ms) in enumerate((("0.5.1", 2.0), ("0.6.0", 1.0)))
             for b, t in (("fla", fla_ms), ("flash_qla", 0.5))]
     root = _tree(tmp_path, {"h200-study/a.parquet": rows[:2], "h200-study/b.parquet": rows[2:]})
-    site = build_site(root, tmp_path / "site")
+    site = build_site(root, tmp_path / "site", serving=serving_section)
     names = {p.name for p in site.pages}
     assert {"index.html", "rank-qwen3.5-397b-tp8-prefill.html", "folder-h200-study.html"} <= names
     page = (tmp_path / "site" / "rank-qwen3.5-397b-tp8-prefill.html").read_text()
@@ -176,7 +177,7 @@ def test_with_a_catalog_toml_the_current_rows_are_its_current_kernel_timings(tmp
     cur = ev.current()
     assert list(zip(cur["run_id"], cur["backend"])) == [("new", "fla")]
     assert ev.current_folders == ["study"]
-    site = build_site(root, tmp_path / "site")
+    site = build_site(root, tmp_path / "site", serving=serving_section)
     old = (site.out / "folder-study-old.parquet.html").read_text()
     assert 'href="folder-study.html"' in old and "the study on the old stack" in old
 
@@ -198,7 +199,7 @@ def test_the_serving_page_shows_the_winner_per_group_from_the_serving_folder(tmp
     (root / "h200-serving").mkdir(parents=True)
     write_table(root / "h200-serving" / "s.parquet", pa.Table.from_pandas(pd.DataFrame(rows), schema=arrow_schema(),
                                                                            preserve_index=False))
-    site = build_site(root, tmp_path / "site")
+    site = build_site(root, tmp_path / "site", serving=serving_section)
     page = (site.out / "serving.html").read_text()
     expected = build_serving(pd.DataFrame(rows)).ranges["winners"].iloc[0]
     assert expected.startswith("1-16: fla-recurrent [kv]") and expected.replace("; ", "<br>") in page

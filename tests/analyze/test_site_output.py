@@ -12,6 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 import browser
+from qlabench.analyze.serving.section import serving_section
 from qlabench.analyze.site.build import build_site
 from qlabench.analyze.site.folders import Folder
 from qlabench.analyze.site.pages import folder_page
@@ -72,7 +73,7 @@ def test_odd_names_are_slugged_for_files_shown_as_they_are_and_run_no_script(tmp
     root = tmp_path / "results"
     _tree(root, make_row)
     out = tmp_path / "site"
-    site = build_site(root, out)  # was: refused as a whole, 38 files written and no index.html
+    site = build_site(root, out, serving=serving_section)  # was: refused as a whole, 38 files written and no index.html
     assert site.index.is_file()
     index = site.index.read_text(encoding="utf-8")
     no_markup_from_data(index)
@@ -96,12 +97,12 @@ def test_a_rebuild_leaves_no_page_of_the_earlier_build_and_keeps_other_files(tmp
     write_rows(root / "old-folder" / "a.parquet", [point(make_row)])
     write_rows(root / "kept" / "a.parquet", [point(make_row, run_id="r2")])
     out = tmp_path / "site"
-    build_site(root, out)
+    build_site(root, out, serving=serving_section)
     assert (out / "folder-old-folder.html").is_file()
     (out / "notes.txt").write_text("mine")  # not the site's: never touched
     (root / "old-folder" / "a.parquet").unlink()
     (root / "old-folder").rmdir()
-    build_site(root, out)
+    build_site(root, out, serving=serving_section)
     assert not (out / "folder-old-folder.html").exists()  # was: still published, unlinked
     assert (out / "folder-kept.html").is_file() and (out / "notes.txt").read_text() == "mine"
     assert not any(p.name.startswith(".site.building-") for p in tmp_path.iterdir())
@@ -112,7 +113,7 @@ def test_an_out_inside_the_results_is_refused(tmp_path, make_row, inside):
     root = tmp_path / "results"
     write_rows(root / "kept" / "a.parquet", [point(make_row)])
     with pytest.raises(ConfigError, match="inside the results folder"):
-        build_site(root, tmp_path / inside)
+        build_site(root, tmp_path / inside, serving=serving_section)
     assert not (root / "site").exists() and not (root / "img").exists()  # was: img/ became a results folder
     r = CliRunner().invoke(app, ["site", str(root), "--out", str(tmp_path / inside)])
     assert r.exit_code == 2 and "inside the results folder" in r.output

@@ -6,6 +6,7 @@ is a row whose run said its states stayed in L2 between calls.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 
 import pandas as pd
 from matplotlib.figure import Figure
@@ -40,16 +41,16 @@ def figure_stem(kind: str, mode: str, T: int, state_dtype: str, context: str) ->
     return f"{stem}_{context}" if context else stem
 
 
-def serving_figures(s: Serving) -> list[tuple[str, Figure]]:
-    """[(stem, Figure)] for every (kind, mode, T, state dtype, context) with a usable row; the %-of-limit
-    figure only where rows carry hbm_frac (a measured peak)."""
+def serving_figures(s: Serving, kinds: Iterable[str] = tuple(KINDS)) -> list[tuple[str, Figure]]:
+    """[(stem, Figure)] for every (kind, mode, T, state dtype, context) with a usable row, of the `kinds` asked
+    for (KINDS: time, hbm); the %-of-limit figure only where rows carry hbm_frac (a measured peak)."""
     d = s.rows[s.rows["usable"]]
     styles = variant_styles(s.rows["variant"])
     out = []
     for key in _figure_keys(d):
         sub = d[(d["mode"] == key[0]) & (d["T"] == key[1]) & (d["state_dtype"] == key[2]) & (d["context"] == key[3])]
         for kind, (col, ylabel, what) in KINDS.items():
-            if sub[col].notna().any():
+            if kind in kinds and sub[col].notna().any():
                 out.append((figure_stem(kind, *key), _figure(sub, col, ylabel, what, key, styles, kind == "hbm")))
     return out
 

@@ -7,6 +7,7 @@
     figures.py   the figures (matplotlib PNGs)
     html.py      escaping, the page shell, tables
     pages.py     the pages' HTML
+    serving.py   the serving page, from the serving report's section the caller hands in (`build_site(serving=)`)
     build.py     all of it into one folder
 """
 

@@ -28,7 +28,7 @@ from qlabench.analyze.site.figures import history_figure, ranking_figure
 from qlabench.analyze.site.history import PointHistory, histories
 from qlabench.analyze.site.rankings import Ranking, rankings
 from qlabench.analyze.site.serving import HREF as SERVING_HREF
-from qlabench.analyze.site.serving import serving_page
+from qlabench.analyze.site.serving import SectionOf, serving_page
 from qlabench.analyze.site.source import read_site_rows
 from qlabench.core.errors import ConfigError, QlabenchError
 from qlabench.store.files import under_root
@@ -70,16 +70,20 @@ def check_out(results: Path, out: Path) -> None:
                           "the evidence it reads; write it elsewhere (e.g. --out site)")
 
 
-def build_site(results: str | os.PathLike, out: str | os.PathLike) -> Site:
+def build_site(results: str | os.PathLike, out: str | os.PathLike, *, serving: SectionOf | None) -> Site:
     """Read every result under `results` and write the site into `out` (created; an earlier build's pages
     replaced, and those this build does not write removed); each case ranks and warns exactly as `qlabench
-    advise` does (rankings.py)."""
+    advise` does (rankings.py).
+
+    `serving` makes the serving page's section of the current serving rows: the serving view's
+    `qlabench.analyze.serving.section.serving_section`, which `qlabench site` passes (the site imports no other
+    view), or None for a site without a serving page."""
     results, out = Path(results), Path(out)
     check_out(results, out)
     ev = read_site_rows(results)
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=out.parent, prefix=f".{out.name}.building-") as tmp:
-        built = _build(ev, Path(tmp), str(results))
+        built = _build(ev, Path(tmp), str(results), serving)
         return _publish(built, out)
 
 
@@ -103,15 +107,19 @@ def _publish(built: Site, out: Path) -> Site:
                 [out / p.relative_to(built.out) for p in built.figures])
 
 
-def _build(ev, out: Path, results: str) -> Site:
+def _build(ev, out: Path, results: str, section_of: SectionOf | None) -> Site:
     img = out / "img"
     img.mkdir(parents=True, exist_ok=True)
-    # The serving page (its analysis and figures, a third of the build) in a second process while this one
-    # ranks: on two cores the site takes the time of the longer half, not the sum.
-    with ProcessPoolExecutor(max_workers=1) as pool:
-        serving_job = pool.submit(serving_page, ev.serving(), img, pages.HOME)
+    if section_of is None:
         written, figs, ranked = _ranking_pages(ev, out, img)
-        serving = serving_job.result()
+        serving = None
+    else:
+        # The serving page (its analysis and figures, a third of the build) in a second process while this one
+        # ranks: on two cores the site takes the time of the longer half, not the sum.
+        with ProcessPoolExecutor(max_workers=1) as pool:
+            serving_job = pool.submit(serving_page, section_of, ev.serving(), img, pages.HOME)
+            written, figs, ranked = _ranking_pages(ev, out, img)
+            serving = serving_job.result()
     for f in ev.folders:
         reads = ranked if f.name in ev.current_folders else []
         written.append(_write(under_root(out, pages.folder_href(f.name)), pages.folder_page(f, ev.rows, reads)))

@@ -1,41 +1,53 @@
-"""The site's serving page: the current serving evidence as the serving report reads it (analyze/serving/):
-per model, TP degree, mode, tokens per step and state dtype, the fastest correct variant by batch, its share
-of the HBM limit, and the report's time figures (a line per variant: backend and state layout).
+"""The site's serving page: the current serving evidence as the serving report reads it: per model, TP degree,
+mode, tokens per step and state dtype, the fastest correct variant by batch, its share of the HBM limit, and the
+report's time figures (a line per variant: backend and state layout).
+
+The site imports no other view: what the serving report makes of the rows comes from `section_of`, which the
+caller hands in (`qlabench site`: analyze/serving/section.py's `serving_section`). It runs in a worker process
+(build.py), so it is a module-level function.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Protocol
 
-import matplotlib.pyplot as plt
 import pandas as pd
+from matplotlib.figure import Figure
 
-from qlabench.analyze.serving import build_serving
-from qlabench.analyze.serving.figures import serving_figures
 from qlabench.analyze.site.html import esc, figure, page, table
 from qlabench.store.files import under_root
 
 HREF = "serving.html"
-_COLUMNS = ("group", "winners", "largest_batch", "ms_at_largest", "pct_hbm_at_largest")
 _HEAD = ["model · TP · tokens per step · state", "fastest correct variant, by batch", "largest batch",
          "ms there", "% of the HBM limit there"]
 
 
-def serving_page(rows: pd.DataFrame, img: Path, home: tuple[str, str]) -> tuple[str, list[Path]] | None:
+class ServingSection(Protocol):
+    """What the page shows of the serving report (analyze/serving/section.py's ServingSection is one)."""
+    summary: str
+    sources: tuple[str, ...]
+    ranges: pd.DataFrame  # mode, group, winners, largest_batch, ms_at_largest, pct_hbm_at_largest
+    time_figures: list[tuple[str, Figure]]
+
+
+# (the current serving rows, their folders) -> the section
+SectionOf = Callable[[pd.DataFrame, Iterable[str]], ServingSection]
+
+
+def serving_page(section_of: SectionOf, rows: pd.DataFrame, img: Path,
+                 home: tuple[str, str]) -> tuple[str, list[Path]] | None:
     """The page's HTML and its figures (written into `img`); None when there is no current serving row."""
     if rows.empty:
         return None
-    s = build_serving(rows, sources=sorted(set(rows["folder"])))
+    s = section_of(rows, sorted(set(rows["folder"])))
     figs = []
-    for stem, fig in serving_figures(s):
-        if not stem.startswith("serving_time_"):  # the share of the HBM limit is in the table: time only
-            plt.close(fig)
-            continue
+    for stem, fig in s.time_figures:
         path = under_root(img, f"{stem}.png")
         fig.savefig(path, dpi=90)
-        plt.close(fig)
         figs.append(path)
-    body = [f"<p>{esc(s.summary_line())}. From {esc(', '.join(s.sources))}; the same answer as "
+    body = [f"<p>{esc(s.summary)}. From {esc(', '.join(s.sources))}; the same answer as "
             "<code>qlabench report --serving</code> on those rows.</p>"]
     for mode, grp in s.ranges.groupby("mode", sort=True):
         recs = []
