@@ -20,6 +20,7 @@
     autotune.py   autotune-regret
     cold_start.py cold-start (first calls in a fresh process, kernel caches empty and warm)
     docs.py       docs render, docs check (the generated blocks of README.md and docs/*.md)
+    blocks_registry.py  every block the docs may hold, the views' own included (docs render|check)
     views.py, listings.py, progress.py   rich renderings, listings and the sweep progress bar
     records.py    a table too wide for the console as one block per row
 

@@ -1,5 +1,6 @@
 """`qlabench docs render|check`: the generated blocks of README.md, docs/*.md and results/README.md
-(analyze/blocks/), rendered from the current evidence that results/catalog.toml names."""
+(analyze/blocks/; the blocks themselves: cli/blocks_registry.py), rendered from the current evidence that
+results/catalog.toml names."""
 
 from __future__ import annotations
 
@@ -24,9 +25,10 @@ def _context_and_files(files: list[Path] | None):
 def render_cmd(files: list[Path] = _files):
     """Rewrite every generated block from the data."""
     from qlabench.analyze.blocks import render_files
+    from qlabench.cli.blocks_registry import BLOCKS
 
     ctx, paths = _context_and_files(files)
-    changed = render_files(paths, ctx)
+    changed = render_files(paths, ctx, BLOCKS)
     console.print(f"rendered the blocks of {len(paths)} files; changed: {', '.join(map(str, changed)) or 'none'}",
                   highlight=False, soft_wrap=True)
 
@@ -37,9 +39,10 @@ def check_cmd(files: list[Path] = _files):
     The numbers left unchecked on purpose are counted per page, with their reasons."""
     from qlabench.analyze.blocks import check_files
     from qlabench.analyze.blocks.prose import check_prose, unchecked_lines
+    from qlabench.cli.blocks_registry import BLOCKS
 
     ctx, paths = _context_and_files(files)
-    stale = check_files(paths, ctx)
+    stale = check_files(paths, ctx, BLOCKS)
     prose = check_prose(ctx.catalog.root.parent, paths)
     # markup and emoji off: a line quotes prose ('CI [+18.9%, ...]') and names 'FILE:100:' (an emoji code)
     for line in [*(s.text for s in [*stale, *prose.drift]), *unchecked_lines(prose)]:

@@ -7,6 +7,7 @@ import pytest
 
 from qlabench.analyze.blocks import BlockContext, check_files, render_files
 from qlabench.analyze.blocks.markers import BlockError
+from qlabench.cli.blocks_registry import BLOCKS
 from qlabench.store.catalog import load_catalog
 from qlabench.store.files import write_rows
 
@@ -39,22 +40,22 @@ def _doc(tmp_path, name: str, marker: str) -> object:
 
 def test_check_names_a_stale_block_and_render_fixes_it(tmp_path, ctx):
     doc = _doc(tmp_path, "a.md", "advise model=qwen3.5-397b tp=8 seqlens=8x1024")
-    (stale,) = check_files([doc], ctx)
+    (stale,) = check_files([doc], ctx, BLOCKS)
     assert (stale.block, stale.line) == ("advise", 2) and doc.read_text().count("stale") == 1  # nothing written
-    assert render_files([doc], ctx) == [doc]
+    assert render_files([doc], ctx, BLOCKS) == [doc]
     text = doc.read_text()
     assert "| 8x1024 | none yet; provisional `flashinfer-nocp` | 0.052 | 2.63x |" in text  # 0.137 / 0.052
     assert f"{0.125 / 0.052:.2f}x slower than flashinfer-nocp" in text and "`R1`" in text
-    assert check_files([doc], ctx) == [] and render_files([doc], ctx) == []
+    assert check_files([doc], ctx, BLOCKS) == [] and render_files([doc], ctx, BLOCKS) == []
 
 
 def test_the_flashinfer_and_catalog_blocks_come_from_the_rows_and_the_catalog(tmp_path, ctx):
     doc = _doc(tmp_path, "b.md", "flashinfer-cp")
-    render_files([doc], ctx)
+    render_files([doc], ctx, BLOCKS)
     assert "| 2/8 | `R1` | 0.125 / **0.052** CP |" in doc.read_text()
     assert f"slower than `use_cp=False` on 1 points, {0.125 / 0.052:.2f}-{0.125 / 0.052:.2f}x" in doc.read_text()
     doc = _doc(tmp_path, "c.md", "results-catalog")
-    render_files([doc], ctx)
+    render_files([doc], ctx, BLOCKS)
     assert "| `run/` | (all) | current | 2026-12-01 | the answer | - | - |" in doc.read_text()
 
 
@@ -74,7 +75,7 @@ def test_the_flashinfer_cp_block_takes_each_head_configuration_from_its_newest_r
     write_rows(res / "run" / "R1b.parquet", pair("R1b", "study", (2, 8), 0.125, 0.052, "2026-12-01T00:00:00+00:00"))
     fresh = BlockContext(load_catalog(res))
     doc = _doc(tmp_path, "f.md", "flashinfer-cp suite=study")
-    render_files([doc], fresh)
+    render_files([doc], fresh, BLOCKS)
     text = doc.read_text()
     assert "| 2/8 | `R1b` | 0.125 / **0.052** CP |" in text and "| 4/16 | `R2` | 0.300 / **0.200** CP |" in text
     assert "R3" not in text and "0.900" not in text
@@ -83,9 +84,9 @@ def test_the_flashinfer_cp_block_takes_each_head_configuration_from_its_newest_r
 
 def test_an_unknown_block_or_argument_is_an_error(tmp_path, ctx):
     with pytest.raises(BlockError, match="unknown block 'nope'"):
-        check_files([_doc(tmp_path, "d.md", "nope")], ctx)
+        check_files([_doc(tmp_path, "d.md", "nope")], ctx, BLOCKS)
     with pytest.raises(BlockError, match="block 'results-catalog'"):
-        check_files([_doc(tmp_path, "e.md", "results-catalog colour=red")], ctx)
+        check_files([_doc(tmp_path, "e.md", "results-catalog colour=red")], ctx, BLOCKS)
 
 
 def test_a_catalog_question_holding_a_newline_and_markers_injects_no_block(tmp_path, ctx):
@@ -95,9 +96,10 @@ def test_a_catalog_question_holding_a_newline_and_markers_injects_no_block(tmp_p
         f'question = """{question}"""\nstack = {{}}\n')
     fresh = BlockContext(load_catalog(ctx.catalog.root))
     doc = _doc(tmp_path, "c.md", "results-catalog")
-    assert render_files([doc], fresh) == [doc]
+    assert render_files([doc], fresh, BLOCKS) == [doc]
     once = doc.read_bytes()
-    assert render_files([doc], fresh) == [] and check_files([doc], fresh) == []  # a second render changes nothing
+    # a second render changes nothing
+    assert render_files([doc], fresh, BLOCKS) == [] and check_files([doc], fresh, BLOCKS) == []
     assert doc.read_bytes() == once
     assert [line for line in once.decode().split("\n") if "<!--" in line.split("|")[0]] == [
         "<!-- qlabench:block results-catalog -->", "<!-- /qlabench:block -->"]  # one block, as before
@@ -109,18 +111,18 @@ def test_a_crlf_doc_is_rendered_as_crlf_and_the_rest_kept_byte_for_byte(tmp_path
     doc = tmp_path / "w.md"
     doc.write_bytes(b"intro \xc3\xa9\r\n<!-- qlabench:block results-catalog -->\r\nstale\r\n"
                     b"<!-- /qlabench:block -->\r\nend\r\n")
-    assert render_files([doc], ctx) == [doc]
+    assert render_files([doc], ctx, BLOCKS) == [doc]
     data = doc.read_bytes()
     assert data.startswith(b"intro \xc3\xa9\r\n<!-- qlabench:block results-catalog -->\r\n| folder |")
     assert data.endswith(b"|\r\n<!-- /qlabench:block -->\r\nend\r\n") and b"\n" not in data.replace(b"\r\n", b"")
-    assert check_files([doc], ctx) == [] and render_files([doc], ctx) == []
+    assert check_files([doc], ctx, BLOCKS) == [] and render_files([doc], ctx, BLOCKS) == []
 
 
 def test_check_and_render_agree_on_a_file_render_would_change(tmp_path, ctx):
     doc = _doc(tmp_path, "a.md", "results-catalog")
-    render_files([doc], ctx)
+    render_files([doc], ctx, BLOCKS)
     doc.write_text(doc.read_text().replace("| the answer |", "| the answer, edited |"))
-    (stale,) = check_files([doc], ctx)
+    (stale,) = check_files([doc], ctx, BLOCKS)
     assert (stale.file, stale.block, stale.line) == (str(doc), "results-catalog", 2)
 
 
@@ -134,7 +136,7 @@ def test_a_missing_file_a_folder_or_a_non_utf8_file_is_an_error_naming_it(tmp_pa
     make(p)
     for run in (check_files, render_files):
         with pytest.raises(BlockError, match=f"{p}: {says}"):
-            run([p], ctx)
+            run([p], ctx, BLOCKS)
 
 
 @pytest.mark.parametrize("marker, says", [
@@ -149,5 +151,5 @@ def test_a_missing_file_a_folder_or_a_non_utf8_file_is_an_error_naming_it(tmp_pa
 def test_a_bad_parameter_is_an_error_naming_the_file_line_and_parameter_never_a_flag(tmp_path, ctx, marker, says):
     doc = _doc(tmp_path, "p.md", marker)
     with pytest.raises(BlockError, match=f"{doc}:2: {says}") as e:
-        check_files([doc], ctx)
+        check_files([doc], ctx, BLOCKS)
     assert "--" not in str(e.value)

@@ -1,5 +1,5 @@
 """Every serving variant against one baseline (analyze/serving/against.py) and its docs block
-(analyze/blocks/serving.py): ratios only within one run, L2-resident batches apart from HBM ones, the pool
+(analyze/serving/blocks.py): ratios only within one run, L2-resident batches apart from HBM ones, the pool
 check carried along."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 
 import serving_rows as sr
 from qlabench.analyze.blocks import BlockContext
-from qlabench.analyze.blocks.serving import serving_against_block
+from qlabench.analyze.serving.blocks import serving_against_block
 from qlabench.analyze.serving import build_serving
 from qlabench.analyze.serving.against import against_baseline
 from qlabench.core.errors import ConfigError

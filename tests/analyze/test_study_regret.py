@@ -111,7 +111,7 @@ def test_both_libraries_are_one_table_and_the_page_shows_a_section_each(tmp_path
 
 def test_the_docs_block_lists_one_librarys_points_above_a_floor_with_their_runs():
     from qlabench.analyze.blocks.context import BlockContext
-    from qlabench.analyze.blocks.study import auto_cp_regret_block
+    from qlabench.analyze.study.blocks import auto_cp_regret_block, current_study
     from qlabench.analyze.evidence.current import CurrentEvidence
     from qlabench.core.errors import ConfigError
 
@@ -119,7 +119,8 @@ def test_the_docs_block_lists_one_librarys_points_above_a_floor_with_their_runs(
              fi("flashinfer", (32768,), 0.234, run=CP_RUN), fi("flashinfer-nocp", (32768,), 1.425, run=CP_RUN)]
     df = pd.DataFrame([r.as_dict() for r, _ in pairs])
     ctx = BlockContext(catalog=None)
-    ctx.__dict__.update(study=build_study(df), evidence=CurrentEvidence((), (), df))
+    ctx.__dict__.update(evidence=CurrentEvidence((), (), df))
+    ctx.built[current_study] = build_study(df)  # what ctx.derived(current_study) gives
     text = auto_cp_regret_block(ctx, "flashinfer", above="1.02")
     assert "`fi-cp`" in text and "`fi-current`" in text and "of 2 points" in text
     table = text.split("Listed:")[1]

@@ -9,6 +9,7 @@ import pytest
 
 from qlabench.analyze.blocks import BlockContext, check_files, find_blocks
 from qlabench.analyze.blocks.files import doc_files
+from qlabench.cli.blocks_registry import BLOCKS
 from qlabench.store.catalog import load_catalog
 
 REPO = next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").is_file())
@@ -28,5 +29,5 @@ def test_the_headline_pages_hold_their_generated_blocks(page, blocks):
 
 def test_every_committed_block_is_what_the_current_evidence_gives():
     ctx = BlockContext(load_catalog(REPO / "results"))
-    stale = check_files(doc_files(REPO), ctx)
+    stale = check_files(doc_files(REPO), ctx, BLOCKS)
     assert not stale, "; ".join(s.text for s in stale) + " (run `qlabench docs render`)"

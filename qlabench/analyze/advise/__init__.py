@@ -6,6 +6,7 @@ too; what is advise's own:
 
     advice.py    `advise`: the answer with the suite measuring what it is missing
     suite.py     that suite (`--suite-out`), in the regime and check size the ranking reads
+    blocks.py    the docs' `advise` block: the same answer per case, as a table
 """
 
 from qlabench.analyze.advise.advice import Advice, advise

@@ -2,7 +2,8 @@
 `qlabench docs check` lists the blocks whose committed text differs from what the data gives (CI runs it).
 
 The files are the project's markdown that quotes figures (DOC_FILES, relative to the checkout): README.md,
-docs/*.md and results/README.md.
+docs/*.md and results/README.md. Which blocks exist is the caller's `blocks` (registry.py): the docs' full set,
+each view's blocks included, is cli/blocks_registry.py's BLOCKS, which `qlabench docs` passes.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pathlib import Path
 
 from qlabench.analyze.blocks.context import BlockContext
 from qlabench.analyze.blocks.markers import Block, BlockError, render_blocks
-from qlabench.analyze.blocks.registry import render_block
+from qlabench.analyze.blocks.registry import Blocks, render_block
 
 DOC_FILES = ("README.md", "docs/*.md", "results/README.md")
 
@@ -53,15 +54,16 @@ def read_doc(path: Path) -> str:
                          "UTF-8 markdown") from None
 
 
-def _rendered(path: Path, ctx: BlockContext) -> tuple[str, list[Block]]:
+def _rendered(path: Path, ctx: BlockContext, blocks: Blocks) -> tuple[str, list[Block]]:
     text = read_doc(path)
-    return render_blocks(text, lambda b: render_block(b, ctx, str(path)), str(path))
+    return render_blocks(text, lambda b: render_block(b, ctx, blocks, str(path)), str(path))
 
 
-def render_files(paths: Iterable[Path], ctx: BlockContext) -> list[Path]:
-    """Rewrite every block of `paths` from the data; the files that changed. Every file is rendered before
-    any is written, so an error in one leaves all of them as they were."""
-    rendered = [(Path(p), *_rendered(p, ctx)) for p in paths]
+def render_files(paths: Iterable[Path], ctx: BlockContext, blocks: Blocks) -> list[Path]:
+    """Rewrite every block of `paths` from the data, each by its function in `blocks` (the docs' own: pass
+    cli/blocks_registry.py's BLOCKS, as `qlabench docs render` does); the files that changed. Every file is
+    rendered before any is written, so an error in one leaves all of them as they were."""
+    rendered = [(Path(p), *_rendered(p, ctx, blocks)) for p in paths]
     for p, new, changed in rendered:
         if changed:
             try:
@@ -71,7 +73,8 @@ def render_files(paths: Iterable[Path], ctx: BlockContext) -> list[Path]:
     return [p for p, _, changed in rendered if changed]
 
 
-def check_files(paths: Iterable[Path], ctx: BlockContext) -> list[Stale]:
+def check_files(paths: Iterable[Path], ctx: BlockContext, blocks: Blocks) -> list[Stale]:
     """The blocks whose committed body differs from what the data gives (nothing is written): exactly the
-    blocks `render_files` would rewrite."""
-    return [Stale(str(p), b.name, b.start + 1) for p in paths for b in _rendered(p, ctx)[1]]
+    blocks `render_files` would rewrite with the same `blocks` (`qlabench docs check` passes
+    cli/blocks_registry.py's BLOCKS)."""
+    return [Stale(str(p), b.name, b.start + 1) for p in paths for b in _rendered(p, ctx, blocks)[1]]

@@ -1,40 +1,34 @@
-"""Every block the docs may hold: name -> the function that renders it from a BlockContext (and the
-KEY=VALUE arguments of its marker). A marker naming another block is an error, never left as it is."""
+"""The blocks a render knows: a mapping of block name -> the function that renders it from a BlockContext (and the
+KEY=VALUE arguments of its marker), and `render_block`, which checks a marker's arguments against the function's
+and calls it. A marker naming a block the mapping lacks is an error, never left as it is.
+
+The mapping is the caller's: a block quotes its view's own rendering (the study's tables, the serving ranking, the
+cold-start table, advise's answer), so each view holds its blocks (`<view>/blocks.py`) and the full mapping of the
+docs is assembled above the views, in the command line (cli/blocks_registry.py: BLOCKS). This package holds the
+blocks that quote no view (catalog.py, flashinfer.py) and imports no view.
+"""
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
-from qlabench.analyze.blocks.advice import advise_block
-from qlabench.analyze.blocks.catalog import results_catalog_block
-from qlabench.analyze.blocks.cold_start import cold_start_block
 from qlabench.analyze.blocks.context import BlockContext
-from qlabench.analyze.blocks.flashinfer import flashinfer_cp_block, library_vs_block
 from qlabench.analyze.blocks.markers import Block, BlockError
 from qlabench.analyze.blocks.params import as_parameters
-from qlabench.analyze.blocks.serving import serving_against_block
-from qlabench.analyze.blocks.study import auto_cp_regret_block, study_summary_block
 from qlabench.core.errors import ConfigError
 
-BLOCKS: dict[str, Callable[..., str]] = {
-    "advise": advise_block,
-    "auto-cp-regret": auto_cp_regret_block,
-    "cold-start": cold_start_block,
-    "flashinfer-cp": flashinfer_cp_block,
-    "library-vs": library_vs_block,
-    "study-summary": study_summary_block,
-    "results-catalog": results_catalog_block,
-    "serving-against": serving_against_block,
-}
+# block name -> its function: fn(ctx, **marker arguments) -> the block's markdown body
+Blocks = Mapping[str, Callable[..., str]]
 
 
-def render_block(block: Block, ctx: BlockContext, where: str = "") -> str:
-    """The block's body from the data; a BlockError naming the file, the marker's line and the parameter when
-    its parameters are unknown, missing or cannot mean anything."""
-    fn = BLOCKS.get(block.name)
+def render_block(block: Block, ctx: BlockContext, blocks: Blocks, where: str = "") -> str:
+    """The block's body from the data, by its function in `blocks`; a BlockError naming the file, the marker's
+    line and the parameter when the block is not in `blocks` or its parameters are unknown, missing or cannot
+    mean anything."""
+    fn = blocks.get(block.name)
     if fn is None:
-        raise BlockError(f"{where}:{block.start + 1}: unknown block {block.name!r} (known: {', '.join(BLOCKS)})")
+        raise BlockError(f"{where}:{block.start + 1}: unknown block {block.name!r} (known: {', '.join(blocks)})")
     at = f"{where}:{block.start + 1}: block {block.name!r}"
     params = {n: p for n, p in list(inspect.signature(fn).parameters.items())[1:]}  # after the context
     given = dict(block.args)

@@ -1,4 +1,4 @@
-"""The cold-start docs block (analyze/blocks/cold_start.py): one current cold-start entry's records as the
+"""The cold-start docs block (analyze/cold_start/blocks.py): one current cold-start entry's records as the
 table `qlabench cold-start` writes, a missing cache size said so, and no other kind of entry."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import json
 import pytest
 
 from qlabench.analyze.blocks import BlockContext
-from qlabench.analyze.blocks.cold_start import cold_start_block
+from qlabench.analyze.cold_start.blocks import cold_start_block
 from qlabench.core.errors import ConfigError
 from qlabench.store.catalog import load_catalog
 

@@ -1,5 +1,6 @@
-"""The study's headline, as the top of `qlabench report`'s page has it: the summary line and the table per
-backend of our values against FlashQLA's published ones, on the current evidence.
+"""The study's docs blocks: its headline, as the top of `qlabench report`'s page has it (the summary line and the
+table per backend of our values against FlashQLA's published ones), and one library's auto-CP regret table, on
+the current evidence (the machinery that finds and renders blocks is analyze/blocks/).
 
     <!-- qlabench:block study-summary -->
     <!-- qlabench:block auto-cp-regret library=flashinfer -->   (a library of core's AUTO_CHOICES)
@@ -8,12 +9,22 @@ backend of our values against FlashQLA's published ones, on the current evidence
 from __future__ import annotations
 
 from qlabench.analyze.blocks.context import BlockContext
+from qlabench.analyze.evidence.current import history_notes
 from qlabench.analyze.kit.tables import md_table
 from qlabench.analyze.study.page import backend_summary
+from qlabench.analyze.study.study import Study, build_study
+
+
+def current_study(ctx: BlockContext) -> Study:
+    """The study page's Study on the current evidence, as `qlabench report` builds it (one per context:
+    `ctx.derived(current_study)`)."""
+    root = ctx.catalog.root.parent
+    sources = [str(p.relative_to(root)) if p.is_relative_to(root) else str(p) for p in ctx.evidence.paths]
+    return build_study(ctx.rows, sources=sources, history=history_notes(ctx.catalog))
 
 
 def study_summary_block(ctx: BlockContext) -> str:
-    s = ctx.study
+    s = ctx.derived(current_study)
     return "\n".join([f"On {', '.join(f'`{x}`' for x in s.sources)} (`qlabench report`, the current evidence):", "",
                       md_table(backend_summary(s), {"median ratio (ok)": ".2f"}).rstrip(), "",
                       f"{s.summary.n_rows_within} of {s.summary.n_rows} published rows within {s.tolerance:.0%} in "
@@ -35,7 +46,7 @@ def auto_cp_regret_block(ctx: BlockContext, library: str, above: str | None = No
     known = [c.library for c in AUTO_CHOICES]
     if library not in known:
         raise ConfigError(f"auto-cp-regret: library must be one of {', '.join(known)}, got {library!r}")
-    r = library_regret(ctx.study.regret, library)
+    r = library_regret(ctx.derived(current_study).regret, library)
     if r.empty:
         raise ConfigError(f"auto-cp-regret: no point of the current evidence has {library}'s auto backend and a "
                           "pinned one both ok")
