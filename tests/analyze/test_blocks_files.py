@@ -153,3 +153,15 @@ def test_a_bad_parameter_is_an_error_naming_the_file_line_and_parameter_never_a_
     with pytest.raises(BlockError, match=f"{doc}:2: {says}") as e:
         check_files([doc], ctx, BLOCKS)
     assert "--" not in str(e.value)
+
+
+def test_what_a_view_derives_from_the_context_is_built_once_per_context(ctx):
+    """A view's blocks share what it builds on the current evidence (the study's Study): one build per render."""
+    calls = []
+
+    def build(c):
+        calls.append(c)
+        return len(c.rows)
+
+    assert ctx.derived(build) == ctx.derived(build) == 4 and calls == [ctx]
+    assert BlockContext(ctx.catalog).derived(build) == 4 and len(calls) == 2  # a new render builds again

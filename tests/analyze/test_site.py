@@ -205,6 +205,10 @@ def test_the_serving_page_shows_the_winner_per_group_from_the_serving_folder(tmp
     assert expected.startswith("1-16: fla-recurrent [kv]") and expected.replace("; ", "<br>") in page
     assert 'href="serving.html"' in (site.out / "index.html").read_text()
     assert any(p.name.startswith("serving_time_") for p in site.figures)
+    # the site imports no serving view: without the section its caller hands in, it has no serving page
+    bare = build_site(root, tmp_path / "bare", serving=None)
+    assert not (bare.out / "serving.html").exists() and not any(p.name.startswith("serving_") for p in bare.figures)
+    assert 'href="serving.html"' not in (bare.out / "index.html").read_text()
 
 
 def test_a_tie_and_a_provisional_answer_are_never_counted_as_wins():

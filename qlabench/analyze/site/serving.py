@@ -3,8 +3,8 @@ mode, tokens per step and state dtype, the fastest correct variant by batch, its
 report's time figures (a line per variant: backend and state layout).
 
 The site imports no other view: what the serving report makes of the rows comes from `section_of`, which the
-caller hands in (`qlabench site`: analyze/serving/section.py's `serving_section`). It runs in a worker process
-(build.py), so it is a module-level function.
+caller hands in (`qlabench site`: analyze/serving/section.py's `serving_section`). build.py calls this page in a
+worker process, so `section_of` is a module-level function (it is pickled there).
 """
 
 from __future__ import annotations
