@@ -43,8 +43,7 @@ def test_the_readme_question_from_committed_evidence_matches_show(monkeypatch):
                     "--format", "csv", "--mode", "fwd")
         assert shown.exit_code == 0, shown.output
         table = pd.read_csv(io.StringIO(shown.output))
-        row = table[table["sequences"] == "+".join([case["case"].split("x")[-1]] * int(case["case"].split("x")[0]))
-                    if "x" in case["case"] else table["sequences"] == case["case"]]
+        row = table[table["sequences"] == (f"{case['case']} packed" if "x" in case["case"] else case["case"])]
         assert len(row) == 1
         assert abs(best["time_ms"] - float(row[best["backend"]].iloc[0])) < 1e-9
         assert all(e["time_ms"] is None for e in case["entries"] if e["status"] != "ok")
