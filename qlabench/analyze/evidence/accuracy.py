@@ -26,6 +26,7 @@ from qlabench.core.modes import mode_of
 from qlabench.core.result import CHECKED_TENSORS
 from qlabench.core.tolerances import TOLERANCES, error_ratio, tolerance_dtype
 from qlabench.analyze.evidence.problem import problem_keys
+from qlabench.analyze.evidence.records import records
 from qlabench.analyze.evidence.stacks import main_version
 from qlabench.store.keys import key_value
 
@@ -186,7 +187,7 @@ CHECK_COLUMNS = ("oracle", "dtype", "state_dtype", "mode", "status", "total_toke
 
 
 def _check_records(df: pd.DataFrame) -> list[dict]:
-    return df[[c for c in CHECK_COLUMNS if c in df]].to_dict("records")
+    return records(df, [c for c in CHECK_COLUMNS if c in df])
 
 
 def checked_keys(df: pd.DataFrame) -> pd.Series:
@@ -194,7 +195,7 @@ def checked_keys(df: pd.DataFrame) -> pd.Series:
     or model label) and the version of the backend's own library. FlashInfer 0.6's float64 checks are no
     checks of a 0.7 row: another version is another kernel."""
     cols = [c for c in ("backend", *version_columns()) if c in df.columns]
-    versions = [main_version(r) for r in df[cols].to_dict("records")]
+    versions = [main_version(r) for r in records(df, cols)]
     return pd.Series([f"{k}|{v}" for k, v in zip(problem_keys(df), versions)], index=df.index, dtype=object)
 
 

@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from qlabench.analyze.evidence.accuracy import row_check
+from qlabench.analyze.evidence.records import records
 from qlabench.core.bytes_model import StepBytes, bandwidth_fraction
 from qlabench.core.device_limits import fastest_ms, impossible_time
 from qlabench.core.errors import QlabenchError
@@ -131,7 +132,8 @@ def believed(df: pd.DataFrame, require_check: bool = True) -> pd.DataFrame:
     frac = df["hbm_frac"].to_numpy(dtype=float, copy=True) if "hbm_frac" in df else None
     cols = [c for c in READS + tuple(f"err_{t}" for t in CHECKED_TENSORS) if c in df]
     floors: dict = {}
-    for i, row in zip(np.flatnonzero(ok), df.loc[ok, cols].to_dict("records")):
+    judged = df[cols] if ok.all() else df.loc[ok, cols]  # (a selection of every row copies each column)
+    for i, row in zip(np.flatnonzero(ok), records(judged)):
         why = contradiction(row) or time_problem(row) or physics_problem(row, floors)
         if why is None and serving[i]:
             f = hbm_fraction(row)

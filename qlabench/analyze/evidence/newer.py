@@ -28,6 +28,7 @@ import pyarrow.parquet as pq
 from qlabench.analyze.evidence.belief import believed
 from qlabench.analyze.evidence.kernels import short_name
 from qlabench.analyze.evidence.problem import problem_keys
+from qlabench.analyze.evidence.records import records
 from qlabench.core.errors import QlabenchError, SchemaError
 from qlabench.core.libraries import version_columns
 from qlabench.core.result import CHECKED_TENSORS
@@ -179,7 +180,7 @@ class _Shown:
         self.medians = ok["median_ms"].tolist()
 
     def records(self, positions: list[int]) -> list[dict]:
-        return self.frame.iloc[positions].to_dict("records")
+        return records(self.frame.iloc[positions])
 
 
 def _shown_problems(shown: pd.DataFrame, shown_keys: pd.Series, other: pd.DataFrame) -> tuple[pd.DataFrame, pd.Series]:
@@ -249,7 +250,8 @@ def _compare(mine: _Shown, newest: pd.DataFrame) -> dict[int, tuple[list[str], l
     disagree = [(f, i, j, r) for f, ps in pairs.items() for i, j in ps
                 if abs((r := float(medians[j]) / float(mine.medians[i])) - 1) > DISAGREE]
     mine_rows = mine.records([i for _, i, _, _ in disagree])
-    theirs_rows = newest.drop(columns=["_p", _FOLDER]).iloc[[j for _, _, j, _ in disagree]].to_dict("records")
+    theirs_rows = records(newest.iloc[[j for _, _, j, _ in disagree]],
+                          [c for c in newest.columns if c not in ("_p", _FOLDER)])
     kernels = _kernel_rows(theirs_rows)
     out = {f: ([stamps[j] for _, j in ps], [], Counter()) for f, ps in pairs.items()}
     for (f, _, _, ratio), m, theirs in zip(disagree, mine_rows, theirs_rows):
