@@ -19,8 +19,15 @@ from qlabench.core.identity import key_axes, workload_axes
 KEY_COLUMNS = key_axes()
 
 
+# Types that are their own plain value and key (exactly these: a numpy scalar subclassing one is not). Most values
+# keyed are of them, and a view keys ~10^4 values: they return before any other test.
+_SELF_KEYED = (str, int, bool)
+
+
 def plain_value(v):
     """Plain Python for a value read through pandas: None for NaN/None, tuples for sequences."""
+    if type(v) in _SELF_KEYED:
+        return v
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return None
     if isinstance(v, (list, tuple, np.ndarray)):
@@ -37,6 +44,10 @@ def key_value(v):
     and 64.0 key as 0 and 64 whether they come from a Point or a parquet column; null stays None
     (a version-1 file reads both as null, and a Point stores the profile's defaults as None).
     """
+    if type(v) in _SELF_KEYED:
+        return v
+    if type(v) is float:
+        return None if v != v else int(v) if v.is_integer() else v
     v = plain_value(v)
     if isinstance(v, float) and v.is_integer():
         return int(v)

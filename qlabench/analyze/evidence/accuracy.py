@@ -93,6 +93,9 @@ def check_dtype(row) -> str | None:
     return tolerance_dtype(key_value(row.get("dtype")), state)
 
 
+_ERR_COLUMNS = tuple((t, f"err_{t}") for t in CHECKED_TENSORS)  # (tensor, the column of its stored error)
+
+
 def row_check(row, source: str = "row") -> Check | None:
     """The check a stored row records (None: unchecked, or a dtype with no tolerance)."""
     oracle = key_value(row.get("oracle"))
@@ -100,8 +103,8 @@ def row_check(row, source: str = "row") -> Check | None:
     if not oracle or dtype not in TOLERANCES:
         return None
     worst, tensor = -1.0, ""
-    for name in CHECKED_TENSORS:
-        e = key_value(row.get(f"err_{name}"))
+    for name, column in _ERR_COLUMNS:
+        e = key_value(row.get(column))
         if e is None:
             continue
         r = error_ratio(float(e), dtype, name)
