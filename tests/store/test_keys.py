@@ -5,8 +5,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 
-from qlabench.store.keys import key_value, plain_value
+from qlabench.store.keys import key_value, newest_rows, plain_value
 
 
 def test_plain_values_are_python_none_for_missing_and_tuples_for_sequences():
@@ -25,3 +26,16 @@ def test_keys_read_integral_floats_as_ints_wherever_they_come_from():
     assert key_value(math.nan) is None and key_value(None) is None
     assert key_value(True) is True and type(key_value(np.bool_(False))) is bool  # a bool is no int here
     assert type(key_value(np.str_("bf16"))) is str
+
+
+def test_newest_rows_keep_each_keys_newest_row_the_later_of_equals_in_time_order_with_the_frames_columns():
+    df = pd.DataFrame({"timestamp": ["2026-01-02", "2026-01-01", "2026-01-02", "2026-01-01", None],
+                       "k": ["a", "a", "a", "b", "b"], "v": [1, 2, 3, 4, 5], "x": [0.5, 1.5, 2.5, 3.5, 4.5]},
+                      index=[0, 0, 1, 1, 2])  # repeated labels, as a frame concatenated from files has
+    df.attrs["note"] = "kept"
+    got = newest_rows(df, ["k"])
+    # a: the two rows of 2026-01-02 tie and the later one (v=3) counts; b: a row without a time sorts last
+    assert got["v"].tolist() == [3, 5] and got.index.tolist() == [0, 1]
+    assert list(got.columns) == list(df.columns) and (got.dtypes == df.dtypes).all()
+    assert got.attrs == {"note": "kept"}
+    assert newest_rows(df.iloc[:0], ["k"]).empty
