@@ -204,13 +204,14 @@ def _newest_believed(hits: pd.DataFrame, hit_keys: pd.Series) -> pd.DataFrame:
     """The newest row of each folder and problem that a view believes (`_p`: the problem's key): a newer time no
     view believes is no newer evidence, and the next newest then counts. The rule reads each row it judges, so
     it judges the newest ones only, and again where it refused one."""
-    hits = hits.assign(_p=hit_keys)
+    # `_row` names a hit in every round: the newest rows come renumbered, so their index names no row of `hits`
+    hits = hits.assign(_p=hit_keys, _row=range(len(hits)))
     while True:
         newest = newest_rows(hits, (), keys=hits[_FOLDER].astype(str) + " " + hits["_p"])
-        refused = newest.index[(believed(newest)["status"] != "ok").to_numpy()]
+        refused = newest.loc[(believed(newest)["status"] != "ok").to_numpy(), "_row"]
         if refused.empty:
-            return newest
-        hits = hits.drop(index=refused)
+            return newest.drop(columns="_row")
+        hits = hits[~hits["_row"].isin(refused)]
 
 
 def _read_one(f: Path) -> pa.Table | str | None:
