@@ -194,7 +194,10 @@ def _shown_problems(shown: pd.DataFrame, shown_keys: pd.Series, other: pd.DataFr
     theirs_keys = problem_keys(other)
     # only a row measured after a shown row of its problem can pair with one (_compare): the rest is dropped
     # before any is judged
-    oldest = pd.Series([str(v) for v in shown["timestamp"].tolist()], index=shown_keys.values).groupby(level=0).min()
+    oldest: dict[str, str] = {}  # (in Python: a groupby of text runs through pyarrow's query engine, and imports it)
+    for key, stamp in zip(shown_keys.tolist(), (str(v) for v in shown["timestamp"].tolist())):
+        if key not in oldest or stamp < oldest[key]:
+            oldest[key] = stamp
     after = theirs_keys.map(oldest)
     hit = after.notna() & (other["timestamp"].astype(str) > after.fillna(""))
     return other[hit], theirs_keys[hit]
