@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -30,6 +31,7 @@ from qlabench.analyze.evidence.kernels import short_name
 from qlabench.analyze.evidence.problem import problem_keys
 from qlabench.analyze.evidence.records import records
 from qlabench.core.errors import QlabenchError, SchemaError
+from qlabench.core.identity import problem_axes
 from qlabench.core.libraries import version_columns
 from qlabench.core.result import CHECKED_TENSORS
 from qlabench.store.files import read_table, result_files
@@ -185,13 +187,14 @@ class _Shown:
 
 def _shown_problems(shown: pd.DataFrame, shown_keys: pd.Series, other: pd.DataFrame) -> tuple[pd.DataFrame, pd.Series]:
     """The ok rows of `other` of a problem shown, and their problem keys. Most of a folder is other problems:
-    a cheap filter on a few axes comes before the keys are built (one mask, one selection: each selection
-    copies every column)."""
+    a cheap filter on a few axes comes before the keys are built, which read the problem's columns alone, and
+    the rows are selected once at the end (each selection of the whole frame copies every column)."""
     mask = other["status"] == "ok"
     for c in ("backend", "mode", "h_qk", "h_v", "K", "V", "dtype"):
         mask &= other[c].isin(set(shown[c]))
-    other = other[mask]
-    theirs_keys = problem_keys(other)
+    at = np.flatnonzero(mask.to_numpy())
+    candidates = other[[c for c in (*problem_axes(), "timestamp") if c in other]].iloc[at]
+    theirs_keys = problem_keys(candidates)
     # only a row measured after a shown row of its problem can pair with one (_compare): the rest is dropped
     # before any is judged
     oldest: dict[str, str] = {}  # (in Python: a groupby of text runs through pyarrow's query engine, and imports it)
@@ -199,8 +202,8 @@ def _shown_problems(shown: pd.DataFrame, shown_keys: pd.Series, other: pd.DataFr
         if key not in oldest or stamp < oldest[key]:
             oldest[key] = stamp
     after = theirs_keys.map(oldest)
-    hit = after.notna() & (other["timestamp"].astype(str) > after.fillna(""))
-    return other[hit], theirs_keys[hit]
+    hit = (after.notna() & (candidates["timestamp"].astype(str) > after.fillna(""))).to_numpy()
+    return other.iloc[at[hit]], theirs_keys[hit]
 
 
 def _newest_believed(hits: pd.DataFrame, hit_keys: pd.Series) -> pd.DataFrame:
