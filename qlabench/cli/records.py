@@ -7,7 +7,7 @@ from rich.console import Console, Group
 from rich.cells import cell_len
 from rich.measure import Measurement
 from rich.table import Table
-from rich.text import Text
+from rich.text import Span, Text
 
 
 def fitted(console: Console, table: Table, keys: int):
@@ -24,6 +24,7 @@ def fitted(console: Console, table: Table, keys: int):
     names = [_plain(c.header) for c in table.columns]
     cells = [list(c.cells) for c in table.columns]
     width = max((len(n) for n in names[keys:]), default=0)
+    heads = [f"  {n.ljust(width)}  " for n in names]
     out = [Text(str(table.title), style="bold")] if table.title else []
     for i in range(table.row_count):
         out.append(Text(" · ".join(p for p in (_plain(cells[c][i]) for c in range(keys)) if p), style="bold"))
@@ -31,9 +32,11 @@ def fitted(console: Console, table: Table, keys: int):
             value = Text.from_markup(cells[c][i]) if isinstance(cells[c][i], str) else Text(_plain(cells[c][i]))
             if value.plain.strip():
                 # one line: the cell's own line breaks become spaces, its colour (a failed status) kept
-                flat = Text(" ".join(value.plain.split()), style=value.spans[0].style if value.spans else "")
-                out.append(Text(f"  {names[c].ljust(width)}  ") + flat)
-    return Group(*out)
+                flat, style = " ".join(value.plain.split()), value.spans[0].style if value.spans else ""
+                at = len(heads[c])
+                out.append(Text(heads[c] + flat, spans=[Span(at, at + len(flat), style)] if style else None))
+    # One text of many lines prints as the lines would, one by one (each wrapped to the console), for less CPU.
+    return Text("\n").join(out) if out else Group()
 
 
 def _wider_than(table: Table, width: int) -> bool:

@@ -242,26 +242,28 @@ def result_files(paths: Iterable[str | os.PathLike]) -> list[Path]:
                            if f.is_file() and not f.name.startswith(".") and not _shadowed_part(f)
                            and not f.name.endswith(".kernels.parquet")  # store/kernels.py's tables
                            and not _other_table(f))
-            _refuse_links_out(p, found)
-            out.extend(found)
+            # each file resolved once (a view walks the whole tree: resolving it thrice cost a tenth of its walk)
+            real = [f.resolve() for f in found]
+            _refuse_links_out(p, found, real)
+            out.extend(zip(found, real))
         elif p.is_file():
-            out.append(p)
+            out.append((p, p.resolve()))
         else:
             raise StoreError(f"{p}: no such file or folder")
     if not out:
         raise StoreError("no result files found in " + ", ".join(map(str, paths)))
     seen: set[Path] = set()
-    return [f for f in out if not (f.resolve() in seen or seen.add(f.resolve()))]
+    return [f for f, r in out if not (r in seen or seen.add(r))]
 
 
-def _refuse_links_out(folder: Path, files: list[Path]) -> None:
-    """StoreError for a file of `folder` that a link places outside it: a folder's evidence is what it holds
-    (a path with '..' is refused for the same reason: results/catalog.toml, store/catalog.py)."""
+def _refuse_links_out(folder: Path, files: list[Path], real: list[Path]) -> None:
+    """StoreError for a file of `folder` that a link places outside it (`real`: each file resolved): a folder's
+    evidence is what it holds (a path with '..' is refused for the same reason: results/catalog.toml,
+    store/catalog.py)."""
     top = folder.resolve()
-    for f in files:
-        real = f.resolve()
-        if not real.is_relative_to(top):
-            raise StoreError(f"{f}: a link to {real}, outside {folder}: a results folder's evidence lies inside it "
+    for f, r in zip(files, real):
+        if not r.is_relative_to(top):
+            raise StoreError(f"{f}: a link to {r}, outside {folder}: a results folder's evidence lies inside it "
                              "(copy the files in, or give the other folder itself)")
 
 
@@ -274,10 +276,12 @@ def read_table(path: str | os.PathLike, columns: Iterable[str] | None = None) ->
     run id), which is most of the cost saved: the kernel and sample lists are most of a file's bytes."""
     wanted = None
     try:
+        # The file itself, its footer parsed once (pq.read_table would set up a dataset for one file: twice the
+        # CPU of a whole read, and pyarrow.dataset's import, for the same table).
+        pf = pq.ParquetFile(path, metadata=_footer(path))
         if columns is None:
-            table = pq.read_table(path)
+            table = pf.read()
         else:
-            pf = pq.ParquetFile(path, metadata=_footer(path))
             schema = pf.schema_arrow  # (built anew on each access)
             wanted = set(KEY_COLUMNS) | set(_ALWAYS_READ) | set(columns)
             # One thread: a projected read is small, and threads cost more CPU than they save (a view reads a

@@ -108,15 +108,24 @@ def upgrade(table: pa.Table, source: str, columns: set[str] | None = None) -> pa
     for step_from, step in _UPGRADES:
         if version <= step_from:
             table = step(table)
-    target = arrow_schema() if columns is None else _fields(frozenset(columns)).with_metadata(arrow_schema().metadata)
-    cols, present = [], set(table.column_names)
-    for f in target:
-        if f.name in present:
-            col = table.column(f.name)
-            cols.append(col if col.type == f.type else col.cast(f.type))  # a cast of equal types still copies
+    target = _target(None if columns is None else frozenset(columns))
+    # by name and type, read off the schemas once (a view upgrades every file of a results tree)
+    present = dict(zip(table.column_names, zip(table.columns, table.schema.types)))
+    cols = []
+    for name, kind in zip(target.names, target.types):
+        found = present.get(name)
+        if found is None:
+            cols.append(pa.nulls(table.num_rows, kind))
         else:
-            cols.append(pa.nulls(table.num_rows, f.type))
+            col, have = found
+            cols.append(col if have == kind else col.cast(kind))  # a cast of equal types still copies
     return pa.Table.from_arrays(cols, schema=target)
+
+
+@lru_cache(maxsize=64)
+def _target(columns: frozenset[str] | None) -> pa.Schema:
+    """The schema `upgrade` brings a table to (its `columns` only, when given), with the version metadata."""
+    return arrow_schema() if columns is None else _fields(columns).with_metadata(arrow_schema().metadata)
 
 
 # Backends whose `bwd` mode changed meaning in version 2 (their version-1 `bwd` is now `bwd_train`).

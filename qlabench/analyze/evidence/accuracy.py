@@ -26,6 +26,7 @@ from qlabench.core.modes import mode_of
 from qlabench.core.result import CHECKED_TENSORS
 from qlabench.core.tolerances import TOLERANCES, error_ratio, tolerance_dtype
 from qlabench.analyze.evidence.problem import problem_keys
+from qlabench.analyze.evidence.records import records
 from qlabench.analyze.evidence.stacks import main_version
 from qlabench.store.keys import key_value
 
@@ -92,6 +93,9 @@ def check_dtype(row) -> str | None:
     return tolerance_dtype(key_value(row.get("dtype")), state)
 
 
+_ERR_COLUMNS = tuple((t, f"err_{t}") for t in CHECKED_TENSORS)  # (tensor, the column of its stored error)
+
+
 def row_check(row, source: str = "row") -> Check | None:
     """The check a stored row records (None: unchecked, or a dtype with no tolerance)."""
     oracle = key_value(row.get("oracle"))
@@ -99,8 +103,8 @@ def row_check(row, source: str = "row") -> Check | None:
     if not oracle or dtype not in TOLERANCES:
         return None
     worst, tensor = -1.0, ""
-    for name in CHECKED_TENSORS:
-        e = key_value(row.get(f"err_{name}"))
+    for name, column in _ERR_COLUMNS:
+        e = key_value(row.get(column))
         if e is None:
             continue
         r = error_ratio(float(e), dtype, name)
@@ -186,7 +190,7 @@ CHECK_COLUMNS = ("oracle", "dtype", "state_dtype", "mode", "status", "total_toke
 
 
 def _check_records(df: pd.DataFrame) -> list[dict]:
-    return df[[c for c in CHECK_COLUMNS if c in df]].to_dict("records")
+    return records(df, [c for c in CHECK_COLUMNS if c in df])
 
 
 def checked_keys(df: pd.DataFrame) -> pd.Series:
@@ -194,7 +198,7 @@ def checked_keys(df: pd.DataFrame) -> pd.Series:
     or model label) and the version of the backend's own library. FlashInfer 0.6's float64 checks are no
     checks of a 0.7 row: another version is another kernel."""
     cols = [c for c in ("backend", *version_columns()) if c in df.columns]
-    versions = [main_version(r) for r in df[cols].to_dict("records")]
+    versions = [main_version(r) for r in records(df, cols)]
     return pd.Series([f"{k}|{v}" for k, v in zip(problem_keys(df), versions)], index=df.index, dtype=object)
 
 

@@ -25,19 +25,19 @@ import numpy as np
 import pandas as pd
 
 from qlabench.analyze.evidence.accuracy import row_check
+from qlabench.analyze.evidence.records import records
 from qlabench.core.bytes_model import StepBytes, bandwidth_fraction
 from qlabench.core.device_limits import fastest_ms, impossible_time
 from qlabench.core.errors import QlabenchError
-from qlabench.core.identity import key_axes
 from qlabench.core.modes import SERVING_MODES
 from qlabench.core.point import Point
 from qlabench.core.result import CHECKED_TENSORS
-from qlabench.store.keys import key_value
+from qlabench.store.keys import KEY_COLUMNS, key_value
 
 # The columns the rules read (records of ~110 columns would cost more than the rules).
 READS = tuple(dict.fromkeys(("status", "reason", "device", "mode", "dtype", "state_dtype", "median_ms", "samples_ms",
                              "bytes_read", "bytes_written", "hbm_peak_read_tbs", "hbm_peak_write_tbs", "hbm_frac",
-                             "oracle", "total_tokens", "check_tokens") + key_axes()))
+                             "oracle", "total_tokens", "check_tokens") + KEY_COLUMNS))
 # What a call's work (core/flops.py: work) and its device's floor depend on, besides the sequence lengths.
 WORK_AXES = ("mode", "layout", "batch", "h_qk", "h_v", "K", "V", "dtype", "state_dtype", "initial_state",
              "cp_world_size", "pool")
@@ -61,7 +61,9 @@ def time_problem(row) -> str | None:
         return f"stored median_ms {row.get('median_ms')!r} is not a time (must be a positive number): not believed"
     samples = row.get("samples_ms")
     if samples is not None and len(samples):
-        arr = sorted(number(x) for x in samples)  # a few hundred at most: faster in Python than numpy's median
+        # a few hundred at most: faster in Python than numpy's median (a float array's floats read at once)
+        arr = sorted(samples.tolist() if isinstance(samples, np.ndarray) and samples.dtype.kind == "f"
+                     else (number(x) for x in samples))
         if all(math.isfinite(x) for x in arr):
             n = len(arr)
             med = arr[n // 2] if n % 2 else (arr[n // 2 - 1] + arr[n // 2]) / 2
@@ -76,7 +78,7 @@ def time_problem(row) -> str | None:
 def physics_problem(row, floors: dict) -> str | None:
     """Why a row's time is impossible on its device (core/device_limits.py); None when it is possible or the
     frame lacks the point's axes. `floors` caches each point's floor: a table repeats its points."""
-    if any(a not in row for a in key_axes()):
+    if any(a not in row for a in KEY_COLUMNS):
         return None
     # the axes the work depends on, cheaply (a varlen row's lengths as bytes): a point is built once per key
     key = (row.get("device"), np.asarray(row["seqlens"]).tobytes()) + tuple(
@@ -131,7 +133,8 @@ def believed(df: pd.DataFrame, require_check: bool = True) -> pd.DataFrame:
     frac = df["hbm_frac"].to_numpy(dtype=float, copy=True) if "hbm_frac" in df else None
     cols = [c for c in READS + tuple(f"err_{t}" for t in CHECKED_TENSORS) if c in df]
     floors: dict = {}
-    for i, row in zip(np.flatnonzero(ok), df.loc[ok, cols].to_dict("records")):
+    judged = df[cols] if ok.all() else df.loc[ok, cols]  # (a selection of every row copies each column)
+    for i, row in zip(np.flatnonzero(ok), records(judged)):
         why = contradiction(row) or time_problem(row) or physics_problem(row, floors)
         if why is None and serving[i]:
             f = hbm_fraction(row)

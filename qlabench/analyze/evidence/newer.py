@@ -21,6 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -28,7 +29,9 @@ import pyarrow.parquet as pq
 from qlabench.analyze.evidence.belief import believed
 from qlabench.analyze.evidence.kernels import short_name
 from qlabench.analyze.evidence.problem import problem_keys
+from qlabench.analyze.evidence.records import records
 from qlabench.core.errors import QlabenchError, SchemaError
+from qlabench.core.identity import problem_axes
 from qlabench.core.libraries import version_columns
 from qlabench.core.result import CHECKED_TENSORS
 from qlabench.store.files import read_table, result_files
@@ -179,37 +182,42 @@ class _Shown:
         self.medians = ok["median_ms"].tolist()
 
     def records(self, positions: list[int]) -> list[dict]:
-        return self.frame.iloc[positions].to_dict("records")
+        return records(self.frame.iloc[positions])
 
 
 def _shown_problems(shown: pd.DataFrame, shown_keys: pd.Series, other: pd.DataFrame) -> tuple[pd.DataFrame, pd.Series]:
     """The ok rows of `other` of a problem shown, and their problem keys. Most of a folder is other problems:
-    a cheap filter on a few axes comes before the keys are built (one mask, one selection: each selection
-    copies every column)."""
+    a cheap filter on a few axes comes before the keys are built, which read the problem's columns alone, and
+    the rows are selected once at the end (each selection of the whole frame copies every column)."""
     mask = other["status"] == "ok"
     for c in ("backend", "mode", "h_qk", "h_v", "K", "V", "dtype"):
         mask &= other[c].isin(set(shown[c]))
-    other = other[mask]
-    theirs_keys = problem_keys(other)
+    at = np.flatnonzero(mask.to_numpy())
+    candidates = other[[c for c in (*problem_axes(), "timestamp") if c in other]].iloc[at]
+    theirs_keys = problem_keys(candidates)
     # only a row measured after a shown row of its problem can pair with one (_compare): the rest is dropped
     # before any is judged
-    oldest = pd.Series([str(v) for v in shown["timestamp"].tolist()], index=shown_keys.values).groupby(level=0).min()
+    oldest: dict[str, str] = {}  # (in Python: a groupby of text runs through pyarrow's query engine, and imports it)
+    for key, stamp in zip(shown_keys.tolist(), (str(v) for v in shown["timestamp"].tolist())):
+        if key not in oldest or stamp < oldest[key]:
+            oldest[key] = stamp
     after = theirs_keys.map(oldest)
-    hit = after.notna() & (other["timestamp"].astype(str) > after.fillna(""))
-    return other[hit], theirs_keys[hit]
+    hit = (after.notna() & (candidates["timestamp"].astype(str) > after.fillna(""))).to_numpy()
+    return other.iloc[at[hit]], theirs_keys[hit]
 
 
 def _newest_believed(hits: pd.DataFrame, hit_keys: pd.Series) -> pd.DataFrame:
     """The newest row of each folder and problem that a view believes (`_p`: the problem's key): a newer time no
     view believes is no newer evidence, and the next newest then counts. The rule reads each row it judges, so
     it judges the newest ones only, and again where it refused one."""
-    hits = hits.assign(_p=hit_keys)
+    # `_row` names a hit in every round: the newest rows come renumbered, so their index names no row of `hits`
+    hits = hits.assign(_p=hit_keys, _row=range(len(hits)))
     while True:
         newest = newest_rows(hits, (), keys=hits[_FOLDER].astype(str) + " " + hits["_p"])
-        refused = newest.index[(believed(newest)["status"] != "ok").to_numpy()]
+        refused = newest.loc[(believed(newest)["status"] != "ok").to_numpy(), "_row"]
         if refused.empty:
-            return newest
-        hits = hits.drop(index=refused)
+            return newest.drop(columns="_row")
+        hits = hits[~hits["_row"].isin(refused)]
 
 
 def _read_one(f: Path) -> pa.Table | str | None:
@@ -249,7 +257,8 @@ def _compare(mine: _Shown, newest: pd.DataFrame) -> dict[int, tuple[list[str], l
     disagree = [(f, i, j, r) for f, ps in pairs.items() for i, j in ps
                 if abs((r := float(medians[j]) / float(mine.medians[i])) - 1) > DISAGREE]
     mine_rows = mine.records([i for _, i, _, _ in disagree])
-    theirs_rows = newest.drop(columns=["_p", _FOLDER]).iloc[[j for _, _, j, _ in disagree]].to_dict("records")
+    theirs_rows = records(newest.iloc[[j for _, _, j, _ in disagree]],
+                          [c for c in newest.columns if c not in ("_p", _FOLDER)])
     kernels = _kernel_rows(theirs_rows)
     out = {f: ([stamps[j] for _, j in ps], [], Counter()) for f, ps in pairs.items()}
     for (f, _, _, ratio), m, theirs in zip(disagree, mine_rows, theirs_rows):

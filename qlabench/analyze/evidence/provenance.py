@@ -10,6 +10,7 @@ from __future__ import annotations
 import pandas as pd
 
 from qlabench.analyze.evidence.problem import device_series
+from qlabench.analyze.evidence.records import records
 from qlabench.analyze.evidence.regimes import regime_series
 from qlabench.analyze.evidence.stacks import stack_label
 from qlabench.core.backend_decl import stack_columns
@@ -34,7 +35,7 @@ def run_lines(df: pd.DataFrame) -> list[str]:
     d = df[cols].assign(_device=device_series(df), _regime=regime_series(df))
     out = []
     for run, grp in sorted(d.groupby("run_id", sort=False), key=lambda kv: str(kv[1]["timestamp"].min())):
-        recs = grp.to_dict("records")
+        recs = records(grp)
         date = str(grp["timestamp"].min())[:10] if "timestamp" in grp else "?"
         devices = ", ".join(sorted(set(grp["_device"])))
         uuids = sorted({u for u in (_text(r.get("gpu_uuid")) for r in recs) if u})

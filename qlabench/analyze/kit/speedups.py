@@ -13,6 +13,7 @@ import pandas as pd
 
 from qlabench.analyze.kit.labels import (backend_label, gate_label_of, gate_short, heads_label, memory_label,
                                          sequences_label)
+from qlabench.analyze.evidence.records import records
 from qlabench.core import identity
 from qlabench.store.keys import key_series, key_value, workload_keys
 
@@ -117,7 +118,7 @@ def noise_summary(df: pd.DataFrame) -> str | None:
     if ok.empty:
         return None
     cols = [c for c in ("below_min_samples", "n_samples", "noise_target_met", "calls_sensitive") if c in ok]
-    recs = ok[cols].to_dict("records")  # a few columns: a pandas row per row of ~110 columns is slow
+    recs = records(ok, cols)  # a few columns: a pandas row per row of ~110 columns is slow
     marks = pd.Series([_sampling_mark(r) for r in recs], index=ok.index, dtype=object)
     few, noisy = int((marks == FEW).sum()), int((marks == NOISY).sum())
     calls = sum(calls_mark(r) == CALLS for r in recs)
@@ -154,7 +155,7 @@ def speedup_table(df: pd.DataFrame, baseline: str, numerics: pd.DataFrame | None
     # cell would be most of a view's time.
     labels = ("median_ms", "status", "model", "tp", "below_min_samples", "n_samples", "noise_target_met",
               "calls_sensitive", "extra_mem_mib", "outside_mem_mib", "run_id")
-    rows = df[[c for c in dict.fromkeys(identity.key_axes() + labels) if c in df]].to_dict("records")
+    rows = records(df, [c for c in dict.fromkeys(identity.key_axes() + labels) if c in df])
     for r, ev in zip(rows, evidence if evidence is not None else evidence_of(df, numerics)):
         r["_ev"] = ev
     if "cp_world_size" in df.columns and df["cp_world_size"].notna().any():

@@ -107,3 +107,19 @@ def test_a_newer_row_no_view_believes_is_no_newer_evidence(tree, make_row):
     (tree / "study" / "study.parquet").unlink()
     check = newer_evidence(read_results([tree / "smoke"]), [tree / "smoke"])
     assert check.newer == () and check.lines == [], check.lines
+
+
+def test_a_refused_newest_row_gives_way_to_the_next_newest_of_its_folder(tree, make_row):
+    # the folder's newest row of the problem is impossible (over an hour a call); its row before that, still
+    # measured after the shown one, is the newer evidence. Rows of other problems come first in the folder, so
+    # the refused row is not the scan's first row (the refusal once dropped rows by their rank: a KeyError).
+    common = dict(backend="fla", h_qk=2, h_v=8, seqlens=(4096,), total_tokens=4096, timer="graph", layout="dense")
+    rows = [make_row(run_id=f"other{i}", median_ms=9.0, timestamp=f"2026-11-30T0{i}:00:00+00:00",
+                     **{**common, "h_qk": 8, "h_v": 32}) for i in range(5)]
+    rows += [make_row(run_id="good", median_ms=0.5, timestamp="2026-11-30T10:00:00+00:00", **common),
+             make_row(run_id="bad", median_ms=1e29, timestamp="2026-12-01T00:00:00+00:00", **common)]
+    write_rows(tree / "zz" / "z.parquet", rows)
+    (tree / "study" / "study.parquet").unlink()
+    (found,) = newer_evidence(read_results([tree / "smoke"]), [tree / "smoke"]).newer
+    assert found.folder.endswith("zz") and found.newest.startswith("2026-11-30T10") and found.n_points == 1
+    assert found.n_disagree == 1 and found.ratio_range == pytest.approx((0.5 / 1.127,) * 2)
