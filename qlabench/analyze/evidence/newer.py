@@ -52,6 +52,7 @@ KERNEL_BATCH = 64  # rows decoded at a time when only some rows' kernel lists ar
 PROJECT_MARKS = ("pyproject.toml", ".git")
 NOT_RESULTS = "not a qlabench results file"  # store/schema.py's reason for a parquet without its metadata
 _FOLDER = "_folder"  # which of the searched folders a scanned row is from (its index)
+_FILE = "_file"  # which of the scanned files a row is from (its index)
 
 
 @dataclass(frozen=True)
@@ -152,19 +153,23 @@ def newer_evidence(shown: pd.DataFrame, paths: Iterable[str | os.PathLike],
     if ok.empty:
         return EvidenceCheck()
     unreadable: list[str] = []
-    folders, tables = list(map(Path, folders)), []
+    folders, where, tables = list(map(Path, folders)), [], []
     for i, folder in enumerate(folders):
         for f, t in zip(*_read_folder(folder, unreadable)):
-            tables.append(t.append_column("source_file", pa.array([str(f)] * t.num_rows, pa.string()))
-                          .append_column("source_row", pa.array(range(t.num_rows), pa.int64()))
-                          .append_column(_FOLDER, pa.array([i] * t.num_rows, pa.int64())))
+            tables.append(t.append_column(_FILE, pa.array([len(where)] * t.num_rows, pa.int64()))
+                          .append_column("source_row", pa.array(range(t.num_rows), pa.int64())))
+            where.append((i, f))
     if not tables:
         return EvidenceCheck((), tuple(unreadable))
     # Every folder's rows converted, narrowed, keyed and reduced to the newest per problem at once (a folder at
     # a time cost a conversion, a filter and the keys per folder: most of the scan); then each folder is paired.
+    # The scan reads each file's key columns alone; the compared columns only of the rows of a shown problem.
     mine = _Shown(ok)
-    hits, hit_keys = _shown_problems(ok, mine.keys, pa.concat_tables(tables).to_pandas())
-    newest = _newest_believed(hits, hit_keys)
+    found, hit_keys = _shown_problems(ok, mine.keys, pa.concat_tables(tables).to_pandas())
+    hits = _compared_rows(found, where, unreadable)
+    if hits is None:  # no row of a shown problem anywhere else
+        return EvidenceCheck((), tuple(unreadable))
+    newest = _newest_believed(hits, pd.Series(hit_keys.to_numpy(), index=hits.index))
     newer = [_evidence(_rel(folders[i]), *found) for i, found in _compare(mine, newest).items()]
     return EvidenceCheck(tuple(newer), tuple(unreadable))
 
@@ -220,11 +225,28 @@ def _newest_believed(hits: pd.DataFrame, hit_keys: pd.Series) -> pd.DataFrame:
         hits = hits[~hits["_row"].isin(refused)]
 
 
-def _read_one(f: Path) -> pa.Table | str | None:
-    """The compared columns of one file; why it could not be read (a string); None for a parquet that is no
-    results file (a derived table is no evidence)."""
+def _compared_rows(found: pd.DataFrame, where: list[tuple[int, Path]], unreadable: list[str]) -> pd.DataFrame | None:
+    """The compared columns (READ) of the rows `found` (the scan's key columns, `_file` and `source_row` naming
+    each row's file and position there), in the same order, with their file and folder."""
+    parts = []
+    for n, rows in found.groupby(_FILE, sort=True)["source_row"]:
+        folder, f = where[n]
+        got = _read_one(f, READ)
+        if not isinstance(got, pa.Table):  # (read a moment ago: only a file changed since is refused here)
+            unreadable.append(got if isinstance(got, str) else f"{f}: no longer a results file")
+            continue
+        at = rows.to_numpy()
+        parts.append(got.take(pa.array(at)).append_column("source_file", pa.array([str(f)] * len(at), pa.string()))
+                     .append_column("source_row", pa.array(at, pa.int64()))
+                     .append_column(_FOLDER, pa.array([folder] * len(at), pa.int64())))
+    return pa.concat_tables(parts).to_pandas() if parts else None
+
+
+def _read_one(f: Path, columns: tuple[str, ...] = ()) -> pa.Table | str | None:
+    """The key columns of one file and `columns`; why it could not be read (a string); None for a parquet that is
+    no results file (a derived table is no evidence)."""
     try:
-        return read_table(f, READ)
+        return read_table(f, columns)
     except SchemaError as e:
         return None if NOT_RESULTS in str(e) else str(e)
     except QlabenchError as e:
