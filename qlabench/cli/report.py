@@ -97,33 +97,33 @@ def report_cmd(
         console.print(f"wrote {nfiles.page} and {len(nfiles.figures)} figures", highlight=False)
 
 
+def _page(flag: str, results: list[Path], out: Path, build, write, table=None) -> None:
+    """A report page of its own (`report --sm-budget`, `--large-batch`, `--serving`): build it from the results,
+    write it with the command that made it, print its terminal table (if any), its summary line and what was
+    written."""
+    study = build(results)
+    command = shlex.join(["qlabench", "report", flag, *map(str, results), "--out", str(out)])
+    files = write(study, out, command)
+    if table is not None:
+        console.print(table(study))
+    console.print(study.summary_line(), highlight=False, soft_wrap=True)
+    console.print(f"wrote {files.page} and {len(files.figures)} figures", highlight=False)
+
+
 def _sm_budget(results: list[Path], out: Path) -> None:
     from qlabench.analyze.sm_budget import budget_from_paths, write_budget_page
 
-    study = budget_from_paths(results)
-    command = shlex.join(["qlabench", "report", "--sm-budget", *map(str, results), "--out", str(out)])
-    files = write_budget_page(study, out, command)
-    console.print(study.summary_line(), highlight=False, soft_wrap=True)
-    console.print(f"wrote {files.page} and {len(files.figures)} figures", highlight=False)
+    _page("--sm-budget", results, out, budget_from_paths, write_budget_page)
 
 
 def _large_batch(results: list[Path], out: Path) -> None:
     from qlabench.analyze.large_batch import large_batch_from_paths, write_large_batch_page
 
-    study = large_batch_from_paths(results)
-    command = shlex.join(["qlabench", "report", "--large-batch", *map(str, results), "--out", str(out)])
-    files = write_large_batch_page(study, out, command)
-    console.print(study.summary_line(), highlight=False, soft_wrap=True)
-    console.print(f"wrote {files.page} and {len(files.figures)} figures", highlight=False)
+    _page("--large-batch", results, out, large_batch_from_paths, write_large_batch_page)
 
 
 def _serving(results: list[Path], out: Path) -> None:
     from qlabench.analyze.serving import serving_from_paths, write_serving
     from qlabench.cli.views import serving_rich_table
 
-    s = serving_from_paths(results)
-    command = shlex.join(["qlabench", "report", "--serving", *map(str, results), "--out", str(out)])
-    files = write_serving(s, out, command)
-    console.print(serving_rich_table(s.ranges))
-    console.print(s.summary_line(), highlight=False, soft_wrap=True)
-    console.print(f"wrote {files.page} and {len(files.figures)} figures", highlight=False)
+    _page("--serving", results, out, serving_from_paths, write_serving, lambda s: serving_rich_table(s.ranges))

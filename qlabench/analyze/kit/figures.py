@@ -1,9 +1,13 @@
-"""What every figure of every view shares: where its PNG goes and how its title, legend and panels are laid out."""
+"""What every figure of every view shares: where its PNG goes and how its title, legend and panels are laid out;
+and how a report page is written beside its figures."""
 
 from __future__ import annotations
 
 import hashlib
 import math
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from qlabench.analyze.kit.labels import file_safe
@@ -63,6 +67,25 @@ def save_figures(figures, out_dir: Path, stale: str) -> dict[str, str]:
         if old.name not in written.values():
             old.unlink()
     return written
+
+
+@dataclass(frozen=True)
+class PageFiles:
+    """What a page writer wrote: the markdown page and its figures."""
+    page: Path
+    figures: tuple[Path, ...]
+
+
+def write_page(out_dir: str | os.PathLike, page_name: str, figures, stale: str,
+               render: Callable[[dict[str, str]], str]) -> PageFiles:
+    """Save `figures` as PNGs in out_dir (deleting stale ones, as save_figures), then the page `render` makes from
+    {stem: file name}: the one way every report page (serving, SM budget, large batch) is written."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = save_figures(figures, out_dir, stale)
+    page = out_dir / page_name
+    page.write_text(render(written))
+    return PageFiles(page=page, figures=tuple(out_dir / n for n in written.values()))
 
 
 def panel_grid(n: int, max_cols: int, col_width: float):

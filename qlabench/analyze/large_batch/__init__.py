@@ -13,7 +13,7 @@ __all__ = ["LargeBatch", "build_large_batch", "large_batch_from_paths", "write_l
 
 
 def write_large_batch_page(study, out_dir, command=None):
-    """Write the page (large-batch.md) and its PNGs into out_dir; returns LargeBatchFiles(page, figures)."""
+    """Write the page (large-batch.md) and its PNGs into out_dir; returns PageFiles(page, figures)."""
     from qlabench.analyze.large_batch.page import write_large_batch_page as _write
 
     return _write(study, out_dir, command)

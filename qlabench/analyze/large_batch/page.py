@@ -4,13 +4,11 @@ LargeBatch (study.py), the answer's sentences from finding.py and batches.py, th
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
-from pathlib import Path
 
 import pandas as pd
 
 from qlabench.analyze.kit.backends import label_of
-from qlabench.analyze.kit.figures import save_figures
+from qlabench.analyze.kit.figures import PageFiles, write_page
 from qlabench.analyze.kit.tables import md_table
 from qlabench.analyze.large_batch.figures import large_batch_figures
 from qlabench.analyze.large_batch.finding import finding_lines, same_kernels, token_lines
@@ -22,12 +20,6 @@ from qlabench.core.backend_decl import auto_choices
 PAGE = "large-batch.md"
 FORMATS = {"split vs fewest": ".2f", "fused vs fewest": ".2f", "split / fused": ".2f", "split share %": ".1f",
            "split MiB": ".0f", "fused MiB": ".0f", "fused kernels": ".0f"}
-
-
-@dataclass(frozen=True)
-class LargeBatchFiles:
-    page: Path
-    figures: tuple[Path, ...]
 
 
 def _table(df: pd.DataFrame, columns: list[str], names: dict[str, str]) -> str:
@@ -137,11 +129,7 @@ def _equal_section(s: LargeBatch, names: dict[str, str], figures: dict[str, str]
                   "No token count was measured at two batch sizes: not measured.\n"]
 
 
-def write_large_batch_page(s: LargeBatch, out_dir: str | os.PathLike, command: str | None = None) -> LargeBatchFiles:
+def write_large_batch_page(s: LargeBatch, out_dir: str | os.PathLike, command: str | None = None) -> PageFiles:
     """Write the figures as PNG and the page (large-batch.md) into out_dir."""
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    written = save_figures(large_batch_figures(s), out_dir, "large_batch_*.png")
-    page = out_dir / PAGE
-    page.write_text(render(s, written, command))
-    return LargeBatchFiles(page=page, figures=tuple(out_dir / n for n in written.values()))
+    return write_page(out_dir, PAGE, large_batch_figures(s), "large_batch_*.png",
+                      lambda written: render(s, written, command))

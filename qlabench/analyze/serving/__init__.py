@@ -12,7 +12,7 @@ __all__ = ["Serving", "build_serving", "serving_from_paths", "write_serving"]
 
 
 def write_serving(serving, out_dir, command=None):
-    """Write the serving page (serving.md) and its PNGs into out_dir; returns ServingFiles(page, figures)."""
+    """Write the serving page (serving.md) and its PNGs into out_dir; returns PageFiles(page, figures)."""
     from qlabench.analyze.serving.page import write_serving as _write
 
     return _write(serving, out_dir, command)

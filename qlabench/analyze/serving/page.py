@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass
-from pathlib import Path
 
 import pandas as pd
 
 from qlabench.analyze.evidence.hbm_peaks import OLDER_PROBE
-from qlabench.analyze.kit.figures import save_figures
+from qlabench.analyze.kit.figures import PageFiles, write_page
 from qlabench.analyze.serving.figures import serving_figures
 from qlabench.analyze.serving.frame import L2_RESIDENT, hbm_text
 from qlabench.analyze.serving.kernels import kernel_breakdown
@@ -189,17 +187,7 @@ def render(s: Serving, figures: dict[str, str], command: str | None = None) -> s
     return "\n".join(out)
 
 
-@dataclass(frozen=True)
-class ServingFiles:
-    page: Path
-    figures: tuple[Path, ...]
-
-
-def write_serving(s: Serving, out_dir: str | os.PathLike, command: str | None = None) -> ServingFiles:
+def write_serving(s: Serving, out_dir: str | os.PathLike, command: str | None = None) -> PageFiles:
     """Write every figure as PNG and the page (serving.md) into out_dir."""
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    written = save_figures(serving_figures(s), out_dir, "serving_*.png")
-    page = out_dir / PAGE
-    page.write_text(render(s, written, command))
-    return ServingFiles(page=page, figures=tuple(out_dir / n for n in written.values()))
+    return write_page(out_dir, PAGE, serving_figures(s), "serving_*.png",
+                      lambda written: render(s, written, command))

@@ -12,7 +12,7 @@ __all__ = ["BudgetStudy", "budget_from_paths", "build_budget_study", "write_budg
 
 
 def write_budget_page(study, out_dir, command=None):
-    """Write the SM-budget page (sm-budget.md) and its PNGs into out_dir; returns BudgetFiles(page, figures)."""
+    """Write the SM-budget page (sm-budget.md) and its PNGs into out_dir; returns PageFiles(page, figures)."""
     from qlabench.analyze.sm_budget.page import write_budget_page as _write
 
     return _write(study, out_dir, command)

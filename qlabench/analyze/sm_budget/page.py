@@ -4,12 +4,10 @@ BudgetStudy (study.py), the figures from figures.py."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
-from pathlib import Path
 
 import pandas as pd
 
-from qlabench.analyze.kit.figures import save_figures
+from qlabench.analyze.kit.figures import PageFiles, write_page
 from qlabench.analyze.sm_budget.figures import budget_figures
 from qlabench.analyze.sm_budget.study import SCALING_SLACK, BudgetStudy
 from qlabench.analyze.kit.tables import md_table
@@ -23,12 +21,6 @@ BANDWIDTH_NOTE = (
     "and clocks. Its times predict a smaller GPU's SM-bound behaviour (how a kernel that fills few SMs, or an "
     "intra-card CP split made for 132 SMs, fares on fewer), not its memory-bound one: a laptop or desktop GPU "
     "with fewer SMs also has less bandwidth and a smaller L2.")
-
-
-@dataclass(frozen=True)
-class BudgetFiles:
-    page: Path
-    figures: tuple[Path, ...]
 
 
 def _formats(df: pd.DataFrame) -> dict[str, str]:
@@ -93,11 +85,7 @@ def render(study: BudgetStudy, figures: dict[str, str], command: str | None = No
     return "\n".join(lines)
 
 
-def write_budget_page(study: BudgetStudy, out_dir: str | os.PathLike, command: str | None = None) -> BudgetFiles:
+def write_budget_page(study: BudgetStudy, out_dir: str | os.PathLike, command: str | None = None) -> PageFiles:
     """Write the figures as PNG and the page (sm-budget.md) into out_dir."""
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    written = save_figures(budget_figures(study), out_dir, "sm_budget_*.png")
-    page = out_dir / PAGE
-    page.write_text(render(study, written, command))
-    return BudgetFiles(page=page, figures=tuple(out_dir / n for n in written.values()))
+    return write_page(out_dir, PAGE, budget_figures(study), "sm_budget_*.png",
+                      lambda written: render(study, written, command))
