@@ -19,6 +19,7 @@ def warmup_cmd(
     device: str = opt.DEVICE,
     backends: str = opt.BACKENDS,
     modes: str = opt.MODES,
+    heads: str = opt.HEADS,
     cache_dir: Path = opt.CACHE_DIR,
 ):
     """Run every point once, untimed, so JIT compiles land in the kernel cache before the sweep.
@@ -37,10 +38,11 @@ def warmup_cmd(
     path = str(resolve_suite_path(suite))
     s = load_suite(path)
     only = None
-    if backends or modes:
-        from qlabench.core.select import parse_names, selected_indices
+    if backends or modes or heads:
+        from qlabench.core.select import parse_heads, parse_names, selected_indices
 
-        only = set(selected_indices(s.points, parse_names(backends), parse_names(modes), where=path))
+        only = set(selected_indices(s.points, parse_names(backends), parse_names(modes), where=path,
+                                    heads=parse_heads(heads)))
     groups = head_groups(s.points, only)
     with Progress(*Progress.get_default_columns(), TimeElapsedColumn(), console=console) as prog:
         task = prog.add_task(f"warming {len(groups)} compile groups", total=len(groups))

@@ -1,7 +1,8 @@
-"""Choosing part of a suite from the command line: `--backends` and `--modes` (run sweep, warmup).
+"""Choosing part of a suite from the command line: `--backends`, `--modes` and `--heads` (run sweep, warmup).
 
 A name the suite does not have is an error that lists what it has: a typo must not run an empty
-or partial sweep silently.
+or partial sweep silently. `--heads` takes head configurations as `h_qk/h_v` ('2/8,8/32'): a study measured one
+head configuration per run has every answer at those heads from one run, on one card, in one set of minutes.
 """
 
 from __future__ import annotations
@@ -17,16 +18,38 @@ def parse_names(value: str | None) -> tuple[str, ...]:
     return tuple(n.strip() for n in (value or "").split(",") if n.strip())
 
 
+def parse_heads(value: str | None) -> tuple[str, ...]:
+    """'2/8, 8/32' -> ('2/8', '8/32'); None or '' -> () (no filter). A name that is not h_qk/h_v of two positive
+    integers is a ConfigError (normalised: ' 02 / 8' is '2/8')."""
+    out = []
+    for name in parse_names(value):
+        parts = [x.strip() for x in name.split("/")]
+        if len(parts) != 2 or not all(x.isdigit() and int(x) > 0 for x in parts):
+            raise ConfigError(f"--heads takes head configurations as h_qk/h_v (e.g. 2/8,8/32), got {name!r}")
+        out.append(f"{int(parts[0])}/{int(parts[1])}")
+    return tuple(out)
+
+
+def heads_of(p: Point) -> str | None:
+    """A point's head configuration as --heads names it ('2/8'); None for a point without heads."""
+    h_qk, h_v = getattr(p, "h_qk", None), getattr(p, "h_v", None)
+    return None if h_qk is None or h_v is None else f"{h_qk}/{h_v}"
+
+
 def selected_indices(points: Sequence[Point], backends: Sequence[str] = (), modes: Sequence[str] = (),
-                     where: str = "suite") -> list[int]:
-    """Indices of the points whose backend is in `backends` and mode in `modes` (an empty filter keeps all)."""
-    for axis, wanted in (("backend", backends), ("mode", modes)):
-        have = sorted({getattr(p, axis) for p in points})
-        unknown = [w for w in wanted if w not in have]
+                     where: str = "suite", heads: Sequence[str] = ()) -> list[int]:
+    """Indices of the points whose backend is in `backends`, mode in `modes` and head configuration ('h_qk/h_v')
+    in `heads` (an empty filter keeps all)."""
+    axes = {"backend": lambda p: p.backend, "mode": lambda p: p.mode, "head configuration": heads_of}
+    wanted = {"backend": backends, "mode": modes, "head configuration": heads}
+    for axis, want in wanted.items():
+        have = sorted({v for p in points if (v := axes[axis](p)) is not None},
+                      key=lambda v: tuple(map(int, v.split("/"))) if axis == "head configuration" else v)
+        unknown = [w for w in want if w not in have]
         if unknown:
             raise ConfigError(f"{where} has no {axis} {unknown[0]!r} (it has: {', '.join(have)})")
-    keep = [i for i, p in enumerate(points)
-            if (not backends or p.backend in backends) and (not modes or p.mode in modes)]
+    keep = [i for i, p in enumerate(points) if all(not want or axes[axis](p) in want for axis, want in wanted.items())]
     if not keep:
-        raise ConfigError(f"{where}: no point has backend in {list(backends)} and mode in {list(modes)}")
+        asked = ", ".join(f"{axis} in {list(want)}" for axis, want in wanted.items() if want)
+        raise ConfigError(f"{where}: no point has {asked}")
     return keep

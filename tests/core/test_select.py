@@ -41,3 +41,40 @@ def test_run_sweep_dry_run_counts_the_filtered_points():
     assert "171 points in suite 'flashqla-study'" in r.output
     r = CliRunner().invoke(app, ["run", "sweep", "--suite", "flashqla-study", "--backends", "flashqla", "--dry-run"])
     assert r.exit_code == 2 and "no backend 'flashqla'" in r.output
+
+
+def test_heads_are_h_qk_over_h_v_and_a_bad_one_is_an_error():
+    from qlabench.core.select import parse_heads
+
+    assert parse_heads(" 2/8, 08 / 32 ,") == ("2/8", "8/32") and parse_heads(None) == ()
+    for bad in ("2x8", "2/8/1", "0/8", "a/b", "2/"):
+        with pytest.raises(ConfigError, match="h_qk/h_v"):
+            parse_heads(bad)
+
+
+def test_a_heads_filter_keeps_every_part_of_the_suite_at_those_heads():
+    s = load_suite("flashqla-study")
+    keep = selected_indices(s.points, heads=("2/8",))
+    kept = [s.points[i] for i in keep]
+    assert {(p.h_qk, p.h_v) for p in kept} == {(2, 8)}
+    # forward on every backend, the gate sweep and the training part all stay: 2/8's points, nothing dropped
+    assert len(kept) == sum((p.h_qk, p.h_v) == (2, 8) for p in s.points)
+    assert {p.mode for p in kept} == {"fwd", "bwd", "bwd_train"}
+    assert {p.backend for p in kept} >= {"flash_qla", "fla", "fla-intracp", "flashinfer", "flashinfer-nocp"}
+    both = selected_indices(s.points, ("fla",), ("bwd",), heads=("2/8", "8/32"))
+    assert {(s.points[i].backend, s.points[i].mode, s.points[i].h_qk) for i in both} == {("fla", "bwd", 2), ("fla", "bwd", 8)}
+    with pytest.raises(ConfigError, match=r"no head configuration '3/9' \(it has: 2/4, 2/8,"):
+        selected_indices(s.points, heads=("3/9",))
+    with pytest.raises(ConfigError, match="no point has backend in .*head configuration in"):
+        selected_indices(s.points, ("flashinfer",), ("fwd",), heads=("2/4",))
+
+
+def test_run_sweep_and_warmup_take_heads():
+    r = CliRunner().invoke(app, ["run", "sweep", "--suite", "flashqla-study", "--heads", "2/8", "--backends",
+                                 "flashinfer", "--dry-run"])
+    assert r.exit_code == 0, r.output
+    assert "19 points in suite 'flashqla-study'" in r.output
+    r = CliRunner().invoke(app, ["run", "sweep", "--suite", "flashqla-study", "--heads", "2x8", "--dry-run"])
+    assert r.exit_code == 2 and "h_qk/h_v" in r.output
+    r = CliRunner().invoke(app, ["warmup", "--suite", "flashqla-study", "--heads", "3/9"])
+    assert r.exit_code == 2 and "no head configuration '3/9'" in r.output
