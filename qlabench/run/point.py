@@ -32,7 +32,7 @@ from qlabench.core.point import Point
 from qlabench.measure.probes import clocks as gpustate
 from qlabench.measure.probes import ncu
 from qlabench.measure.probes.peaks import measure_peaks
-from qlabench.measure.probes.autotune import autotune_choices
+from qlabench.measure.probes.autotune import autotune_choices, check_choices
 from qlabench.measure.probes.kineto import capture_kernels
 from qlabench.measure.probes.device_memory import OutsideMemory, extra_memory
 from qlabench.measure import sm_budget
@@ -92,6 +92,7 @@ class MeasureContext:
     check: bool
     oracle_cache: OracleCache = field(default_factory=OracleCache)
     groups_seen: set = field(default_factory=set)
+    check_tunings: dict = field(default_factory=dict)  # the correctness checks' autotune choices (check_choices)
     num_sms: int | None = None  # filled on CUDA
     device_index: int | None = None  # filled on CUDA
     _peaks: object = None
@@ -170,7 +171,13 @@ def check_correctness(p: Point, backend: Backend, ctx: MeasureContext, row: Poin
     `check_timed_path` to hold against the timed call's."""
     seqlens = reduced_seqlens(p, ctx.suite.check.oracle_max_tokens)
     fn = backend.prepare_point(p, make_inputs(p, ctx.device, seqlens=seqlens))
-    got, call_s = _timed_call(fn, _sync(ctx.device))
+    # an autotuning library reuses what earlier checks of this worker tuned on the same keys ("process": the
+    # library keeps its own choices, nothing is forgotten between calls)
+    prefixes = backend.autotune_modules if ctx.suite.run.autotune != "process" else ()
+    with check_choices(prefixes, ctx.check_tunings) as reused:
+        got, call_s = _timed_call(fn, _sync(ctx.device))
+    if reused["installed"] or reused["tuned"]:
+        row.details["check_autotune"] = reused
     if trace_path and backend.size_dependent_path:
         names = [e.name for e in capture_kernels(fn)]
         row.details["check_path"] = {"checked": backend.call_path(names)}

@@ -144,6 +144,8 @@ def test_a_missing_file_a_folder_or_a_non_utf8_file_is_an_error_naming_it(tmp_pa
     ("advise model=qwen3.5-397b tp=0 seqlens=8x1024", r"block 'advise': parameter tp=0: must be at least 1"),
     ("advise model=qwen3.5-397b tp=8 seqlens=8y1024", r"block 'advise': parameter seqlens item '8y1024': expected N"),
     ("advise model=qwen3.5-397b seqlens=8x1024", r"block 'advise': parameter 'tp' missing"),
+    ("advise model=qwen3.5-397b tp=8 seqlens=8x1024 workload=decode",
+     r"block 'advise': parameter workload=decode: must be prefill or train"),
     ("library-vs heads=2/x backends=fla", r"block 'library-vs': parameter heads=2/x: must be H_QK/H_V"),
     ("library-vs heads=8 backends=fla", r"block 'library-vs': parameter heads=8: must be H_QK/H_V"),
     ("auto-cp-regret library=flashinfer above=much", r"block 'auto-cp-regret': above must be a number"),
@@ -165,3 +167,24 @@ def test_what_a_view_derives_from_the_context_is_built_once_per_context(ctx):
 
     assert ctx.derived(build) == ctx.derived(build) == 4 and calls == [ctx]
     assert BlockContext(ctx.catalog).derived(build) == 4 and len(calls) == 2  # a new render builds again
+
+
+def test_a_train_block_ranks_forward_plus_backward_and_says_so(tmp_path, make_row):
+    res = tmp_path / "results"
+    (res / "run").mkdir(parents=True)
+    rows = []
+    # a training step is forward + backward: flash_qla 0.3 + 0.7 = 1.0 ms beats fla 0.4 + 1.6 = 2.0 ms, although
+    # fla's forward alone is not the slower part of the sum, and FlashInfer (forward only) is not ranked
+    for backend, mode, ms in (("flash_qla", "fwd", 0.3), ("flash_qla", "bwd_train", 0.7), ("fla", "fwd", 0.4),
+                              ("fla", "bwd_train", 1.6), ("flashinfer", "fwd", 0.1)):
+        rows.append(make_row(**ROW, backend=backend, mode=mode, seqlens=(8192,), total_tokens=8192, median_ms=ms,
+                             samples_ms=(ms,) * 3, run_id="T1", timestamp="2026-12-01T00:00:00+00:00"))
+    write_rows(res / "run" / "T1.parquet", rows)
+    (res / "catalog.toml").write_text('format = 1\n[[entry]]\npath = "run"\nkind = "kernel-timings"\n'
+                                      'status = "current"\ndate = 2026-12-01\nquestion = "q"\nstack = {}\n')
+    doc = _doc(tmp_path, "t.md", "advise model=qwen3.5-397b tp=8 seqlens=8192 workload=train")
+    assert render_files([doc], BlockContext(load_catalog(res)), BLOCKS) == [doc]
+    text = doc.read_text()
+    assert "a training step (forward + backward)" in text and "--workload train`" in text
+    assert "| 8192 | none yet; provisional `flash_qla` | 1.000 | 2.00x | fla (2.000) |" in text, text
+    assert "flashinfer" not in text.split("Runs:")[0]

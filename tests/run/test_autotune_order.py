@@ -134,3 +134,44 @@ def test_replicates_each_pay_their_own_tuning(tmp_path, backend):
     run_sweep(suite, tmp_path / "one", RunOptions(executor=Recording, replicates=1), progress=False)
     assert handed and set(handed) == {"point-cached"}
 
+
+
+class KeyedByShortness(standin_autotuner.Autotuner):
+    """Keyed by heads and by whether the call is a short one, as a kernel whose key holds a size-dependent block:
+    the check's reduced problem (64 tokens here) and the timed point then meet different keys."""
+
+    def run(self, heads, length):
+        key = (heads, length <= 64)
+        if key not in self.cache:
+            self.tunings += 1
+            self.cache[key] = max((c for c in self.configs if c.kwargs["BLOCK"] <= length),
+                                  key=lambda c: c.kwargs["BLOCK"])
+        return self.cache[key].kwargs["BLOCK"]
+
+
+@pytest.mark.parametrize("mode", ["point", "point-cached"])
+def test_a_check_reuses_what_an_earlier_check_of_the_worker_tuned_and_the_timed_call_still_tunes_for_itself(
+        monkeypatch, tmp_path, mode):
+    monkeypatch.setenv("QLABENCH_CACHE_DIR", str(tmp_path))
+    lib = standin_autotuner.install(monkeypatch, "standin_lib.ops")
+    lib.kernel = KeyedByShortness(module="standin_lib.ops")
+    backend = TunesOnFirstShape(lib.kernel)
+    rows = _run(backend, mode, [512, 1024, 2048])
+    assert [r.status for r in rows] == ["ok"] * 3
+    # the first check tunes the short key; every timed call forgets it (retune) and tunes its own; the later
+    # checks get the short key's choice back instead of tuning it again: 1 + 3 tunings, not 3 + 3
+    assert backend.tuner.tunings == 4
+    assert [json.loads(r.extra_json).get("check_autotune") for r in rows] == [
+        {"installed": 0, "tuned": 1}, {"installed": 1, "tuned": 0}, {"installed": 1, "tuned": 0}]
+    for n in (512, 1024, 2048):  # every timed call ran with configs tuned for its own point
+        assert {tuned for length, tuned in backend.seen if length == n} == {n}
+    assert {tuned for length, tuned in backend.seen if length <= 64} == {64}
+
+
+def test_in_process_mode_the_check_leaves_the_librarys_choices_alone(monkeypatch):
+    lib = standin_autotuner.install(monkeypatch, "standin_lib.ops")
+    lib.kernel = KeyedByShortness(module="standin_lib.ops")
+    backend = TunesOnFirstShape(lib.kernel)
+    rows = _run(backend, "process", [512, 1024])
+    assert backend.tuner.tunings == 2  # the library's own process-wide choices: one per key
+    assert all("check_autotune" not in (r.extra_json or "") for r in rows)

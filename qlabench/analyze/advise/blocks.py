@@ -1,7 +1,9 @@
 """The `advise` block: `qlabench advise`'s answer for one model, TP degree and list of cases, as a table.
 
     <!-- qlabench:block advise model=qwen3.5-397b tp=8 seqlens=32768,4x8192,8x1024 -->
+    <!-- qlabench:block advise model=qwen3.5-397b tp=8 seqlens=32768,8192 workload=train -->
 
+`workload` is `prefill` (the default: the forward) or `train` (a training step: forward and backward).
 Each case's recommendation, its time and speedup over FLA, the runner-up, the runs the times come from,
 and the caveats that say a library's own choice is the wrong one or that rows are missing; the same
 `answer_case` the command runs, on the current evidence.
@@ -13,16 +15,22 @@ from qlabench.analyze.answer.answer import answer_case
 from qlabench.analyze.answer.question import make_question
 from qlabench.analyze.blocks.context import BlockContext
 from qlabench.analyze.blocks.params import int_param
+from qlabench.core.errors import ConfigError
 
 
-def advise_block(ctx: BlockContext, model: str, tp: str, seqlens: str, current: str = "fla") -> str:
-    q = make_question(model, int_param("tp", tp), "prefill", seqlens, None, current)
+def advise_block(ctx: BlockContext, model: str, tp: str, seqlens: str, current: str = "fla",
+                 workload: str = "prefill") -> str:
+    if workload not in ("prefill", "train"):  # decode is the serving page's (serving-against), by batch not seqlens
+        raise ConfigError(f"parameter workload={workload}: must be prefill or train")
+    q = make_question(model, int_param("tp", tp), workload, seqlens, None, current)
     cases = [answer_case(ctx.rows, q, c) for c in q.cases]
     runs = sorted({r for c in cases for e in c.entries for r in e.runs})
     tag = {r: chr(ord("A") + i) for i, r in enumerate(runs)}
     h_qk, h_v = q.heads
-    lines = [f"{q.model} at TP{q.tp} (h {h_qk}/{h_v}), prefill, the published gate; `qlabench advise --model "
-             f"{q.model} --tp {q.tp} --seqlens {seqlens}` on the current evidence:", "",
+    asked = "" if workload == "prefill" else f" --workload {workload}"
+    what = "prefill" if workload == "prefill" else "a training step (forward + backward)"
+    lines = [f"{q.model} at TP{q.tp} (h {h_qk}/{h_v}), {what}, the published gate; `qlabench advise --model "
+             f"{q.model} --tp {q.tp} --seqlens {seqlens}{asked}` on the current evidence:", "",
              f"| case | use | ms | x vs {current} | runner-up | runs (use, runner-up; {current}) |",
              "|---|---|---:|---:|---|---|"]
     notes = []

@@ -12,7 +12,8 @@ nothing can have been autotuned, and it records nothing.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 from qlabench.core.result import autotune_choice
 
@@ -127,6 +128,38 @@ def install(choices: dict[int, dict], prefixes: tuple[str, ...] = ()) -> None:
             tuner.cache.clear()
             tuner.cache.update(choices[id(tuner)])
             tuner.cache_results = False
+
+
+# -- the correctness check's own choices ----------------------------------------------------------------
+# A point's check calls the library on a reduced problem (256 tokens) before the point's timed call, and every
+# timed call forgets all choices first (`retune`), disk look-ups included: so each check met its own keys
+# untuned again and benchmarked their configs, 3 s of every FLA backward point on the H200 (its first call,
+# which tunes for the point, took 6). The checks of one worker share few reduced problems, so what one check
+# tuned is kept in the worker and handed to the next check on the same keys. No timed call runs with these
+# choices: the timed call still forgets them and tunes for its own point.
+
+@contextmanager
+def check_choices(prefixes: tuple[str, ...], kept: dict) -> Iterator[dict]:
+    """Around a correctness check's call, for the autotuners of the modules under `prefixes` (none: nothing is
+    done): give each the choices earlier checks in this process tuned (`kept`, id(tuner) -> {key: config}) for
+    the keys it holds none of, and keep in `kept` what this check tuned. Yields {"installed", "tuned"}: choices
+    handed in, and choices the check still had to tune (filled on exit)."""
+    info = {"installed": 0, "tuned": 0}
+    if not prefixes:
+        yield info
+        return
+    for tuner in loaded_autotuners(prefixes):
+        for key, config in kept.get(id(tuner), {}).items():
+            if key not in tuner.cache:
+                tuner.cache[key] = config
+                info["installed"] += 1
+    before = {id(t): set(t.cache) for t in loaded_autotuners(prefixes)}
+    yield info
+    for tuner in loaded_autotuners(prefixes):  # a library the check imported first is loaded only now
+        new = {k: tuner.cache[k] for k in set(tuner.cache) - before.get(id(tuner), set())}
+        if new:
+            kept.setdefault(id(tuner), {}).update(new)
+            info["tuned"] += len(new)
 
 
 # -- choices kept across processes (measure/tuning_store.py) ---------------------------------------------
