@@ -171,13 +171,10 @@ def check_correctness(p: Point, backend: Backend, ctx: MeasureContext, row: Poin
     `check_timed_path` to hold against the timed call's."""
     seqlens = reduced_seqlens(p, ctx.suite.check.oracle_max_tokens)
     fn = backend.prepare_point(p, make_inputs(p, ctx.device, seqlens=seqlens))
-    # an autotuning library reuses what earlier checks of this worker tuned on the same keys ("process": the
-    # library keeps its own choices, nothing is forgotten between calls)
-    prefixes = backend.autotune_modules if ctx.suite.run.autotune != "process" else ()
-    with check_choices(prefixes, ctx.check_tunings) as reused:
+    # an autotuning library gets back what earlier checks of this worker tuned on the same keys
+    with check_choices(backend.autotune_modules, ctx.suite.run.autotune, ctx.check_tunings) as reused:
         got, call_s = _timed_call(fn, _sync(ctx.device))
-    if reused["installed"] or reused["tuned"]:
-        row.details["check_autotune"] = reused
+    row.details.update({"check_autotune": reused} if reused["installed"] or reused["tuned"] else {})
     if trace_path and backend.size_dependent_path:
         names = [e.name for e in capture_kernels(fn)]
         row.details["check_path"] = {"checked": backend.call_path(names)}

@@ -139,13 +139,14 @@ def install(choices: dict[int, dict], prefixes: tuple[str, ...] = ()) -> None:
 # choices: the timed call still forgets them and tunes for its own point.
 
 @contextmanager
-def check_choices(prefixes: tuple[str, ...], kept: dict) -> Iterator[dict]:
-    """Around a correctness check's call, for the autotuners of the modules under `prefixes` (none: nothing is
+def check_choices(prefixes: tuple[str, ...], mode: str, kept: dict) -> Iterator[dict]:
+    """Around a correctness check's call, for the autotuners of the modules under `prefixes` (none, or `[run]
+    autotune` = `mode` "process", where the library keeps its own choices and nothing is forgotten: nothing is
     done): give each the choices earlier checks in this process tuned (`kept`, id(tuner) -> {key: config}) for
     the keys it holds none of, and keep in `kept` what this check tuned. Yields {"installed", "tuned"}: choices
     handed in, and choices the check still had to tune (filled on exit)."""
     info = {"installed": 0, "tuned": 0}
-    if not prefixes:
+    if not prefixes or mode == "process":
         yield info
         return
     for tuner in loaded_autotuners(prefixes):
