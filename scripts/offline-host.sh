@@ -46,6 +46,8 @@
 #   STEP_TIMEOUT_S         kill a step after this many seconds (rows measured so far are kept)
 #   JOBS                   warmup's parallel compile processes (default 16)
 #   SELFBENCH_ARGS, STUDY_ARGS   extra arguments, e.g. SELFBENCH_ARGS="--timer events"
+#   WARMUP_ARGS, SWEEP_ARGS      extra arguments of warmup and sweep, e.g. SWEEP_ARGS="--heads 2/8" (a study one
+#                          head configuration per run: each answer there then comes from one run)
 # Knobs of `bundle` (defaults in brackets):
 #   QLABENCH_BUNDLE_PYTHON     the GPU host's Python version, e.g. 3.12 [this machine's python3]
 #   QLABENCH_BUNDLE_PLATFORMS  wheel platform tags [manylinux_2_28_x86_64 manylinux_2_17_x86_64 manylinux2014_x86_64]
@@ -272,7 +274,8 @@ EOF
     SUITE=${2:-h200-smoke}
     log="$DEST/warmup-$SUITE$tag.log"
     { date -u; gpu_state; } > "$log"
-    ( time limited python3 -m qlabench warmup --suite "$SUITE" --jobs "${JOBS:-16}" ) >> "$log" 2>&1
+    # shellcheck disable=SC2086
+    ( time limited python3 -m qlabench warmup --suite "$SUITE" --jobs "${JOBS:-16}" ${WARMUP_ARGS:-} ) >> "$log" 2>&1
     ran "$log" $?
     grep -E "points in|real" "$log" | tail -10
     ;;
@@ -283,7 +286,7 @@ EOF
     { echo "== before"; gpu_state; } > "$log"
     # shellcheck disable=SC2046
     limited python3 -m qlabench run sweep --suite "$SUITE" --out "$RES" --resume $(max_time) \
-      ${GPUS:+--gpus $GPUS} 2>&1 | quiet >> "$log"
+      ${GPUS:+--gpus $GPUS} ${SWEEP_ARGS:-} 2>&1 | quiet >> "$log"
     ran "$log" "${PIPESTATUS[0]}"
     { echo "== after"; gpu_state; } >> "$log"
     tail -8 "$log"

@@ -79,14 +79,18 @@ def run_step(tmp_path: Path, *args: str, **knobs: str) -> subprocess.CompletedPr
     (("selfbench", "no-such-suite"), {"WHAT": "cost"}),
     (("sweep", "quick-cpu"), {"MAX_TIME_S": "abc"}),
     (("sweep", "quick-cpu"), {"GPUS": "0"}),
+    (("sweep", "flashqla-study"), {"SWEEP_ARGS": "--heads 3/9"}),
+    (("warmup", "flashqla-study"), {"WARMUP_ARGS": "--heads 3/9"}),
 ], ids=["warmup-unknown-suite", "study-unknown-suite", "selfbench-unknown-suite",
-        "sweep-max-time-abc", "sweep-gpus-0"])
+        "sweep-max-time-abc", "sweep-gpus-0", "sweep-args-reach-the-sweep", "warmup-args-reach-the-warmup"])
 def test_a_step_whose_qlabench_command_fails_exits_with_its_status_and_says_why(tmp_path, args, knobs):
     r = run_step(tmp_path, *args, **knobs)
     assert r.returncode == 2, (r.returncode, r.stdout, r.stderr)
     assert f"offline-host.sh {args[0]}: the command exited 2" in r.stderr
     # the end of the log, where qlabench says what was wrong, is shown
-    assert ("no-such-suite" in r.stderr) if "no-such-suite" in args else ("--max-time" in r.stderr or "--gpus" in r.stderr)
+    said = {"no-such-suite": "no-such-suite", "3/9": "no head configuration '3/9'"}
+    wanted = next((v for k, v in said.items() if k in " ".join(args) + " ".join(knobs.values())), None)
+    assert (wanted in r.stderr) if wanted else ("--max-time" in r.stderr or "--gpus" in r.stderr), r.stderr
 
 
 @pytest.mark.parametrize("value", ["abc", "0", "-5"])
