@@ -360,3 +360,6 @@ def test_times_from_two_cards_of_one_model_say_which_cards(tmp_path, make_row):
         rows(make_row, ("flash_qla", 0.4, {"gpu_uuid": "GPU-bbbbbbbb-2222"}), run="b", host="vm")
     mixed = [n for n in ask(tmp_path, rs).cases[0].caveats if n.startswith("mixed runs:")]
     assert mixed and "GPU-aaaaaaa" in mixed[0] and "GPU-bbbbbbb" in mixed[0]
+    # and how to get an answer from one run: every candidate at these heads in one sweep, not a resume
+    assert "one sweep of every candidate at these heads without --resume (`qlabench run sweep --heads 2/8` of" \
+        in mixed[0] and mixed[0].endswith("answers from one run")

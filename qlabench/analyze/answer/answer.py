@@ -162,7 +162,7 @@ def _answer(problem: pd.DataFrame, q: Question, case: Case, device: str | None, 
     notes = (cv.missing_caveats(entries, missing) + cv.current_caveats(entries, q.current) + cv.tie_caveats(entries)
              + auto_choice_caveats(entries)
              + cv.gate_caveats(problem, q, modes, entries) + cv.version_caveats(mine_rows, modes, q, entries)
-             + cv.mixing_caveats(entries) + check_caveats(entries)
+             + cv.mixing_caveats(entries, q.heads) + check_caveats(entries)
              + tuning_caveats(entries, ranked, q.current)
              + [n for n in [regime_note(regimes)] if n]
              + ([f"{', '.join(left_out)}: test-only backend(s), their rows time qlabench itself: never ranked"]

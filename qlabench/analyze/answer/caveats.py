@@ -105,14 +105,18 @@ def version_caveats(at_my_gate: pd.DataFrame, modes: tuple[str, ...], q: Questio
     return out
 
 
-def mixing_caveats(mine: list[Entry]) -> list[str]:
+def mixing_caveats(mine: list[Entry], heads: tuple[int, int] | None = None) -> list[str]:
+    """`heads`: the question's (h_qk, h_v), for the command that measures every candidate in one run."""
     timed = [e for e in mine if e.ok]
     runs = sorted({r for e in timed for r in e.runs})
     devices = sorted({d for e in timed for d in e.devices})
     out = []
     if len(runs) > 1:
+        # --resume would skip the points already recorded and leave the answer mixed: a fresh run, all candidates
+        one = (f"; one sweep of every candidate at these heads without --resume (`qlabench run sweep --heads "
+               f"{heads[0]}/{heads[1]}` of the suite that measured them) answers from one run" if heads else "")
         out.append(f"mixed runs: these times come from {len(runs)} runs ({', '.join(runs)}) on "
-                   f"{', '.join(devices)}: a ratio between them also holds run-to-run variation")
+                   f"{', '.join(devices)}: a ratio between them also holds run-to-run variation{one}")
     return out
 
 
