@@ -30,10 +30,14 @@ def parse_heads(value: str | None) -> tuple[str, ...]:
     return tuple(out)
 
 
-def heads_of(p: Point) -> str | None:
-    """A point's head configuration as --heads names it ('2/8'); None for a point without heads."""
-    h_qk, h_v = getattr(p, "h_qk", None), getattr(p, "h_v", None)
-    return None if h_qk is None or h_v is None else f"{h_qk}/{h_v}"
+def heads_of(p: Point) -> str:
+    """A point's head configuration as --heads names it ('2/8')."""
+    return f"{p.h_qk}/{p.h_v}"
+
+
+def _natural(name: str) -> tuple:
+    """Sort key: head configurations by their numbers ('2/8' before '16/64'), other names as text."""
+    return tuple(int(x) if x.isdigit() else x for x in name.split("/"))
 
 
 def selected_indices(points: Sequence[Point], backends: Sequence[str] = (), modes: Sequence[str] = (),
@@ -43,8 +47,7 @@ def selected_indices(points: Sequence[Point], backends: Sequence[str] = (), mode
     axes = {"backend": lambda p: p.backend, "mode": lambda p: p.mode, "head configuration": heads_of}
     wanted = {"backend": backends, "mode": modes, "head configuration": heads}
     for axis, want in wanted.items():
-        have = sorted({v for p in points if (v := axes[axis](p)) is not None},
-                      key=lambda v: tuple(map(int, v.split("/"))) if axis == "head configuration" else v)
+        have = sorted({axes[axis](p) for p in points}, key=_natural)
         unknown = [w for w in want if w not in have]
         if unknown:
             raise ConfigError(f"{where} has no {axis} {unknown[0]!r} (it has: {', '.join(have)})")

@@ -122,7 +122,7 @@ def narrow_suite(suite: Suite, *, backends: Sequence[str] | str | None = None, m
         suite = dataclasses.replace(suite, run=dataclasses.replace(suite.run, cpu_threads=cpu_threads))
     names = [parse_names(v) if isinstance(v, str) or v is None else tuple(v) for v in (backends, modes)]
     suite, names[0] = _with_functions(suite, names[0])
-    head_names = parse_heads(heads) if isinstance(heads, str) or heads is None else parse_heads(",".join(heads))
+    head_names = parse_heads(heads if isinstance(heads, str) or heads is None else ",".join(heads))
     if any(names) or head_names:
         keep = selected_indices(suite.points, names[0], names[1], where=str(suite.path), heads=head_names)
         suite = dataclasses.replace(suite, points=tuple(suite.points[i] for i in keep))

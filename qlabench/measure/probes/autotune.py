@@ -149,12 +149,13 @@ def check_choices(prefixes: tuple[str, ...], mode: str, kept: dict) -> Iterator[
     if not prefixes or mode == "process":
         yield info
         return
+    before = {}
     for tuner in loaded_autotuners(prefixes):
         for key, config in kept.get(id(tuner), {}).items():
             if key not in tuner.cache:
                 tuner.cache[key] = config
                 info["installed"] += 1
-    before = {id(t): set(t.cache) for t in loaded_autotuners(prefixes)}
+        before[id(tuner)] = set(tuner.cache)
     yield info
     for tuner in loaded_autotuners(prefixes):  # a library the check imported first is loaded only now
         new = {k: tuner.cache[k] for k in set(tuner.cache) - before.get(id(tuner), set())}
