@@ -188,3 +188,20 @@ def test_a_train_block_ranks_forward_plus_backward_and_says_so(tmp_path, make_ro
     assert "a training step (forward + backward)" in text and "--workload train`" in text
     assert "| 8192 | none yet; provisional `flash_qla` | 1.000 | 2.00x | fla (2.000) |" in text, text
     assert "flashinfer" not in text.split("Runs:")[0]
+
+
+def test_the_runs_legend_names_each_runs_card_and_says_when_they_differ(tmp_path, make_row):
+    res = tmp_path / "results"
+    (res / "run").mkdir(parents=True)
+    specs = (("fla", 0.137, "R1", "GPU-aaaaaaaa-1111"), ("flash_qla", 0.062, "R2", "GPU-bbbbbbbb-2222"))
+    rows = [make_row(**ROW, backend=b, seqlens=(1024,) * 8, total_tokens=8192, median_ms=ms, samples_ms=(ms,) * 3,
+                     run_id=run, gpu_uuid=card, timestamp="2026-12-01T00:00:00+00:00") for b, ms, run, card in specs]
+    for r in rows:
+        write_rows(res / "run" / f"{r.run_id}.parquet", [r])
+    (res / "catalog.toml").write_text('format = 1\n[[entry]]\npath = "run"\nkind = "kernel-timings"\n'
+                                      'status = "current"\ndate = 2026-12-01\nquestion = "q"\nstack = {}\n')
+    doc = _doc(tmp_path, "r.md", "advise model=qwen3.5-397b tp=8 seqlens=8x1024")
+    render_files([doc], BlockContext(load_catalog(res)), BLOCKS)
+    text = doc.read_text()
+    assert "A = `R1` (`results/run`) on GPU-aaaaaaaa; B = `R2` (`results/run`) on GPU-bbbbbbbb." in text, text
+    assert "These runs ran on more than one card" in text

@@ -15,6 +15,7 @@ from qlabench.analyze.answer.answer import answer_case
 from qlabench.analyze.answer.question import make_question
 from qlabench.analyze.blocks.context import BlockContext
 from qlabench.analyze.blocks.params import int_param
+from qlabench.analyze.evidence.problem import cards
 from qlabench.core.errors import ConfigError
 
 
@@ -50,7 +51,15 @@ def advise_block(ctx: BlockContext, model: str, tp: str, seqlens: str, current: 
                          f"{', '.join(used)}{base_runs} |")
         notes += [f"- {c.case.label}: {n}" for n in c.caveats
                   if n.startswith(("unmeasured:", "auto CP:", "tie:", "check:", "order:"))]
-    lines += ["", "Runs: " + "; ".join(f"{tag[r]} = {ctx.run_label(r)}" for r in runs) + "."]
+    # the card of each run: a time that sums or compares runs of two cards (a training step's forward and backward,
+    # a speedup) holds the cards' difference too, and the reader must be able to see it
+    on = {r: cards(ctx.rows[ctx.rows["run_id"] == r]) for r in runs}
+    lines += ["", "Runs: " + "; ".join(f"{tag[r]} = {ctx.run_label(r)}"
+                                       + (f" on {', '.join(c[:12] for c in on[r])}" if on[r] else "")
+                                       for r in runs) + "."]
+    if len({c for r in runs for c in on[r]}) > 1:
+        lines.append("These runs ran on more than one card: a time or ratio across runs of two cards also holds the "
+                     "cards' and the runs' difference.")
     recommended = {c.best.backend: c.best.call for c in cases if c.best and c.best.call}
     if recommended:
         lines += ["", "The calls:", "", *(f"- `{b}`: `{call}`" for b, call in recommended.items())]
