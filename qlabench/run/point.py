@@ -170,9 +170,10 @@ def check_correctness(p: Point, backend: Backend, ctx: MeasureContext, row: Poin
     call's kernels too and record its `call_path` in the row's details (`check_path`), for
     `check_timed_path` to hold against the timed call's."""
     seqlens = reduced_seqlens(p, ctx.suite.check.oracle_max_tokens)
-    fn = backend.prepare_point(p, make_inputs(p, ctx.device, seqlens=seqlens))
-    # an autotuning library gets back what earlier checks of this worker tuned on the same keys
+    # an autotuning library gets back what earlier checks of this worker tuned on the same keys, in the
+    # preparation too (a backward is prepared with the library's own forward)
     with check_choices(backend.autotune_modules, ctx.suite.run.autotune, ctx.check_tunings) as reused:
+        fn = backend.prepare_point(p, make_inputs(p, ctx.device, seqlens=seqlens))
         got, call_s = _timed_call(fn, _sync(ctx.device))
     row.details.update({"check_autotune": reused} if reused["installed"] or reused["tuned"] else {})
     if trace_path and backend.size_dependent_path:

@@ -175,3 +175,38 @@ def test_in_process_mode_the_check_leaves_the_librarys_choices_alone(monkeypatch
     rows = _run(backend, "process", [512, 1024])
     assert backend.tuner.tunings == 2  # the library's own process-wide choices: one per key
     assert all("check_autotune" not in (r.extra_json or "") for r in rows)
+
+
+class PreparedWithATunedForward(TunesOnFirstShape):
+    """As FLA's backward: its preparation runs the library's forward (a second autotuner, keyed like FLA's by heads
+    alone), and the call runs the backward's kernel, keyed by heads alone too."""
+    name = "prepared-with-a-tuned-forward"
+
+    def __init__(self, tuner, forward):
+        super().__init__(tuner)
+        self.fwd_tuner, self.prepared = forward, []
+
+    def prepare_point(self, point, inp):
+        self.prepared.append((inp.q.shape[1], self.fwd_tuner.run(point.h_v, inp.q.shape[1])))
+        return super().prepare_point(point, inp)
+
+
+def test_a_check_runs_with_its_own_choices_in_the_preparation_and_in_place_of_the_last_timed_calls(
+        monkeypatch, tmp_path):
+    monkeypatch.setenv("QLABENCH_CACHE_DIR", str(tmp_path))
+    lib = standin_autotuner.install(monkeypatch, "standin_lib.ops")
+    lib.forward = standin_autotuner.Autotuner(name="forward_kernel", module="standin_lib.ops")
+    backend = PreparedWithATunedForward(lib.kernel, lib.forward)
+    rows = _run(backend, "point", [512, 1024, 2048])
+    assert [r.status for r in rows] == ["ok"] * 3, [r.reason for r in rows]
+    # the forward is tuned once, by the first check's preparation; the timed preparations and later checks reuse it
+    assert lib.forward.tunings == 1
+    assert {tuned for _, tuned in backend.prepared} == {64}
+    # the backward's kernel: the first check, then each timed call for its own point; no later check tunes it
+    # again, and none runs with the choice the last timed call left under the same key (512 or 1024)
+    assert lib.kernel.tunings == 4
+    assert {tuned for length, tuned in backend.seen if length <= 64} == {64}
+    for n in (512, 1024, 2048):
+        assert {tuned for length, tuned in backend.seen if length == n} == {n}
+    assert [json.loads(r.extra_json).get("check_autotune") for r in rows] == [
+        {"installed": 0, "tuned": 2}, {"installed": 2, "tuned": 0}, {"installed": 2, "tuned": 0}]

@@ -131,30 +131,34 @@ def install(choices: dict[int, dict], prefixes: tuple[str, ...] = ()) -> None:
 
 
 # -- the correctness check's own choices ----------------------------------------------------------------
-# A point's check calls the library on a reduced problem (256 tokens) before the point's timed call, and every
-# timed call forgets all choices first (`retune`), disk look-ups included: so each check met its own keys
-# untuned again and benchmarked their configs, 3 s of every FLA backward point on the H200 (its first call,
-# which tunes for the point, took 6). The checks of one worker share few reduced problems, so what one check
-# tuned is kept in the worker and handed to the next check on the same keys. No timed call runs with these
-# choices: the timed call still forgets them and tunes for its own point.
+# A point's check calls the library on a reduced problem (256 tokens) before the point's timed call. Two things
+# made each FLA backward check cost 3 s on the H200 (its first call, which tunes for the point, took 6):
+# - every timed call forgets all choices first (`retune`), so a check met its keys untuned and benchmarked them
+#   again, in the backward's own forward too (the forward a backward is prepared with runs in the check's
+#   `prepare_point`, which is therefore inside `check_choices`);
+# - FLA's keys leave out the length, so a key the last timed call tuned held that point's configs, which the
+#   check's reduced shape had never been compiled with: Triton compiled them again for the check.
+# So a check runs with what the worker's earlier checks tuned, on every key they tuned (in place of a timed
+# call's choice), and keeps what it still had to tune. No timed call runs with these choices: the timed call
+# still forgets them and tunes for its own point.
 
 @contextmanager
 def check_choices(prefixes: tuple[str, ...], mode: str, kept: dict) -> Iterator[dict]:
-    """Around a correctness check's call, for the autotuners of the modules under `prefixes` (none, or `[run]
-    autotune` = `mode` "process", where the library keeps its own choices and nothing is forgotten: nothing is
-    done): give each the choices earlier checks in this process tuned (`kept`, id(tuner) -> {key: config}) for
-    the keys it holds none of, and keep in `kept` what this check tuned. Yields {"installed", "tuned"}: choices
-    handed in, and choices the check still had to tune (filled on exit)."""
+    """Around a correctness check (its inputs' preparation and its call), for the autotuners of the modules under
+    `prefixes` (none, or `[run] autotune` = `mode` "process", where the library keeps its own choices and nothing
+    is forgotten: nothing is done): give each the choices earlier checks in this process tuned (`kept`,
+    id(tuner) -> {key: config}) on every key they hold, in place of what the tuner holds there, and keep in `kept`
+    what this check tuned. Yields {"installed", "tuned"}: choices handed in, and choices the check still had to
+    tune (filled on exit)."""
     info = {"installed": 0, "tuned": 0}
     if not prefixes or mode == "process":
         yield info
         return
     before = {}
     for tuner in loaded_autotuners(prefixes):
-        for key, config in kept.get(id(tuner), {}).items():
-            if key not in tuner.cache:
-                tuner.cache[key] = config
-                info["installed"] += 1
+        mine = kept.get(id(tuner), {})
+        tuner.cache.update(mine)
+        info["installed"] += len(mine)
         before[id(tuner)] = set(tuner.cache)
     yield info
     for tuner in loaded_autotuners(prefixes):  # a library the check imported first is loaded only now
