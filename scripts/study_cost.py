@@ -25,6 +25,7 @@ from qlabench.core.backend_facts import facts_of
 from qlabench.core.spec import load_suite, resolve_suite_path
 from qlabench.run.warmup import head_groups
 from qlabench.store.files import read_results
+from qlabench.store.keys import KEY_COLUMNS, key_of, key_series, newest_rows
 
 RESULTS = "results/h200-current/flashqla-study"
 SUITE = "flashqla-study"
@@ -99,6 +100,33 @@ def tuning_share(proj: pd.DataFrame, costs: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def measured_suite(rows: pd.DataFrame, suite_name: str) -> pd.DataFrame:
+    """The whole suite as these rows measured it: each point at the seconds its newest ok row spent inside it (the
+    row that answers it), per backend and mode; a point with no row is counted apart, at the mean of that backend's
+    and mode's measured points (blank where none is measured)."""
+    suite = load_suite(str(resolve_suite_path(suite_name)))
+    newest = newest_rows(rows, KEY_COLUMNS)
+    secs = dict(zip(key_series(newest, KEY_COLUMNS), in_point_s(newest)))
+    runs = dict(zip(key_series(newest, KEY_COLUMNS), newest["run_id"]))
+    acc: dict[tuple, dict] = {}
+    for p in suite.points:
+        k = key_of(p)
+        a = acc.setdefault((p.backend, p.mode), {"measured": 0, "s": 0.0, "runs": set(), "missing": 0})
+        if k in secs:
+            a["measured"] += 1
+            a["s"] += secs[k]
+            a["runs"].add(runs[k][-6:])
+        else:
+            a["missing"] += 1
+    out = []
+    for (backend, mode), a in sorted(acc.items()):
+        mean = a["s"] / a["measured"] if a["measured"] else float("nan")
+        out.append({"backend": backend, "mode": mode, "suite points": a["measured"] + a["missing"],
+                    "measured": a["measured"], "measured s in points": a["s"], "runs": len(a["runs"]),
+                    "not measured": a["missing"], "projected s for those": a["missing"] * mean})
+    return pd.DataFrame(out)
+
+
 def md(df: pd.DataFrame) -> str:
     cols = list(df.columns)
     fmt = [lambda v: "" if pd.isna(v) else (f"{v:.3f}" if isinstance(v, float) else str(v))]
@@ -133,7 +161,13 @@ def main() -> int:
           f"{int(proj['suite points'].sum())} points (backends without a row in the run: blank)\n")
     tuning = tuning_share(proj, run)
     print(f"## Of which per-point tuning (autotuning backends' first calls)\n\n{md(tuning)}\n\n"
-          f"total: {tuning['projected tuning s'].sum():.0f} s")
+          f"total: {tuning['projected tuning s'].sum():.0f} s\n")
+    whole = measured_suite(rows, a.suite)
+    measured, projected = whole["measured s in points"].sum(), whole["projected s for those"].sum()
+    print(f"## The whole suite as measured: each point at the seconds its row spent inside it\n\n{md(whole)}\n\n"
+          f"total: {int(whole['measured'].sum())} of {int(whole['suite points'].sum())} points measured, "
+          f"{measured:.0f} s inside them; the {int(whole['not measured'].sum())} others at their backend's "
+          f"measured mean: {projected:.0f} s; together {measured + projected:.0f} s")
     return 0
 
 

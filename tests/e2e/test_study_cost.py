@@ -15,5 +15,21 @@ def test_study_cost_names_the_tuning_and_projects_the_whole_suite():
     assert "| 1397cf | fla | 53 | 2 | 12.318 | 4.064 | 215.656 |" in out
     assert "in points per run:" in out and "1397cf 295 points 516.2 s" in out
     assert "## Suite flashqla-study: " in out
-    tuning = out.split("## Of which per-point tuning")[1]
+    tuning = out.split("## Of which per-point tuning")[1].split("## ")[0]
     assert "| fla |" in tuning and "| flash_qla |" not in tuning  # only the backends that autotune
+
+
+def test_the_whole_suite_as_measured_counts_every_point_once_and_projects_only_the_unmeasured():
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run([sys.executable, str(root / "scripts" / "study_cost.py")], capture_output=True, text=True,
+                         cwd=root, check=True).stdout
+    whole = out.split("## The whole suite as measured")[1]
+    table = [line.strip("|").split("|") for line in whole.splitlines() if line.startswith("| ") and "---" not in line]
+    head, body = [c.strip() for c in table[0]], [[c.strip() for c in r] for r in table[1:]]
+    col = {name: i for i, name in enumerate(head)}
+    assert sum(int(r[col["suite points"]]) for r in body) == 1946  # the suite's every point, once
+    for r in body:
+        assert int(r[col["suite points"]]) == int(r[col["measured"]]) + int(r[col["not measured"]])
+        projected = float(r[col["projected s for those"]] or "nan")
+        assert (projected > 0) == (int(r[col["not measured"]]) > 0)  # a projection only where a point has no row
+    assert "points measured" in whole.splitlines()[-1]
