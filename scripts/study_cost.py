@@ -21,25 +21,15 @@ import sys
 
 import pandas as pd
 
+from qlabench.analyze.evidence.costs import in_point_s, phase_s, point_costs
 from qlabench.core.backend_facts import facts_of
 from qlabench.core.spec import load_suite, resolve_suite_path
 from qlabench.run.warmup import head_groups
 from qlabench.store.files import read_results
-from qlabench.store.keys import KEY_COLUMNS, key_of, key_series, newest_rows
 
 RESULTS = "results/h200-current/flashqla-study"
 SUITE = "flashqla-study"
 RUN = "20261201T180105Z-1397cf"  # the sustained run: the suite's own regime
-
-
-def in_point_s(rows: pd.DataFrame) -> pd.Series:
-    """Seconds each row spent inside its point: every recorded phase plus its sampling."""
-    phases = rows["phases_s"].map(lambda p: sum(v for _, v in p) if p is not None else 0.0)
-    return phases + rows["sampling_s"].fillna(0.0)
-
-
-def phase(rows: pd.DataFrame, name: str) -> pd.Series:
-    return rows["phases_s"].map(lambda p: dict(p or ()).get(name, 0.0))
 
 
 def tuned_for(rows: pd.DataFrame) -> str:
@@ -63,7 +53,7 @@ def per_backend(rows: pd.DataFrame) -> pd.DataFrame:
             "groups opened": len(opens), "compile_s (sum)": opens["compile_s"].sum(),
             "first call, other points (median s)": rest["first_call_s"].median(),
             "first calls (sum s)": g["first_call_s"].sum(),
-            "check (median s)": phase(g, "check").median(),
+            "check (median s)": phase_s(g, "check").median(),
             "sampling (median s)": g["sampling_s"].median(),
             "in point (mean s)": in_point_s(g).mean(),
             "in points (sum s)": in_point_s(g).sum(),
@@ -100,31 +90,15 @@ def tuning_share(proj: pd.DataFrame, costs: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def measured_suite(rows: pd.DataFrame, suite_name: str) -> pd.DataFrame:
-    """The whole suite as these rows measured it: each point at the seconds its newest ok row spent inside it (the
-    row that answers it), per backend and mode; a point with no row is counted apart, at the mean of that backend's
-    and mode's measured points (blank where none is measured)."""
+def measured_suite(rows: pd.DataFrame, suite_name: str) -> tuple[str, pd.DataFrame]:
+    """The whole suite as these rows measured it (analyze/evidence/costs.py, what `run sweep --dry-run` prints): each
+    point at the seconds its newest ok row spent inside it, a point without a row at the median of its backend's
+    and mode's rows; the GPU model with most of the points' own rows."""
     suite = load_suite(str(resolve_suite_path(suite_name)))
-    newest = newest_rows(rows, KEY_COLUMNS)
-    secs = dict(zip(key_series(newest, KEY_COLUMNS), in_point_s(newest)))
-    runs = dict(zip(key_series(newest, KEY_COLUMNS), newest["run_id"]))
-    acc: dict[tuple, dict] = {}
-    for p in suite.points:
-        k = key_of(p)
-        a = acc.setdefault((p.backend, p.mode), {"measured": 0, "s": 0.0, "runs": set(), "missing": 0})
-        if k in secs:
-            a["measured"] += 1
-            a["s"] += secs[k]
-            a["runs"].add(runs[k][-6:])
-        else:
-            a["missing"] += 1
-    out = []
-    for (backend, mode), a in sorted(acc.items()):
-        mean = a["s"] / a["measured"] if a["measured"] else float("nan")
-        out.append({"backend": backend, "mode": mode, "suite points": a["measured"] + a["missing"],
-                    "measured": a["measured"], "measured s in points": a["s"], "runs": len(a["runs"]),
-                    "not measured": a["missing"], "projected s for those": a["missing"] * mean})
-    return pd.DataFrame(out)
+    priced = point_costs(suite.points, rows)[0]
+    return priced.device, pd.DataFrame([{
+        "backend": p.backend, "mode": p.mode, "suite points": p.points, "own row": p.own, "at median": p.at_median,
+        "not priced": p.unknown, "s in points": p.seconds} for p in priced.parts])
 
 
 def md(df: pd.DataFrame) -> str:
@@ -162,12 +136,11 @@ def main() -> int:
     tuning = tuning_share(proj, run)
     print(f"## Of which per-point tuning (autotuning backends' first calls)\n\n{md(tuning)}\n\n"
           f"total: {tuning['projected tuning s'].sum():.0f} s\n")
-    whole = measured_suite(rows, a.suite)
-    measured, projected = whole["measured s in points"].sum(), whole["projected s for those"].sum()
-    print(f"## The whole suite as measured: each point at the seconds its row spent inside it\n\n{md(whole)}\n\n"
-          f"total: {int(whole['measured'].sum())} of {int(whole['suite points'].sum())} points measured, "
-          f"{measured:.0f} s inside them; the {int(whole['not measured'].sum())} others at their backend's "
-          f"measured mean: {projected:.0f} s; together {measured + projected:.0f} s")
+    device, whole = measured_suite(rows, a.suite)
+    print(f"## The whole suite as measured on {device}: each point at the seconds its row spent inside it\n\n"
+          f"{md(whole)}\n\ntotal: {int(whole['own row'].sum())} of {int(whole['suite points'].sum())} points at "
+          f"their own row's seconds, {int(whole['at median'].sum())} at their backend's and mode's median, "
+          f"{int(whole['not priced'].sum())} not priced: {whole['s in points'].sum():.0f} s inside the points")
     return 0
 
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from pathlib import Path
 
 from rich.console import Console
 from rich.markup import escape
@@ -36,8 +37,11 @@ def points_table(suite: Suite, limit: int | None = None, width: int | None = Non
     return t
 
 
-def print_dry_run(console: Console, s: Suite) -> None:
-    """`run sweep --dry-run`: the points (the first SHOWN_POINTS), a bound on the time, the count."""
+def print_dry_run(console: Console, s: Suite, costs_from: Sequence[str | Path] = ()) -> None:
+    """`run sweep --dry-run`: the points (the first SHOWN_POINTS), a bound on the sampling time, what the points
+    cost when they were last measured (`costs_from`, else the current evidence), the count."""
+    from qlabench.analyze.evidence.costs import duration  # pandas: only when a dry run asks
+
     console.print(points_table(s, limit=SHOWN_POINTS, width=console.width))
     if len(s.points) > SHOWN_POINTS:
         console.print(f"... and {len(s.points) - SHOWN_POINTS} more")
@@ -46,10 +50,42 @@ def print_dry_run(console: Console, s: Suite) -> None:
     total = (per_point + s.timing.min_time_s) * len(s.points)  # sampling only, no compile
     console.print(f"sampling takes at most {per_point:g} s per point"
                   + (f" ({lead_in:g} s of it the sustained regime's lead-in)" if lead_in else "")
-                  + f": up to {total / 3600:.1f} h, plus compiles")
+                  + f": up to {duration(total)}, plus checks, compiles and an autotuning library's tuning")
+    print_recorded_costs(console, s.points, costs_from)
     console.print(f"{len(s.points)} points in suite {s.name!r} ({s.path})")
 
 
+def print_recorded_costs(console: Console, points, costs_from: Sequence[str | Path] = ()) -> None:
+    """What these points cost inside the sweep when they were measured, per GPU model of the rows read: from
+    `costs_from`, else from the current evidence (none: said, and nothing priced)."""
+    from qlabench.analyze.evidence.current import rows_or_current
+    from qlabench.analyze.evidence.costs import duration, point_costs
+    from qlabench.core.errors import QlabenchError
+
+    try:
+        rows, paths, from_catalog = rows_or_current(list(costs_from))
+    except QlabenchError as e:
+        console.print(f"no recorded costs: {escape(str(e))}")
+        return
+    where = "the current evidence" if from_catalog else ", ".join(str(p) for p in paths)
+    priced = point_costs(points, rows)
+    if not priced:
+        console.print(f"no recorded costs for these points in {escape(where)}: no ok row of their backends and modes "
+                      "records its phases")
+        return
+    for d in priced:
+        unknown = f"; {d.unknown} of a backend and mode never measured there, not priced" if d.unknown else ""
+        console.print(f"measured before on {escape(d.device)} ({escape(where)}): {duration(d.seconds)} inside the "
+                      f"points ({d.own} at their own row's seconds, from {d.runs} runs; {d.at_median} at the median "
+                      f"of their backend and mode{unknown}), as those rows ran: a first call that compiled or tuned "
+                      "is in it, a warm-up, worker start-up and writing are not")
+        t = Table(show_edge=False, pad_edge=False)
+        for c in ("backend", "mode", "points", "own row", "at median", "not priced", "s"):
+            t.add_column(c, justify="left" if c in ("backend", "mode") else "right")
+        for p in d.parts:
+            t.add_row(p.backend, p.mode, str(p.points), str(p.own), str(p.at_median), str(p.unknown),
+                      f"{p.seconds:.0f}")
+        console.print(t)
 
 
 def backends_table(backends: Iterable, width: int | None = None, problems: dict[str, str] | None = None):

@@ -18,7 +18,10 @@ def sweep_cmd(
     timer: str = opt.TIMER,
     baseline: str = typer.Option(None, "--baseline", help="Backend the summary's speedups are against"),
     no_check: bool = opt.NO_CHECK,
-    dry_run: bool = typer.Option(False, "--dry-run", help="Print the points and their count; run nothing"),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print the points, their count and what they cost when "
+                                 "last measured; run nothing"),
+    costs_from: list[Path] = typer.Option(None, "--costs-from", help="With --dry-run: price the points from these "
+                                          "result files or folders (default: the current evidence)"),
     resume: bool = typer.Option(False, "--resume", help="Skip points already recorded ok in OUT for this suite, "
                                 "environment and CPU thread count"),
     max_time: float = opt.max_time("point"),
@@ -77,7 +80,7 @@ def sweep_cmd(
                          max_points=max_points or MAX_POINTS, allow_oversized=allow_oversized)
     options.check_size(s)
     if dry_run:
-        print_dry_run(console, s)
+        print_dry_run(console, s, costs_from or ())
         return
     opt.writable_folder(out)
     import signal

@@ -19,7 +19,7 @@ def test_study_cost_names_the_tuning_and_projects_the_whole_suite():
     assert "| fla |" in tuning and "| flash_qla |" not in tuning  # only the backends that autotune
 
 
-def test_the_whole_suite_as_measured_counts_every_point_once_and_projects_only_the_unmeasured():
+def test_the_whole_suite_as_measured_counts_every_point_once_and_prices_the_unmeasured_apart():
     root = Path(__file__).resolve().parents[2]
     out = subprocess.run([sys.executable, str(root / "scripts" / "study_cost.py")], capture_output=True, text=True,
                          cwd=root, check=True).stdout
@@ -29,7 +29,8 @@ def test_the_whole_suite_as_measured_counts_every_point_once_and_projects_only_t
     col = {name: i for i, name in enumerate(head)}
     assert sum(int(r[col["suite points"]]) for r in body) == 1946  # the suite's every point, once
     for r in body:
-        assert int(r[col["suite points"]]) == int(r[col["measured"]]) + int(r[col["not measured"]])
-        projected = float(r[col["projected s for those"]] or "nan")
-        assert (projected > 0) == (int(r[col["not measured"]]) > 0)  # a projection only where a point has no row
-    assert "points measured" in whole.splitlines()[-1]
+        assert int(r[col["suite points"]]) == int(r[col["own row"]]) + int(r[col["at median"]]) + int(
+            r[col["not priced"]])
+    intracp = next(r for r in body if r[col["backend"]] == "fla-intracp")
+    assert int(intracp[col["at median"]]) > 0  # the points without a row of their own are priced apart
+    assert "points at their own row's seconds" in whole.splitlines()[-1]
