@@ -136,8 +136,8 @@ def install(choices: dict[int, dict], prefixes: tuple[str, ...] = ()) -> None:
 # - every timed call forgets all choices first (`retune`), so a check met its keys untuned and benchmarked them
 #   again, in the backward's own forward too (the forward a backward is prepared with runs in the check's
 #   `prepare_point`, which is therefore inside `check_choices`);
-# - FLA's keys leave out the length, so a key the last timed call tuned held that point's configs, which the
-#   check's reduced shape had never been compiled with: Triton compiled them again for the check.
+# - FLA's keys leave out the length, so a key the last timed call tuned held that point's configs, a different set
+#   at every point, each of which the check's reduced shape may need compiled anew (not measured apart).
 # So a check runs with what the worker's earlier checks tuned, on every key they tuned (in place of a timed
 # call's choice), and keeps what it still had to tune. No timed call runs with these choices: the timed call
 # still forgets them and tunes for its own point.
