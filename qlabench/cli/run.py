@@ -72,6 +72,8 @@ def sweep_cmd(
                      autotune=autotune, heads=heads)
     factory = executor_factory(executor, ray_address=ray_address, gpus=gpus, isolate=not no_isolate,
                                multi_node=multi_node)
+    if costs_from and not dry_run:
+        raise ConfigError("--costs-from prices a dry run's points: add --dry-run")
     if no_isolate and factory is not None:
         raise ConfigError("--no-isolate measures in this process, on one device: drop --gpus")
     where = InProcess() if no_isolate else factory

@@ -95,3 +95,12 @@ def test_dry_run_prices_the_suite_from_the_rows_it_is_given(make_row, tmp_path):
                                 env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
     assert "no recorded costs for these points" in result.output
+
+
+def test_costs_from_without_a_dry_run_is_refused_before_anything_runs(tmp_path):
+    from qlabench.cli import app
+
+    result = CliRunner().invoke(app, ["run", "sweep", "--suite", "quick-cpu", "--costs-from", str(tmp_path),
+                                      "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2 and "--costs-from prices a dry run's points" in result.output
+    assert not (tmp_path / "out").exists()
