@@ -7,7 +7,7 @@ docs as they are committed."""
 
 from __future__ import annotations
 
-from qlabench.analyze.advise.blocks import advise_block
+from qlabench.analyze.advise.blocks import advise_block, answer_runs_block
 from qlabench.analyze.blocks import Blocks
 from qlabench.analyze.blocks.catalog import results_catalog_block
 from qlabench.analyze.blocks.flashinfer import flashinfer_cp_block, library_vs_block
@@ -18,6 +18,7 @@ from qlabench.analyze.study.blocks import auto_cp_regret_block, study_summary_bl
 # In this order in an unknown block's error ("known: ...").
 BLOCKS: Blocks = {
     "advise": advise_block,
+    "answer-runs": answer_runs_block,
     "auto-cp-regret": auto_cp_regret_block,
     "cold-start": cold_start_block,
     "flashinfer-cp": flashinfer_cp_block,

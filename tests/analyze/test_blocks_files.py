@@ -32,6 +32,20 @@ def ctx(tmp_path, make_row):
     return BlockContext(load_catalog(res))
 
 
+def _current(res) -> None:
+    """A catalog naming res/run the current kernel timings."""
+    (res / "catalog.toml").write_text('format = 1\n[[entry]]\npath = "run"\nkind = "kernel-timings"\n'
+                                      'status = "current"\ndate = 2026-12-01\nquestion = "q"\nstack = {}\n')
+
+
+def _rendered(tmp_path, res, marker: str) -> str:
+    """res/run made the current evidence, and a doc holding one block of `marker` rendered on it: the doc's text."""
+    _current(res)
+    doc = _doc(tmp_path, "rendered.md", marker)
+    render_files([doc], BlockContext(load_catalog(res)), BLOCKS)
+    return doc.read_text()
+
+
 def _doc(tmp_path, name: str, marker: str) -> object:
     p = tmp_path / name
     p.write_text(f"intro\n<!-- qlabench:block {marker} -->\nstale\n<!-- /qlabench:block -->\nend\n")
@@ -180,8 +194,7 @@ def test_a_train_block_ranks_forward_plus_backward_and_says_so(tmp_path, make_ro
         rows.append(make_row(**ROW, backend=backend, mode=mode, seqlens=(8192,), total_tokens=8192, median_ms=ms,
                              samples_ms=(ms,) * 3, run_id="T1", timestamp="2026-12-01T00:00:00+00:00"))
     write_rows(res / "run" / "T1.parquet", rows)
-    (res / "catalog.toml").write_text('format = 1\n[[entry]]\npath = "run"\nkind = "kernel-timings"\n'
-                                      'status = "current"\ndate = 2026-12-01\nquestion = "q"\nstack = {}\n')
+    _current(res)
     doc = _doc(tmp_path, "t.md", "advise model=qwen3.5-397b tp=8 seqlens=8192 workload=train")
     assert render_files([doc], BlockContext(load_catalog(res)), BLOCKS) == [doc]
     text = doc.read_text()
@@ -198,10 +211,27 @@ def test_the_runs_legend_names_each_runs_card_and_says_when_they_differ(tmp_path
                      run_id=run, gpu_uuid=card, timestamp="2026-12-01T00:00:00+00:00") for b, ms, run, card in specs]
     for r in rows:
         write_rows(res / "run" / f"{r.run_id}.parquet", [r])
-    (res / "catalog.toml").write_text('format = 1\n[[entry]]\npath = "run"\nkind = "kernel-timings"\n'
-                                      'status = "current"\ndate = 2026-12-01\nquestion = "q"\nstack = {}\n')
-    doc = _doc(tmp_path, "r.md", "advise model=qwen3.5-397b tp=8 seqlens=8x1024")
-    render_files([doc], BlockContext(load_catalog(res)), BLOCKS)
-    text = doc.read_text()
+    text = _rendered(tmp_path, res, "advise model=qwen3.5-397b tp=8 seqlens=8x1024")
     assert "A = `R1` (`results/run`) on GPU-aaaaaaaa; B = `R2` (`results/run`) on GPU-bbbbbbbb." in text, text
     assert "These runs ran on more than one card" in text
+
+
+def test_the_answer_runs_block_counts_each_answers_runs_and_cards(tmp_path, make_row):
+    """One model's answer from one run, another's from two runs (one of which recorded no card): the block says
+    which answers cite one run, and counts a run without a recorded card apart."""
+    res = tmp_path / "results"
+    (res / "run").mkdir(parents=True)
+    tp4 = dict(ROW, h_qk=4, h_v=16, tp=4)
+    specs = ((ROW, "fla", 0.137, "R1", "GPU-aaaaaaaa-1111"), (ROW, "flash_qla", 0.062, "R1", "GPU-aaaaaaaa-1111"),
+             (tp4, "fla", 0.2, "R2", "GPU-aaaaaaaa-1111"), (tp4, "flash_qla", 0.1, "R3", None))
+    for at, b, ms, run, card in specs:
+        write_rows(res / "run" / f"{run}-{b}-{at['tp']}.parquet",
+                   [make_row(**at, backend=b, seqlens=(1024,) * 8, total_tokens=8192, median_ms=ms,
+                             samples_ms=(ms,) * 3, run_id=run, gpu_uuid=card, timestamp="2026-12-01T00:00:00+00:00")])
+    text = _rendered(tmp_path, res, "answer-runs models=qwen3.5-397b:8+4 seqlens=8x1024")
+    assert "1 of 2 answers (prefill, cases 8x1024) cite one run" in text, text
+    assert "| qwen3.5-397b TP8 | 2/8 | 1 | 1 | yes |" in text
+    assert "| qwen3.5-397b TP4 | 4/16 | 2 | 1 (+ 1 run without one recorded) | no |" in text
+    bad = _doc(tmp_path, "b.md", "answer-runs models=qwen3.5-397b seqlens=8x1024")
+    with pytest.raises(BlockError, match="each entry is MODEL:TP"):
+        check_files([bad], BlockContext(load_catalog(res)), BLOCKS)

@@ -66,3 +66,35 @@ def advise_block(ctx: BlockContext, model: str, tp: str, seqlens: str, current: 
     if notes:
         lines += ["", *notes]
     return "\n".join(lines)
+
+
+def answer_runs_block(ctx: BlockContext, models: str, seqlens: str, workload: str = "prefill") -> str:
+    """`<!-- qlabench:block answer-runs models=qwen3.5-397b:8+4,sym-h32:1 seqlens=32768,4x8192 -->`: for each model
+    at each TP degree, how many runs and cards the times of its answer come from (every candidate with a time, every
+    case): an answer is one run's when that is 1, and the count says how far each is from it."""
+    out = ["| model at TP | heads | runs | cards | one run |", "|---|---|---:|---:|---|"]
+    asked = one = 0
+    for model, tps in _models(models):
+        for tp in tps:
+            q = make_question(model, tp, workload, seqlens, None, "fla")
+            runs = sorted({r for c in q.cases for e in answer_case(ctx.rows, q, c).entries if e.ok for r in e.runs})
+            per_run = [cards(ctx.rows[ctx.rows["run_id"] == r]) for r in runs]
+            on, unknown = {c for cs in per_run for c in cs}, sum(not cs for cs in per_run)
+            # a run that recorded no card may have run on any: it is counted apart, never as one of the others
+            where = f"{len(on)}" + (f" (+ {unknown} run{'s' * (unknown > 1)} without one recorded)" if unknown else "")
+            asked, one = asked + 1, one + (len(runs) == 1)
+            out.append(f"| {q.model} TP{q.tp} | {q.heads[0]}/{q.heads[1]} | {len(runs)} | {where} | "
+                       f"{'yes' if len(runs) == 1 else 'no'} |")
+    return "\n".join([f"{one} of {asked} answers ({workload}, cases {seqlens}) cite one run; the others sum or rank "
+                      "times of several runs (`advise`'s `mixed runs` caveat names them):", "", *out])
+
+
+def _models(value: str) -> list[tuple[str, list[int]]]:
+    """'qwen3.5-397b:8+4,sym-h32:1' -> [('qwen3.5-397b', [8, 4]), ('sym-h32', [1])]."""
+    out = []
+    for part in value.split(","):
+        model, _, tps = part.partition(":")
+        if not model or not tps:
+            raise ConfigError(f"parameter models={value}: each entry is MODEL:TP[+TP...], got {part!r}")
+        out.append((model, [int_param("models", t) for t in tps.split("+")]))
+    return out
