@@ -24,7 +24,7 @@ def advise_block(ctx: BlockContext, model: str, tp: str, seqlens: str, current: 
     if workload not in ("prefill", "train"):  # decode is the serving page's (serving-against), by batch not seqlens
         raise ConfigError(f"parameter workload={workload}: must be prefill or train")
     q = make_question(model, int_param("tp", tp), workload, seqlens, None, current)
-    cases = [answer_case(ctx.rows, q, c) for c in q.cases]
+    cases = [_answered(ctx, q, c) for c in q.cases]
     runs = sorted({r for c in cases for e in c.entries for r in e.runs})
     tag = {r: chr(ord("A") + i) for i, r in enumerate(runs)}
     h_qk, h_v = q.heads
@@ -77,7 +77,7 @@ def answer_runs_block(ctx: BlockContext, models: str, seqlens: str, workload: st
     for model, tps in _models(models):
         for tp in tps:
             q = make_question(model, tp, workload, seqlens, None, "fla")
-            runs = sorted({r for c in q.cases for e in answer_case(ctx.rows, q, c).entries if e.ok for r in e.runs})
+            runs = sorted({r for c in q.cases for e in _answered(ctx, q, c).entries if e.ok for r in e.runs})
             per_run = [cards(ctx.rows[ctx.rows["run_id"] == r]) for r in runs]
             on, unknown = {c for cs in per_run for c in cs}, sum(not cs for cs in per_run)
             # a run that recorded no card may have run on any: it is counted apart, never as one of the others
@@ -87,6 +87,19 @@ def answer_runs_block(ctx: BlockContext, models: str, seqlens: str, workload: st
                        f"{'yes' if len(runs) == 1 else 'no'} |")
     return "\n".join([f"{one} of {asked} answers ({workload}, cases {seqlens}) cite one run; the others sum or rank "
                       "times of several runs (`advise`'s `mixed runs` caveat names them):", "", *out])
+
+
+def _answered(ctx: BlockContext, q, case):
+    """`answer_case` on the context's rows, once per render for each question and case: a page's `advise` and
+    `answer-runs` blocks ask the same ones."""
+    seen = ctx.derived(_no_answers)
+    if (q, case) not in seen:
+        seen[(q, case)] = answer_case(ctx.rows, q, case)
+    return seen[(q, case)]
+
+
+def _no_answers(ctx: BlockContext) -> dict:
+    return {}
 
 
 def _models(value: str) -> list[tuple[str, list[int]]]:

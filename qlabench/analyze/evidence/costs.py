@@ -26,7 +26,7 @@ def in_point_s(rows: pd.DataFrame) -> pd.Series:
     """Seconds each row spent inside its point: every recorded phase plus its sampling."""
     if "phases_s" not in rows:
         return pd.Series(float("nan"), index=rows.index)
-    phases = rows["phases_s"].map(lambda p: sum(v for _, v in _pairs(p)) if _pairs(p) else float("nan"))
+    phases = rows["phases_s"].map(lambda p: sum(v for _, v in pairs) if (pairs := _pairs(p)) else float("nan"))
     sampling = rows["sampling_s"].fillna(0.0) if "sampling_s" in rows else 0.0
     return phases + sampling
 
