@@ -27,6 +27,8 @@ BACKENDS = typer.Option(None, "--backends", help="Only these of the suite's back
 MODES = typer.Option(None, "--modes", help="Only these of the suite's modes (comma list, e.g. fwd)")
 HEADS = typer.Option(None, "--heads", help="Only these head configurations, h_qk/h_v (comma list, e.g. 2/8,8/32): "
                      "a study run one head configuration at a time answers each from one run")
+SEQLENS = typer.Option(None, "--seqlens", help="Only the points of these calls, as `advise --seqlens` names them "
+                       "(comma list, e.g. 32768,4x8192,8192+24576): one run holds every backend's time for them")
 CPU_THREADS = typer.Option(None, "--cpu-threads", min=0, max=MAX_CPU_THREADS, help="torch threads per CPU worker "
                            "(default: the suite's run.cpu_threads, 1; 0: torch's default, one per core)")
 OUTPUT = typer.Option(None, "--output", "-o", help="Also write the rendering (markdown/json) to this file")

@@ -34,6 +34,7 @@ def sweep_cmd(
     backends: str = opt.BACKENDS,
     modes: str = opt.MODES,
     heads: str = opt.HEADS,
+    seqlens: str = opt.SEQLENS,
     shard: str = typer.Option(None, "--shard", help="Run only share I/N (0-based) of the points, e.g. "
                               "$SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT; combine with `qlabench merge`"),
     multi_node: bool = typer.Option(False, "--multi-node", help="Allow --ray-address (or RAY_ADDRESS) on another "
@@ -69,7 +70,7 @@ def sweep_cmd(
     s = load_suite(suite, max_points=max_points or MAX_POINTS)
     _check_backend_names(s)  # before --dry-run too: a typo is an error, not a sweep of error rows
     s = narrow_suite(s, backends=backends, modes=modes, shard=shard, cpu_threads=cpu_threads, ncu=with_ncu,
-                     autotune=autotune, heads=heads)
+                     autotune=autotune, heads=heads, seqlens=seqlens)
     factory = executor_factory(executor, ray_address=ray_address, gpus=gpus, isolate=not no_isolate,
                                multi_node=multi_node)
     if costs_from and not dry_run:

@@ -20,6 +20,7 @@ def warmup_cmd(
     backends: str = opt.BACKENDS,
     modes: str = opt.MODES,
     heads: str = opt.HEADS,
+    seqlens: str = opt.SEQLENS,
     cache_dir: Path = opt.CACHE_DIR,
 ):
     """Run every point once, untimed, so JIT compiles land in the kernel cache before the sweep.
@@ -38,11 +39,11 @@ def warmup_cmd(
     path = str(resolve_suite_path(suite))
     s = load_suite(path)
     only = None
-    if backends or modes or heads:
-        from qlabench.core.select import parse_heads, parse_names, selected_indices
+    if backends or modes or heads or seqlens:
+        from qlabench.core.select import parse_heads, parse_layouts, parse_names, selected_indices
 
         only = set(selected_indices(s.points, parse_names(backends), parse_names(modes), where=path,
-                                    heads=parse_heads(heads)))
+                                    heads=parse_heads(heads), seqlens=parse_layouts(seqlens)))
     groups = head_groups(s.points, only)
     with Progress(*Progress.get_default_columns(), TimeElapsedColumn(), console=console) as prog:
         task = prog.add_task(f"warming {len(groups)} compile groups", total=len(groups))

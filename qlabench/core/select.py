@@ -1,12 +1,16 @@
-"""Choosing part of a suite from the command line: `--backends`, `--modes` and `--heads` (run sweep, warmup).
+"""Choosing part of a suite from the command line: `--backends`, `--modes`, `--heads` and `--seqlens` (run sweep,
+warmup).
 
 A name the suite does not have is an error that lists what it has: a typo must not run an empty
 or partial sweep silently. `--heads` takes head configurations as `h_qk/h_v` ('2/8,8/32'): a study measured one
 head configuration per run has every answer at those heads from one run, on one card, in one set of minutes.
+`--seqlens` takes the sequences of a call as `advise --seqlens` does ('32768,4x8192,8192+24576'): the points that
+answer exactly those cases, so one run can hold every backend's time for the cases an answer ranks.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from qlabench.core.errors import ConfigError
@@ -30,22 +34,54 @@ def parse_heads(value: str | None) -> tuple[str, ...]:
     return tuple(out)
 
 
+def parse_sequences(item: str, flag: str = "--seqlens") -> tuple[int, ...]:
+    """One call's sequences: '32768' -> (32768,); '4x8192' -> (8192,)*4; '8192+24576' -> (8192, 24576). Anything
+    else, or a length or count below 1, is a ConfigError naming `flag`."""
+    text = item.strip().lower()
+    try:
+        if "x" in text:
+            count, _, n = text.partition("x")
+            lens = (int(n),) * int(count)
+        else:
+            lens = tuple(int(p) for p in text.split("+"))
+    except ValueError:
+        raise ConfigError(f"{flag} item {item!r}: expected N, AxN or N+M+... (e.g. 32768, 4x8192, 8192+24576)") from None
+    if not lens or min(lens) < 1:
+        raise ConfigError(f"{flag} item {item!r}: lengths and counts must be positive")
+    return lens
+
+
+def parse_layouts(value: str | None) -> tuple[tuple[int, ...], ...]:
+    """'32768, 4x8192' -> ((32768,), (8192,)*4); None or '' -> () (no filter)."""
+    return tuple(dict.fromkeys(parse_sequences(n) for n in parse_names(value)))
+
+
+def sequences_label(lens: Sequence[int]) -> str:
+    """(8192,)*4 -> '4x8192', (8192, 24576) -> '8192+24576': how --seqlens names a call's sequences."""
+    lens = tuple(lens)
+    return f"{len(lens)}x{lens[0]}" if len(lens) > 1 and len(set(lens)) == 1 else "+".join(map(str, lens))
+
+
 def heads_of(p: Point) -> str:
     """A point's head configuration as --heads names it ('2/8')."""
     return f"{p.h_qk}/{p.h_v}"
 
 
 def _natural(name: str) -> tuple:
-    """Sort key: head configurations by their numbers ('2/8' before '16/64'), other names as text."""
-    return tuple(int(x) if x.isdigit() else x for x in name.split("/"))
+    """Sort key: names by their numbers ('2/8' before '16/64', '8x1024' before '32768'), text between as text."""
+    return tuple((0, int(x)) if x.isdigit() else (1, x) for x in re.split(r"(\d+)", name) if x)
 
 
 def selected_indices(points: Sequence[Point], backends: Sequence[str] = (), modes: Sequence[str] = (),
-                     where: str = "suite", heads: Sequence[str] = ()) -> list[int]:
-    """Indices of the points whose backend is in `backends`, mode in `modes` and head configuration ('h_qk/h_v')
-    in `heads` (an empty filter keeps all)."""
-    axes = {"backend": lambda p: p.backend, "mode": lambda p: p.mode, "head configuration": heads_of}
-    wanted = {"backend": backends, "mode": modes, "head configuration": heads}
+                     where: str = "suite", heads: Sequence[str] = (),
+                     seqlens: Sequence[Sequence[int]] = ()) -> list[int]:
+    """Indices of the points whose backend is in `backends`, mode in `modes`, head configuration ('h_qk/h_v')
+    in `heads` and sequences in `seqlens` (tuples of lengths, a dense batch as its equal lengths; an empty filter
+    keeps all)."""
+    axes = {"backend": lambda p: p.backend, "mode": lambda p: p.mode, "head configuration": heads_of,
+            "sequences": lambda p: sequences_label(p.seqlens)}
+    wanted = {"backend": backends, "mode": modes, "head configuration": heads,
+              "sequences": [sequences_label(s) for s in seqlens]}
     for axis, want in wanted.items():
         have = sorted({axes[axis](p) for p in points}, key=_natural)
         unknown = [w for w in want if w not in have]

@@ -102,12 +102,14 @@ class RunOptions:
 
 def narrow_suite(suite: Suite, *, backends: Sequence[str] | str | None = None, modes: Sequence[str] | str | None = None,
                  shard: str | None = None, cpu_threads: int | None = None, ncu: bool = False,
-                 autotune: str | None = None, heads: Sequence[str] | str | None = None) -> Suite:
-    """`suite` cut to some backends, modes and head configurations ('h_qk/h_v'), then to one shard ('I/N'), with
+                 autotune: str | None = None, heads: Sequence[str] | str | None = None,
+                 seqlens: str | None = None) -> Suite:
+    """`suite` cut to some backends, modes, head configurations ('h_qk/h_v') and calls' sequences ('32768,4x8192',
+    as `advise --seqlens` names them), then to one shard ('I/N'), with
     its CPU thread count, Nsight Compute profiling or autotune mode set; what `run sweep`'s flags of those names
     do. A name the suite does not have, a bad shard, an out-of-range thread count or an unknown autotune mode is
     a ConfigError."""
-    from qlabench.core.select import parse_heads, parse_names, selected_indices
+    from qlabench.core.select import parse_heads, parse_layouts, parse_names, selected_indices
     from qlabench.core.spec_limits import AUTOTUNE_MODES
 
     if autotune is not None:
@@ -123,8 +125,10 @@ def narrow_suite(suite: Suite, *, backends: Sequence[str] | str | None = None, m
     names = [parse_names(v) if isinstance(v, str) or v is None else tuple(v) for v in (backends, modes)]
     suite, names[0] = _with_functions(suite, names[0])
     head_names = parse_heads(heads if isinstance(heads, str) or heads is None else ",".join(heads))
-    if any(names) or head_names:
-        keep = selected_indices(suite.points, names[0], names[1], where=str(suite.path), heads=head_names)
+    layouts = parse_layouts(seqlens)
+    if any(names) or head_names or layouts:
+        keep = selected_indices(suite.points, names[0], names[1], where=str(suite.path), heads=head_names,
+                                seqlens=layouts)
         suite = dataclasses.replace(suite, points=tuple(suite.points[i] for i in keep))
     if shard:
         from qlabench.run.executors.shard import parse_shard, shard_points

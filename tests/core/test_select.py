@@ -78,3 +78,42 @@ def test_run_sweep_and_warmup_take_heads():
     assert r.exit_code == 2 and "h_qk/h_v" in r.output
     r = CliRunner().invoke(app, ["warmup", "--suite", "flashqla-study", "--heads", "3/9"])
     assert r.exit_code == 2 and "no head configuration '3/9'" in r.output
+
+
+def test_sequences_are_parsed_as_advise_takes_them():
+    from qlabench.core.select import parse_layouts, parse_sequences, sequences_label
+
+    assert parse_sequences("32768") == (32768,) and parse_sequences(" 4X8192 ") == (8192,) * 4
+    assert parse_sequences("8192+24576") == (8192, 24576)
+    assert parse_layouts("32768, 4x8192,32768,") == ((32768,), (8192,) * 4) and parse_layouts(None) == ()
+    for bad in ("4x", "x8192", "1024,", "0x8", "8192+0", "a"):
+        with pytest.raises(ConfigError, match="--seqlens item"):
+            parse_layouts(bad if bad != "1024," else "1024+")
+    assert [sequences_label(s) for s in ((32768,), (8192,) * 4, (28672, 4096))] == ["32768", "4x8192", "28672+4096"]
+
+
+def test_a_seqlens_filter_keeps_exactly_the_points_of_those_calls():
+    s = load_suite("flashqla-study")
+    cases = ((32768,), (8192,) * 4, (1024,) * 8)
+    keep = selected_indices(s.points, modes=("fwd",), seqlens=cases)
+    kept = [s.points[i] for i in keep]
+    assert {tuple(p.seqlens) for p in kept} == set(cases)
+    assert len(kept) == sum(p.mode == "fwd" and tuple(p.seqlens) in cases for p in s.points)
+    # every head configuration and every forward backend of the study keeps its points of those calls
+    assert {(p.h_qk, p.h_v) for p in kept} == {(p.h_qk, p.h_v) for p in s.points if p.mode == "fwd"}
+    assert {p.backend for p in kept} == {p.backend for p in s.points if p.mode == "fwd"}
+    # a training-part split is its own call: 32768 tokens cut in 4 is not 4x8192
+    assert not any(p.mode == "bwd" for p in kept)
+    with pytest.raises(ConfigError, match=r"no sequences '3x8192' \(it has: "):
+        selected_indices(s.points, seqlens=((8192,) * 3,))
+
+
+def test_run_sweep_and_warmup_take_seqlens():
+    r = CliRunner().invoke(app, ["run", "sweep", "--suite", "flashqla-study", "--heads", "2/8", "--backends",
+                                 "flashinfer", "--seqlens", "32768,4x8192,8x1024", "--dry-run"])
+    assert r.exit_code == 0, r.output
+    assert "3 points in suite 'flashqla-study'" in r.output
+    r = CliRunner().invoke(app, ["run", "sweep", "--suite", "flashqla-study", "--seqlens", "4x", "--dry-run"])
+    assert r.exit_code == 2 and "--seqlens item '4x'" in r.output
+    r = CliRunner().invoke(app, ["warmup", "--suite", "flashqla-study", "--seqlens", "3x8192"])
+    assert r.exit_code == 2 and "no sequences '3x8192'" in r.output

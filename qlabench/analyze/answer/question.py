@@ -19,6 +19,7 @@ from pathlib import Path
 from qlabench.core.errors import ConfigError
 from qlabench.core.models import lookup
 from qlabench.core.point import FLASHQLA_GATE_SCALE, FLASHQLA_GATE_ZERO_FRAC
+from qlabench.core.select import parse_sequences, sequences_label
 
 WORKLOADS = ("prefill", "train", "decode")
 # What each workload times: prefill is the forward alone; a training step is the forward plus the
@@ -55,10 +56,7 @@ class Case:
 
     @property
     def label(self) -> str:
-        n = self.seqlens
-        if len(n) > 1 and len(set(n)) == 1:
-            return f"{len(n)}x{n[0]}"
-        return "+".join(map(str, n))
+        return sequences_label(self.seqlens)
 
     @property
     def total_tokens(self) -> int:
@@ -87,17 +85,7 @@ class Question:
 
 def parse_case(item: str) -> Case:
     """'32768' -> (32768,); '4x8192' -> (8192,)*4; '8192+24576' -> (8192, 24576)."""
-    text = item.strip().lower()
-    try:
-        if "x" in text:
-            count, _, n = text.partition("x")
-            lens = (int(n),) * int(count)
-        else:
-            lens = tuple(int(p) for p in text.split("+"))
-    except ValueError:
-        raise ConfigError(f"--seqlens item {item!r}: expected N, AxN or N+M+... (e.g. 32768, 4x8192, 8192+24576)") from None
-    if not lens or min(lens) < 1:
-        raise ConfigError(f"--seqlens item {item!r}: lengths and counts must be positive")
+    lens = parse_sequences(item)
     if sum(lens) > MAX_TOKENS:
         raise ConfigError(f"--seqlens item {item!r}: {sum(lens)} tokens in one call; at most {MAX_TOKENS}")
     return Case(lens)
