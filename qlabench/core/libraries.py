@@ -77,3 +77,10 @@ class AutoChoice:
     @property
     def settings(self) -> tuple[str, ...]:
         return tuple(setting for setting, _ in self.pinned)
+
+    @staticmethod
+    def splits(setting: str) -> bool | None:
+        """Whether a pinned setting splits the call ('forcecp': True, 'nocp': False; None for another). FlashQLA's
+        `force_intra_cp` and FlashInfer's `use_cp=True` only overrule a decision not to split, with the split the
+        library's own decision would make: where the auto call split, it made the 'forcecp' call."""
+        return {"nocp": False, "forcecp": True}.get(setting)

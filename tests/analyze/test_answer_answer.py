@@ -363,3 +363,27 @@ def test_times_from_two_cards_of_one_model_say_which_cards(tmp_path, make_row):
     # and how to get an answer from one run: every candidate at these heads in one sweep, not a resume
     assert "one sweep of every candidate at these heads without --resume (`qlabench run sweep --heads 2/8` of" \
         in mixed[0] and mixed[0].endswith("answers from one run")
+
+
+def _path(timed):
+    return {"extra_json": '{"check_path": {"checked": "%s", "timed": "%s"}}' % (timed, timed)}
+
+
+def test_an_auto_choice_on_the_pinned_path_is_the_same_call_not_a_slower_decision(tmp_path, make_row):
+    # FlashInfer's own choice split the call (cp), as use_cp=True does: 0.8% between them is the same kernels
+    # measured twice, not a wrong decision, however small each point's own noise
+    rs = rows(make_row, ("fla", 0.93), ("flashinfer", 0.241, {**FI7, **_path("cp")}),
+              ("flashinfer-forcecp", 0.239, {**FI7, **_path("cp")}), ("flashinfer-nocp", 0.40, {**FI7, **_path("unsplit")}))
+    c = ask(tmp_path, rs).cases[0]
+    assert c.fastest.backend == "flashinfer-forcecp" and c.fastest.path == "cp"
+    auto = [n for n in c.caveats if n.startswith("auto CP:")]
+    assert len(auto) == 1 and "took the same path (cp) as flashinfer-forcecp" in auto[0] and "slower" not in auto[0]
+    # the same times where the auto call left the call unsplit: a different decision, and a slower one
+    rs = rows(make_row, ("fla", 0.93), ("flashinfer", 0.241, {**FI7, **_path("unsplit")}),
+              ("flashinfer-forcecp", 0.239, {**FI7, **_path("cp")}))
+    auto = [n for n in ask(tmp_path, rs).cases[0].caveats if n.startswith("auto CP:")]
+    assert len(auto) == 1 and "1.01x slower than flashinfer-forcecp" in auto[0]
+    # untraced paths: nothing is known, and the times decide as before
+    rs = rows(make_row, ("fla", 0.93), ("flashinfer", 0.241, FI7), ("flashinfer-forcecp", 0.239, FI7))
+    c = ask(tmp_path, rs).cases[0]
+    assert c.fastest.path is None and any("slower than flashinfer-forcecp" in n for n in c.caveats)

@@ -232,6 +232,10 @@ def test_the_answer_runs_block_counts_each_answers_runs_and_cards(tmp_path, make
     assert "1 of 2 answers (prefill, cases 8x1024) cite one run" in text, text
     assert "| qwen3.5-397b TP8 | 2/8 | 1 | 1 | yes |" in text
     assert "| qwen3.5-397b TP4 | 4/16 | 2 | 1 (+ 1 run without one recorded) | no |" in text
+    assert "the others sum or rank times of several runs" in text
+    # every answer from one run: nothing is said of "the others"
+    alone = _rendered(tmp_path, res, "answer-runs models=qwen3.5-397b:8 seqlens=8x1024")
+    assert "1 of 1 answers (prefill, cases 8x1024) cite one run:" in alone and "the others" not in alone
     bad = _doc(tmp_path, "b.md", "answer-runs models=qwen3.5-397b seqlens=8x1024")
     with pytest.raises(BlockError, match="each entry is MODEL:TP"):
         check_files([bad], BlockContext(load_catalog(res)), BLOCKS)

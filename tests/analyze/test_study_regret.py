@@ -14,9 +14,28 @@ OLD = dict(run_id="first", timestamp="2026-11-30T14:09:00+00:00")
 NEW = dict(run_id="second", timestamp="2026-11-30T16:12:00+00:00")
 
 
-def variant(backend, ms, *, run, gpu):
-    kernels = FQ_NOCP if backend == "flash_qla-nocp" else FQ_CP
+def variant(backend, ms, *, run, gpu, auto_split=False):
+    # the auto call left unsplit by default: forcecp is then the other decision, and its time a regret's divisor
+    kernels = FQ_CP if backend == "flash_qla-forcecp" or (backend == "flash_qla" and auto_split) else FQ_NOCP
     return row(backend, "fwd", S, 2, 8, ms, kernels=kernels, device_index=gpu, **run)
+
+
+def test_the_pinned_setting_that_decides_as_auto_did_is_the_same_call_not_a_regret():
+    # auto split, as forcecp does: 1.00 against 0.95 is the same call measured twice; nocp (1.20) is slower
+    pairs = [variant("flash_qla", 1.00, run=OLD, gpu=0, auto_split=True), variant("flash_qla-nocp", 1.20, run=OLD, gpu=0),
+             variant("flash_qla-forcecp", 0.95, run=OLD, gpu=0)]
+    (r,) = regret(pairs).to_dict("records")
+    assert r["auto_cp"] is True and r["best"] == "forcecp" and r["regret"] == 1.0
+    # the other decision faster: that is the regret, whatever the same call's second time
+    pairs = [variant("flash_qla", 1.00, run=OLD, gpu=0, auto_split=True), variant("flash_qla-nocp", 0.80, run=OLD, gpu=0),
+             variant("flash_qla-forcecp", 0.95, run=OLD, gpu=0)]
+    (r,) = regret(pairs).to_dict("records")
+    assert r["best"] == "nocp" and r["regret"] == pytest.approx(1.00 / 0.80)
+    # left unsplit, as nocp: nocp's faster time (0.97) is the same call, forcecp (1.10) no better
+    pairs = [variant("flash_qla", 1.00, run=OLD, gpu=0), variant("flash_qla-nocp", 0.97, run=OLD, gpu=0),
+             variant("flash_qla-forcecp", 1.10, run=OLD, gpu=0)]
+    (r,) = regret(pairs).to_dict("records")
+    assert r["auto_cp"] is False and r["best"] == "nocp" and r["regret"] == 1.0
 
 
 def regret(pairs) -> pd.DataFrame:

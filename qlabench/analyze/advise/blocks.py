@@ -85,8 +85,9 @@ def answer_runs_block(ctx: BlockContext, models: str, seqlens: str, workload: st
             asked, one = asked + 1, one + (len(runs) == 1)
             out.append(f"| {q.model} TP{q.tp} | {q.heads[0]}/{q.heads[1]} | {len(runs)} | {where} | "
                        f"{'yes' if len(runs) == 1 else 'no'} |")
-    return "\n".join([f"{one} of {asked} answers ({workload}, cases {seqlens}) cite one run; the others sum or rank "
-                      "times of several runs (`advise`'s `mixed runs` caveat names them):", "", *out])
+    others = ("" if one == asked else "; the others sum or rank times of several runs (`advise`'s `mixed runs` "
+              "caveat names them)")
+    return "\n".join([f"{one} of {asked} answers ({workload}, cases {seqlens}) cite one run{others}:", "", *out])
 
 
 def _answered(ctx: BlockContext, q, case):

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from qlabench.analyze.answer.rows import version_column, version_of
+from qlabench.analyze.evidence.accuracy import timed_path
 from qlabench.core.backend_decl import label_of
 from qlabench.core.libraries import package_name
 from qlabench.store.keys import key_value
@@ -44,6 +45,10 @@ class Entry:
     regime: str | None = None  # the timing regime(s) of its ranked rows, e.g. 'sustained' (evidence/regimes.py)
     # the most extra device memory its calls took beyond inputs and outputs (core/device_memory.py); None: not measured
     extra_mem_mib: float | None = None
+    # the code path every one of its timed calls took ("cp"/"unsplit", the rows' traced check_path); None where a
+    # row traced none or two rows took different ones: an auto setting and a pinned one on the same path ran
+    # the same kernels
+    path: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -68,6 +73,7 @@ class _Part:
     devices: set = field(default_factory=set)
     rows: int = 0
     extra_mem_mib: float | None = None
+    paths: frozenset = frozenset()  # the timed paths its rows traced; None among them: a row traced none
 
 
 def _device(row) -> str:
@@ -93,8 +99,9 @@ def _part(rows: pd.DataFrame) -> _Part:
     rel = max(known) if known else None
     errs = [float(v) for c in _ERRORS if c in rows for v in rows[c].dropna()]
     mem = [float(v) for v in rows["extra_mem_mib"].dropna()] if "extra_mem_mib" in rows else []
+    paths = frozenset(timed_path(r) for r in rows.to_dict("records"))
     return _Part("ok", mid, rel, max(errs) if errs else None, None, runs, devices, len(rows),
-                 max(mem) if mem else None)
+                 max(mem) if mem else None, paths)
 
 
 def entry(backend: str, by_mode: dict[str, pd.DataFrame], workload_modes: tuple[str, ...]) -> Entry | None:
@@ -120,6 +127,8 @@ def entry(backend: str, by_mode: dict[str, pd.DataFrame], workload_modes: tuple[
     e.max_err = max(errs) if errs else None
     mems = [p.extra_mem_mib for p in parts if p.extra_mem_mib is not None]
     e.extra_mem_mib = max(mems) if mems else None
+    paths = frozenset().union(*(p.paths for p in parts))
+    e.path = next(iter(paths)) if len(paths) == 1 else None
     return e
 
 

@@ -49,17 +49,31 @@ def _candidates(rows: pd.DataFrame, backends: tuple[str, ...], suite: str | None
 
 def one_run(rows: pd.DataFrame, backends: tuple[str, ...], heads: tuple[int, int] | None = None,
             suite: str | None = None) -> pd.DataFrame:
-    """The ok forward rows of the newest run holding every one of `backends` (at `heads`, of `suite`, when
-    given)."""
+    """The ok forward rows of the run holding every one of `backends` on the most calls, the newest of those (at
+    `heads`, of `suite`, when given)."""
     d = _candidates(rows, backends, suite)
     if heads:
         d = d[(d["h_qk"] == heads[0]) & (d["h_v"] == heads[1])]
-    full = [r for r, g in d.groupby("run_id") if set(backends) <= set(g["backend"])]
-    if not full:
+    chosen = _widest_run(d, backends)
+    if chosen is None:
         raise ConfigError(f"no run of the current evidence measured {', '.join(backends)}"
                           + (f" at {heads[0]}/{heads[1]}" if heads else "") + (f" in suite {suite}" if suite else ""))
-    newest = max(full, key=lambda r: str(d[d["run_id"] == r]["timestamp"].max()))
-    return d[d["run_id"] == newest]
+    return d[d["run_id"] == chosen]
+
+
+def _widest_run(d: pd.DataFrame, backends: tuple[str, ...]) -> str | None:
+    """Of the runs in `d` that measured every one of `backends`, the one holding the most calls (sequence layouts)
+    that every one of them measured, the newest of those: a run of a few calls made for one answer must not
+    shrink a table of every layout to its own few. None where no run measured them all."""
+    best, key = None, None
+    for run, g in d.groupby("run_id"):
+        if not set(backends) <= set(g["backend"]):
+            continue
+        calls = set.intersection(*(set(g[g["backend"] == b]["seqlens"].map(tuple)) for b in backends))
+        k = (len(calls), str(g["timestamp"].max()))
+        if key is None or k > key:
+            best, key = str(run), k
+    return best
 
 
 def _cell(a: float, b: float, *noise) -> tuple[str, str]:
@@ -72,15 +86,15 @@ def _cell(a: float, b: float, *noise) -> tuple[str, str]:
 
 
 def newest_run_per_heads(rows: pd.DataFrame, backends: tuple[str, ...], suite: str | None = None) -> pd.DataFrame:
-    """For each head configuration, the ok forward rows of the newest run that measured every one of
-    `backends` there (of `suite`, when given): each head configuration's rows come from one run."""
+    """For each head configuration, the ok forward rows of the run that measured every one of `backends` there on
+    the most calls, the newest of those (of `suite`, when given): each head configuration's rows come from one
+    run."""
     d = _candidates(rows, backends, suite)
     keep = []
     for _, at in d.groupby(["h_qk", "h_v"], sort=False):
-        full = [r for r, g in at.groupby("run_id") if set(backends) <= set(g["backend"])]
-        if full:
-            newest = max(full, key=lambda r: str(at[at["run_id"] == r]["timestamp"].max()))
-            keep.append(at[at["run_id"] == newest])
+        chosen = _widest_run(at, backends)
+        if chosen is not None:
+            keep.append(at[at["run_id"] == chosen])
     if not keep:
         raise ConfigError(f"no run of the current evidence measured {', '.join(backends)}"
                           + (f" in suite {suite}" if suite else ""))

@@ -124,18 +124,29 @@ def row_check(row, source: str = "row") -> Check | None:
                  full=any(f for _, _, f in segs), source=source, label=label, same_path=checked_path(row))
 
 
-def checked_path(row) -> str | None:
-    """The code path a reduced check shared with the timed call ("cp"/"unsplit"), from the row's details
-    (`check_path`: both traced, and equal), or None when they differ or were not traced."""
+def _check_path(row) -> dict:
+    """The row's traced `check_path` ({"checked": ..., "timed": ...}), {} where it traced none."""
     raw = key_value(row.get("extra_json"))
     if not raw or "check_path" not in raw:  # most rows traced no path: no need to parse their details
-        return None
+        return {}
     try:
         path = json.loads(raw).get("check_path") or {}
     except (ValueError, AttributeError):
-        return None
+        return {}
+    return path if isinstance(path, dict) else {}
+
+
+def checked_path(row) -> str | None:
+    """The code path a reduced check shared with the timed call ("cp"/"unsplit"), from the row's details
+    (`check_path`: both traced, and equal), or None when they differ or were not traced."""
+    path = _check_path(row)
     checked, timed = path.get("checked"), path.get("timed")
     return checked if checked is not None and checked == timed else None
+
+
+def timed_path(row) -> str | None:
+    """The code path the timed call took ("cp"/"unsplit": whether the library split it), where it was traced."""
+    return _check_path(row).get("timed")
 
 
 @dataclass(frozen=True)
