@@ -99,7 +99,7 @@ def _part(rows: pd.DataFrame) -> _Part:
     rel = max(known) if known else None
     errs = [float(v) for c in _ERRORS if c in rows for v in rows[c].dropna()]
     mem = [float(v) for v in rows["extra_mem_mib"].dropna()] if "extra_mem_mib" in rows else []
-    paths = frozenset(timed_path(r) for r in rows.to_dict("records"))
+    paths = frozenset(map(timed_path, rows["extra_json"])) if "extra_json" in rows else frozenset({None})
     return _Part("ok", mid, rel, max(errs) if errs else None, None, runs, devices, len(rows),
                  max(mem) if mem else None, paths)
 

@@ -124,9 +124,9 @@ def row_check(row, source: str = "row") -> Check | None:
                  full=any(f for _, _, f in segs), source=source, label=label, same_path=checked_path(row))
 
 
-def _check_path(row) -> dict:
-    """The row's traced `check_path` ({"checked": ..., "timed": ...}), {} where it traced none."""
-    raw = key_value(row.get("extra_json"))
+def _check_path(extra_json) -> dict:
+    """A row's traced `check_path` ({"checked": ..., "timed": ...}) from its `extra_json`, {} where it traced none."""
+    raw = key_value(extra_json)
     if not raw or "check_path" not in raw:  # most rows traced no path: no need to parse their details
         return {}
     try:
@@ -139,14 +139,15 @@ def _check_path(row) -> dict:
 def checked_path(row) -> str | None:
     """The code path a reduced check shared with the timed call ("cp"/"unsplit"), from the row's details
     (`check_path`: both traced, and equal), or None when they differ or were not traced."""
-    path = _check_path(row)
+    path = _check_path(row.get("extra_json"))
     checked, timed = path.get("checked"), path.get("timed")
     return checked if checked is not None and checked == timed else None
 
 
-def timed_path(row) -> str | None:
-    """The code path the timed call took ("cp"/"unsplit": whether the library split it), where it was traced."""
-    return _check_path(row).get("timed")
+def timed_path(extra_json) -> str | None:
+    """The code path the timed call took ("cp"/"unsplit": whether the library split it), from a row's
+    `extra_json`, where it was traced (a column is read without building each row)."""
+    return _check_path(extra_json).get("timed")
 
 
 @dataclass(frozen=True)
