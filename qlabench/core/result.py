@@ -150,6 +150,23 @@ class ResultRow:
     phases_s: dict | None = col("map<string,float64>", "Wall seconds of each phase of the point (check, inputs, "
                                 "first_call, kernel_capture, state_and_peaks, ...; sampling is `sampling_s`); "
                                 "null: not recorded")
+    # -- the time users pay (core/launch.py): the device's time, the eager launch's, the host's ---------
+    device_ms: float | None = col("float64", "Median ms per call replayed in a CUDA graph (the launch gaps gone): the "
+                                  "device's time; null where the call was not graph-captured (CPU, or a call that "
+                                  "cannot be captured)")
+    eager_ms: float | None = col("float64", "Median ms per call launched back to back from Python (CUDA events around "
+                                 "a burst of eager calls; on CPU the wall timer's own time): what a caller that "
+                                 "launches each call pays")
+    eager_rel_noise: float | None = col("float64", "Relative spread (IQR / median) of the eager bursts")
+    host_ms: float | None = col("float64", "Wall ms per call of the launching thread in those bursts, before the "
+                                "device is waited for: near eager_ms, the host sets the pace")
+    launch_bound: bool | None = col("bool", "Whether eager_ms exceeds device_ms beyond noise (core/launch.py); null "
+                                    "where either is missing")
+    host_cpu: str | None = col("string", "The measuring host's CPU model (launch cost is the host's as much as the "
+                               "kernel's)")
+    checked_at_size: bool | None = col("bool", "Whether the outputs of a call at the point's own size were compared "
+                                       "with a reference (the oracle on the whole problem, the fp32 chunked form, "
+                                       "or float64); false: checked on a reduced problem only (never ranked)")
     calls_sensitivity_ms: dict | None = col("map<string,float64>", "`[timing] sensitivity`: median ms per call at "
                                             "each calls-per-sample count timed, the row's own count included "
                                             "(core/timing_sensitivity.py); null: not measured")
@@ -260,7 +277,7 @@ def autotune_choice(c) -> dict:
 
 
 # Environment keys (qlabench.measure.env.capture) copied into every row.
-ENV_FIELDS = ("host", "device", "device_index", "gpu_uuid", "env_fingerprint", "qlabench_version", "git_sha",
+ENV_FIELDS = ("host", "host_cpu", "device", "device_index", "gpu_uuid", "env_fingerprint", "qlabench_version", "git_sha",
               "python_version", "torch_version", "triton_version", "tilelang_version", "fla_version",
               "flash_qla_version", "flashinfer_version", "cuda_version", "driver_version")
 

@@ -59,7 +59,7 @@ class CheckSpec:
 
     enabled: bool = True
     oracle_max_tokens: int = 512  # the fp32 recurrence runs on at most this many tokens
-    full_size: bool = False  # also check against naive-chunk fp32 at the full shape
+    full_size: bool = True  # at the point's own size too (naive-chunk fp32); False: such rows are never ranked
     # What the errors are measured against: "oracle" (the fp32 recurrence on the reduced problem, before
     # timing) or "fp64-full" (the float64 chunked form at the point's real size, after its first call).
     reference: str = "oracle"
@@ -170,7 +170,8 @@ def parse_suite(data: dict, path: str = "<suite>", max_points: int | None = MAX_
     check = _dataclass_table(data.get("check", {}), CheckSpec, "check", path)
     if check.reference not in REFERENCES:
         raise SpecError(path, "check.reference", f"must be one of {REFERENCES}, got {check.reference!r}")
-    if check.reference == "fp64-full" and check.full_size:
+    # the fp32 full-size check is the default; asked for beside the float64 reference it is a contradiction
+    if check.reference == "fp64-full" and (data.get("check") or {}).get("full_size") is True:
         raise SpecError(path, "check.full_size", "the fp64-full reference already checks at full size (in "
                         "float64); drop full_size, which compares with naive-chunk in float32")
     run = _dataclass_table(data.get("run", {}), RunSpec, "run", path)

@@ -153,6 +153,7 @@ def capture(device: str) -> dict:
     dev = torch.device(device)
     env = {
         "host": socket.gethostname(),
+        "host_cpu": cpu_name(),  # launch cost is the host's as much as the kernel's (core/launch.py)
         "qlabench_version": __version__,
         "git_sha": git_sha(),
         "python_version": platform.python_version(),

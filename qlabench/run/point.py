@@ -10,10 +10,9 @@ the ranks reuse are public: `reference_outputs`, `kernel_columns`, `error_line`.
 from __future__ import annotations
 
 import contextlib
-import os
 import time
 import traceback
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -22,58 +21,38 @@ import torch
 from qlabench.measure import caches as cache
 from qlabench.backends import ORACLE, Backend
 from qlabench.backends.decode import untouched_pool
-from qlabench.backends.reference.fp64_full import fp64_errors, refusal as fp64_refusal
+from qlabench.backends.reference.fp64_full import refusal as fp64_refusal
 from qlabench.core.flops import memory_bytes
-from qlabench.measure.correctness import compare
-from qlabench.measure.inputs import make_inputs, reduced_seqlens
-from qlabench.measure.oracle_cache import OracleCache, oracle_key
-from qlabench.core.modes import mode_of
+from qlabench.measure.inputs import make_inputs
+from qlabench.measure.oracle_cache import OracleCache
 from qlabench.core.point import Point
 from qlabench.measure.probes import clocks as gpustate
 from qlabench.measure.probes import ncu
 from qlabench.measure.probes.peaks import measure_peaks
-from qlabench.measure.probes.autotune import autotune_choices, check_choices
-from qlabench.measure.probes.kineto import capture_kernels
+from qlabench.measure.probes.autotune import autotune_choices
 from qlabench.measure.probes.device_memory import OutsideMemory, extra_memory
 from qlabench.measure import sm_budget
 from qlabench.core.errors import SMBudgetError
 from qlabench.core.sm_budget import context_problem
 from qlabench.measure.tuning_store import point_key, point_tuning
-from qlabench.core.result import CHECKED_TENSORS, ResultRow, Status
+from qlabench.core.result import ResultRow, Status
 from qlabench.core.spec import Suite
 from qlabench.measure.timing import TimerPlan, summarize
+from qlabench.measure.timing.launch import from_wall, measure_launch
 from qlabench.measure.timing.sensitivity import measure_calls_sensitivity
+# the checks live in checks.py; reference_outputs and check_* are re-exported for the ranks and the tests
+from qlabench.run.checks import (FP64_REFERENCE, FULL_SIZE_REFERENCE, _sync, _timed_call,  # noqa: F401
+                                 check_correctness, check_fp64_full, check_full_size, check_timed_path,
+                                 reference_outputs, untouched_failure)
 # PointRow and refusal are also imported from here by the distributed path and the tests
-from qlabench.run.point_row import PointRow, kernel_columns, refusal, traced_columns
+from qlabench.run.point_row import PointRow, kernel_columns, refusal, traced_columns  # noqa: F401
 from qlabench.run.phases import Lap
 
-# At full size the recurrence is too slow; the chunked torch form in float32 is the reference there.
-FULL_SIZE_REFERENCE = "naive-chunk"
-# `[check] reference = "fp64-full"`: the float64 chunked form at the point's real size instead of the oracle.
-FP64_REFERENCE = "fp64-full"
 
 
 def error_line(e: BaseException) -> str:
     """The exception's last line ("RuntimeError: ..."): what a row's reason records."""
     return traceback.format_exception_only(type(e), e)[-1].strip()
-
-
-def reference_outputs(reference: Backend, mode: str, inp, *, fp32: bool, point: Point | None = None) -> dict:
-    """A full-size reference's outputs for a point of `mode` (fwd; otherwise fwd_bwd, the gradients too).
-
-    `fp32`: on float32 copies of the inputs. The reference's environment is set first (it may be a
-    library backend with dispatch switches); restoring the checked backend's is the caller's. With
-    `point`, the reference is prepared for that point's problem (`Backend.prepare_point`).
-    """
-    if fp32:
-        inp = inp.to(torch.float32)
-    os.environ.update(reference.env)
-    ref_mode = "fwd_bwd" if mode_of(mode).backward else "fwd"
-    if point is None:
-        return reference.prepare(ref_mode, inp)()
-    dtype = "float32" if fp32 and point.dtype != "float64" else point.dtype
-    ref_point = point.with_(backend=reference.name, mode=ref_mode, dtype=dtype)
-    return reference.prepare_point(ref_point, inp)()
 
 
 @dataclass
@@ -141,136 +120,6 @@ def pin_cpu_threads(n: int) -> None:
         torch.set_num_threads(n)
 
 
-def _oracle_outputs(p: Point, seqlens: tuple[int, ...], ctx: MeasureContext, oracle: str = ORACLE) -> dict:
-    """fp32 recurrence outputs (and, unless the point is forward only, gradients) for the reduced check
-    problem; shared across backends, modes and full lengths that reduce to the same problem
-    (oracle_cache.py). `oracle`: another reference backend (a layer backend's), keyed apart with the
-    model and TP its problem also depends on."""
-    cdt = "float64" if p.dtype == "float64" else "float32"
-    grads = p.has_backward
-    # a serving step's reference is the same step (its pool outside the batch too), not a forward
-    ref_mode = p.mode if p.is_serving else "fwd_bwd" if grads else "fwd"
-
-    def compute() -> dict:
-        ref = p.with_(backend=oracle, dtype=cdt, mode=ref_mode)
-        return ctx.registry[oracle].prepare_point(ref, make_inputs(ref, ctx.device, seqlens=seqlens))()
-
-    key = oracle_key(p, seqlens, cdt)
-    if oracle != ORACLE:
-        key = (oracle, p.model, p.tp) + key
-    return ctx.oracle_cache.get(key, compute, grads=grads)
-
-
-def check_correctness(p: Point, backend: Backend, ctx: MeasureContext, row: PointRow,
-                      trace_path: bool = False) -> tuple[str | None, float]:
-    """Compare the backend with the fp32 oracle on a reduced problem (filling `row`'s error columns);
-    returns the failure, if any, and that call's wall time.
-
-    `trace_path` (CUDA only), for a backend whose path depends on the problem's size: trace the checked
-    call's kernels too and record its `call_path` in the row's details (`check_path`), for
-    `check_timed_path` to hold against the timed call's."""
-    seqlens = reduced_seqlens(p, ctx.suite.check.oracle_max_tokens)
-    # an autotuning library gets back what earlier checks of this worker tuned on the same keys, in the
-    # preparation too (a backward is prepared with the library's own forward)
-    with check_choices(backend.autotune_modules, ctx.suite.run.autotune, ctx.check_tunings) as reused:
-        fn = backend.prepare_point(p, make_inputs(p, ctx.device, seqlens=seqlens))
-        got, call_s = _timed_call(fn, _sync(ctx.device))
-    row.details.update({"check_autotune": reused} if reused["installed"] or reused["tuned"] else {})
-    if trace_path and backend.size_dependent_path:
-        names = [e.name for e in capture_kernels(fn)]
-        row.details["check_path"] = {"checked": backend.call_path(names)}
-    oracle = backend.oracle or ORACLE
-    ref = _oracle_outputs(p, seqlens, ctx, oracle)
-    # outputs the prepared call says it must leave as they were (`untouched`: a pool-indexed prefill's slots
-    # outside its batch, backends/flashinfer_pool.py), held beside the oracle's at their tolerance (0)
-    ref = {**ref, **getattr(fn, "untouched", {})}
-    errors, failure = compare(got, ref, p.tolerance_dtype)
-    row.checked(errors, f"{oracle} {'float64' if p.dtype == 'float64' else 'float32'} @{sum(seqlens)} tokens",
-                sum(seqlens))
-    return failure, call_s
-
-
-def check_full_size(p: Point, got: dict, inp, ctx: MeasureContext, fields: dict,
-                    reference: str = FULL_SIZE_REFERENCE) -> str | None:
-    """Compare full-size outputs with naive-chunk (or `reference`) in fp32 (where the recurrence would be
-    too slow).
-
-    Updates `fields` with the worse error per tensor and returns the failure reason, if any.
-    """
-    ref = reference_outputs(ctx.registry[reference], p.mode, inp, fp32=True,
-                            point=None if reference == FULL_SIZE_REFERENCE else p)
-    errors, failure = compare(got, ref, p.tolerance_dtype)
-    for n, e in errors.items():
-        if n not in CHECKED_TENSORS:  # checked (a failure says so) but with no err_ column, e.g. a layer's conv_state
-            continue
-        prev = fields.get(f"err_{n}")
-        fields[f"err_{n}"] = e if prev is None or not (e <= prev) else prev
-    fields["oracle"] = (fields.get("oracle") or "") + f"; {reference} float32 @{p.total_tokens} tokens"
-    return f"full size vs {reference}: {failure}" if failure else None
-
-
-def check_timed_path(p: Point, backend: Backend, ctx: MeasureContext, row: PointRow, got: dict, inp,
-                     reference: str = FULL_SIZE_REFERENCE) -> str | None:
-    """Whether the reduced check vouched for the code path that was timed; if not, check at full size.
-
-    A backend whose path depends on the problem's size (an intra-card CP that splits only long sequences:
-    FlashQLA's auto CP, FLA's, FlashInfer 0.7's) may run its unsplit kernels on the check's few hundred
-    tokens and its CP kernels on the timed call. When the timed call's `call_path` (from the kernels
-    traced for the row) is not the checked call's, its outputs `got` are compared with `reference` at
-    full size in fp32, as `[check] full_size` does; the row's details record both paths and that check.
-    Returns the failure, if any. Nothing to do for a row whose check recorded no path."""
-    path = row.details.get("check_path")
-    if path is None:
-        return None
-    path["timed"] = backend.call_path(list(row.fields.get("kernels") or ()))
-    if path["timed"] == path["checked"]:
-        return None
-    path["full_size_check"] = f"{reference} float32 @{p.total_tokens} tokens"
-    failure = check_full_size(p, got, inp, ctx, row.fields, reference)
-    if failure:
-        return (f"the timed call ran its {path['timed']} path, the reduced check its {path['checked']} one; "
-                f"checked at full size: {failure}")
-    return None
-
-
-def check_fp64_full(p: Point, got: dict, inp, fields: dict, untouched: dict | None = None) -> str | None:
-    """Compare full-size outputs with the float64 reference (`[check] reference = "fp64-full"`): fills
-    `fields` with the errors, the reference's label and the tokens checked; returns the failure, if any.
-
-    `untouched`: a serving point's pool outside the batch as drawn (`untouched_pool`, taken before the
-    call): the float64 reference computes o and ht, and the pool is held bit for bit as the oracle's check
-    holds it, so no reference lets a step that clobbers other sequences' states pass."""
-    errors, failure = fp64_errors(got, inp, grads=p.has_backward, dtype=p.tolerance_dtype)
-    if untouched is not None:
-        pool_errors, pool_failure = compare(got, untouched, p.tolerance_dtype)
-        errors.update(pool_errors)
-        failure = "; ".join(f for f in (failure, pool_failure) if f) or None
-    fields.update({f"err_{n}": errors.get(n) for n in CHECKED_TENSORS})
-    fields["oracle"] = f"{FP64_REFERENCE} float64 @{p.total_tokens} tokens"
-    fields["check_tokens"] = p.total_tokens
-    return f"vs {FP64_REFERENCE}: {failure}" if failure else None
-
-
-def untouched_failure(fn, got: dict, p: Point) -> str | None:
-    """The failure, if any, of what a prepared call says it must leave as it was (`fn.untouched`), after its
-    full-size call: the reduced check held the reduced call's, and a size-dependent path (a CP split) is
-    another kernel."""
-    held = getattr(fn, "untouched", None)
-    return compare(got, held, p.tolerance_dtype)[1] if held else None
-
-
-def _sync(device: str) -> Callable[[], None]:
-    return torch.cuda.synchronize if torch.device(device).type == "cuda" else (lambda: None)
-
-
-def _timed_call(fn, sync) -> tuple[object, float]:
-    sync()
-    t = time.perf_counter()
-    out = fn()
-    sync()
-    return out, time.perf_counter() - t
-
-
 @contextmanager
 def tune_for_point(backend: Backend, ctx: MeasureContext, row: PointRow) -> Iterator[None]:
     """Around the point's first call: make an autotuning backend tune for this point, or install the choices a
@@ -282,6 +131,24 @@ def tune_for_point(backend: Backend, ctx: MeasureContext, row: PointRow) -> Iter
         row.details.update(tuning)
         yield
     row.details.update(tuning)
+
+
+def at_size_plan(p: Point, backend: Backend, ctx: MeasureContext, fp64_full: bool) -> tuple[str | None, bool]:
+    """How a point is checked at its own size: the full-size reference its first call's outputs are compared
+    with (None: the oracle's own problem is the point's, float64 is asked for, or checks are off), and whether
+    the reduced oracle check runs before it.
+
+    The reduced check stays where the full-size reference cannot vouch for the backend: the backend is that
+    reference itself (it is then compared with the oracle at full size), or a layer with its own oracle."""
+    if not ctx.check or fp64_full:
+        return None, ctx.check and not fp64_full
+    small = p.is_serving or p.total_tokens <= ctx.suite.check.oracle_max_tokens
+    if small or not ctx.suite.check.full_size:
+        return None, True
+    ref = backend.full_size_reference or FULL_SIZE_REFERENCE
+    if p.backend == ref:  # the chunked reference checked against the recurrence on the whole problem
+        return ORACLE, False
+    return ref, bool(backend.oracle)
 
 
 def run_point(p: Point, ctx: MeasureContext) -> ResultRow:
@@ -302,14 +169,18 @@ def run_point(p: Point, ctx: MeasureContext) -> ResultRow:
         grant = ctx.budget(p)
         held.enter_context(sm_budget.held_to(grant))
         row.budget(grant)
+        # where the full-size reference will see the timed call, the reduced oracle check (a compile at a shape
+        # the timed call never uses) is left out: the check is at the timed shape (at_size_plan)
+        full_ref, reduced_check = at_size_plan(p, backend, ctx, fp64_full)
         # a size-dependent path is traced in the check when nothing else will see the point at full size
-        trace_path = on_cuda and not ctx.suite.check.full_size and not p.is_serving
+        trace_path = on_cuda and full_ref is None and not p.is_serving
         # the float64 reference's memory, estimated before anything runs: over its budget is a refusal, not
         # an allocation error after the backend's run
         if fp64_full and (why := fp64_refusal(p, torch.device(ctx.device), reserve=memory_bytes(p))):
             return row.done(Status.SKIPPED, why)
-        if ctx.check and not fp64_full:
+        if reduced_check:
             failure, check_call_s = check_correctness(p, backend, ctx, row, trace_path=trace_path)
+            row.fields["checked_at_size"] = row.fields["check_tokens"] >= p.total_tokens
             lap("check")
             if failure:
                 return row.done(Status.INCORRECT, failure)
@@ -338,13 +209,13 @@ def run_point(p: Point, ctx: MeasureContext) -> ResultRow:
             if failure:  # with the check's cost: what the float64 reference takes at this size
                 row.fields["phases_s"] = {k: round(v, 4) for k, v in phases.items()}
                 return row.done(Status.INCORRECT, failure)
-        full_ref = backend.full_size_reference or FULL_SIZE_REFERENCE
-        # a serving point's oracle check was already at its full size (measure/inputs.reduced_seqlens)
-        if ctx.check and ctx.suite.check.full_size and p.backend != full_ref and not p.is_serving:
+            row.fields["checked_at_size"] = True
+        if full_ref is not None:
             failure = check_full_size(p, got, inp, ctx, row.fields, full_ref)
             lap("full_size_check")
             if failure:
                 return row.done(Status.INCORRECT, failure)
+            row.fields["checked_at_size"] = True
         row.first_call(first_call_s, check_call_s)
         if on_cuda:
             columns, budget_check, escaped = traced_columns(fn, ctx.num_sms, grant)
@@ -354,7 +225,9 @@ def run_point(p: Point, ctx: MeasureContext) -> ResultRow:
             lap("kernel_capture")
             if bad:
                 return row.done(Status.ERROR, bad)
-            failure = check_timed_path(p, backend, ctx, row, got, inp, full_ref)
+            row.details["call_path"] = backend.call_path(list(row.fields["kernels"]))
+            failure = check_timed_path(p, backend, ctx, row, got, inp,
+                                       backend.full_size_reference or FULL_SIZE_REFERENCE)
             lap("timed_path_check")
             if failure:
                 return row.done(Status.INCORRECT, failure)
@@ -369,6 +242,9 @@ def run_point(p: Point, ctx: MeasureContext) -> ResultRow:
         m = plan.make(ctx.device).measure(fn)
         row.sampled(m.timer, m.samples_ms, time.perf_counter() - t_sampling, m.noise_target_met, plan.regime)
         lap.restart()
+        # the time a caller launching each call pays, beside the timer's (core/launch.py)
+        row.launched(measure_launch(fn) if on_cuda else from_wall(m.samples_ms))
+        lap("eager_launch")
         if on_cuda:
             row.gpu_state(before, gpustate.snapshot(ctx.device_index), ctx.peaks())
         lap("state_and_peaks")

@@ -17,6 +17,7 @@ from qlabench.core import bytes_model
 from qlabench.core import sm_coverage as smutil
 from qlabench.core.flops import peak_fractions, throughput
 from qlabench.core.kernel_event import kernel_fields
+from qlabench.core.launch import launch_bound
 from qlabench.core.point import Point
 from qlabench.core.result import CHECKED_TENSORS, UNAVAILABLE, ResultRow, Status, make_row
 from qlabench.core.spec import Suite
@@ -165,6 +166,16 @@ class PointRow:
                            stopped_by=rule.stopped_by(len(samples_ms), noise_target_met),
                            below_min_samples=len(samples_ms) < rule.min_samples)
         self.fields["tflops"], self.fields["gbps"] = throughput(self.p, s.median)
+
+    def launched(self, launch) -> None:
+        """The eager and host time per call (measure/timing/launch.py) beside the timer's; the device time is the
+        timer's median where it replayed a CUDA graph; launch-bound where the eager time exceeds it beyond noise."""
+        device_ms = self.fields.get("median_ms") if self.fields.get("timer") == "graph" else None
+        self.fields.update(device_ms=device_ms, eager_ms=launch.eager_ms, eager_rel_noise=launch.eager_rel_noise,
+                           host_ms=launch.host_ms,
+                           launch_bound=launch_bound(device_ms, launch.eager_ms, self.fields.get("rel_noise"),
+                                                     launch.eager_rel_noise))
+        self.details["eager_launch"] = launch.details()
 
     def calls_sensitivity(self, verdict, why_not: str | None = None) -> None:
         """`[timing] sensitivity`: the medians at each calls-per-sample count and whether they differ beyond the

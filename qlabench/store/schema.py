@@ -35,6 +35,13 @@ Version history (bump SCHEMA_VERSION and add an upgrade step when a column chang
      - New columns `calls_sensitivity_ms` (map<string, float64>: calls per sample -> median ms per call)
        and `calls_sensitive` (bool). Upgrade step `_v5_to_v6_sensitivity`: older rows read null, i.e.
        not measured (never "not sensitive": nobody asked).
+  7: the time users pay (issue 51; core/launch.py) and whether a row was checked at its own size.
+     - New columns `device_ms`, `eager_ms`, `eager_rel_noise`, `host_ms`, `launch_bound`, `host_cpu` and
+       `checked_at_size`. Upgrade step `_v6_to_v7_times`: an older graph-timed row's median is its
+       device_ms, an events- or wall-timed row's its eager_ms (those timers launch each call eagerly);
+       host_ms, eager_rel_noise and launch_bound stay null (not measured). checked_at_size is read off
+       what the row says it was checked against: true where the oracle's problem, or a full-size
+       reference (`oracle` "... @<total_tokens> tokens"), covered the point's own tokens.
 
 Every file is written with the full current schema. Other tools reading a folder of files of different
 versions see the union of their columns only when asked to (results/README.md shows pyarrow, polars
@@ -55,7 +62,7 @@ from qlabench.core.errors import SchemaError
 from qlabench.core.identity import required_axes
 from qlabench.core.result import row_fields
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 METADATA_KEY = b"qlabench.schema_version"
 
 _KINDS = {
@@ -186,9 +193,43 @@ def _v5_to_v6_sensitivity(table: pa.Table) -> pa.Table:
     return table
 
 
+def _v6_to_v7_times(table: pa.Table) -> pa.Table:
+    """Version 6 -> 7: the timer's median is the device time (graph) or the eager time (events, wall); whether a
+    row was checked at its size is read off its `oracle` text and `check_tokens`."""
+    n = table.num_rows
+    names = table.column_names
+    timer = table.column("timer").cast(pa.string()) if "timer" in names else pa.nulls(n, pa.string())
+    median = table.column("median_ms").cast(pa.float64()) if "median_ms" in names else pa.nulls(n, pa.float64())
+    none = pa.scalar(None, pa.float64())
+    added = {
+        "device_ms": pc.if_else(pc.fill_null(pc.equal(timer, "graph"), False), median, none),
+        "eager_ms": pc.if_else(pc.fill_null(pc.is_in(timer, value_set=pa.array(["events", "wall"])), False),
+                               median, none),
+    }
+    oracle = table.column("oracle").to_pylist() if "oracle" in names else [None] * n
+    tokens = table.column("total_tokens").to_pylist() if "total_tokens" in names else [None] * n
+    checked = table.column("check_tokens").to_pylist() if "check_tokens" in names else [None] * n
+    added["checked_at_size"] = pa.array([checked_at_size_of(o, t, c) for o, t, c in zip(oracle, tokens, checked)],
+                                        pa.bool_())
+    for name, values in added.items():
+        if name not in names:
+            table = table.append_column(pa.field(name, values.type), values)
+    return table
+
+
+def checked_at_size_of(oracle: str | None, total_tokens: int | None, check_tokens: int | None) -> bool | None:
+    """Whether a row's checks covered its own size, from what it recorded: the oracle's tokens, or a reference
+    named at the point's tokens ('naive-chunk float32 @32768 tokens'); None for a row that was never checked."""
+    if total_tokens is None or (not oracle and check_tokens is None):
+        return None
+    if check_tokens is not None and check_tokens >= total_tokens:
+        return True
+    return f"@{total_tokens} tokens" in str(oracle or "")
+
+
 # (version the step upgrades from, step), oldest first: a version-v file runs every step with from >= v.
 _UPGRADES = ((1, _v1_to_v2), (2, _v2_to_v3), (3, _v3_to_v4_replicate), (4, _v4_to_v5_phases),
-             (5, _v5_to_v6_sensitivity))
+             (5, _v5_to_v6_sensitivity), (6, _v6_to_v7_times))
 
 
 # Columns every row must have a value in: the point key columns that are not nullable, and the status.

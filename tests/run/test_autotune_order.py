@@ -43,12 +43,11 @@ def backend(monkeypatch):
     return TunesOnFirstShape(standin_autotuner.install(monkeypatch, "standin_lib.ops").kernel)
 
 
-def _run(backend, mode, lengths):
+def _run(backend, mode, lengths, full_size=True):
     pts = [Point(backend=backend.name, mode="fwd", layout="dense", batch=1, seqlens=(n,), h_qk=2, h_v=4, K=16,
                  V=16, dtype="float32") for n in lengths]
     timing = TimingSpec(timer="wall", warmup=0, min_samples=2, max_samples=2, max_time_s=0.5)
-    suite = Suite(name="t", path="<t>", points=tuple(pts), timing=timing, check=CheckSpec(oracle_max_tokens=64),
-                  run=RunSpec(autotune=mode))
+    suite = Suite(name="t", path="<t>", points=tuple(pts), timing=timing, check=CheckSpec(oracle_max_tokens=64, full_size=full_size), run=RunSpec(autotune=mode))
     registry = dict(REGISTRY, **{backend.name: backend})
     ctx = MeasureContext(suite=suite, device="cpu", env=envmod.capture("cpu"), run_id="r",
                          timer=TimerPlan.resolve("wall", "cpu", timing), registry=registry, check=True)
@@ -66,7 +65,9 @@ def test_the_long_point_is_tuned_for_itself_after_a_short_one(backend):
 def test_process_mode_keeps_the_first_shapes_choice_and_says_so(backend):
     rows = _run(backend, "process", [128, 512])
     timed_long = {tuned for n, tuned in backend.seen if n == 512}
-    assert timed_long == {64}  # tuned on the first call the process made: the first point's 64-token check
+    # tuned on the first call the process made: the first point's own (checked at its size, so no reduced check
+    # tunes before it)
+    assert timed_long == {128}
     assert '"autotune_tuned_for": "process"' in rows[1].extra_json
 
 
@@ -88,13 +89,13 @@ def test_a_second_run_of_a_point_installs_its_stored_tuning_and_says_where_it_ca
     first = TunesOnFirstShape(standin_autotuner.install(monkeypatch, "standin_lib.ops").kernel)
     row = _run(first, "point-cached", [512])[0]
     assert json.loads(row.extra_json)["autotune_tuned_for"] == "point"
-    assert first.tuner.tunings == 2  # the check's reduced shape, then the point's own
+    assert first.tuner.tunings == 1  # the point's own shape: its check is at that size, after the first call
     again = TunesOnFirstShape(standin_autotuner.install(monkeypatch, "standin_lib.ops").kernel)  # a new process
     row = _run(again, "point-cached", [512])[0]
     details = json.loads(row.extra_json)
     assert row.status == "ok" and details["autotune_tuned_for"] == "point-cached"
     assert details["autotune_store"]["installed"] == 1 and details["autotune_store"]["saved_at"]
-    assert again.tuner.tunings == 1  # the check's shape only: the point's configs were installed
+    assert again.tuner.tunings == 0  # the point's configs were installed
     assert {tuned for n, tuned in again.seen if n == 512} == {512}
     other = TunesOnFirstShape(standin_autotuner.install(monkeypatch, "standin_lib.ops").kernel)
     assert json.loads(_run(other, "point-cached", [256])[0].extra_json)["autotune_tuned_for"] == "point"
@@ -149,6 +150,19 @@ class KeyedByShortness(standin_autotuner.Autotuner):
         return self.cache[key].kwargs["BLOCK"]
 
 
+def test_a_point_checked_at_its_size_tunes_no_shape_of_its_check(monkeypatch, tmp_path):
+    """With the check at the timed size (the default), no reduced problem is compiled or tuned: one tuning per
+    point, where a reduced check would add its own short key (KeyedByShortness)."""
+    monkeypatch.setenv("QLABENCH_CACHE_DIR", str(tmp_path))
+    lib = standin_autotuner.install(monkeypatch, "standin_lib.ops")
+    lib.kernel = KeyedByShortness(module="standin_lib.ops")
+    backend = TunesOnFirstShape(lib.kernel)
+    rows = _run(backend, "point", [512, 1024])
+    assert [r.status for r in rows] == ["ok", "ok"] and all(r.checked_at_size for r in rows)
+    assert lib.kernel.tunings == 2 and not [n for n, _ in backend.seen if n <= 64]
+    assert all(r.oracle == f"naive-chunk float32 @{n} tokens" for r, n in zip(rows, (512, 1024)))
+
+
 @pytest.mark.parametrize("mode", ["point", "point-cached"])
 def test_a_check_reuses_what_an_earlier_check_of_the_worker_tuned_and_the_timed_call_still_tunes_for_itself(
         monkeypatch, tmp_path, mode):
@@ -156,7 +170,7 @@ def test_a_check_reuses_what_an_earlier_check_of_the_worker_tuned_and_the_timed_
     lib = standin_autotuner.install(monkeypatch, "standin_lib.ops")
     lib.kernel = KeyedByShortness(module="standin_lib.ops")
     backend = TunesOnFirstShape(lib.kernel)
-    rows = _run(backend, mode, [512, 1024, 2048])
+    rows = _run(backend, mode, [512, 1024, 2048], full_size=False)
     assert [r.status for r in rows] == ["ok"] * 3
     # the first check tunes the short key; every timed call forgets it (retune) and tunes its own; the later
     # checks get the short key's choice back instead of tuning it again: 1 + 3 tunings, not 3 + 3
@@ -172,7 +186,7 @@ def test_in_process_mode_the_check_leaves_the_librarys_choices_alone(monkeypatch
     lib = standin_autotuner.install(monkeypatch, "standin_lib.ops")
     lib.kernel = KeyedByShortness(module="standin_lib.ops")
     backend = TunesOnFirstShape(lib.kernel)
-    rows = _run(backend, "process", [512, 1024])
+    rows = _run(backend, "process", [512, 1024], full_size=False)
     assert backend.tuner.tunings == 2  # the library's own process-wide choices: one per key
     assert all("check_autotune" not in (r.extra_json or "") for r in rows)
 
@@ -197,7 +211,7 @@ def test_a_check_runs_with_its_own_choices_in_the_preparation_and_in_place_of_th
     lib = standin_autotuner.install(monkeypatch, "standin_lib.ops")
     lib.forward = standin_autotuner.Autotuner(name="forward_kernel", module="standin_lib.ops")
     backend = PreparedWithATunedForward(lib.kernel, lib.forward)
-    rows = _run(backend, "point", [512, 1024, 2048])
+    rows = _run(backend, "point", [512, 1024, 2048], full_size=False)
     assert [r.status for r in rows] == ["ok"] * 3, [r.reason for r in rows]
     # the forward is tuned once, by the first check's preparation; the timed preparations and later checks reuse it
     assert lib.forward.tunings == 1
