@@ -80,20 +80,20 @@ def test_pyproject_ships_the_data():
 
 def test_point_counts_per_part(suite):
     fwd, bwd, gate = parts(suite)
-    assert len(suite.points) == 1946
-    assert (len(fwd), len(bwd), len(gate), len(training(suite))) == (1368, 128, 120, 330)
+    assert len(suite.points) == 2066
+    assert (len(fwd), len(bwd), len(gate), len(training(suite))) == (1368, 128, 120, 450)
     assert len(set(suite.points)) == len(suite.points)
 
 
 def test_training_part_measures_forward_and_backward_on_the_same_sequences(suite):
     train = training(suite)
-    # every training layout has all three modes on every backend with a backward, at every model head config
+    # every training layout has all four modes on every backend with a backward, at every model head config
     by_problem = Counter((p.backend, p.h_qk, p.h_v, p.seqlens) for p in suite.points
                          if p in set(train) or (p.mode == "fwd" and p.model is not None
                                                 and (p.h_qk, p.h_v) in TRAIN_HEADS and p.backend in TRAIN_BACKENDS
                                                 and len(p.seqlens) == 1 and p.seqlens[0] in (8192, 32768)
                                                 and p.gate_zero_frac is None and p.gate_scale is None))
-    assert set(by_problem.values()) == {3}  # fwd, bwd, bwd_train
+    assert set(by_problem.values()) == {4}  # fwd, bwd, bwd_train, fwd_bwd (one training step)
     assert {(h, v) for _, h, v, _ in by_problem} == TRAIN_HEADS
     for p in train:
         assert p.seqlens == random_split(p.total_tokens, p.num_seqs, 42)
@@ -159,7 +159,7 @@ def test_timing_is_the_published_kind_and_cheap(suite):
     t = suite.timing
     assert t.timer == "graph" and t.l2_flush
     assert t.max_time_s <= 0.5 and t.min_samples >= 10
-    assert suite.check.enabled and not suite.check.full_size
+    assert suite.check.enabled and suite.check.full_size  # every row checked at its own size (ranked only then)
     assert suite.device == "cuda" and suite.baseline == "fla"
 
 

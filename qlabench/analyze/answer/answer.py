@@ -26,9 +26,10 @@ from qlabench.analyze.answer.first_call import attach_first_calls, load_cold_sta
 from qlabench.analyze.answer.tuning import tuning_caveats
 from qlabench.analyze.answer.question import WORKLOAD_MODES, Case, Question
 from qlabench.analyze.answer.ranking import Entry, rank
+from qlabench.analyze.answer.spread import SameCall, apply_floor, order_flips, same_call_floor
 from qlabench.analyze.answer.rows import at_gate, case_problems, newest_run, newest_version
 from qlabench.analyze.evidence.current import rows_or_current
-from qlabench.analyze.kit.ties import is_tie
+from qlabench.analyze.kit.ties import is_tie, tie_noise
 from qlabench.analyze.evidence import believed, devices_of, evidence_notes
 from qlabench.analyze.evidence.regimes import prefer_recommended, regime_note, regime_series
 from qlabench.core.backend_decl import candidates, is_testing
@@ -44,6 +45,8 @@ class CaseAnswer:
     device: str | None = None  # the GPU model every ranked row ran on (None: no row)
     problem: str = ""  # what sets this problem apart from others the rows hold ('beta_regime=high'), else ''
     engines: list[str] = field(default_factory=list)  # how vLLM and SGLang get the winner (engines.py)
+    launch: str = "graph"  # the launch regime the entries are ranked in (core/launch.py)
+    flips: list[str] = field(default_factory=list)  # runs of these rows that order the two fastest the other way
 
     @property
     def fastest(self) -> Entry | None:
@@ -51,20 +54,38 @@ class CaseAnswer:
         return next((e for e in self.entries if e.ok), None)
 
     @property
+    def unranked(self) -> list[str]:
+        """Candidates with rows here that could not be ranked (not checked at size, no time in this regime)."""
+        return [e.backend for e in self.entries if e.status == "unranked"]
+
+    @property
     def best(self) -> Entry | None:
-        """The recommendation: the fastest, only where every candidate that runs here was measured."""
-        return None if self.missing else self.fastest
+        """The recommendation: the fastest, only where every candidate that runs here was measured and ranked."""
+        return None if self.missing or self.unranked else self.fastest
 
     @property
     def provisional(self) -> Entry | None:
-        """The fastest measured where a candidate has no row: a winner only among what was measured."""
-        return self.fastest if self.missing else None
+        """The fastest measured where a candidate has no ranked row: a winner only among what was measured."""
+        return self.fastest if self.missing or self.unranked else None
+
+    @property
+    def tie_set(self) -> list[Entry]:
+        """The entries the fastest is not faster than beyond noise (the same-call floor included), and the
+        runner-up where another run orders the two the other way; one entry where the fastest has won."""
+        timed = [e for e in self.entries if e.ok]
+        if not timed:
+            return []
+        a = timed[0]
+        tied = [e for e in timed[1:] if is_tie(a.time_ms, e.time_ms, a.rel_noise, e.rel_noise)]
+        if self.flips and len(timed) > 1 and timed[1] not in tied:
+            tied.insert(0, timed[1])
+        return [a] + tied
 
     @property
     def tied(self) -> bool:
-        """Whether the two fastest times are within their measured noise (kit.ties): neither has won."""
-        timed = [e for e in self.entries if e.ok]
-        return len(timed) > 1 and is_tie(timed[0].time_ms, timed[1].time_ms, timed[0].rel_noise, timed[1].rel_noise)
+        """Whether the fastest has not won: another entry is within the measured spread, or another run orders
+        the two fastest the other way."""
+        return len(self.tie_set) > 1
 
     @property
     def title(self) -> str:
@@ -78,7 +99,8 @@ class CaseAnswer:
                 "problem": self.problem or None,
                 "recommended": best.backend if best else None,
                 "provisional": prov.backend if prov else None,
-                "unmeasured": self.missing,
+                "unmeasured": self.missing, "unranked": self.unranked, "launch": self.launch,
+                "tie": [e.backend for e in self.tie_set] if self.tied else [],
                 "entries": [e.as_dict() for e in self.entries], "caveats": self.caveats, "missing": self.missing,
                 "engines": self.engines}
 
@@ -101,6 +123,7 @@ class Answer:
         q = self.question
         return {
             "question": {"model": q.model, "tp": q.tp, "heads": list(q.heads), "workload": q.workload,
+                         "launch": q.launch_regime,
                          "gate": {"name": q.gate.name, "zero_frac": q.gate.zero_frac, "scale": q.gate.scale},
                          "current": q.current, "dtype": q.dtype, "cases": [c.label for c in q.cases],
                          "sm_budget": q.sm_budget},
@@ -127,12 +150,12 @@ def answer_cases(df: pd.DataFrame, q: Question, case: Case) -> list[CaseAnswer]:
     the largest first; one answer with no entries where no row answers the case. Rows of two GPU models, or
     of two problems (another beta regime, another initial state), are never ranked together. What each
     backend is (its candidacy, call, autotuning, size-dependent path) comes from its declaration
-    (core/backend_decl.py)."""
+    (core/backend_decl.py). Ties use the same-call floor of `df`'s rows on the answer's GPU model (spread.py)."""
     modes = WORKLOAD_MODES[q.workload]
-    found = case_problems(df, q, case, modes + ("fwd_bwd",) if len(modes) > 1 else modes)
+    found = case_problems(df, q, case, modes)
     if not found:
-        return [_answer(df.iloc[0:0].assign(_zero=[], _scale=[]), q, case, None, "")]
-    out = [_answer(p.rows, q, case, p.device, p.label) for p in found]
+        return [_answer(df.iloc[0:0].assign(_zero=[], _scale=[]), q, case, None, "", SameCall(None, 0))]
+    out = [_answer(p.rows, q, case, p.device, p.label, _floor(df, p.device, q.launch_regime)) for p in found]
     for a in out:  # each answer says what else the rows hold, answered apart
         apart = [o.title for o in out if o is not a]
         if apart:
@@ -141,12 +164,57 @@ def answer_cases(df: pd.DataFrame, q: Question, case: Case) -> list[CaseAnswer]:
     return out
 
 
+def _floor(df: pd.DataFrame, device: str | None, launch: str) -> SameCall:
+    """The same-call floor of `df`'s rows on `device`, computed once per frame, GPU model and regime (every case
+    of a question, and every question of a page, reads the same frame)."""
+    cache = df.attrs.setdefault("_same_call", {})
+    key = (len(df), device, launch)
+    if key not in cache:
+        cache[key] = same_call_floor(df[df["device"] == device] if device is not None else df.iloc[0:0], launch)
+    return cache[key]
+
+
 def answer_case(df: pd.DataFrame, q: Question, case: Case) -> CaseAnswer:
     """The case's first answer (its largest problem on one GPU model; answer_cases has every one)."""
     return answer_cases(df, q, case)[0]
 
 
-def _answer(problem: pd.DataFrame, q: Question, case: Case, device: str | None, label: str) -> CaseAnswer:
+def _ranked(ranked: pd.DataFrame, q: Question, modes: tuple[str, ...]) -> tuple[list[Entry], str, list[str]]:
+    """The entries in the question's launch regime, and the caveat when that regime is the workload's default and
+    none of these rows recorded its time while the other regime's times exist (rows measured before the eager
+    time was): then ranked on those, and said so. A regime asked for explicitly is never swapped."""
+    launch = q.launch_regime
+    entries = rank(ranked, modes, q.current, launch)
+    if q.launch is not None or any(e.ok for e in entries):
+        return entries, launch, []
+    other = "graph" if launch == "eager" else "eager"
+    alt = rank(ranked, modes, q.current, other)
+    if not any(e.ok for e in alt):
+        return entries, launch, []
+    return alt, other, [f"launch: these rows recorded no {launch} time, so they are ranked on their {other} times; "
+                        f"a {q.workload} call is launched {launch} by its users (core/launch.py): re-measure for the "
+                        "time it pays there"]
+
+
+def _launch_difference(ranked: pd.DataFrame, q: Question, modes: tuple[str, ...], entries: list[Entry],
+                       launch: str, floor: SameCall) -> list[str]:
+    """One line where the other launch regime has another winner beyond the measured spread."""
+    other = "graph" if launch == "eager" else "eager"
+    alt = rank(ranked, modes, q.current, other)
+    apply_floor(alt, floor.floor if other == launch else None)
+    a, b = next((e for e in entries if e.ok), None), next((e for e in alt if e.ok), None)
+    if a is None or b is None or a.backend == b.backend:
+        return []
+    runner = next((e for e in alt if e.ok and e.backend == a.backend), None)
+    if runner is not None and is_tie(b.time_ms, runner.time_ms, b.rel_noise, runner.rel_noise):
+        return []
+    name = {"graph": "replayed in a CUDA graph", "eager": "launched eagerly"}
+    return [f"launch: {name[other]}, {b.backend} is fastest ({b.time_ms:.3f} ms) where {name[launch]} {a.backend} is "
+            f"({a.time_ms:.3f} ms): the winner depends on how the call is launched (--launch {other})"]
+
+
+def _answer(problem: pd.DataFrame, q: Question, case: Case, device: str | None, label: str,
+            floor: SameCall) -> CaseAnswer:
     modes = WORKLOAD_MODES[q.workload]
     testing = problem["backend"].map(is_testing).astype(bool)  # rows that time the harness are never ranked
     left_out = sorted(set(problem.loc[testing, "backend"]))
@@ -154,20 +222,26 @@ def _answer(problem: pd.DataFrame, q: Question, case: Case, device: str | None, 
     mine_rows = at_gate(problem, q.gate)
     # the recommended timing regime's rows, where a backend has them, however new its other rows are
     ranked = newest_run(newest_version(prefer_recommended(mine_rows, ["backend", "mode"])))
-    entries = attach_checks(attach_calls(rank(ranked, modes, q.current)), ranked)
+    entries, launch, launch_notes = _ranked(ranked, q, modes)
+    apply_floor(entries, floor.floor)
+    entries = attach_checks(attach_calls(entries), ranked)
     regimes = _attach_regimes(entries, ranked)
     # a backend skipped as unavailable on the host measured nothing: it is missing, not "does not run here"
     present = {e.backend for e in entries if not unavailable(e.status, e.reason)}
     missing = [b for b in candidates(q.workload) if b not in present]
-    notes = (cv.missing_caveats(entries, missing) + cv.current_caveats(entries, q.current) + cv.tie_caveats(entries)
+    timed = [e for e in entries if e.ok]
+    flips = order_flips(timed[0], timed[1], mine_rows, launch) if len(timed) > 1 else []
+    notes = (cv.missing_caveats(entries, missing) + cv.unranked_caveats(entries) + launch_notes
+             + _launch_difference(ranked, q, modes, entries, launch, floor)
+             + cv.current_caveats(entries, q.current) + cv.tie_caveats(entries, flips)
              + auto_choice_caveats(entries)
              + cv.gate_caveats(problem, q, modes, entries) + cv.version_caveats(mine_rows, modes, q, entries)
              + cv.mixing_caveats(entries, q.heads) + check_caveats(entries)
              + tuning_caveats(entries, ranked, q.current)
-             + [n for n in [regime_note(regimes)] if n]
+             + [n for n in [regime_note(regimes), floor.note() if timed else None] if n]
              + ([f"{', '.join(left_out)}: test-only backend(s), their rows time qlabench itself: never ranked"]
                 if left_out else []))
-    return CaseAnswer(case, entries, notes, missing, device, label, engines_for(entries, q.workload))
+    return CaseAnswer(case, entries, notes, missing, device, label, engines_for(entries, q.workload), launch, flips)
 
 
 def _attach_regimes(entries: list[Entry], ranked: pd.DataFrame) -> dict[str, set[str]]:

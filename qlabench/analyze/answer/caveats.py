@@ -120,17 +120,36 @@ def mixing_caveats(mine: list[Entry], heads: tuple[int, int] | None = None) -> l
     return out
 
 
-def tie_caveats(mine: list[Entry]) -> list[str]:
+def tie_caveats(mine: list[Entry], flips: list[str] = ()) -> list[str]:
+    """The tie set: every entry the fastest is not faster than beyond the larger of their noises (the same-call
+    floor included, spread.py), named in one line; and the runner-up where another run orders the two the other
+    way."""
     timed = [e for e in mine if e.ok]
     if len(timed) < 2:
         return []
-    a, b = timed[0], timed[1]
-    noise = tie_noise(a.rel_noise, b.rel_noise)
-    gap = b.time_ms / a.time_ms - 1
-    if gap <= noise:
-        return [f"tie: {a.backend} and {b.backend} are {gap:.1%} apart, within their noise ({noise:.1%}): "
-                f"either is as good here"]
-    return []
+    a = timed[0]
+    tied = [e for e in timed[1:] if e.time_ms / a.time_ms - 1 <= tie_noise(a.rel_noise, e.rel_noise)]
+    out = []
+    if tied:
+        widest = max(e.time_ms / a.time_ms - 1 for e in tied)
+        noise = max(tie_noise(a.rel_noise, e.rel_noise) for e in tied)
+        names = ", ".join(e.backend for e in [a] + tied)
+        out.append(f"tie: {names}: the same within {widest:.1%}, inside the measured spread ({noise:.1%}): "
+                   "any of them is as good here")
+    if flips and timed[1] not in tied:
+        out.append(f"tie: {a.backend} and {timed[1].backend}: {', '.join(flips)} ordered them the other way, so "
+                   "neither has won")
+    return out
+
+
+def unranked_caveats(mine: list[Entry]) -> list[str]:
+    """Entries with rows that cannot be ranked, grouped by why (not checked at size; no time in this regime)."""
+    by_why: dict[str, list[str]] = {}
+    for e in mine:
+        if e.status == "unranked":
+            by_why.setdefault(e.reason or "", []).append(e.backend)
+    return [f"unranked: {', '.join(names)}: {why}; no winner is named while a candidate is unranked"
+            for why, names in by_why.items()]
 
 
 def current_caveats(mine: list[Entry], current: str) -> list[str]:

@@ -17,14 +17,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from qlabench.core.errors import ConfigError
+from qlabench.core.launch import check_launch, default_launch
 from qlabench.core.models import lookup
 from qlabench.core.point import FLASHQLA_GATE_SCALE, FLASHQLA_GATE_ZERO_FRAC
 from qlabench.core.select import parse_sequences, sequences_label
 
 WORKLOADS = ("prefill", "train", "decode")
-# What each workload times: prefill is the forward alone; a training step is the forward plus the
-# backward as autograd runs it (bwd_train), or one fwd_bwd row where a run measured them together.
-WORKLOAD_MODES = {"prefill": ("fwd",), "train": ("fwd", "bwd_train")}
+# What each workload times: prefill is the forward alone; a training step is one call of forward and backward
+# through the library's autograd (fwd_bwd), measured as one: never a forward and a backward added up from rows
+# that may come from two runs or two GPUs.
+WORKLOAD_MODES = {"prefill": ("fwd",), "train": ("fwd_bwd",)}
 MAX_CASES = 32
 MAX_TOKENS = 1 << 22  # 4M tokens in one call: beyond any row qlabench has a reason to hold
 
@@ -73,6 +75,12 @@ class Question:
     current: str = "fla"  # the user's current choice: speedups are against it
     dtype: str = "bfloat16"
     sm_budget: int | None = None  # rank rows held to this many SMs (docs/SM-BUDGET.md); None: whole-GPU rows
+    launch: str | None = None  # "graph" or "eager" (core/launch.py); None: the workload's default
+
+    @property
+    def launch_regime(self) -> str:
+        """The launch regime the answer ranks in: the one asked for, else the workload's users' default."""
+        return self.launch or default_launch(self.workload)
 
     @property
     def heads(self) -> tuple[int, int]:
@@ -160,7 +168,7 @@ def _regime(name: str, zero, scale, unknown: set) -> GateRegime:
 
 
 def make_question(model: str, tp: int, workload: str, seqlens: str, gate: str | None = None,
-                  current: str = "fla", sm_budget: int | None = None) -> Question:
+                  current: str = "fla", sm_budget: int | None = None, launch: str | None = None) -> Question:
     """The question from command-line text; ConfigError on anything it cannot mean."""
     try:
         m = lookup(model)
@@ -178,4 +186,7 @@ def make_question(model: str, tp: int, workload: str, seqlens: str, gate: str | 
                           "state dtype; docs/SERVING.md)")
     if sm_budget is not None and (isinstance(sm_budget, bool) or not isinstance(sm_budget, int) or sm_budget < 1):
         raise ConfigError(f"--sm-budget must be a positive number of SMs, got {sm_budget!r}")
-    return Question(m.name, tp, workload, parse_cases(seqlens), parse_gate(gate), current, sm_budget=sm_budget)
+    if launch is not None:
+        check_launch(launch)
+    return Question(m.name, tp, workload, parse_cases(seqlens), parse_gate(gate), current, sm_budget=sm_budget,
+                    launch=launch)

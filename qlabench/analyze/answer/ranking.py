@@ -1,10 +1,13 @@
-"""One ranked entry per backend for one case: its time, speedup against the user's current choice, noise,
-correctness and where the number came from.
+"""One ranked entry per backend for one case: its time in the launch regime asked for, speedup against the
+user's current choice, noise, correctness and where the number came from.
 
 Only `ok` rows carry a time. A backend whose newest row is incorrect, skipped or an error is listed with
-its reason and never ranked above anything. A training step is the forward plus the backward as
-autograd runs it (`bwd_train`), both from the same library version; a `fwd_bwd` row, where a run has
-one, is used as measured.
+its reason and never ranked above anything. A row is ranked on the time of the launch regime asked for
+(core/launch.py: `device_ms` for a CUDA graph, `eager_ms` for calls launched eagerly); one that has no time
+in that regime, or that was checked only on a reduced problem (`checked_at_size` false: a kernel right on a
+few hundred tokens may be wrong beyond), is shown `unranked` with the reason, never ranked nor given a
+speedup. A training step is one `fwd_bwd` row (forward and backward through the library's autograd, one
+call): never a sum of rows of two modes, which may come from two runs or two GPUs.
 """
 
 from __future__ import annotations
@@ -17,7 +20,8 @@ import pandas as pd
 
 from qlabench.analyze.answer.rows import version_column, version_of
 from qlabench.analyze.evidence.accuracy import timed_path
-from qlabench.core.backend_decl import label_of
+from qlabench.core.backend_decl import find, label_of
+from qlabench.core.launch import TIME_COLUMN
 from qlabench.core.libraries import package_name
 from qlabench.store.keys import key_value
 
@@ -49,6 +53,13 @@ class Entry:
     # row traced none or two rows took different ones: an auto setting and a pinned one on the same path ran
     # the same kernels
     path: str | None = None
+    # the three times of its rows (core/launch.py), whatever regime it is ranked in; None: not recorded
+    device_ms: float | None = None
+    eager_ms: float | None = None
+    host_ms: float | None = None
+    launch_bound: bool | None = None  # its eager time exceeds its device time beyond noise
+    launch: str | None = None  # the launch regime its time_ms is ("graph" or "eager")
+    own_noise: float | None = None  # rel_noise before the same-call floor was applied (ties.apply_floor)
 
     @property
     def ok(self) -> bool:
@@ -74,6 +85,8 @@ class _Part:
     rows: int = 0
     extra_mem_mib: float | None = None
     paths: frozenset = frozenset()  # the timed paths its rows traced; None among them: a row traced none
+    times: dict = field(default_factory=dict)  # device_ms, eager_ms, host_ms: the median over its rows
+    launch_bound: bool | None = None
 
 
 def _device(row) -> str:
@@ -84,63 +97,110 @@ def _device(row) -> str:
     return f"{row['device']}" + (f" #{idx}" if idx is not None else "") + (f" {str(card)[:12]}" if card else "")
 
 
-def _part(rows: pd.DataFrame) -> _Part:
+def _median(rows: pd.DataFrame, column: str) -> float | None:
+    vals = [float(v) for v in rows[column].dropna()] if column in rows else []
+    return statistics.median(vals) if vals else None
+
+
+def row_path(backend: str, extra_json, kernels) -> str | None:
+    """The code path a row's call took: as traced for it (`check_path`'s timed side, or `call_path`), else read
+    off its recorded kernels by its declaration's CP mark (rows of a pinned setting traced none)."""
+    traced = timed_path(extra_json)
+    if traced is not None:
+        return traced
+    d = find(backend)
+    mark = d.cp_mark if d is not None else ""
+    names = list(kernels) if kernels is not None and not isinstance(kernels, float) else []
+    if not mark or not names:
+        return None
+    return "cp" if any(mark in str(k) for k in names) else "unsplit"
+
+
+def _unranked(rows: pd.DataFrame, launch: str) -> str | None:
+    """Why rows with a time are shown unranked in `launch`: checked on a reduced problem only, or no time of
+    that regime recorded (the other regime's is shown)."""
+    if "checked_at_size" in rows and not rows["checked_at_size"].fillna(False).astype(bool).all():
+        tokens = sorted({int(t) for t in rows["check_tokens"].dropna()}) if "check_tokens" in rows else []
+        on = f" (checked on {tokens[0]} tokens)" if tokens else ""
+        return f"not checked at this call's size{on}: unverified, never ranked"
+    col = TIME_COLUMN[launch]
+    if col not in rows or rows[col].isna().all():
+        timer = sorted({str(t) for t in rows["timer"].dropna()}) if "timer" in rows else []
+        what = "no CUDA-graph time (its call was not captured" if launch == "graph" else "no eager time (not measured"
+        return f"{what}{': timed with ' + '/'.join(timer) if timer else ''})"
+    return None
+
+
+def _part(rows: pd.DataFrame, backend: str, launch: str) -> _Part:
     cols = [c for c in ("device", "device_index", "gpu_uuid") if c in rows]
     runs, devices = set(rows["run_id"]), {_device(r) for r in rows[cols].to_dict("records")}
     bad = rows[rows["status"] != "ok"]
     if not bad.empty:  # one failed replicate is enough: a time next to a failure is not believed
         r = bad.sort_values("timestamp").iloc[-1]
         return _Part(str(r["status"]), None, None, None, key_value(r.get("reason")), runs, devices, len(rows))
-    medians = [float(m) for m in rows["median_ms"]]
-    mid = statistics.median(medians)
-    noise = [float(x) for x in rows["rel_noise"].dropna()] if "rel_noise" in rows else []
-    spread = (max(medians) - min(medians)) / mid if len(medians) > 1 and mid > 0 else None
-    known = [x for x in (statistics.median(noise) if noise else None, spread) if x is not None]
-    rel = max(known) if known else None
+    times = {c: _median(rows, c) for c in ("device_ms", "eager_ms", "host_ms")}
+    bound = rows["launch_bound"].dropna().astype(bool) if "launch_bound" in rows else pd.Series(dtype=bool)
     errs = [float(v) for c in _ERRORS if c in rows for v in rows[c].dropna()]
     mem = [float(v) for v in rows["extra_mem_mib"].dropna()] if "extra_mem_mib" in rows else []
-    paths = frozenset(map(timed_path, rows["extra_json"])) if "extra_json" in rows else frozenset({None})
-    return _Part("ok", mid, rel, max(errs) if errs else None, None, runs, devices, len(rows),
-                 max(mem) if mem else None, paths)
+    kernels = rows["kernels"] if "kernels" in rows else [None] * len(rows)
+    extras = rows["extra_json"] if "extra_json" in rows else [None] * len(rows)
+    paths = frozenset(row_path(backend, x, k) for x, k in zip(extras, kernels))
+    part = _Part("ok", None, None, max(errs) if errs else None, None, runs, devices, len(rows),
+                 max(mem) if mem else None, paths, times, bool(bound.any()) if len(bound) else None)
+    why = _unranked(rows, launch)
+    if why is not None:
+        part.status, part.reason = "unranked", why
+        return part
+    medians = [float(m) for m in rows[TIME_COLUMN[launch]].dropna()]
+    mid = statistics.median(medians)
+    noise_col = "rel_noise" if launch == "graph" else "eager_rel_noise"
+    noise = [float(x) for x in rows[noise_col].dropna()] if noise_col in rows else []
+    # an eager time recorded by an older row's events timer carries its noise in rel_noise
+    if not noise and "rel_noise" in rows and launch == "eager":
+        noise = [float(x) for x in rows.loc[rows["timer"].isin(["events", "wall"]), "rel_noise"].dropna()]
+    spread = (max(medians) - min(medians)) / mid if len(medians) > 1 and mid > 0 else None
+    known = [x for x in (statistics.median(noise) if noise else None, spread) if x is not None]
+    part.time_ms, part.rel_noise = mid, (max(known) if known else None)
+    return part
 
 
-def entry(backend: str, by_mode: dict[str, pd.DataFrame], workload_modes: tuple[str, ...]) -> Entry | None:
-    """The backend's entry from its rows per mode; None when it has no row for every mode needed."""
-    if "fwd_bwd" in by_mode and len(workload_modes) > 1:  # a training step measured as one call
-        parts, modes = [_part(by_mode["fwd_bwd"])], ("fwd_bwd",)
-    elif all(m in by_mode for m in workload_modes):
-        parts, modes = [_part(by_mode[m]) for m in workload_modes], workload_modes
-    else:
+def entry(backend: str, by_mode: dict[str, pd.DataFrame], workload_modes: tuple[str, ...],
+          launch: str = "graph") -> Entry | None:
+    """The backend's entry from its rows of the workload's mode; None when it has none."""
+    mode = workload_modes[0]
+    if mode not in by_mode:
         return None
-    first = next(iter(by_mode.values())).iloc[0]
-    e = Entry(backend, label_of(backend), version_of(first), "ok", modes=modes,
-              runs=tuple(sorted(set().union(*(p.runs for p in parts)))),
-              devices=tuple(sorted(set().union(*(p.devices for p in parts)))), rows=sum(p.rows for p in parts))
-    failed = [p for p in parts if p.status != "ok"]
-    if failed:
-        e.status, e.reason = failed[0].status, failed[0].reason
+    part = _part(by_mode[mode], backend, launch)
+    first = by_mode[mode].iloc[0]
+    e = Entry(backend, label_of(backend), version_of(first), part.status, modes=(mode,), runs=tuple(sorted(part.runs)),
+              devices=tuple(sorted(part.devices)), rows=part.rows, reason=part.reason, launch=launch,
+              device_ms=part.times.get("device_ms"), eager_ms=part.times.get("eager_ms"),
+              host_ms=part.times.get("host_ms"), launch_bound=part.launch_bound)
+    if part.status not in ("ok", "unranked"):
         return e
-    e.time_ms = sum(p.time_ms for p in parts)
-    noises = [p.rel_noise for p in parts if p.rel_noise is not None]
-    e.rel_noise = max(noises) if noises else None
-    errs = [p.max_err for p in parts if p.max_err is not None]
-    e.max_err = max(errs) if errs else None
-    mems = [p.extra_mem_mib for p in parts if p.extra_mem_mib is not None]
-    e.extra_mem_mib = max(mems) if mems else None
-    paths = frozenset().union(*(p.paths for p in parts))
-    e.path = next(iter(paths)) if len(paths) == 1 else None
+    e.max_err, e.extra_mem_mib = part.max_err, part.extra_mem_mib
+    e.path = next(iter(part.paths)) if len(part.paths) == 1 else None
+    if part.status == "ok":
+        e.time_ms, e.rel_noise = part.time_ms, part.rel_noise
+        e.own_noise = part.rel_noise
     return e
 
 
-def rank(rows: pd.DataFrame, workload_modes: tuple[str, ...], current: str) -> list[Entry]:
-    """Entries fastest first, then the backends without a time (by status); speedups against `current`."""
+# the order of the entries without a rank: shown with their times first, then the failures by status
+_UNTIMED_ORDER = {"unranked": 0}
+
+
+def rank(rows: pd.DataFrame, workload_modes: tuple[str, ...], current: str, launch: str = "graph") -> list[Entry]:
+    """Entries fastest first in `launch`, then the backends without a rank there (unranked, then by status);
+    speedups against `current`."""
     entries = []
     for backend, grp in rows.groupby("backend", sort=False):
-        e = entry(str(backend), {str(m): g for m, g in grp.groupby("mode")}, workload_modes)
+        e = entry(str(backend), {str(m): g for m, g in grp.groupby("mode")}, workload_modes, launch)
         if e is not None:
             entries.append(e)
     timed = sorted((e for e in entries if e.ok), key=lambda e: e.time_ms)
-    untimed = sorted((e for e in entries if not e.ok), key=lambda e: (e.status, e.backend))
+    untimed = sorted((e for e in entries if not e.ok),
+                     key=lambda e: (_UNTIMED_ORDER.get(e.status, 1), e.status, e.backend))
     base = next((e for e in timed if e.backend == current), None)
     for e in timed:
         e.speedup = base.time_ms / e.time_ms if base else None

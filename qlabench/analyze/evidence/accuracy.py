@@ -146,8 +146,19 @@ def checked_path(row) -> str | None:
 
 def timed_path(extra_json) -> str | None:
     """The code path the timed call took ("cp"/"unsplit": whether the library split it), from a row's
-    `extra_json`, where it was traced (a column is read without building each row)."""
-    return _check_path(extra_json).get("timed")
+    `extra_json`, where it was traced (a column is read without building each row): the check's `check_path`,
+    or `call_path`, which every CUDA row of a backend with a CP mark records."""
+    traced = _check_path(extra_json).get("timed")
+    if traced is not None:
+        return traced
+    raw = key_value(extra_json)
+    if not raw or "call_path" not in raw:
+        return None
+    try:
+        path = json.loads(raw).get("call_path")
+    except (ValueError, AttributeError):
+        return None
+    return path if isinstance(path, str) else None
 
 
 @dataclass(frozen=True)

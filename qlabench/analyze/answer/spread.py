@@ -1,0 +1,106 @@
+"""How far apart two measurements of one call can be, measured, and what that does to a ranking.
+
+A row's own noise (its samples' IQR over their median, ~0.3% on an H200 graph replay) says how precisely one
+sampling read one call; it does not say how far two measurements of the same call land apart. Those differ
+by more: on the H200, two points of one run where a library's own choice took the very path its pinned
+setting forces (the same kernels, the same call) differed by a median 0.3-0.8% and up to 5.4%. Ranking on row
+noise alone calls such pairs different.
+
+So every answer reads a same-call floor off its own rows (`same_call_floor`): the pairs of rows of one run,
+one point and one library whose calls took the same traced path (an auto setting and the pinned one it
+matched, rows of the same call under two names), and the 95th percentile of their relative gaps. Ties,
+"slower" caveats and winners then use the larger of an entry's own noise (with its replicates' spread) and
+that floor (`apply_floor`). A winner that another run of these rows orders the other way is a tie too
+(`order_flips`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from qlabench.analyze.answer.ranking import Entry, row_path
+from qlabench.core.backend_decl import library_of
+from qlabench.core.identity import key_axes
+from qlabench.core.launch import TIME_COLUMN
+
+MIN_PAIRS = 5  # fewer same-call pairs than this give no floor (the rows' own noise then stands alone)
+
+
+@dataclass(frozen=True)
+class SameCall:
+    """The spread of same-call pairs in a set of rows: its 95th percentile is the floor."""
+
+    floor: float | None
+    pairs: int
+    median: float | None = None
+    largest: float | None = None
+
+    def note(self) -> str | None:
+        if self.floor is None:
+            return None
+        return (f"ties: two times within {self.floor:.1%} are a tie here (the 95th percentile of {self.pairs} pairs "
+                f"of rows of one call measured twice in one run: median {self.median:.2%}, largest {self.largest:.1%})")
+
+
+def _pair_gaps(rows: pd.DataFrame, column: str) -> list[float]:
+    keys = [c for c in key_axes() if c in rows and c != "backend"]
+    ok = rows[(rows["status"] == "ok") & rows[column].notna()]
+    if ok.empty:
+        return []
+    ok = ok.assign(_lib=ok["backend"].map(lambda b: getattr(library_of(b), "name", None)),
+                   _path=[row_path(b, x, k) for b, x, k in zip(
+                       ok["backend"], ok["extra_json"] if "extra_json" in ok else [None] * len(ok),
+                       ok["kernels"] if "kernels" in ok else [None] * len(ok))])
+    ok = ok[ok["_lib"].notna() & ok["_path"].notna()]
+    gaps = []
+    group_keys = ["run_id", "_lib", "_path"] + [k for k in keys if k != "run_id"]
+    ok = ok.assign(**{k: ok[k].map(lambda v: tuple(v) if hasattr(v, "__len__") and not isinstance(v, str) else v)
+                      for k in group_keys if k in ok})
+    for _, g in ok.groupby(group_keys, dropna=False, sort=False):
+        if g["backend"].nunique() < 2:
+            continue
+        by_backend = g.groupby("backend")[column].median()
+        vals = sorted(float(v) for v in by_backend)
+        for i in range(len(vals)):
+            for j in range(i + 1, len(vals)):
+                gaps.append(vals[j] / vals[i] - 1)
+    return gaps
+
+
+def same_call_floor(rows: pd.DataFrame, launch: str) -> SameCall:
+    """The same-call spread of `rows` in `launch`'s time column (no floor below MIN_PAIRS pairs)."""
+    column = TIME_COLUMN[launch]
+    if rows.empty or column not in rows:
+        return SameCall(None, 0)
+    gaps = _pair_gaps(rows, column)
+    if len(gaps) < MIN_PAIRS:
+        return SameCall(None, len(gaps))
+    a = np.asarray(gaps)
+    return SameCall(float(np.percentile(a, 95)), len(gaps), float(np.median(a)), float(a.max()))
+
+
+def apply_floor(entries: list[Entry], floor: float | None) -> None:
+    """Every ranked entry's noise becomes the larger of its own and the floor (its own kept as own_noise)."""
+    if floor is None:
+        return
+    for e in entries:
+        if e.ok:
+            e.rel_noise = max(e.rel_noise or 0.0, floor)
+
+
+def order_flips(a: Entry, b: Entry, rows: pd.DataFrame, launch: str) -> list[str]:
+    """The runs of `rows` (one case's problem, every run) in which both `a` and `b` have ok times and `b` is
+    faster: there, the order of the two is the other way."""
+    column = TIME_COLUMN[launch]
+    if column not in rows:
+        return []
+    ok = rows[(rows["status"] == "ok") & rows["backend"].isin([a.backend, b.backend]) & rows[column].notna()]
+    flips = []
+    for run, g in ok.groupby("run_id"):
+        t = g.groupby("backend")[column].median()
+        if a.backend in t and b.backend in t and t[b.backend] < t[a.backend]:
+            flips.append(str(run))
+    return sorted(flips)
