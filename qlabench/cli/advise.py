@@ -26,6 +26,10 @@ def advise_cmd(
     gate: str = typer.Option("published", "--gate", help="published (25%% zero-gate heads, /16), none (no "
                              "zero-gate heads), zero=F[,scale=S], or a TOML/JSON file with gate_zero_frac, gate_scale"),
     current: str = typer.Option("fla", "--current", help="Your current backend: speedups are against it"),
+    launch: str = typer.Option(None, "--launch", help="graph (the call replayed in a CUDA graph) or eager (launched "
+                               "from Python, as a training step or an engine's prefill launches it); default: how "
+                               "the workload's users run it (train and prefill eager, decode graph; "
+                               "docs/BENCHMARKS.md)"),
     sm_budget: int = typer.Option(None, "--sm-budget", min=1, help="Rank the rows held to this many SMs (a share "
                                   "of the GPU: docs/SM-BUDGET.md); default: the whole-GPU rows"),
     fmt: str = typer.Option("table", "--format", "-f", help="table or json"),
@@ -43,7 +47,7 @@ def advise_cmd(
         raise ConfigError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
     if suite_out is not None:  # before any work: never replace a file silently, never a results file or an input
         _check_suite_out(suite_out, force, [*(results or ()), Path(gate)])
-    q = make_question(model, tp, workload, seqlens, gate, current, sm_budget)
+    q = make_question(model, tp, workload, seqlens, gate, current, sm_budget, launch)
     ans = advise(q, results or ())  # the declarations (core): no torch, no backend imported
     if suite_out is not None and ans.suite_toml:
         try:

@@ -59,7 +59,7 @@ def launch_bound(device_ms, eager_ms, *rel_noises) -> bool | None:
 def check_launch(launch: str) -> str:
     """`launch` if it names a regime; ConfigError naming the choices otherwise."""
     if launch not in LAUNCHES:
-        raise ConfigError(f"launch regime must be one of {', '.join(LAUNCHES)}, got {launch!r}")
+        raise ConfigError(f"--launch must be one of {', '.join(LAUNCHES)}, got {launch!r}")
     return launch
 
 
