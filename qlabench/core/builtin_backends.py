@@ -42,6 +42,13 @@ BUILTINS: tuple[BackendDecl, ...] = (
                 "token-by-token fp32 recurrence in PyTorch; the correctness oracle (also of decode/mtp steps)",
                 modes=_ALL_MODES, layer_core=True, roles=frozenset({"oracle"}),
                 pool_access=(REFERENCE, "the oracle: the fp32 recurrence from the batch's states, no pool step")),
+    BackendDecl("naive-chunk", "naive chunked (torch)", _B + "naive:NaiveChunk",
+                "chunked (WY / UT-transform) form in plain PyTorch, chunk 64; backward by autograd",
+                layer_core=True, roles=frozenset({"reference"})),
+    BackendDecl("naive-step", "naive serving step (torch)", _B + "naive:NaiveStep",
+                "decode/mtp step in PyTorch: gather the batch's states from the pool, fp32 recurrence, scatter",
+                modes=frozenset({"decode", "mtp"}), roles=frozenset({"reference"}),
+                pool_access=(GATHER_SCATTER, "the PyTorch reference step")),
     # The oracle of calls whose inputs differ from the drawn ones (their `oracle`): the gate computed outside from
     # the raw gates a fused-gate call is handed; no final state for a call that returns none.
     BackendDecl("naive-recurrent-gate-outside", "naive recurrence, gate from raw inputs (torch)",
@@ -52,13 +59,6 @@ BUILTINS: tuple[BackendDecl, ...] = (
                 _B + "naive:NaiveRecurrentNoState",
                 "the oracle of a call that returns no final state: o and the gradients of <o, do> alone (dht zero); "
                 "checks flashinfer-train", modes=frozenset({"fwd", "fwd_bwd"})),
-    BackendDecl("naive-chunk", "naive chunked (torch)", _B + "naive:NaiveChunk",
-                "chunked (WY / UT-transform) form in plain PyTorch, chunk 64; backward by autograd",
-                layer_core=True, roles=frozenset({"reference"})),
-    BackendDecl("naive-step", "naive serving step (torch)", _B + "naive:NaiveStep",
-                "decode/mtp step in PyTorch: gather the batch's states from the pool, fp32 recurrence, scatter",
-                modes=frozenset({"decode", "mtp"}), roles=frozenset({"reference"}),
-                pool_access=(GATHER_SCATTER, "the PyTorch reference step")),
     # auto_cp splits a call only when its sequences x value heads leave SMs idle: the check's short problem
     # may run unsplit where the timed call splits.
     BackendDecl("flash_qla", "FlashQLA, auto intra-card CP", _B + "flash_qla:FlashQLA",
