@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 import torch
 
-from qlabench.backends.base import Backend
+from qlabench.backends.base import Backend, Outputs
 from qlabench.backends.decode import ServingSteps
 from qlabench.backends.cp import RankSetup, affine_scan
 from qlabench.backends.reference import chunk_gated_delta_rule, recurrent_gated_delta_rule
 from qlabench.core.point import Point
-from qlabench.measure.inputs import GDNInputs, canonical_states
+from qlabench.measure.inputs import GDNInputs, canonical_states, gdn_gate, raw_gates
 
 # The token-by-token oracle is exact but slow; beyond this many tokens a timed run is not worth it.
 RECURRENT_MAX_TOKENS = 65536
@@ -30,6 +32,30 @@ class NaiveRecurrent(Backend):
             inp.q, inp.k, inp.v, inp.g, inp.beta, scale=inp.scale, initial_state=inp.h0,
             cu_seqlens=inp.cu_seqlens, compute_dtype=cd,
         )
+
+
+class NaiveRecurrentGateOutside(NaiveRecurrent):
+    """The oracle of a call that computes its decay from raw gates (FlashInfer's `use_gate_in_kernel`): the
+    same recurrence, its g computed outside by `gdn_gate` from the raw gates that call is handed
+    (`raw_gates(g)`), so both sides start from one gate function, not the drawn g."""
+
+    def prepare(self, mode: str, inp: GDNInputs) -> Callable[[], Outputs]:
+        raw = raw_gates(inp.g)
+        return super().prepare(mode, dataclasses.replace(inp, g=gdn_gate(raw.A_log, raw.dt_bias, raw.a).to(inp.g.dtype)))
+
+
+class NaiveRecurrentNoState(NaiveRecurrent):
+    """The oracle of a call that returns no final state (FlashInfer's GDN training route): the same recurrence,
+    its loss <o, do> alone (the final state's gradient dht is zero, as that call's autograd sees it) and no
+    `ht` among its outputs, so the check compares o and the gradients only."""
+
+    def prepare(self, mode: str, inp: GDNInputs) -> Callable[[], Outputs]:
+        run = super().prepare(mode, dataclasses.replace(inp, dht=torch.zeros_like(inp.dht)))
+
+        def without_state() -> Outputs:
+            return {n: t for n, t in run().items() if n not in ("ht", "dh0")}
+
+        return without_state
 
 
 class NaiveStep(ServingSteps, NaiveRecurrent):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from qlabench.core import kernel_event
 from qlabench.core.decl_types import BackendDecl
+from qlabench.core.engine_switches import ENGINES
 from qlabench.core.pool_access import GATHER_SCATTER, IN_KERNEL, REFERENCE
 
 _B = "qlabench.backends."
@@ -25,6 +26,14 @@ _FLA_ENV = " with FLA_FLASH_QLA=0 FLA_INTRACARD_CP=0 in the environment"
 _FLASHINFER = ("flashinfer.gdn_prefill.chunk_gated_delta_rule(q, k, v, g=exp(g), beta=beta, scale=scale, "
                "initial_state=h0.transpose(-1, -2), output_final_state=True, cu_seqlens=cu_seqlens, "
                "max_seqlen=max_seqlen, backend=\"flashinfer\"")
+# vLLM's own call (backends/flashinfer_vllm.py): output preallocated, int32 cu_seqlens, g exponentiated upstream,
+# use_cp="auto", no max_seqlen, no scale.
+_VLLM = ENGINES["vllm"]
+_VLLM_FI = ("flashinfer.gdn_prefill.chunk_gated_delta_rule(q=q, k=k, v=v, g=exp(g), beta=beta, initial_state="
+            "h0.transpose(-1, -2), output_final_state=True, cu_seqlens=cu_seqlens_int32, output=out, "
+            "state_checkpoints=None, checkpoint_cu_starts=None, checkpoint_every_n_tokens=0, use_cp=\"auto\", "
+            f"backend=\"flashinfer\")  # as vLLM {_VLLM.version} calls it (fi_chunk_gated_delta_rule): no max_seqlen, "
+            "no scale, out a preallocated [T, HV, V] buffer")
 _FLA_AUTOTUNES = ("fla.",)  # FLA's chunk kernels are @triton.autotune'd on keys without the length
 _FI_MARK = kernel_event.FLASHINFER_CP_MARK
 
@@ -40,6 +49,16 @@ BUILTINS: tuple[BackendDecl, ...] = (
                 "decode/mtp step in PyTorch: gather the batch's states from the pool, fp32 recurrence, scatter",
                 modes=frozenset({"decode", "mtp"}), roles=frozenset({"reference"}),
                 pool_access=(GATHER_SCATTER, "the PyTorch reference step")),
+    # The oracle of calls whose inputs differ from the drawn ones (their `oracle`): the gate computed outside from
+    # the raw gates a fused-gate call is handed; no final state for a call that returns none.
+    BackendDecl("naive-recurrent-gate-outside", "naive recurrence, gate from raw inputs (torch)",
+                _B + "naive:NaiveRecurrentGateOutside",
+                "the oracle with g = -exp(A_log) * softplus(a + dt_bias) computed outside from the raw gates a "
+                "fused-gate call is handed (measure/inputs.raw_gates); checks flashinfer-gate", modes=_FWD),
+    BackendDecl("naive-recurrent-no-state", "naive recurrence, no final state (torch)",
+                _B + "naive:NaiveRecurrentNoState",
+                "the oracle of a call that returns no final state: o and the gradients of <o, do> alone (dht zero); "
+                "checks flashinfer-train", modes=frozenset({"fwd", "fwd_bwd"})),
     # auto_cp splits a call only when its sequences x value heads leave SMs idle: the check's short problem
     # may run unsplit where the timed call splits.
     BackendDecl("flash_qla", "FlashQLA, auto intra-card CP", _B + "flash_qla:FlashQLA",
@@ -102,6 +121,32 @@ BUILTINS: tuple[BackendDecl, ...] = (
                 "cu_seqlens=cu_seqlens, max_seqlen=max_seqlen, backend=\"flashinfer\")  # pool [P, HV, V, K] "
                 "fp32, updated in place; use_cp left to FlashInfer (auto)", size_dependent_path=True,
                 cp_mark=_FI_MARK),
+    # vLLM's call of the same kernels as `flashinfer`: a row of what vLLM gets, not a candidate of its own (it makes
+    # `flashinfer`'s choice with vLLM's arguments; engine_switches names it beside vLLM's prefill switch).
+    BackendDecl("vllm-flashinfer-prefill", f"FlashInfer prefill as vLLM {_VLLM.version} calls it",
+                _B + "flashinfer_vllm:VLLMFlashInferPrefill",
+                f"FlashInfer >= 0.7 GDN prefill called exactly as vLLM {_VLLM.version} calls it: output preallocated, "
+                "int32 cu_seqlens, g exponentiated upstream, use_cp=\"auto\", no max_seqlen, no scale",
+                library="flashinfer", modes=_FWD, call=_VLLM_FI, size_dependent_path=True, cp_mark=_FI_MARK),
+    # the gate computed inside the call from raw inputs (0.7.4); on SM90 it is materialised before the same kernels
+    BackendDecl("flashinfer-gate", "FlashInfer, gate from raw inputs (use_gate_in_kernel)",
+                _B + "flashinfer_gate:FlashInferFusedGate",
+                "FlashInfer 0.7.4 GDN prefill with use_gate_in_kernel=True, A_log, dt_bias: g = -exp(A_log) * "
+                "softplus(a + dt_bias) computed inside the call; checked against the gate computed outside",
+                library="flashinfer", modes=_FWD,
+                call=_FLASHINFER.replace("g=exp(g)", "g=a") + ", use_gate_in_kernel=True, A_log=A_log, dt_bias=dt_bias)"
+                "  # g = -exp(A_log) * softplus(a + dt_bias) inside the call; use_cp left to FlashInfer (auto)",
+                size_dependent_path=True, cp_mark=_FI_MARK),
+    # FlashInfer's deterministic KCP training route on one rank; runs where is_gdn_train_supported says (0.7.4:
+    # SM100/SM103/SM107), a skipped row with that reason elsewhere.
+    BackendDecl("flashinfer-train", "FlashInfer training route (gdn_train, one GPU)",
+                _B + "flashinfer_train:FlashInferTrain",
+                "FlashInfer 0.7.4 gdn_train (deterministic KCP packed GDN training, one rank): forward, backward "
+                "with and without the saved set, autograd step; no initial or final state; events-timed",
+                library="flashinfer",
+                call="flashinfer.gdn_train.chunk_gdn_kcp(q, k, v, g, beta, ctx, scale=scale)  # ctx = "
+                "build_kcp_context(kcp_partition(cu_seqlens_cpu, 1), None, 0, device); q, k, v [1, T, H, 128] bf16, "
+                "g log-space fp32, no initial state", roles=frozenset({"train"})),
     BackendDecl("flashinfer-decode", "FlashInfer decode (dense state)", _B + "flashinfer_decode:FlashInferDecode",
                 "FlashInfer 0.7.2 gated_delta_rule_decode (CuTe DSL), T=1, fp32 state [B,HV,K,V]: no pool "
                 "argument, so gather + kernel + scatter", library="flashinfer", modes=frozenset({"decode"}),

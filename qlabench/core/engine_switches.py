@@ -6,9 +6,10 @@ the switch that selects that kernel (or why none can), whether it is the engine'
 condition, how the engine's call differs from the one qlabench times, and the engine source line it was
 read from. `analyze/answer/engines.py` renders it beside advise's answer; docs/ENGINES.md prints it.
 
-Read from the released wheels (their sha256 in ENGINES: the same files the engine-kernel site copies,
-scripts/engine-kernels-site.sh), FlashInfer's from flashinfer-python 0.7.2.post1, the version both pin.
-Paths are inside the wheel; line numbers are of those files. Re-read them when a pin moves.
+Read from the released wheels (their sha256 in ENGINES): vLLM 0.34.0 (it pins flashinfer-python 0.7.3) and
+SGLang 0.5.23, the newest SGLang release on the package index when vLLM 0.34 was read (it pins flashinfer 0.7.2).
+FlashInfer's own defaults are read from flashinfer-python 0.7.4. Paths are inside the wheel; line numbers are of
+those files. Re-read them when a pin moves.
 """
 
 from __future__ import annotations
@@ -43,8 +44,8 @@ class Switch:
 
 
 ENGINES: dict[str, Engine] = {
-    "vllm": Engine("vLLM", "0.33.0", "vllm-0.33.0-cp38-abi3-manylinux_2_28_x86_64.whl",
-                   "4b6bdec4ab269990bf70d45a3c1e94c3760a27064513760193b26d6f0da883aa", "4ba787ec9"),
+    "vllm": Engine("vLLM", "0.34.0", "vllm-0.34.0-cp38-abi3-manylinux_2_28_x86_64.whl",
+                   "79ca4b3cd74aec08c4bf476bdf0cb15735b605ae5368526a2faae1e30f044ca2", "62d4bc3c7"),
     "sglang": Engine("SGLang", "0.5.23", "sglang-0.5.23-cp311-cp311-manylinux_2_34_x86_64.whl",
                      "00b3cd5b265ac76c64185fbb6b95424f324ddd9f428d0306b77bc9db9d859937", None),
 }
@@ -53,42 +54,50 @@ _QWEN_GDN = "vllm/model_executor/layers/mamba/gdn/qwen_gdn_linear_attn.py"
 _SGL_GDN = "sglang/srt/layers/attention/linear/gdn_backend.py"
 _SGL_FI = "sglang/srt/layers/attention/linear/kernels/gdn_flashinfer.py"
 _SGL_TRITON = "sglang/srt/layers/attention/linear/kernels/gdn_triton.py"
-_FI_AUTO = ("FlashInfer's `backend=\"auto\"` runs the kernels `\"flashinfer\"` does (flashinfer/gdn_prefill.py:751)")
+_FI_AUTO = ("FlashInfer's `backend=\"auto\"` runs the kernels `\"flashinfer\"` does on SM90 (flashinfer 0.7.4: "
+            "gdn_prefill.py:1724-1750; on SM100 it may pick cuDNN for raw-gate calls)")
 
 SWITCHES: tuple[Switch, ...] = (
-    # --- vLLM 0.33.0: prefill. `--gdn-prefill-backend` (arg_utils.py:1948), unset = "auto", resolved per GPU
-    # by _resolve_gdn_prefill_backend (qwen_gdn_linear_attn.py:148-270).
+    # --- vLLM 0.34.0: prefill. `--gdn-prefill-backend` (arg_utils.py:1979-1985), unset = "auto", resolved per GPU
+    # by _resolve_gdn_prefill_backend (qwen_gdn_linear_attn.py:187-348).
     Switch("vllm", "prefill", "flashinfer", "fi_chunk_gated_delta_rule -> flashinfer.gdn_prefill.chunk_gated_delta_rule",
            "--gdn-prefill-backend flashinfer", (9, 10, 12),
            "the flag is unset (SM90: always; SM10x/SM12x: when the model's K = 128 and the CUDA runtime is 13 or "
            "later, else Triton)",
-           "passes use_cp=\"auto\" and backend=\"flashinfer\" but no max_seqlen (FlashInfer then sizes its CP chunks "
-           "for one sequence of all the tokens); states gathered from the pool as fp32 and written back",
-           f"{_QWEN_GDN}:249-267"),
+           "passes use_cp=\"auto\", backend=\"flashinfer\", a preallocated output (a slice of the layer's output), "
+           "int32 cu_seqlens and g already exponentiated upstream (fused_post_conv_prep), but no max_seqlen (FlashInfer "
+           "then bounds its CP grid by all the tokens) and no scale; states gathered from the pool as fp32 and "
+           "scattered back; vllm-flashinfer-prefill times exactly this call",
+           f"{_QWEN_GDN}:317-348, 392-451, 2117-2158"),
     Switch("vllm", "prefill", "fla", "vllm.third_party.flash_linear_attention.ops.chunk_gated_delta_rule (Triton)",
            "--gdn-prefill-backend triton", (),
            "the flag is unset on a GPU the FlashInfer rule refuses (not SM90/SM10x/SM12x, or K != 128 on Blackwell)",
            "vLLM's own copy of FLA's chunk kernel (vllm/third_party/flash_linear_attention), not upstream FLA",
-           f"{_QWEN_GDN}:434-463"),
+           f"{_QWEN_GDN}:521-550"),
     Switch("vllm", "prefill", None, "the in-tree CuTe DSL GDN prefill", "--gdn-prefill-backend cutedsl", (),
-           "", "SM10x with K = 128 only (opt-in); qlabench has no backend for it", f"{_QWEN_GDN}:251-268"),
-    # --- vLLM 0.33.0: decode (T = 1) and verify (T >= 2). No FlashInfer GDN decode anywhere in vllm/.
+           "", "SM10x/SM11x with K = 128 and CUDA 13 only (opt-in); qlabench has no backend for it",
+           f"{_QWEN_GDN}:317-347, 552-595"),
+    Switch("vllm", "prefill", None, "the HIP GDN prefill (_rocm_C.rdna35_gdn_chunked)", "--gdn-prefill-backend hip",
+           (), "", "ROCm RDNA3.5 only (gfx1150-gfx1153; the automatic choice on gfx1151), K = V = 128; qlabench has "
+           "no backend for it", f"{_QWEN_GDN}:168-186, 272-306, 629-681"),
+    # --- vLLM 0.34.0: decode (T = 1) and verify (T >= 2). No FlashInfer GDN decode anywhere in vllm/.
     Switch("vllm", "decode", "vllm-decode",
            "fused_recurrent_gated_delta_rule_packed_decode (Triton, FLA-derived)",
            "VLLM_ENABLE_FLA_PACKED_RECURRENT_DECODE=1", (8, 9, 10, 12),
-           "the variable is unset (1) and a batch holds decodes only (no prefill, no speculative tokens)", "", f"{_QWEN_GDN}:1584-1596, 2019-2030"),
+           "the variable is unset (1) and a batch holds decodes only (no prefill, no speculative tokens)", "",
+           f"{_QWEN_GDN}:861-863, 1796-1809, 2259-2309"),
     Switch("vllm", "decode", None, "fused_sigmoid_gating_delta_rule_update at T = 1 (Triton)",
            "VLLM_ENABLE_FLA_PACKED_RECURRENT_DECODE=0, or a batch mixing prefill and decode", (), "",
-           "qlabench times this call at T >= 2 only (vllm-mtp)", f"{_QWEN_GDN}:1787-1802"),
+           "qlabench times this call at T >= 2 only (vllm-mtp)", f"{_QWEN_GDN}:1995-2015, 2083-2102"),
     Switch("vllm", "mtp", None, "torch.ops._C.fused_gdn_decode_post_conv_mtp (CUDA, conv + recurrence + gated norm)",
            "VLLM_GDN_DECODE_KERNEL=cuda", (8, 9, 10, 12),
-           "the variable is unset (cuda) with a speculative config, a bf16 model with K = V = 128, bf16 conv cache, fp32 or bf16 states, value/key "
-           "heads 1, 2, 3, 4 or 8, T <= 8, no plain decodes in the batch, and the op built",
-           "qlabench has no backend for it", f"{_QWEN_GDN}:779-801, 2147-2162"),
+           "the variable is unset (cuda) with a speculative config, a bf16 model with K = V = 128, bf16 conv cache, "
+           "fp32 or bf16 states, value/key heads 1, 2, 3, 4 or 8, T <= 9, no plain decodes in the batch, and the op "
+           "built", "qlabench has no backend for it", f"{_QWEN_GDN}:125, 868-889, 941-963, 2425-2440"),
     Switch("vllm", "mtp", "vllm-mtp", "fused_sigmoid_gating_delta_rule_update (Triton, FLA-derived)",
            "VLLM_GDN_DECODE_KERNEL=triton", (),
            "the variable is unset where the fused CUDA kernel's conditions fail",
-           "", f"{_QWEN_GDN}:706-719, 1759-1777"),
+           "", f"{_QWEN_GDN}:868-889, 1970-1990"),
     # --- SGLang 0.5.23: prefill. --linear-attn-prefill-backend, else the automatic FlashInfer rule, else
     # --linear-attn-backend (default triton): utils.py:81-94, arg_groups/fields/exec_.py:542-568.
     Switch("sglang", "prefill", "flashinfer", "FlashInferGDNKernel.extend -> flashinfer.gdn_prefill.chunk_gated_delta_rule",
@@ -136,14 +145,16 @@ _NO_FLASHQLA = "neither vLLM nor SGLang ships or calls FlashQLA: no flag or vari
 NOT_SELECTABLE: dict[str, dict[str, str]] = {
     "vllm": {
         "flash_qla": _NO_FLASHQLA, "flash_qla-nocp": _NO_FLASHQLA, "flash_qla-forcecp": _NO_FLASHQLA,
-        "flashinfer-nocp": "vLLM always passes use_cp=\"auto\" (qwen_gdn_linear_attn.py:326, 417-427): no switch "
+        "flashinfer-nocp": "vLLM always passes use_cp=\"auto\" (qwen_gdn_linear_attn.py:405, 442): no switch "
                            "turns FlashInfer's CP off",
         "flashinfer-forcecp": "vLLM always passes use_cp=\"auto\": no switch forces FlashInfer's CP",
         "flashinfer-pool": "vLLM gathers the states and passes no state_indices: the pool call is not selectable",
         "fla-intracp": "vLLM's copy of FLA has no intra-card CP switch",
-        "flashinfer-decode-pt": "vLLM 0.33 calls no FlashInfer GDN decode kernel",
-        "flashinfer-decode": "vLLM 0.33 calls no FlashInfer GDN decode kernel",
-        "flashinfer-mtp": "vLLM 0.33 calls no FlashInfer GDN verify kernel",
+        "flashinfer-gate": "vLLM computes the gate itself (fused_post_conv_prep) and passes g exponentiated: it never "
+                           "passes use_gate_in_kernel",
+        "flashinfer-decode-pt": "vLLM 0.34 calls no FlashInfer GDN decode kernel",
+        "flashinfer-decode": "vLLM 0.34 calls no FlashInfer GDN decode kernel",
+        "flashinfer-mtp": "vLLM 0.34 calls no FlashInfer GDN verify kernel",
         "fla-recurrent": "vLLM runs its own FLA-derived recurrent kernels (vllm-decode, vllm-mtp), not upstream FLA's",
         "sglang-decode": "SGLang's kernel", "sglang-mtp": "SGLang's kernel",
     },
@@ -152,6 +163,8 @@ NOT_SELECTABLE: dict[str, dict[str, str]] = {
         "flashinfer-nocp": "SGLang passes no use_cp (FlashInfer's default, \"auto\"): no switch turns its CP off",
         "flashinfer-forcecp": "SGLang passes no use_cp: no switch forces FlashInfer's CP",
         "flashinfer-pool": "SGLang gathers the states and passes no state_indices: the pool call is not selectable",
+        "flashinfer-gate": "SGLang 0.5.23 computes the gate itself and passes no use_gate_in_kernel (FlashInfer 0.7.4 "
+                           "added it; SGLang pins 0.7.2)",
         "fla-intracp": "SGLang's copy of FLA has no intra-card CP switch",
         "flashinfer-decode": "SGLang calls FlashInfer's pretranspose decode ([V, K] states), not gated_delta_rule_decode",
         "fla-recurrent": "SGLang runs its own FLA-derived recurrent kernels (sglang-decode), not upstream FLA's",

@@ -145,6 +145,36 @@ def canonical_states(states: torch.Tensor, layout: str) -> torch.Tensor:
     return (states.transpose(-1, -2) if layout == "vk" else states).contiguous()
 
 
+@dataclass
+class RawGates:
+    """A GDN layer's raw gate inputs, from which an engine or a kernel computes the decay: Qwen3.5's gating
+    (`gdn_gate`). `a` [B, T, HV] float32 (the projection's output), `A_log` and `dt_bias` [HV] float32."""
+
+    A_log: torch.Tensor
+    dt_bias: torch.Tensor
+    a: torch.Tensor
+
+
+def gdn_gate(A_log: torch.Tensor, dt_bias: torch.Tensor, a: torch.Tensor) -> torch.Tensor:
+    """The log-space decay g = -exp(A_log) * softplus(a + dt_bias) in float32 (softplus with beta 1 and
+    threshold 20): vLLM 0.34's fused_post_conv_prep and FlashInfer 0.7.4's `use_gate_in_kernel`
+    (gdn_kernels/gates.py: materialize_gates) compute it in this order; the one copy qlabench uses."""
+    return -torch.exp(A_log.float()) * F.softplus(a.float() + dt_bias.float())
+
+
+def raw_gates(g: torch.Tensor) -> RawGates:
+    """Raw gates whose `gdn_gate` is `g` [B, T, HV] to float32 rounding: per value head A_log = log(A) with A
+    spread over [1, 16] and dt_bias over [-1, 1] (fixed, so every point's gate is the same function of its g),
+    and a = softplus^-1(-g / A) - dt_bias, solved in float64. A head with g = 0 (no decay) gets
+    softplus^-1 of 1e-30: its gate comes back within 16e-30 of 0, exp() of it exactly 1 in float32."""
+    HV = g.shape[-1]
+    A = torch.linspace(1.0, 16.0, HV, dtype=torch.float64, device=g.device)
+    dt_bias = torch.linspace(-1.0, 1.0, HV, dtype=torch.float64, device=g.device)
+    y = (-g.double() / A).clamp_min(1e-30)
+    a = y + torch.log(-torch.expm1(-y)) - dt_bias  # softplus^-1(y) = log(expm1(y)), stable for small and large y
+    return RawGates(A_log=A.log().float(), dt_bias=dt_bias.float(), a=a.float().contiguous())
+
+
 def reduced_seqlens(point: Point, max_tokens: int) -> tuple[int, ...]:
     """Sequence lengths for a correctness check of at most ~max_tokens, keeping the layout's shape.
 

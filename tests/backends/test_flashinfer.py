@@ -17,20 +17,10 @@ from qlabench.measure.timing import TimerPlan
 from qlabench.backends import REGISTRY
 from qlabench.backends import flashinfer as fi_mod
 from qlabench.backends.reference import recurrent_gated_delta_rule
+from flashinfer_standins import flashinfer_semantics
 from qlabench.core.spec import parse_suite
 from qlabench.measure import env as envmod
 from qlabench.run.point import MeasureContext, run_point
-
-
-def flashinfer_semantics(q, k, v, g=None, beta=None, scale=None, initial_state=None, output_final_state=False,
-                         cu_seqlens=None, **kw):
-    """What FlashInfer's GDN prefill computes: decay = g (linear alpha), state [N, HV, V, K], token-major."""
-    h0 = None if initial_state is None else initial_state.transpose(-1, -2)  # to the reference's [.., K, V]
-    o, ht = recurrent_gated_delta_rule(q[None].float(), k[None].float(), v[None].float(), g.log()[None],
-                                       beta[None], scale=scale, initial_state=h0, cu_seqlens=cu_seqlens)
-    state = ht.transpose(-1, -2).contiguous()
-    o = o[0].to(q.dtype)
-    return (o, state) if output_final_state else o
 
 
 QLABENCH_ARGS = fi_mod.flashinfer_args

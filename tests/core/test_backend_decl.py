@@ -42,7 +42,7 @@ def test_the_builtins_come_first_in_order_and_layers_last():
 def test_candidates_are_the_roles_in_view_order():
     assert bd.candidates("prefill") == ("flash_qla", "flash_qla-nocp", "flash_qla-forcecp", "fla", "fla-intracp",
                                         "flashinfer", "flashinfer-nocp", "flashinfer-forcecp")
-    assert bd.candidates("train") == ("flash_qla", "flash_qla-nocp", "fla")
+    assert bd.candidates("train") == ("flash_qla", "flash_qla-nocp", "fla", "flashinfer-train")
     assert not any(bd.is_testing(n) for n in bd.candidates("prefill"))
     assert bd.is_testing("fault") and bd.is_testing("fla-dispatch-on") and not bd.is_testing("fla")
 

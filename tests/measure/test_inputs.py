@@ -189,3 +189,41 @@ def test_the_reduced_check_of_a_single_packed_sequence_stays_packed():
 
 def test_dense_batches_have_no_cu_seqlens():
     assert make_inputs(point(batch=2, seqlens=(24, 24))).cu_seqlens is None
+
+
+# -- raw gates: the inputs of a call that computes its decay itself (FlashInfer 0.7.4's use_gate_in_kernel) --
+def _outside_gate(A_log, dt_bias, a):
+    """Qwen3.5's gating written out again in plain torch, as vLLM 0.34's fused_post_conv_prep states it: softplus
+    x + log(1 + exp(-x)) for x > 0, log(1 + exp(x)) otherwise, x itself above the threshold 20."""
+    x = a.double() + dt_bias.double()
+    sp = torch.where(x > 0, x + torch.log1p(torch.exp(-x)), torch.log1p(torch.exp(x)))
+    sp = torch.where(x <= 20.0, sp, x)
+    return -torch.exp(A_log.double()) * sp
+
+
+@pytest.mark.parametrize("gate", GATES)
+def test_raw_gates_give_back_the_points_gate_through_the_gating_formula(gate):
+    from qlabench.measure.inputs import gdn_gate, raw_gates
+
+    inp = make_inputs(Point(backend="naive-chunk", mode="fwd", layout="varlen", batch=1, seqlens=(40, 88), h_qk=2,
+                            h_v=8, K=16, V=16, gate=gate))
+    raw = raw_gates(inp.g)
+    assert raw.A_log.shape == raw.dt_bias.shape == (8,) and raw.a.shape == inp.g.shape
+    assert raw.a.dtype == raw.A_log.dtype == raw.dt_bias.dtype == torch.float32
+    assert len(set(raw.A_log.tolist())) == 8 and len(set(raw.dt_bias.tolist())) == 8  # both vary per head
+    g = gdn_gate(raw.A_log, raw.dt_bias, raw.a)
+    assert torch.allclose(g.double(), _outside_gate(raw.A_log, raw.dt_bias, raw.a), rtol=1e-6, atol=1e-30)
+    decaying = inp.g != 0
+    rel = ((g - inp.g).abs() / inp.g.abs().clamp_min(1e-30))[decaying]
+    assert rel.max() < 1e-5
+    # a head with no decay stays without decay: exp of its gate is exactly 1 in float32
+    assert torch.equal(torch.exp(g[~decaying]), torch.ones_like(g[~decaying]))
+
+
+def test_the_gating_formula_is_not_the_identity_on_raw_inputs():
+    """Guard for the test above: handing the raw `a` over as if it were g is far off."""
+    from qlabench.measure.inputs import raw_gates
+
+    inp = make_inputs(Point(backend="naive-chunk", mode="fwd", layout="dense", batch=1, seqlens=(64,), h_qk=1, h_v=4,
+                            K=16, V=16, gate="fla"))
+    assert (raw_gates(inp.g).a - inp.g).abs().max() > 1.0
