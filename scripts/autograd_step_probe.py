@@ -1,6 +1,6 @@
 """A training step timed apart from qlabench: the check that qlabench's `fwd_bwd` eager time is what a step costs.
 
-One forward and backward through each library's own autograd (`flash_qla.chunk_gated_delta_rule` with its
+One forward and backward (or, with --mode fwd, the forward alone) through each library's own autograd (`flash_qla.chunk_gated_delta_rule` with its
 auto CP, FLA's `chunk_gated_delta_rule` with its dispatch to FlashQLA off), on inputs made here as FlashQLA's
 benchmark makes them (bf16 q/k/v, fp32 g = logsigmoid(randn)/16 with a quarter of the value heads at g = 0,
 beta = sigmoid(randn), an fp32 initial state, every layout packed as batch 1 with int32 cu_seqlens), launched
@@ -21,7 +21,7 @@ import statistics
 import sys
 
 os.environ.setdefault("FLA_FLASH_QLA", "0")  # FLA's own Triton kernels, not its dispatch to FlashQLA
-os.environ.setdefault("FLA_DISABLE_BACKEND_DISPATCH", "1")
+
 
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
@@ -73,7 +73,14 @@ def step_fn(lib: str, inputs):
         o, ht = fwd()
         return torch.autograd.grad((o, ht), leaves, (do, dht))
 
-    return step
+    def forward_only():
+        with torch.no_grad():
+            return fwd()
+
+    return forward_only if FORWARD_ONLY else step
+
+
+FORWARD_ONLY = False  # --mode fwd: the forward alone, under no_grad (an engine's prefill)
 
 
 def eager_ms(step, calls: int = 20, bursts: int = 15) -> tuple[float, float]:
@@ -101,15 +108,18 @@ def main(argv=None) -> int:
     ap.add_argument("--heads", default="2/8")
     ap.add_argument("--seqlens", default="32768,8x1024")
     ap.add_argument("--libs", default="flash_qla,fla")
+    ap.add_argument("--mode", choices=("fwd_bwd", "fwd"), default="fwd_bwd")
     ap.add_argument("--out")
     a = ap.parse_args(argv)
+    global FORWARD_ONLY
+    FORWARD_ONLY = a.mode == "fwd"
     h_qk, h_v = (int(x) for x in a.heads.split("/"))
     rows = []
     for case in a.seqlens.split(","):
         inputs = make_inputs(h_qk, h_v, parse_case(case))
         for lib in a.libs.split(","):
             ms, noise = eager_ms(step_fn(lib, inputs))
-            rows.append({"heads": a.heads, "case": case, "library": lib, "eager_step_ms": round(ms, 4),
+            rows.append({"heads": a.heads, "case": case, "library": lib, "mode": a.mode, "eager_ms": round(ms, 4),
                          "rel_iqr": round(noise, 4), "gpu": torch.cuda.get_device_name(0)})
     w = csv.DictWriter(sys.stdout, fieldnames=list(rows[0]))
     w.writeheader()

@@ -35,6 +35,10 @@ def capture_call(fn: Callable[[], object], mark_stream: bool = False) -> CallTra
     import torch
     from torch.profiler import ProfilerActivity, profile
 
+    # Kineto leaves CUPTI attached after a profile unless told to tear it down (pytorch/pytorch#144455): every
+    # later launch in the process then pays CUPTI's callbacks, and the point's eager and host times, measured
+    # after this capture, would carry them (measure/timing/launch.py). Read by Kineto when the profile stops.
+    os.environ.setdefault("TEARDOWN_CUPTI", "1")
     torch.cuda.synchronize()
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         if mark_stream:
