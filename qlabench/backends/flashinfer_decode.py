@@ -1,4 +1,6 @@
-"""FlashInfer's GDN serving kernels (flashinfer-python 0.7.2.post1, `flashinfer.gdn_decode`): decode and mtp.
+"""FlashInfer's GDN serving kernels (flashinfer-python 0.7.2.post1 and 0.7.4, `flashinfer.gdn_decode`): decode and mtp.
+
+The three entry points have the same signatures in 0.7.4 as in 0.7.2.post1 (read from both wheels).
 
 Three entry points, three backends (docs/FLASHINFER.md, "0.7.2"):
 - `flashinfer-decode`: `gated_delta_rule_decode`, T = 1, float32 state [B, HV, K, V] ("kv"). It has no pool:

@@ -24,7 +24,7 @@ def _rows(make_row, *specs):
 
 def test_flashqla_is_named_as_unselectable_in_both_engines_with_their_default_beside_it():
     lines = engine_lines("flash_qla", "prefill", "NVIDIA H200")
-    assert [line.split(":")[0] for line in lines] == ["vLLM 0.33.0", "SGLang 0.5.23"]
+    assert [line.split(":")[0] for line in lines] == ["vLLM 0.34.0", "SGLang 0.5.23"]
     assert all("no switch selects flash_qla" in line for line in lines)
     assert "its default on SM90: --gdn-prefill-backend flashinfer -> flashinfer" in lines[0]
     assert "its default on SM90: --linear-attn-prefill-backend flashinfer -> flashinfer" in lines[1]
@@ -32,8 +32,8 @@ def test_flashqla_is_named_as_unselectable_in_both_engines_with_their_default_be
 
 def test_a_winner_that_is_the_default_says_so_and_cites_the_source():
     vllm, sglang = engine_lines("flashinfer", "prefill", "NVIDIA H200")
-    assert vllm.startswith("vLLM 0.33.0: --gdn-prefill-backend flashinfer (the default on SM90 when")
-    assert "no max_seqlen" in vllm and vllm.endswith("qwen_gdn_linear_attn.py:249-267]")
+    assert vllm.startswith("vLLM 0.34.0: --gdn-prefill-backend flashinfer (the default on SM90 when")
+    assert "no max_seqlen" in vllm and vllm.endswith("qwen_gdn_linear_attn.py:317-348, 392-451, 2117-2158]")
     assert sglang.startswith("SGLang 0.5.23: --linear-attn-prefill-backend flashinfer (the default on SM90 when")
 
 
@@ -76,5 +76,5 @@ def test_the_answer_carries_the_engine_lines_per_case_in_json_and_print(tmp_path
     r = CliRunner().invoke(app, ["advise", "r.parquet", "--model", "qwen3.5-397b", "--tp", "8", "--seqlens", "32768"],
                            env={"COLUMNS": "400"})
     assert r.exit_code == 0, r.output
-    assert "engine: vLLM 0.33.0: no switch selects flash_qla" in r.output
+    assert "engine: vLLM 0.34.0: no switch selects flash_qla" in r.output
     assert "engine: SGLang 0.5.23: no switch selects flash_qla" in r.output

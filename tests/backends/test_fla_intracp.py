@@ -37,7 +37,7 @@ def test_registered_forward_only_and_not_graph_capturable():
     # FlashQLA kernels are forbidden as in `fla`; the other FLA backends keep FLA's intra-card CP off
     assert B.forbid_kernels == REGISTRY["fla"].forbid_kernels == ("tilelang_",)
     assert REGISTRY["fla"].env["FLA_INTRACARD_CP"] == "0" and REGISTRY["fla"].graph_capturable
-    assert [n for n, b in REGISTRY.items() if not b.graph_capturable] == ["fla-intracp"]
+    assert [n for n, b in REGISTRY.items() if not b.graph_capturable] == ["fla-intracp", "flashinfer-train"]
 
 
 def test_a_varlen_forward_point_is_supported():

@@ -163,3 +163,44 @@ def test_on_07_its_provenance_is_the_fused_kernel_or_its_cp_and_the_row_says_whi
     assert details([FUSED_07]) == {"flashinfer_cp": False}
     assert details(CP_07) == {"flashinfer_cp": True}
     assert details(["void cutlass::device_kernel<flat::kernel::FlatKernelTmaWarpSpecializedDeltaRule<float> >(int)"]) == {}
+
+
+@pytest.mark.parametrize("version", ["0.7.2.post1", "0.7.4"])
+@pytest.mark.parametrize("name,use_cp", [("flashinfer", None), ("flashinfer-nocp", False), ("flashinfer-forcecp", True)])
+def test_the_prefill_settings_make_the_same_call_on_072_and_074(monkeypatch, version, name, use_cp):
+    """0.7.4's chunk_gated_delta_rule takes 0.7.2's arguments under the same names (its new ones are keyword-only
+    or after them): each setting's arguments are the same on both signatures, and the row is ok on each."""
+    import inspect
+
+    from flashinfer_standins import fi072, fi074
+
+    real = fi074 if version == "0.7.4" else fi072
+    seen: list[dict] = []
+
+    def stand_in(*a, **kw):
+        seen.append(kw)
+        return real(*a, **kw)
+
+    stand_in.__signature__ = inspect.signature(real)
+    monkeypatch.setattr(fi_mod, "_import", lambda: (stand_in, ""))
+    b = REGISTRY[name]
+    assert b.available() == (True, "")
+    monkeypatch.setattr(type(b), "devices", frozenset({"cpu", "cuda"}))
+    s = parse_suite({"name": "fi", "device": "cpu", "sweep": {
+        "backends": [name], "heads": [{"h_qk": 1, "h_v": 2}], "K": 128, "V": 128, "dtype": "bfloat16",
+        "gate": "flashqla", "initial_state": True, "varlen": [[24, 40]]},
+        "timing": {"timer": "wall", "warmup": 0, "min_samples": 2, "max_samples": 2}}, "fi.toml")
+    ctx = MeasureContext(suite=s, device="cpu", env=envmod.capture("cpu"), run_id="r",
+                         timer=TimerPlan.resolve("wall", "cpu", s.timing), registry=REGISTRY, check=True)
+    row = run_point(s.points[0], ctx)
+    assert row.status == "ok", row.reason
+    assert seen and all(kw["max_seqlen"] == 40 and kw["backend"] == "flashinfer" for kw in seen)
+    assert all(kw.get("use_cp", None) == use_cp for kw in seen)
+    assert not any(k in kw for kw in seen for k in ("use_gate_in_kernel", "gate_domain", "A_log"))
+
+
+def test_the_pool_call_is_there_on_074_too():
+    from flashinfer_standins import fi072, fi074
+    from qlabench.backends.flashinfer_pool import has_state_indices
+
+    assert has_state_indices(fi072) and has_state_indices(fi074)

@@ -84,3 +84,20 @@ def test_the_oracle_with_the_gate_outside_is_the_oracle_on_the_gating_formulas_g
     plain = REGISTRY["naive-recurrent"].prepare("fwd", inp)()
     outside = REGISTRY["naive-recurrent-gate-outside"].prepare("fwd", inp)()
     assert torch.allclose(plain["o"], outside["o"], rtol=1e-4, atol=1e-5) and not torch.equal(plain["o"], outside["o"])
+
+
+@pytest.mark.parametrize("name", ["flashinfer-gate", "vllm-flashinfer-prefill"])
+def test_installed_but_without_cuda_they_say_they_need_a_gpu(monkeypatch, name):
+    if torch.cuda.is_available():
+        pytest.skip("a CUDA GPU is visible")
+    from qlabench.backends import _gpu
+
+    monkeypatch.setattr(fi_mod, "package_missing", lambda *a, **kw: None)  # as if flashinfer were installed
+    try:
+        fi_mod._import.cache_clear()
+        assert REGISTRY[name].available() == (False, "needs a CUDA GPU (none visible)")
+        monkeypatch.setattr(_gpu, "cuda_capability", lambda: (8, 0))  # an A100
+        fi_mod._import.cache_clear()
+        assert REGISTRY[name].available() == (False, "needs CUDA SM90/SM100/SM103, this GPU is SM80")
+    finally:
+        fi_mod._import.cache_clear()

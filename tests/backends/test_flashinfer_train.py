@@ -116,3 +116,14 @@ def test_declared_as_a_training_candidate_of_flashinfer():
     assert d.library == "flashinfer" and d.modes == TRAINING_MODES and "flashinfer-train" in candidates("train")
     assert "flashinfer-train" not in candidates("prefill")
     assert REGISTRY["flashinfer-train"].oracle == "naive-recurrent-no-state" and not REGISTRY["flashinfer-train"].graph_capturable
+
+
+def test_installed_but_without_cuda_it_says_it_needs_a_gpu(monkeypatch):
+    if torch.cuda.is_available():
+        pytest.skip("a CUDA GPU is visible")
+    monkeypatch.setattr(ft, "package_missing", lambda *a, **kw: None)  # as if flashinfer were installed
+    ft._import.cache_clear()
+    try:
+        assert REGISTRY["flashinfer-train"].available() == (False, "needs a CUDA GPU (none visible)")
+    finally:
+        ft._import.cache_clear()

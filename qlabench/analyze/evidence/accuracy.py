@@ -31,7 +31,9 @@ from qlabench.analyze.evidence.stacks import main_version
 from qlabench.store.keys import key_value
 
 # The reference a row's `oracle` column names -> its short name in a mark.
+# (the recurrence with the gate computed outside, or without a final state, is the oracle of the calls that need it)
 REFERENCE_SHORT = {"fp64-full": "fp64", "naive-recurrent": "oracle", "layer:naive-recurrent": "oracle",
+                   "naive-recurrent-gate-outside": "oracle", "naive-recurrent-no-state": "oracle",
                    "naive-chunk": "fp32-chunk"}
 _SEGMENT = re.compile(r"^\s*(\S+)\s+(\S+)\s+@(\d+) tokens")
 OVER = "✗"  # over tolerance in some check

@@ -53,6 +53,10 @@ def test_a_rows_check_is_its_worst_tensor_against_the_tolerance_and_its_referenc
                                .as_dict()))
     assert both.label == "oracle@256+fp32-chunk@full" and both.full and not both.fp64_full
     assert row_check(pd.Series(make_row(backend="a", oracle=None).as_dict())) is None  # never checked: no evidence
+    # the oracle variants of calls with other inputs (the gate outside; no final state) are the oracle in a mark
+    for variant in ("naive-recurrent-gate-outside", "naive-recurrent-no-state"):
+        c = row_check(pd.Series(timed(make_row, "a", 1.0, oracle=f"{variant} float32 @256 tokens").as_dict()))
+        assert c.label == "oracle@256", variant
     # A NaN error reads back as a missing one (pandas), but its row is incorrect: over, whatever it recorded.
     nan = row_check(pd.Series(timed(make_row, "a", None, status="incorrect", err_ht=math.nan).as_dict()))
     assert nan.over and math.isinf(nan.ratio)
