@@ -13,6 +13,7 @@ from rich.table import Table
 from qlabench.analyze.compare.comparison import Comparison, PairResult
 from qlabench.analyze.compare.drift import shift_verdict
 from qlabench.analyze.compare.verdict import Verdict
+from qlabench.core.text import md_code, md_text
 
 _STYLE = {Verdict.FASTER: "green", Verdict.SLOWER: "red", Verdict.SAME: "dim", Verdict.AMBIGUOUS: "yellow",
           Verdict.MISSING: "magenta", Verdict.NEW: "cyan", Verdict.STATUS_CHANGED: "red", Verdict.NOT_TIMED: "dim",
@@ -105,17 +106,17 @@ def env_lines(c: Comparison) -> list[str]:
 
 def markdown(c: Comparison, top: int = 20, command: str = "qlabench gate") -> str:
     icon = ":x:" if c.failures else ":white_check_mark:"
-    out = [f"### {icon} {command}: {summary_line(c)}", "",
-           f"`{c.head_label}` vs `{c.base_label}`; {_settings(c)}.", ""]
+    out = [f"### {icon} {command}: {md_text(summary_line(c))}", "",
+           f"{md_code(c.head_label)} vs {md_code(c.base_label)}; {md_text(_settings(c))}.", ""]
     shown = [p for p in c.worst(None) if p.verdict not in (Verdict.SAME, Verdict.NOT_TIMED)][:top]
     if shown:
         out += ["| verdict | point | base ms | head ms | time change [CI] | p | why |",
                 "|---|---|---:|---:|---:|---:|---|"]
         for p in shown:
-            v = f"**{p.verdict.value}**" if c.fails(p) else p.verdict.value
-            cells = [v, p.label, _ms(p, "base"), _ms(p, "head"), _change(p),
+            v = f"**{md_text(p.verdict.value)}**" if c.fails(p) else md_text(p.verdict.value)
+            cells = [p.label, _ms(p, "base"), _ms(p, "head"), _change(p),
                      f"{p.stats.p_value:.2g}" if p.stats else "-", _why(p)]
-            out.append("| " + " | ".join(x.replace("|", "\\|") for x in cells) + " |")
+            out.append("| " + " | ".join([v, *map(md_text, cells)]) + " |")
         rest = len([p for p in c.pairs if p.verdict not in (Verdict.SAME, Verdict.NOT_TIMED)]) - len(shown)
         if rest > 0:
             out.append(f"\n{rest} more rows not shown (`--top` to change).")
@@ -123,8 +124,8 @@ def markdown(c: Comparison, top: int = 20, command: str = "qlabench gate") -> st
         out.append("Every point is the same within the threshold.")
     if c.env or c.notes:
         out += ["", "<details><summary>environment differences and notes</summary>", ""]
-        out += [f"- {line}" for line in env_lines(c)]
-        out += [f"- {n}" for n in c.notes]
+        out += [f"- {md_text(line)}" for line in env_lines(c)]
+        out += [f"- {md_text(n)}" for n in c.notes]
         out += ["", "</details>"]
     return "\n".join(out) + "\n"
 
