@@ -46,7 +46,7 @@ def _ms(p: PairResult, side: str) -> str:
 
 def comment(c: Comparison, command: str = "qlabench ab") -> str:
     """The markdown of the comment, its marker first."""
-    icon = ":x:" if c.failures else ":white_check_mark:"
+    icon = ":white_check_mark:" if c.exit_code == 0 else ":x:"  # nothing compared is no pass either
     out = [MARKER, f"### {icon} {command}: {summary_line(c)}", "",
            f"{md_code(c.head_label)} (head) vs {md_code(c.base_label)} (base); {md_text(_settings(c))}.", "",
            "| backend | mode | heads | layout | base ms | head ms | change | noise floor | verdict |",

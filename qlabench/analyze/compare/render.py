@@ -52,7 +52,9 @@ def summary_line(c: Comparison) -> str:
     g = c.geomean_ratio
     geo = f"geometric-mean time change {_pct(g - 1 if g else None)} over {len(c.timed)} timed points"
     n_fail = len(c.failures) + (1 if c.shift_fails else 0)
-    verdict = f"FAIL ({n_fail} failing)" if n_fail else "PASS" if c.exit_code == 0 else "NOT A PASS (exit 2)"
+    # one outcome, one exit code, and the line says the code the command exits with
+    verdict = (f"FAIL ({n_fail} failing; exit {c.exit_code})" if n_fail else f"PASS (exit {c.exit_code})"
+               if c.exit_code == 0 else f"NOT A PASS (exit {c.exit_code})")
     line = f"{verdict}: {counts or 'no points'}; {geo}"
     if not n_fail and c.exit_code == 0:
         line += _why_pass(c)
@@ -105,7 +107,7 @@ def env_lines(c: Comparison) -> list[str]:
 
 
 def markdown(c: Comparison, top: int = 20, command: str = "qlabench gate") -> str:
-    icon = ":x:" if c.failures else ":white_check_mark:"
+    icon = ":white_check_mark:" if c.exit_code == 0 else ":x:"  # nothing compared is no pass either
     out = [f"### {icon} {command}: {md_text(summary_line(c))}", "",
            f"{md_code(c.head_label)} vs {md_code(c.base_label)}; {md_text(_settings(c))}.", ""]
     shown = [p for p in c.worst(None) if p.verdict not in (Verdict.SAME, Verdict.NOT_TIMED)][:top]
