@@ -13,7 +13,7 @@ from qlabench.cli.app import console, err_console
 FORMATS = ("table", "markdown", "comment", "json")
 
 # Default None: CompareOptions.threshold (analyze/compare/verdict.py), defined once, with the evidence behind it.
-_threshold = typer.Option(None, "--threshold", show_default="0.03", help="Relative change that matters (0.03 = 3%%; "
+_threshold = typer.Option(None, "--threshold", show_default="0.03", help="Relative change that matters (0.03 = 3%; "
                           "docs/GATING.md's power study says why)")
 _alpha = typer.Option(0.01, "--alpha", help="Significance level (and 1 - confidence of the CI)")
 _min_samples = typer.Option(5, "--min-samples", help="Fewer samples than this on a side: ambiguous")

@@ -37,8 +37,26 @@ _SUITE_HELP = "Suite name (suites/NAME.toml) or a path"
 
 
 def suite(default: str | None = None, help: str = _SUITE_HELP):
-    """`--suite/-s`; `default` None makes it required."""
-    return typer.Option(... if default is None else default, "--suite", "-s", help=help)
+    """`--suite/-s`; `default` None makes it required. A bare name is a suite's even where a file of that name is
+    in the working directory; the command says which it took (`_say_which_suite`)."""
+    return typer.Option(... if default is None else default, "--suite", "-s", help=help, callback=_say_which_suite)
+
+
+def _say_which_suite(value: str | None) -> str | None:
+    """A note on stderr where a bare suite name could have meant a file in the working directory: which was taken."""
+    from pathlib import Path as _P
+
+    from qlabench.core.spec import SUITES_DIR, is_suite_path
+
+    if value and not is_suite_path(value) and _P(value).is_file():
+        from qlabench.cli.app import err_console
+
+        suite_file = SUITES_DIR / f"{value}.toml"
+        took = (f"took the suite {value} ({suite_file}), not the file {value} in the working directory; pass "
+                f"./{value} for the file" if suite_file.is_file() else
+                f"no suite has that name; took the file {value} in the working directory")
+        err_console.print(f"note: --suite {value}: {took}", markup=False, highlight=False, soft_wrap=True)
+    return value
 
 
 def out(default: str, help: str, short: bool = True):

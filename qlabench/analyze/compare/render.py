@@ -24,10 +24,18 @@ def _pct(x: float | None) -> str:
     return "-" if x is None else f"{x:+.1%}"
 
 
+# Degrees of freedom below which a between-run interval is no interval: two rounds of an A/B give one, and a t
+# interval at alpha 0.01 on one is +-31.8 standard errors ([-100.0%, +29719231179.5%] was printed).
+MIN_INTERVAL_DF = 2
+
+
 def _change(p: PairResult) -> str:
     if p.stats is None:
         return "-"
     s = p.stats
+    few = s.method == "runs" and s.sigma_between is not None and s.df < MIN_INTERVAL_DF
+    if few or not (0 < s.ci_low and s.ci_high < float("inf")):
+        return f"{_pct(s.ratio - 1)} (too few {'rounds' if s.paired else 'runs'} for an interval)"
     return f"{_pct(s.ratio - 1)} [{_pct(s.ci_low - 1)}, {_pct(s.ci_high - 1)}]"
 
 
