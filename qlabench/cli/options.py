@@ -23,8 +23,9 @@ NO_CHECK = typer.Option(False, "--no-check", help="Skip the correctness check (t
 CACHE_DIR = typer.Option(None, "--cache-dir", help="Kernel compile caches (TileLang, Triton, Inductor, "
                          "FlashInfer); default $QLABENCH_CACHE_DIR, else ~/.cache/qlabench")
 JOBS = typer.Option(4, "--jobs", "-j", min=1, help="Compile groups warmed at once (processes)")
-BACKENDS = typer.Option(None, "--backends", help="Only these of the suite's backends (comma list)")
-MODES = typer.Option(None, "--modes", help="Only these of the suite's modes (comma list, e.g. fwd)")
+BACKENDS_FLAG, MODES_FLAG = "--backends", "--modes"  # named in the error an empty value is
+BACKENDS = typer.Option(None, BACKENDS_FLAG, help="Only these of the suite's backends (comma list)")
+MODES = typer.Option(None, MODES_FLAG, help="Only these of the suite's modes (comma list, e.g. fwd)")
 HEADS = typer.Option(None, "--heads", help="Only these head configurations, h_qk/h_v (comma list, e.g. 2/8,8/32): "
                      "a study run one head configuration at a time answers each from one run")
 SEQLENS = typer.Option(None, "--seqlens", help="Only the points of these calls, as `advise --seqlens` names them "
