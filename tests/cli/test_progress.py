@@ -114,3 +114,4 @@ def test_the_consoles_of_the_command_line_show_control_characters_in_whatever_th
     out = c.file.getvalue()
     assert "\x1b[2J" not in out and "\x1b]0" not in out and "\x07" not in out and "\u202e" not in out
     assert "\x1b[H" not in out and r"\x1b[2J" in out and r"\u202e" in out
+
