@@ -16,7 +16,6 @@ import pytest
 from typer.testing import CliRunner
 
 from qlabench.cli import app
-from qlabench.core.text import md_text, visible
 from qlabench.store.files import write_rows
 from qlabench.store.schema import METADATA_KEY
 
@@ -96,6 +95,8 @@ def test_the_report_and_the_site_show_names_literally_and_run_nothing(tree):
 
 
 def test_csv_keeps_one_field_per_name_and_no_control_character(tree):
+    from qlabench.core.text import visible
+
     text = _run("show", tree / "base", "-f", "csv").stdout
     _no_control(text)
     header = next(csv.reader(io.StringIO(text)))
@@ -105,6 +106,7 @@ def test_csv_keeps_one_field_per_name_and_no_control_character(tree):
 
 def test_file_names_made_from_names_stay_in_their_folder(tree):
     from qlabench.core.names import slug
+    from qlabench.core.text import visible
 
     for name in HOSTILE:
         s = slug(name)
@@ -112,6 +114,8 @@ def test_file_names_made_from_names_stay_in_their_folder(tree):
 
 
 def test_markdown_escape_is_one_routine_and_literal():
+    from qlabench.core.text import md_text
+
     assert md_text("a|b") == "a\\|b" and md_text("<!--") == "&lt;!--" and md_text("x\ny") == "x y"
     assert md_text(ESC) == "\\\\x1b\\[2J\\\\x1b\\[H\\\\x1b\\]0;pwned\\\\x07"
     assert md_text("[x](javascript:alert(1))") == "\\[x\\](javascript:alert(1))"
