@@ -56,8 +56,8 @@ class FunctionBackend(Backend):
         # o in the point's dtype, as FLA's is: a float32 o of a bfloat16 point would be checked and timed as if
         # the kernel computed in bfloat16
         if o.dtype != inp.q.dtype:
-            raise BackendError(f"{self.decl.impl} returned o of dtype {_dtype(o.dtype)}, expected {_dtype(inp.q.dtype)}, "
-                               "the point's dtype (docs/PLUGINS.md: the calling convention)")
+            raise BackendError(f"{self.decl.impl} returned o of dtype {_dtype(o.dtype)}, expected "
+                               f"{_dtype(inp.q.dtype)}, the point's dtype (docs/PLUGINS.md: the calling convention)")
         return o, ht
 
 

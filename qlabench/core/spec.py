@@ -120,8 +120,7 @@ def is_suite_path(name_or_path: str) -> bool:  # a folder in it, or a .toml file
 
 
 def resolve_suite_path(name_or_path: str, suites_dir: Path | None = None) -> Path:
-    """`NAME` -> suites/NAME.toml, even where a file NAME is in the working directory (cli/options.py says so); a
-    path, or a bare name that is no suite but a file, is taken as a file."""
+    """`NAME` -> suites/NAME.toml, even beside a file NAME (cli/options.py says so); a path, or no suite, a file."""
     p, candidate = Path(name_or_path), (suites_dir or SUITES_DIR) / f"{name_or_path}.toml"
     if is_suite_path(name_or_path) or (p.exists() and not candidate.is_file()):
         if not p.is_file():
@@ -133,7 +132,8 @@ def resolve_suite_path(name_or_path: str, suites_dir: Path | None = None) -> Pat
     return candidate
 
 
-def list_suites(suites_dir: Path | None = None) -> list[Path]: return sorted((suites_dir or SUITES_DIR).glob("*.toml"))
+def list_suites(suites_dir: Path | None = None) -> list[Path]:
+    return sorted((suites_dir or SUITES_DIR).glob("*.toml"))
 
 
 def load_suite(name_or_path: str, suites_dir: Path | None = None, max_points: int | None = MAX_POINTS) -> Suite:

@@ -6,9 +6,10 @@ Two rules, each defined once:
   prints: an exception message holding `\\x1b[2J\\x1b]0;...` would clear the screen and set the window title. Every
   console the command line prints through applies it (cli/app.py), and any writer of plain text calls it.
 - `md_text`: a text as literal markdown, on one line: `visible`, then HTML's `&` and `<` as entities (no
-  `<script>`, no `<!--` that hides the rest of a page; `>` alone opens nothing), and the characters markdown reads as syntax (`|` that
-  would split a table's cell, `[`/`]` of a link, a backtick that opens a code span, `\\` itself) escaped. Every
-  markdown writer (tables, the pull-request comment, `show --format markdown`, the report's pages) calls it.
+  `<script>`, no `<!--` that hides the rest of a page; `>` alone opens nothing), and the characters markdown
+  reads as syntax (`|` that would split a table's cell, `[`/`]` of a link, a backtick that opens a code span,
+  `\\` itself) escaped. Every markdown writer (tables, the pull-request comment, `show --format markdown`, the
+  report's pages) calls it.
 """
 
 from __future__ import annotations

@@ -215,5 +215,5 @@ def kill_marked(var: str, mark: str) -> int:
     return n
 
 
-__all__ = ["Deadline", "kill_marked", "Supervised", "death_words", "exit_description", "last_marked_line", "log_tail_lines",
-           "oom_kill_count"]
+__all__ = ["Deadline", "MARK_VAR", "Supervised", "death_words", "exit_description", "kill_marked", "last_marked_line",
+           "log_tail_lines", "oom_kill_count"]
