@@ -7,8 +7,9 @@ Two rules, each defined once:
   console the command line prints through applies it (cli/app.py), and any writer of plain text calls it.
 - `md_text`: a text as literal markdown, on one line: `visible`, then HTML's `&` and `<` as entities (no
   `<script>`, no `<!--` that hides the rest of a page; `>` alone opens nothing), and the characters markdown
-  reads as syntax (`|` that would split a table's cell, `[`/`]` of a link, a backtick that opens a code span,
-  `\\` itself) escaped. Every markdown writer (tables, the pull-request comment, `show --format markdown`, the
+  reads as syntax escaped: `|` that would split a table's cell, the `]` that makes a link of `[x](...)`,
+  `[x][y]` or `[x]: url`, a backtick that opens a code span, `\\` itself (brackets that make no link, `[kv]`,
+  stay as they are). Every markdown writer (tables, the pull-request comment, `show --format markdown`, the
   report's pages) calls it.
 """
 
@@ -21,7 +22,7 @@ import unicodedata
 # line), line and paragraph separators, surrogates, private use.
 _HIDDEN = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs", "Co"})
 _KEEP = "\n\t"  # layout a reader expects, which moves no cursor back and sets nothing
-_MD_SPECIAL = re.compile(r"[\\`|\[\]<&]")
+_MD_SPECIAL = re.compile(r"[\\`|<&]|\](?=[(\[:])")  # `](`, `][`, `]:` make a link (or its definition)
 _MD_ENTITY = {"&": "&amp;", "<": "&lt;"}  # no tag and no entity opens without them
 
 

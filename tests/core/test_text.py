@@ -18,8 +18,9 @@ def test_control_and_format_characters_are_shown_as_escapes_and_the_rest_kept():
 
 @pytest.mark.parametrize("text,shown", [
     ("a|b", "a\\|b"), ("<script>x</script>", "&lt;script>x&lt;/script>"), ("<!--", "&lt;!--"),
-    ("[x](javascript:alert(1))", "\\[x\\](javascript:alert(1))"), ("`code`", "\\`code\\`"), ("a\\|b", "a\\\\\\|b"),
-    ("R&D", "R&amp;D"), ("two\nlines", "two lines"), ("flash_qla", "flash_qla"), ("\x1b[2J", "\\\\x1b\\[2J"),
+    ("[x](javascript:alert(1))", "[x\\](javascript:alert(1))"), ("[kv]", "[kv]"), ("[a]: u", "[a\\]: u"),
+    ("`code`", "\\`code\\`"), ("a\\|b", "a\\\\\\|b"),
+    ("R&D", "R&amp;D"), ("two\nlines", "two lines"), ("flash_qla", "flash_qla"), ("\x1b[2J", "\\\\x1b[2J"),
 ])
 def test_md_text_writes_a_text_as_literal_markdown_on_one_line(text, shown):
     assert md_text(text) == shown
