@@ -42,9 +42,9 @@ class FunctionBackend(Backend):
     def forward(self, inp: GDNInputs) -> tuple[torch.Tensor, torch.Tensor]:
         out = self.fn(inp.q, inp.k, inp.v, inp.g, inp.beta, scale=inp.scale, initial_state=inp.h0,
                       output_final_state=True, cu_seqlens=inp.cu_seqlens)
-        if not (isinstance(out, (tuple, list)) and len(out) == 2 and all(isinstance(t, torch.Tensor) for t in out)):
-            raise BackendError(f"{self.decl.impl} returned {type(out).__name__}, not (o, final_state) as FLA's "
-                               "chunk_gated_delta_rule does (output_final_state=True; docs/PLUGINS.md)")
+        if problem := return_problem(out):
+            raise BackendError(f"{self.decl.impl} returned {problem}; FLA's chunk_gated_delta_rule returns (o, "
+                               "final_state), two torch tensors (output_final_state=True; docs/PLUGINS.md)")
         o, ht = out
         B, T, HV, V = inp.v.shape
         N = B if inp.cu_seqlens is None else inp.cu_seqlens.numel() - 1
@@ -53,4 +53,34 @@ class FunctionBackend(Backend):
             if tuple(t.shape) != shape:
                 raise BackendError(f"{self.decl.impl} returned {what} of shape {tuple(t.shape)}, expected "
                                    f"{shape} (docs/PLUGINS.md: the calling convention)")
+        # o in the point's dtype, as FLA's is: a float32 o of a bfloat16 point would be checked and timed as if
+        # the kernel computed in bfloat16
+        if o.dtype != inp.q.dtype:
+            raise BackendError(f"{self.decl.impl} returned o of dtype {_dtype(o.dtype)}, expected "
+                               f"{_dtype(inp.q.dtype)}, the point's dtype (docs/PLUGINS.md: the calling convention)")
         return o, ht
+
+
+def _dtype(d: torch.dtype) -> str:
+    return str(d).removeprefix("torch.")
+
+
+def _what(x) -> str:
+    """What a value is, for a plugin author: 'None', 'a numpy.ndarray', 'a torch.Tensor', 'a float'."""
+    if x is None:
+        return "None"
+    kind = type(x)
+    name = kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__.split('.')[0]}.{kind.__name__}"
+    return f"{'an' if name[0] in 'aeiou' else 'a'} {name}"
+
+
+def return_problem(out) -> str | None:
+    """What is wrong with a function's return value against (o, final_state), said of what was given: 'a tuple of 2
+    whose final_state is None, not a torch.Tensor', 'a numpy.ndarray, not a tuple'; None when it is two tensors."""
+    if not isinstance(out, (tuple, list)):
+        return f"{_what(out)}, not a tuple"
+    kind = type(out).__name__
+    if len(out) != 2:
+        return f"a {kind} of {len(out)} item(s), not 2"
+    bad = [f"{what} is {_what(t)}" for what, t in zip(("o", "final_state"), out) if not isinstance(t, torch.Tensor)]
+    return f"a {kind} of 2 whose {' and '.join(bad)}, not a torch.Tensor" if bad else None

@@ -33,7 +33,9 @@ def ab_cmd(
     from qlabench.cli.progress import RichProgress
     from qlabench.core.spec import load_suite
     from qlabench.run.options import RunOptions
-    from qlabench.workflows.ab import run_ab, variant
+    from rich.markup import escape
+
+    from qlabench.workflows.ab import dirty_tree_note, run_ab, variant, warmup_line
 
     s = load_suite(suite)
     if output:
@@ -42,13 +44,12 @@ def ab_cmd(
     opt, parse = _options(threshold, alpha, min_samples, noise_factor=noise_factor)
     policy = parse(fail_on)
     quiet = fmt != "table"
+    for note in filter(None, (dirty_tree_note(x, repo) for x in (a, b))):
+        err_console.print(f"note: {escape(note)}", highlight=False, soft_wrap=True)
     with variant(a, repo, subdir) as va, variant(b, repo, subdir) as vb, \
             RichProgress(err_console if quiet else console) as prog:
         def warmed(label, w):
-            groups, failed, wall = w
-            prog.console.print(f"warm-up {label}: {groups} compile groups in {wall:.0f} s"
-                               + (f", [red]{failed} failed[/red] (their points will say why)" if failed else ""),
-                               highlight=False)
+            prog.console.print(escape(warmup_line(label, w)), highlight=False, soft_wrap=True)
 
         res = run_ab(s, va, vb, out, rounds, opt, fail_on=policy, progress=prog, run=RunOptions(device=device),
                      warmup_jobs=jobs if warmup else 0, on_warm=warmed)

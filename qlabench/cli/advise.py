@@ -23,7 +23,7 @@ def advise_cmd(
     workload: str = typer.Option("prefill", "--workload", help="prefill (forward) or train (forward + backward)"),
     seqlens: str = typer.Option(..., "--seqlens", help="Cases, comma-separated: N (one sequence), AxN (A packed "
                                 "sequences of N), N+M (packed), e.g. 32768,4x8192"),
-    gate: str = typer.Option("published", "--gate", help="published (25%% zero-gate heads, /16), none (no "
+    gate: str = typer.Option("published", "--gate", help="published (25% zero-gate heads, /16), none (no "
                              "zero-gate heads), zero=F[,scale=S], or a TOML/JSON file with gate_zero_frac, gate_scale"),
     current: str = typer.Option("fla", "--current", help="Your current backend: speedups are against it"),
     launch: str = typer.Option(None, "--launch", help="graph (the call replayed in a CUDA graph) or eager (launched "

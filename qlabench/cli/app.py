@@ -5,6 +5,8 @@ registers each of them through `command()`, which puts it behind `exits_on_error
 the same boundary: a `QlabenchError` (bad input: suite, option, file, point) becomes one line on stderr,
 `error: ...`, and exit code 2 (1 for the few that say so with an `exit_code`, e.g. a results write that
 failed mid-run); any other exception is a bug and keeps its traceback (exit 1).
+Both consoles show control characters as escapes (core/text.py: `visible`): a kernel package's exception message,
+name or version, or a crafted results file, is printed as text and never drives the terminal.
 No module here imports the package's `__init__`.
 """
 
@@ -16,8 +18,29 @@ from collections.abc import Callable
 import typer
 from rich.console import Console
 from rich.markup import escape
+from rich.segment import Segment
 
 from qlabench.core.errors import QlabenchError
+from qlabench.core.text import visible
+
+
+class SafeConsole(Console):
+    """A rich console that prints every text's control characters as escapes. Strings are made visible before
+    they are laid out (`render_str`: print, table cells), and every segment of text once more as it is rendered,
+    which covers what reaches rich as a `Text` (a progress bar's description). rich's own escape sequences
+    (colours, cursor moves) are styles and control segments, and are left alone."""
+
+    def render_str(self, text: str, **kwargs):
+        return super().render_str(visible(text), **kwargs)
+
+    def render(self, renderable, options=None):
+        for seg in super().render(renderable, options):
+            if seg.control is None and seg.text and not seg.text.isprintable():
+                shown = visible(seg.text)
+                if shown != seg.text:
+                    seg = Segment(shown, seg.style)
+            yield seg
+
 
 app = typer.Typer(help="Benchmark and profile Gated DeltaNet kernels.", no_args_is_help=True,
                   pretty_exceptions_enable=False, add_completion=False)
@@ -26,8 +49,8 @@ baseline_app = typer.Typer(help="Manage the baselines gates compare against.", n
 docs_app = typer.Typer(help="The docs' generated blocks: figures rendered from the current evidence.",
                        no_args_is_help=True)
 
-console = Console()
-err_console = Console(stderr=True)
+console = SafeConsole()
+err_console = SafeConsole(stderr=True)
 
 EXIT_USAGE = 2  # a QlabenchError: the input, not qlabench, is at fault
 

@@ -13,7 +13,7 @@ from qlabench.cli.app import console, err_console
 FORMATS = ("table", "markdown", "comment", "json")
 
 # Default None: CompareOptions.threshold (analyze/compare/verdict.py), defined once, with the evidence behind it.
-_threshold = typer.Option(None, "--threshold", show_default="0.03", help="Relative change that matters (0.03 = 3%%; "
+_threshold = typer.Option(None, "--threshold", show_default="0.03", help="Relative change that matters (0.03 = 3%; "
                           "docs/GATING.md's power study says why)")
 _alpha = typer.Option(0.01, "--alpha", help="Significance level (and 1 - confidence of the CI)")
 _min_samples = typer.Option(5, "--min-samples", help="Fewer samples than this on a side: ambiguous")
@@ -54,6 +54,7 @@ def _emit(comparison, fmt: str, top: int, output: Path | None, show_all: bool, c
     from qlabench.analyze.compare import render
     from qlabench.cli.records import fitted
     from qlabench.core.errors import ConfigError
+    from qlabench.core.text import visible
 
     if fmt not in FORMATS:
         raise ConfigError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
@@ -72,10 +73,10 @@ def _emit(comparison, fmt: str, top: int, output: Path | None, show_all: bool, c
 
         text = (render.markdown(comparison, top, command) if fmt == "markdown" else comment(comparison, command)
                 if fmt == "comment" else render.to_json(comparison))
-        console.file.write(text)
+        console.file.write(visible(text))
     if output:
         output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(text)
+        output.write_text(visible(text))
 
 
 def compare_cmd(

@@ -23,8 +23,9 @@ NO_CHECK = typer.Option(False, "--no-check", help="Skip the correctness check (t
 CACHE_DIR = typer.Option(None, "--cache-dir", help="Kernel compile caches (TileLang, Triton, Inductor, "
                          "FlashInfer); default $QLABENCH_CACHE_DIR, else ~/.cache/qlabench")
 JOBS = typer.Option(4, "--jobs", "-j", min=1, help="Compile groups warmed at once (processes)")
-BACKENDS = typer.Option(None, "--backends", help="Only these of the suite's backends (comma list)")
-MODES = typer.Option(None, "--modes", help="Only these of the suite's modes (comma list, e.g. fwd)")
+BACKENDS_FLAG, MODES_FLAG = "--backends", "--modes"  # named in the error an empty value is
+BACKENDS = typer.Option(None, BACKENDS_FLAG, help="Only these of the suite's backends (comma list)")
+MODES = typer.Option(None, MODES_FLAG, help="Only these of the suite's modes (comma list, e.g. fwd)")
 HEADS = typer.Option(None, "--heads", help="Only these head configurations, h_qk/h_v (comma list, e.g. 2/8,8/32): "
                      "a study run one head configuration at a time answers each from one run")
 SEQLENS = typer.Option(None, "--seqlens", help="Only the points of these calls, as `advise --seqlens` names them "
@@ -37,8 +38,26 @@ _SUITE_HELP = "Suite name (suites/NAME.toml) or a path"
 
 
 def suite(default: str | None = None, help: str = _SUITE_HELP):
-    """`--suite/-s`; `default` None makes it required."""
-    return typer.Option(... if default is None else default, "--suite", "-s", help=help)
+    """`--suite/-s`; `default` None makes it required. A bare name is a suite's even where a file of that name is
+    in the working directory; the command says which it took (`_say_which_suite`)."""
+    return typer.Option(... if default is None else default, "--suite", "-s", help=help, callback=_say_which_suite)
+
+
+def _say_which_suite(value: str | None) -> str | None:
+    """A note on stderr where a bare suite name could have meant a file in the working directory: which was taken."""
+    from pathlib import Path as _P
+
+    from qlabench.core.spec import SUITES_DIR, is_suite_path
+
+    if value and not is_suite_path(value) and _P(value).is_file():
+        from qlabench.cli.app import err_console
+
+        suite_file = SUITES_DIR / f"{value}.toml"
+        took = (f"took the suite {value} ({suite_file}), not the file {value} in the working directory; pass "
+                f"./{value} for the file" if suite_file.is_file() else
+                f"no suite has that name; took the file {value} in the working directory")
+        err_console.print(f"note: --suite {value}: {took}", markup=False, highlight=False, soft_wrap=True)
+    return value
 
 
 def out(default: str, help: str, short: bool = True):

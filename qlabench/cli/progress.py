@@ -19,6 +19,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from qlabench.analyze.kit.labels import backend_label
 from qlabench.core.identity import heads_label
+from qlabench.core.text import one_line
 
 _STYLE = {"ok": "green", "incorrect": "red", "error": "red", "skipped": "yellow"}
 
@@ -67,17 +68,18 @@ class RichProgress:
         self._task = self._bar.add_task("sweep", total=total)
 
     def _point_started(self, point) -> None:
-        self._bar.update(self._task, description=point.label()[:70])
+        self._bar.update(self._task, description=escape(one_line(point.label())[:70]))
 
     def _point_done(self, row) -> None:
         if row.status != "ok" or not self.console.is_terminal:
             style = _STYLE.get(row.status, "white")
             what = (row.reason or "") if row.status != "ok" else f"{row.median_ms:.4g} ms"
-            # escaped: reasons hold brackets ("qlabench[gpu]"), and so do CP labels ("[cp2 inter]")
+            # escaped: reasons hold brackets ("qlabench[gpu]"), and so do CP labels ("[cp2 inter]"); a reason is
+            # often a kernel package's own exception message, its control characters shown, never obeyed
             backend = backend_label({k: getattr(row, k, None) for k in ("backend", "cp_world_size", "cp_mode")})
-            self._bar.console.print(f"[{style}]{row.status}[/{style}] {escape(backend)} {row.mode} "
-                                    f"{heads_label(row.h_qk, row.h_v)} {row.total_tokens} tok: {escape(what)}",
-                                    highlight=False)
+            self._bar.console.print(f"[{style}]{row.status}[/{style}] {escape(one_line(backend))} {row.mode} "
+                                    f"{heads_label(row.h_qk, row.h_v)} {row.total_tokens} tok: "
+                                    f"{escape(one_line(what))}", highlight=False)
         self._bar.advance(self._task)
 
 

@@ -59,6 +59,7 @@ def show_cmd(
     from qlabench.cli.records import fitted
     from qlabench.cli.views import check_lines, print_marks, speedup_markdown, speedup_rich_table
     from qlabench.core.errors import ConfigError
+    from qlabench.core.text import md_text, visible, visible_frame
 
     if fmt not in FORMATS:
         raise ConfigError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
@@ -67,12 +68,15 @@ def show_cmd(
     shown = show_rows(results or (), baseline=baseline, mode=mode, all_runs=all_runs, where=where,
                       numerics=numerics or ())
     if fmt == "csv":  # the table alone (its device and runs columns say what each row stands on)
-        shown.table.to_csv(sys.stdout, index=False)
+        visible_frame(shown.table).to_csv(sys.stdout, index=False)
         return
+    # every line below quotes what the files hold (run ids, hosts, versions, reasons): made visible, or literal
+    # markdown (core/text.py)
+    say = (lambda line: print(md_text(line))) if fmt == "markdown" else (lambda line: print(visible(line)))
     if fmt == "markdown":
         print(speedup_markdown(shown.table, shown.baseline))
         for line in check_lines(shown.rows, shown.numerics, shown.checks):
-            print(f"\n_{line}_")
+            print(f"\n_{md_text(line)}_")
         print()
     else:
         console.print(fitted(console, speedup_rich_table(shown.table, shown.baseline), keys=5))
@@ -80,20 +84,20 @@ def show_cmd(
         console.print(GATE_LEGEND)
     for line in _provenance(shown):  # wrapped to the terminal in the table format
         if fmt == "markdown":
-            print(line)
+            say(line)
         else:
             console.print(escape(line), highlight=False)
     for line in shown.notes:
-        print(line)
+        say(line)
     if other_evidence:
         from qlabench.analyze.evidence.newer import newer_evidence
 
         for line in newer_evidence(shown.rows, shown.sources).lines:
-            print(line)
+            say(line)
     from qlabench.analyze.layer.gain import layer_lines
 
     for line in layer_lines(shown.rows):  # layer rows: what a faster core is worth in the layer (docs/LAYER.md)
-        print(line)
+        say(line)
 
 
 def _provenance(shown) -> list[str]:

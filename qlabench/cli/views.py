@@ -9,6 +9,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from qlabench.analyze.evidence.records import records
+from qlabench.core.text import md_text
 
 _LABELS = ("mode", "heads", "sequences", "dtype", "gate")
 _NOT_BACKENDS = _LABELS + ("gate_short", "device", "runs")  # the table's other columns (analyze/kit/speedups.py)
@@ -44,7 +45,7 @@ def speedup_title(baseline: str | None) -> str:
     return f"median ms per call, speedup vs {baseline}"
 
 def speedup_rich_table(table: pd.DataFrame, baseline: str | None) -> Table:
-    t = Table(title=speedup_title(baseline))
+    t = Table(title=escape(speedup_title(baseline)))
     if table.empty:
         return t
     backends = _backends(table)
@@ -73,11 +74,11 @@ def speedup_markdown(table: pd.DataFrame, baseline: str | None) -> str:
     backends = _backends(table)
     labels = list(_LABELS) + (["device"] if _devices(table) > 1 else [])
     head = labels + backends
-    lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+    lines = ["| " + " | ".join(map(md_text, head)) + " |", "|" + "|".join("---" for _ in head) + "|"]
     for r in records(table):  # (a pandas Series per row cost twice the rest of the table)
         cells = [str(r[c]) for c in labels] + [_cell(r, b) for b in backends]
-        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
-    return f"{speedup_title(baseline)}\n\n" + "\n".join(lines)
+        lines.append("| " + " | ".join(map(md_text, cells)) + " |")
+    return f"{md_text(speedup_title(baseline))}\n\n" + "\n".join(lines)
 
 def print_marks(console: Console, df: pd.DataFrame, numerics: pd.DataFrame | None = None,
                 checks: list | None = None) -> None:

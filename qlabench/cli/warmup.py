@@ -39,11 +39,12 @@ def warmup_cmd(
     path = str(resolve_suite_path(suite))
     s = load_suite(path)
     only = None
-    if backends or modes or heads or seqlens:
+    if any(v is not None for v in (backends, modes, heads, seqlens)):  # an empty value is an error, not no filter
         from qlabench.core.select import parse_heads, parse_layouts, parse_names, selected_indices
 
-        only = set(selected_indices(s.points, parse_names(backends), parse_names(modes), where=path,
-                                    heads=parse_heads(heads), seqlens=parse_layouts(seqlens)))
+        only = set(selected_indices(s.points, parse_names(backends, opt.BACKENDS_FLAG),
+                                    parse_names(modes, opt.MODES_FLAG),
+                                    where=path, heads=parse_heads(heads), seqlens=parse_layouts(seqlens)))
     groups = head_groups(s.points, only)
     with Progress(*Progress.get_default_columns(), TimeElapsedColumn(), console=console) as prog:
         task = prog.add_task(f"warming {len(groups)} compile groups", total=len(groups))

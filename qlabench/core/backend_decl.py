@@ -26,6 +26,7 @@ from qlabench.core.decl_types import CALLABLE_NAME, ROLES, TRAINING_MODES, WORKL
 from qlabench.core.errors import BackendError
 from qlabench.core.libraries import BY_NAME, AutoChoice, Library
 from qlabench.core.layer_shapes import LAYER_PREFIX, core_backend_name, layer_backend_name
+from qlabench.core.text import is_hidden, visible
 
 ENTRY_POINT_GROUP = "qlabench.backends"
 # -- the registry of declarations ----------------------------------------------------------------------------
@@ -50,8 +51,8 @@ def _entry_points() -> tuple[dict[str, BackendDecl], dict[str, str]]:
     for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
         dist = getattr(ep, "dist", None)
         who = f"{dist.name} {dist.version}" if dist is not None else "an unknown distribution"
-        if ep.name in builtin or ep.name.startswith(LAYER_PREFIX) or ":" in ep.name:
-            problems[ep.name] = f"entry point of {who} is not taken: {ep.name!r} is a built-in or reserved name"
+        if why := entry_point_name_problem(ep.name, builtin):
+            problems[ep.name] = f"entry point of {who} is not taken: {why}"
         elif ep.name in found:
             problems[ep.name] = f"declared twice (again by {who}); the first is used"
         else:
@@ -59,6 +60,23 @@ def _entry_points() -> tuple[dict[str, BackendDecl], dict[str, str]]:
     _EP_CACHE.clear()
     _EP_CACHE[key] = (found, problems)
     return found, problems
+
+
+def entry_point_name_problem(name: str, builtin: set[str] | frozenset[str]) -> str | None:
+    """Why an entry point's name cannot name a backend, said of that name, or None. Metadata read at run time
+    holds what setuptools would refuse, so nothing about the name is assumed."""
+    shown = repr(visible(name))
+    if not name.strip():
+        return "its name is empty"
+    if any(is_hidden(c) for c in name):
+        return f"its name {shown} holds a control or format character"
+    if name in builtin:
+        return f"{shown} is the name of a built-in backend"
+    if name.startswith(LAYER_PREFIX):
+        return f"{shown} begins with {LAYER_PREFIX!r}, which names the layer backends qlabench makes (docs/LAYER.md)"
+    if ":" in name:
+        return f"{shown} holds ':', which marks a `module:function` name given on the command line"
+    return None
 
 
 def plugin_decl(name: str, impl: str, provider: Provider | None) -> BackendDecl:

@@ -17,16 +17,24 @@ from qlabench.core.errors import ConfigError
 from qlabench.core.point import Point
 
 
-def parse_names(value: str | None) -> tuple[str, ...]:
-    """'a,b, c' -> ('a', 'b', 'c'); None or '' -> () (no filter)."""
-    return tuple(n.strip() for n in (value or "").split(",") if n.strip())
+def parse_names(value: str | None, flag: str) -> tuple[str, ...]:
+    """'a,b, c' -> ('a', 'b', 'c'); None (the option not given) -> () (no filter). A value that names nothing ('',
+    ',,', ' ') is a ConfigError naming `flag`: an unset shell variable (`--seqlens "$LENS"`) must not select the
+    whole suite."""
+    if value is None:
+        return ()
+    names = tuple(n.strip() for n in value.split(",") if n.strip())
+    if not names:
+        raise ConfigError(f"{flag} {value!r} names nothing (an empty value is no filter): give at least one, or "
+                          f"leave {flag} out to keep them all")
+    return names
 
 
-def parse_heads(value: str | None) -> tuple[str, ...]:
-    """'2/8, 8/32' -> ('2/8', '8/32'); None or '' -> () (no filter). A name that is not h_qk/h_v of two positive
-    integers is a ConfigError (normalised: ' 02 / 8' is '2/8')."""
+def parse_heads(value: str | None, flag: str = "--heads") -> tuple[str, ...]:
+    """'2/8, 8/32' -> ('2/8', '8/32'); None -> () (no filter); a value naming nothing is an error (parse_names). A
+    name that is not h_qk/h_v of two positive integers is a ConfigError (normalised: ' 02 / 8' is '2/8')."""
     out = []
-    for name in parse_names(value):
+    for name in parse_names(value, flag):
         parts = [x.strip() for x in name.split("/")]
         if len(parts) != 2 or not all(x.isdigit() and int(x) > 0 for x in parts):
             raise ConfigError(f"--heads takes head configurations as h_qk/h_v (e.g. 2/8,8/32), got {name!r}")
@@ -51,9 +59,9 @@ def parse_sequences(item: str, flag: str = "--seqlens") -> tuple[int, ...]:
     return lens
 
 
-def parse_layouts(value: str | None) -> tuple[tuple[int, ...], ...]:
-    """'32768, 4x8192' -> ((32768,), (8192,)*4); None or '' -> () (no filter)."""
-    return tuple(dict.fromkeys(parse_sequences(n) for n in parse_names(value)))
+def parse_layouts(value: str | None, flag: str = "--seqlens") -> tuple[tuple[int, ...], ...]:
+    """'32768, 4x8192' -> ((32768,), (8192,)*4); None -> () (no filter); a value naming nothing is an error."""
+    return tuple(dict.fromkeys(parse_sequences(n, flag) for n in parse_names(value, flag)))
 
 
 def sequences_label(lens: Sequence[int]) -> str:

@@ -115,17 +115,19 @@ def _type_name(t: tuple[type, ...]) -> str:
             dict: "a table"}[t[0]]
 
 
+def is_suite_path(name_or_path: str) -> bool:  # a folder in it, or a .toml file: never a suite's name
+    return Path(name_or_path).suffix == ".toml" or "/" in name_or_path
+
+
 def resolve_suite_path(name_or_path: str, suites_dir: Path | None = None) -> Path:
-    """`NAME` -> suites/NAME.toml; anything that looks like a path is taken as one."""
-    p = Path(name_or_path)
-    if p.suffix == ".toml" or p.exists() or "/" in name_or_path:
+    """`NAME` -> suites/NAME.toml, even beside a file NAME (cli/options.py says so); a path, or no suite, a file."""
+    p, candidate = Path(name_or_path), (suites_dir or SUITES_DIR) / f"{name_or_path}.toml"
+    if is_suite_path(name_or_path) or (p.exists() and not candidate.is_file()):
         if not p.is_file():
             raise SpecError(str(p), "suite", "no such suite file")
         return p
-    d = suites_dir or SUITES_DIR
-    candidate = d / f"{name_or_path}.toml"
     if not candidate.is_file():
-        known = ", ".join(sorted(f.stem for f in d.glob("*.toml"))) or "none"
+        known = ", ".join(sorted(f.stem for f in candidate.parent.glob("*.toml"))) or "none"
         raise SpecError(str(candidate), "suite", f"unknown suite {name_or_path!r} (known: {known})")
     return candidate
 

@@ -122,7 +122,8 @@ def narrow_suite(suite: Suite, *, backends: Sequence[str] | str | None = None, m
         if problem := bound_problem("run.cpu_threads", cpu_threads):
             raise ConfigError(f"--cpu-threads {problem}")
         suite = dataclasses.replace(suite, run=dataclasses.replace(suite.run, cpu_threads=cpu_threads))
-    names = [parse_names(v) if isinstance(v, str) or v is None else tuple(v) for v in (backends, modes)]
+    names = [parse_names(v, flag) if isinstance(v, str) or v is None else tuple(v)
+             for v, flag in ((backends, "--backends"), (modes, "--modes"))]
     suite, names[0] = _with_functions(suite, names[0])
     head_names = parse_heads(heads if isinstance(heads, str) or heads is None else ",".join(heads))
     layouts = parse_layouts(seqlens)
@@ -130,7 +131,7 @@ def narrow_suite(suite: Suite, *, backends: Sequence[str] | str | None = None, m
         keep = selected_indices(suite.points, names[0], names[1], where=str(suite.path), heads=head_names,
                                 seqlens=layouts)
         suite = dataclasses.replace(suite, points=tuple(suite.points[i] for i in keep))
-    if shard:
+    if shard is not None:  # '--shard=' is an error (parse_shard), never every point
         from qlabench.run.executors.shard import parse_shard, shard_points
 
         suite = dataclasses.replace(suite, points=tuple(shard_points(suite.points, parse_shard(shard))))

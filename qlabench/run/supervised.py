@@ -23,6 +23,7 @@ import os
 import signal
 import subprocess
 import time
+import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -128,6 +129,10 @@ class Supervised:
                  last_line: Callable[[str], str | None] = last_marked_line):
         self.who, self.log_path, self.own_group, self.last_line = who, log_path, own_group, last_line
         self._oom_before = oom_kill_count()
+        # Every process the child starts inherits this mark, even one in a session of its own (a plugin's helper
+        # started with setsid, which no process-group kill reaches); `kill` ends them all by it.
+        self.mark = f"{os.getpid()}-{uuid.uuid4().hex}"
+        env = {**env, MARK_VAR: self.mark}
         with open(log_path, "ab") as log:
             self.proc = subprocess.Popen(list(argv), env=env, stdin=subprocess.DEVNULL, stdout=log,
                                          stderr=subprocess.STDOUT, pass_fds=tuple(pass_fds),
@@ -165,7 +170,14 @@ class Supervised:
                                f"{self.who} killed", " (last: {})")
 
     def kill(self) -> None:
-        """SIGKILL the child (and its group, for `own_group`), then reap it."""
+        """SIGKILL the child (and its group, for `own_group`), then reap it; then every process it started, wherever
+        it went (a new session, or orphaned when the child died first): they carry the child's mark."""
+        try:
+            self._kill()
+        finally:
+            kill_marked(MARK_VAR, self.mark)
+
+    def _kill(self) -> None:
         if self.proc.poll() is None:
             try:
                 if self.own_group:
@@ -180,5 +192,28 @@ class Supervised:
             pass
 
 
-__all__ = ["Deadline", "Supervised", "death_words", "exit_description", "last_marked_line", "log_tail_lines",
-           "oom_kill_count"]
+MARK_VAR = "QLABENCH_SUPERVISED"
+
+
+def kill_marked(var: str, mark: str) -> int:
+    """SIGKILL every process of this user whose environment holds `var=mark` (read from /proc; none where there is
+    no /proc); returns how many were signalled. A process that changed its environment escapes it: a cgroup would
+    not, but a sweep has no cgroup of its own to give each worker."""
+    needle = f"{var}={mark}".encode() + b"\0"
+    me, n = os.getpid(), 0
+    for entry in os.scandir("/proc") if os.path.isdir("/proc") else ():
+        if not entry.name.isdigit() or int(entry.name) == me:
+            continue
+        try:
+            with open(f"/proc/{entry.name}/environ", "rb") as f:
+                if needle not in f.read() + b"\0":
+                    continue
+            os.kill(int(entry.name), signal.SIGKILL)
+            n += 1
+        except OSError:  # gone meanwhile, or another user's
+            continue
+    return n
+
+
+__all__ = ["Deadline", "MARK_VAR", "Supervised", "death_words", "exit_description", "kill_marked", "last_marked_line",
+           "log_tail_lines", "oom_kill_count"]

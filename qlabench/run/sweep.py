@@ -91,10 +91,13 @@ class TextProgress:
     def point_done(self, row: ResultRow) -> None:
         import sys
 
+        from qlabench.core.text import one_line
+
         self.done += 1
         what = f"{row.median_ms:.4g} ms" if row.ok else row.reason
-        print(f"[{self.done}/{self.total}] {row.status} {row.backend} {row.mode} h{row.h_qk}/{row.h_v} "
-              f"{row.total_tokens} tok: {what}", file=self.file or sys.stderr, flush=True)
+        # a reason is often a kernel package's own exception message: its control characters shown, never obeyed
+        print(one_line(f"[{self.done}/{self.total}] {row.status} {row.backend} {row.mode} h{row.h_qk}/{row.h_v} "
+                       f"{row.total_tokens} tok: {what}"), file=self.file or sys.stderr, flush=True)
 
 
 def resolve_device(requested: str | None) -> str:

@@ -106,7 +106,13 @@ def upgrade(table: pa.Table, source: str, columns: set[str] | None = None) -> pa
     raw = meta.get(METADATA_KEY)
     if raw is None:
         raise SchemaError(f"{source}: not a qlabench results file (no {METADATA_KEY.decode()} metadata)")
-    version = int(raw)
+    try:
+        version = int(raw)
+    except ValueError:  # a file is refused by name, never with int()'s own message
+        raise SchemaError(f"{source}: its {METADATA_KEY.decode()} is {raw.decode(errors='replace')!r}, not a whole "
+                          "number: not a results file qlabench wrote (or one edited since)") from None
+    if version < 1:
+        raise SchemaError(f"{source}: schema version {version} is none qlabench ever wrote (1 to {SCHEMA_VERSION})")
     if version > SCHEMA_VERSION:
         raise SchemaError(
             f"{source}: schema version {version} is newer than this qlabench understands "
@@ -125,7 +131,13 @@ def upgrade(table: pa.Table, source: str, columns: set[str] | None = None) -> pa
             cols.append(pa.nulls(table.num_rows, kind))
         else:
             col, have = found
-            cols.append(col if have == kind else col.cast(kind))  # a cast of equal types still copies
+            if have == kind:  # a cast of equal types still copies
+                cols.append(col)
+                continue
+            try:
+                cols.append(col.cast(kind))
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
+                raise SchemaError(f"{source}: column {name!r} holds {have}, which is not {kind}: {e}") from None
     return pa.Table.from_arrays(cols, schema=target)
 
 

@@ -83,7 +83,7 @@ class ABResult:
     a_path: Path | None = None  # A's rows of every round, one file (run_id "ab-a", replicate = round)
     b_path: Path | None = None
     wall_s: float = 0.0
-    warmup: dict[str, tuple[int, int, float]] = dataclasses.field(default_factory=dict)  # label: (groups, failed, s)
+    warmup: dict[str, tuple] = dataclasses.field(default_factory=dict)  # label: (groups, failed, s, why)
 
 
 def _site_packages(venv: Path) -> list[str]:
@@ -188,15 +188,19 @@ def worker_pythonpath(v: Variant) -> Iterator[None]:
                 os.environ[k] = val
 
 
-def warm_variant(suite: Suite, v: Variant, jobs: int, device: str | None) -> tuple[int, int, float]:
+def warm_variant(suite: Suite, v: Variant, jobs: int, device: str | None) -> tuple[int, int, float, str]:
     """Warm a variant's compile groups in parallel processes with its PYTHONPATH and caches:
-    (groups, failed groups, wall seconds)."""
+    (groups, failed groups, wall seconds, why the first failed group failed: the last line of its output)."""
     from qlabench.run.warmup import warm_suite
 
     t0 = time.perf_counter()
     with worker_pythonpath(v):
         res = warm_suite(str(Path(suite.path).resolve()), suite, jobs, device)
-    return len(res), sum(1 for r in res if r.returncode), time.perf_counter() - t0
+    failed = [r for r in res if r.returncode]
+    why = next((ln.strip() for r in failed for ln in reversed(r.log_tail.splitlines()) if ln.strip()), "")
+    if failed and not why:
+        why = f"exit code {failed[0].returncode}, no output"
+    return len(res), len(failed), time.perf_counter() - t0, why
 
 
 def _stamp(paths: list[Path], label: str) -> pd.DataFrame:
@@ -214,7 +218,7 @@ def run_ab(suite: Suite, a: Variant, b: Variant, out_root: str | os.PathLike, ro
     """Measure `suite` with A, then B, `rounds` times, each in fresh workers; compare B with A by round.
 
     run: how each round measures (device, timer, ...; never in-process). With warmup_jobs > 0 both
-    variants' kernels are compiled first (`on_warm(label, (groups, failed, s))`)."""
+    variants' kernels are compiled first (`on_warm(label, (groups, failed, s, why))`)."""
     from qlabench.run.sweep import run_sweep
     from qlabench.store.files import write_rows
     from qlabench.core.result import ResultRow
@@ -262,3 +266,28 @@ def _records(df: pd.DataFrame) -> list[dict]:
     from qlabench.store.schema import COLUMNS, arrow_schema
 
     return pa.Table.from_pandas(df[list(COLUMNS)], schema=arrow_schema(), preserve_index=False).to_pylist()
+
+
+def warmup_line(label: str, warmed: tuple) -> str:
+    """What a variant's warm-up did, for the log: a failed group says why (its process's last line); the rounds
+    measure every point anyway, compiling what warm-up did not."""
+    groups, failed, wall, why = warmed
+    line = f"warm-up {label}: {groups} compile groups in {wall:.0f} s"
+    if failed:
+        line += (f", {failed} did not warm up ({why}); untimed: the rounds still measure every point, compiling what "
+                 "warm-up did not")
+    return line
+
+
+def dirty_tree_note(spec: str, repo: str | os.PathLike = ".") -> str | None:
+    """A git-ref variant measures the ref's commit, never the uncommitted changes of the working tree: said when the
+    tree has some (`ab HEAD current` is how to measure them against HEAD)."""
+    if spec in (CURRENT, ".") or Path(spec).is_dir():
+        return None
+    r = subprocess.run(["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=no"], capture_output=True,
+                       text=True)
+    if r.returncode != 0 or not r.stdout.strip():
+        return None
+    n = len(r.stdout.strip().splitlines())
+    return (f"variant {spec!r} is the commit {spec} names: the {n} uncommitted change(s) of {repo} are not measured "
+            "in it (`current` measures the working tree as it is)")

@@ -41,7 +41,7 @@ def test_the_example_kernel_matches_the_oracle_in_the_dense_and_the_packed_form(
 def test_a_function_returning_something_else_fails_with_the_convention_named():
     inp = make_inputs(_point("varlen"), "cpu")
     decl = backend_decl.plugin_decl("bad", "m:f", None)
-    with pytest.raises(BackendError, match=r"not \(o, final_state\)"):
+    with pytest.raises(BackendError, match=r"returned a torch.Tensor, not a tuple; .* returns \(o, final_state\)"):
         FunctionBackend(decl, lambda *a, **k: a[0]).forward(inp)
     with pytest.raises(BackendError, match="final_state of shape"):  # one state for the packed batch, not per sequence
         FunctionBackend(decl, lambda q, k, v, *a, **kw: (v, torch.zeros(1, 4, 16, 16))).forward(inp)
@@ -73,3 +73,31 @@ def test_a_plugin_installed_from_a_checkout_records_its_commit(tmp_path, monkeyp
         assert load(backend_decl.decl_of("my-gdn")).decl.provider.git_dirty is True
     finally:
         backend_decl.unregister("my-gdn")
+
+
+@pytest.mark.parametrize("ret,said", [
+    (lambda q, k, v, *a, **kw: (v, None), "returned a tuple of 2 whose final_state is None, not a torch.Tensor"),
+    (lambda q, k, v, *a, **kw: v.numpy(), "returned a numpy.ndarray, not a tuple"),
+    (lambda q, k, v, *a, **kw: (v.numpy(), None), "returned a tuple of 2 whose o is a numpy.ndarray and final_state "
+                                                  "is None, not a torch.Tensor"),
+    (lambda q, k, v, *a, **kw: [v, v, v], "returned a list of 3 item(s), not 2"),
+])
+def test_a_wrong_return_is_said_of_what_was_returned(ret, said):
+    # was: "returned tuple, not (o, final_state)" for (o, None), and likewise for a numpy array inside a tuple
+    decl = backend_decl.plugin_decl("bad", "m:f", None)
+    with pytest.raises(BackendError) as e:
+        FunctionBackend(decl, ret).forward(make_inputs(_point("dense"), "cpu"))
+    assert said in str(e.value), str(e.value)
+
+
+def test_an_output_in_another_dtype_than_the_points_is_refused():
+    # was: a float32 o of a bfloat16 point checked and timed as if the kernel computed in bfloat16
+    p = Point(backend="x", mode="fwd", layout="dense", batch=1, seqlens=(16,), h_qk=2, h_v=4, K=16, V=16,
+              dtype="bfloat16")
+    inp = make_inputs(p, "cpu")
+    decl = backend_decl.plugin_decl("f32", "m:f", None)
+    ht = torch.zeros(1, 4, 16, 16)
+    with pytest.raises(BackendError, match="returned o of dtype float32, expected bfloat16, the point's dtype"):
+        FunctionBackend(decl, lambda q, k, v, *a, **kw: (v.float(), ht)).forward(inp)
+    o, _ = FunctionBackend(decl, lambda q, k, v, *a, **kw: (v.clone(), ht)).forward(inp)  # its own dtype: taken
+    assert o.dtype == torch.bfloat16

@@ -119,3 +119,16 @@ def test_a_dry_run_counts_the_sustained_regimes_lead_in(tmp_path):
     out = CliRunner().invoke(app, ["run", "sweep", "--suite", str(suite), "--dry-run"], env={"COLUMNS": "200"})
     assert out.exit_code == 0, out.output
     assert "at most 0.8 s per point (0.3 s of it the sustained regime's lead-in)" in out.output
+
+
+def test_no_help_text_prints_a_doubled_percent_sign():
+    # Typer prints help as written (no %-formatting): '3%%' reached the screen (advise --help, ab --help)
+    from typer.testing import CliRunner
+
+    from qlabench.cli import app
+
+    for cmd in (["advise"], ["ab"], ["compare"], ["gate"], ["run", "sweep"], ["show"], ["report"]):
+        r = CliRunner().invoke(app, [*cmd, "--help"], env={"COLUMNS": "200"})
+        assert r.exit_code == 0 and "%%" not in r.output, (cmd, r.output)
+    r = CliRunner().invoke(app, ["ab", "--help"], env={"COLUMNS": "200"})
+    assert "0.03 = 3%;" in r.output

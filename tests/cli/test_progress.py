@@ -71,3 +71,47 @@ def test_log_output_ends_in_a_short_count_and_elapsed_line():
         prog.point_done(_OkRow())
     last = buf.getvalue().strip().splitlines()[-1]
     assert last.startswith("1/1 points,") and last.endswith("elapsed") and "…" not in last
+
+
+class _HostileRow(_Row):
+    status, backend = "error", "my\x1b]0;title\x07-kernel"
+    reason = "RuntimeError: \x1b[2J\x1b[H\x1b]0;pwned\x07 kernel failed"
+
+
+class _Point:
+    def label(self):
+        return "my\x1b[2J-kernel [bold]fwd"
+
+
+def test_a_plugins_escape_sequences_are_shown_never_obeyed_in_the_progress_line():
+    # was: the exception message's ANSI/OSC sequence reached the terminal raw (cleared it, set its title)
+    from qlabench.cli.app import SafeConsole
+
+    for console in (Console(file=io.StringIO(), width=200, force_terminal=True),
+                    SafeConsole(file=io.StringIO(), width=200, force_terminal=True)):
+        with RichProgress(console) as prog:
+            prog.start(1)
+            prog.point_started(_Point())
+            prog.point_done(_HostileRow())
+        out = console.file.getvalue()
+        assert r"RuntimeError: \x1b[2J\x1b[H\x1b]0;pwned\x07 kernel failed" in out
+        assert "\x1b[2J" not in out and "\x1b]0;" not in out and "\x07" not in out
+
+
+def test_the_consoles_of_the_command_line_show_control_characters_in_whatever_they_print():
+    from rich.table import Table
+    from rich.text import Text
+
+    from qlabench.cli.app import SafeConsole
+
+    c = SafeConsole(file=io.StringIO(), width=120, force_terminal=True)
+    t = Table()
+    t.add_column("name")
+    t.add_row("a\x1b[2Jb")
+    c.print(t)
+    c.print("plain \x1b]0;t\x07 \u202e")
+    c.print(Text("text \x1b[H"))
+    out = c.file.getvalue()
+    assert "\x1b[2J" not in out and "\x1b]0" not in out and "\x07" not in out and "\u202e" not in out
+    assert "\x1b[H" not in out and r"\x1b[2J" in out and r"\u202e" in out
+

@@ -121,7 +121,27 @@ def test_plugins_are_read_from_entry_points_without_importing_them(tmp_path, mon
     assert d.impl == "my_gdn_never_imported:chunk" and d.provider == Provider("my-gdn-kernels", "1.2.3")
     assert d.plugin and d.order > decls["synthetic"].order  # after the built-ins, before the layers
     assert decls["fla"].impl.startswith("qlabench.")  # a plugin never replaces a built-in...
-    assert "built-in or reserved" in bd.plugin_problems()["fla"]  # ...and says so
+    assert "'fla' is the name of a built-in backend" in bd.plugin_problems()["fla"]  # ...and says so
     assert "my_gdn_never_imported" not in sys.modules
     assert "my-kernel" in bd.candidates("prefill")
 
+
+
+@pytest.mark.parametrize("name,said", [
+    ("[x](javascript:alert(1))", "holds ':', which marks a `module:function` name"),
+    ("fla", "'fla' is the name of a built-in backend"),
+    ("layer:mine", "begins with 'layer:', which names the layer backends"),
+    ("ok\x1b[2Jname", r"its name 'ok\\x1b[2Jname' holds a control or format character"),
+    (" ", "its name is empty"),
+])
+def test_an_entry_point_refused_says_what_is_wrong_with_its_name(name, said, tmp_path, monkeypatch):
+    # was: "is a built-in or reserved name" for every one of them (a markdown link is neither)
+    root = _dist_info(tmp_path, "odd-names", "0.1", {"fine-one": "odd_never_imported:f"})
+    ep = root / "odd_names-0.1.dist-info" / "entry_points.txt"
+    ep.write_text(ep.read_text() + f"{name} = odd_never_imported:g\n")
+    monkeypatch.syspath_prepend(str(root))
+    problems = bd.plugin_problems()
+    key = name.strip() or next(k for k in problems if not k.strip())
+    assert key in problems and said in problems[key], problems
+    assert "built-in or reserved" not in problems[key]
+    assert "fine-one" in bd.declarations()

@@ -12,7 +12,8 @@ from qlabench.core.spec import load_suite
 
 
 def test_names_are_a_comma_list():
-    assert parse_names(" fla, flash_qla ,,") == ("fla", "flash_qla") and parse_names(None) == ()
+    assert parse_names(" fla, flash_qla ,,", "--backends") == ("fla", "flash_qla")
+    assert parse_names(None, "--backends") == ()
 
 
 def test_a_filter_keeps_the_matching_points_in_suite_order():
@@ -117,3 +118,33 @@ def test_run_sweep_and_warmup_take_seqlens():
     assert r.exit_code == 2 and "--seqlens item '4x'" in r.output
     r = CliRunner().invoke(app, ["warmup", "--suite", "flashqla-study", "--seqlens", "3x8192"])
     assert r.exit_code == 2 and "no sequences '3x8192'" in r.output
+
+
+EMPTY_FILTERS = [("--seqlens", ""), ("--seqlens", ",,"), ("--heads", ""), ("--heads", " , "), ("--backends", ""),
+                 ("--modes", ""), ("--modes", ","), ("--shard", "")]
+
+
+@pytest.mark.parametrize("flag,value", EMPTY_FILTERS)
+def test_an_empty_or_all_separator_filter_is_an_error_naming_the_option_never_every_point(flag, value):
+    # was: every point of the suite selected (an unset shell variable ran the whole suite)
+    r = CliRunner().invoke(app, ["run", "sweep", "--suite", "quick-cpu", f"{flag}={value}", "--dry-run"])
+    assert r.exit_code == 2, r.output
+    assert flag in r.output and "points in suite" not in r.output
+    if flag != "--shard":
+        assert "names nothing" in r.output
+
+
+@pytest.mark.parametrize("flag,value", [f for f in EMPTY_FILTERS if f[0] != "--shard"])
+def test_warmup_refuses_an_empty_filter_too(flag, value):
+    r = CliRunner().invoke(app, ["warmup", "--suite", "quick-cpu", f"{flag}={value}"])
+    assert r.exit_code == 2 and flag in r.output and "names nothing" in r.output, r.output
+
+
+def test_the_library_refuses_an_empty_value_naming_the_flag():
+    from qlabench.core.select import parse_heads, parse_layouts
+
+    for fn, flag in ((lambda v: parse_names(v, "--backends"), "--backends"), (parse_heads, "--heads"),
+                     (parse_layouts, "--seqlens")):
+        for value in ("", ",,", " ,\t"):
+            with pytest.raises(ConfigError, match=f"^{flag} .* names nothing"):
+                fn(value)

@@ -196,3 +196,44 @@ def test_a_hang_reads_alike_from_the_pool_and_the_launcher(monkeypatch):
     assert _launch_reason(HANG, monkeypatch) == (
         "distributed launch failed to start: timeout: no result within "
         f"{START_S:g}s (start-up: torchrun, imports, process group); distributed ranks {tail}")
+
+
+def _gone(pid: int, within_s: float = 5.0) -> bool:
+    import os
+    import time
+
+    end = time.monotonic() + within_s
+    while time.monotonic() < end:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                if f.read().split(")")[-1].split()[0] == "Z":  # a zombie is ended; its parent reaps it
+                    return True
+        except OSError:
+            return True
+        time.sleep(0.05)
+    return not os.path.exists(f"/proc/{pid}")
+
+
+def test_a_childs_helper_in_a_session_of_its_own_ends_with_it(tmp_path):
+    # was: a plugin's helper started with setsid (start_new_session) outlived the worker that started it
+    import os
+    import sys
+
+    from qlabench.run.supervised import Supervised
+
+    pid_file = tmp_path / "helper.pid"
+    code = ("import subprocess, sys, time; p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)'], "
+            f"start_new_session=True); open({str(pid_file)!r}, 'w').write(str(p.pid)); time.sleep(120)")
+    for child_exits_first in (False, True):
+        pid_file.unlink(missing_ok=True)
+        s = Supervised([sys.executable, "-c", code], who="worker", log_path=str(tmp_path / "log"),
+                       env=dict(os.environ))
+        while not pid_file.exists() or not pid_file.read_text():
+            assert s.alive()
+        helper = int(pid_file.read_text())
+        assert os.getsid(helper) != os.getsid(s.pid)  # out of reach of any process-group kill
+        if child_exits_first:  # the worker died on its own: the helper is an orphan now
+            os.kill(s.pid, 9)
+            s.wait(5)
+        s.kill()
+        assert _gone(helper), f"helper {helper} outlived the worker"

@@ -142,3 +142,17 @@ def test_no_isolate_with_a_gpu_count_is_one_message(tmp_path, data_dir):
                                  str(tmp_path / "r"), "--no-isolate", "--gpus", "2"])
     assert r.exit_code == 2
     assert r.stderr.startswith("error: --no-isolate measures in this process") and "Traceback" not in r.stderr
+
+
+def test_the_library_users_text_progress_shows_control_characters_too(make_row):
+    from qlabench.run.sweep import TextProgress
+
+    import io
+
+    buf = io.StringIO()
+    p = TextProgress(buf)
+    p.start(1)
+    p.point_done(make_row(status="error", reason="RuntimeError: \x1b[2J\x1b]0;t\x07\nsecond line"))
+    out = buf.getvalue()
+    assert "\x1b" not in out and "\x07" not in out and out.count("\n") == 1
+    assert r"RuntimeError: \x1b[2J\x1b]0;t\x07 second line" in out

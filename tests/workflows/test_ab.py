@@ -13,6 +13,7 @@ from qlabench.backends.synthetic import SLOWDOWN_ENV
 from qlabench.cli import app
 from qlabench.core.errors import ConfigError
 from qlabench.store.files import read_results
+from qlabench.workflows import ab
 from qlabench.workflows.ab import CURRENT, variant, worker_pythonpath
 
 SUITE_TOML = """name = "ab-tiny"
@@ -251,3 +252,39 @@ def test_a_site_folder_variant_carries_the_folders_its_pth_files_name(tmp_path):
         root = site.resolve()
         assert v.pythonpath[0] == str(root)
         assert set(v.pythonpath[1:]) == {str(root / "pkg_dsl" / "dsl_packages"), str(root / "plain" / "extra")}
+
+
+def test_a_warm_up_that_failed_says_why_never_that_the_points_will(tmp_path):
+    # was: "2 compile groups ..., 2 failed (their points will say why)" while every point was ok and none said why
+    from qlabench.core.spec import load_suite
+
+    broken = tmp_path / "broken" / "qlabench"
+    broken.mkdir(parents=True)
+    (broken / "__init__.py").write_text("raise RuntimeError('this qlabench is broken on purpose')\n")
+    (broken / "__main__.py").write_text("")
+    suite = tmp_path / "s.toml"
+    suite.write_text(SUITE_TOML)
+    v = ab.Variant("broken", (str(tmp_path / "broken"),))
+    groups, failed, wall, why = ab.warm_variant(load_suite(str(suite)), v, 2, "cpu")
+    assert groups >= 1 and failed == groups and "this qlabench is broken on purpose" in why
+    line = ab.warmup_line("broken", (groups, failed, wall, why))
+    assert f"{failed} did not warm up (RuntimeError: this qlabench is broken on purpose)" in line
+    assert "will say why" not in line and "the rounds still measure every point" in line
+    assert ab.warmup_line("ok", (2, 0, 1.0, "")) == "warm-up ok: 2 compile groups in 1 s"
+
+
+def test_a_git_ref_on_a_dirty_tree_says_the_uncommitted_changes_are_not_measured(tmp_path):
+    import subprocess
+
+    repo = tmp_path / "r"
+    repo.mkdir()
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    (repo / "k.py").write_text("x = 1\n")
+    subprocess.run([*git, "add", "k.py"], check=True)
+    subprocess.run([*git, "commit", "-qm", "k"], check=True)
+    assert ab.dirty_tree_note("HEAD", repo) is None  # clean: nothing to say
+    (repo / "k.py").write_text("x = 2\n")
+    note = ab.dirty_tree_note("HEAD", repo)
+    assert note and "1 uncommitted change(s)" in note and "not measured" in note and "`current`" in note
+    assert ab.dirty_tree_note("current", repo) is None and ab.dirty_tree_note(str(tmp_path), repo) is None

@@ -17,6 +17,7 @@ from qlabench.analyze.blocks.context import BlockContext
 from qlabench.analyze.blocks.params import int_param
 from qlabench.analyze.evidence.problem import cards
 from qlabench.core.errors import ConfigError
+from qlabench.core.text import md_code
 
 
 def advise_block(ctx: BlockContext, model: str, tp: str, seqlens: str, current: str = "fla",
@@ -46,7 +47,7 @@ def advise_block(ctx: BlockContext, model: str, tp: str, seqlens: str, current: 
             used = sorted({tag[r] for r in best.runs + (second.runs if second else ())})
             base = next((e for e in c.entries if e.backend == current and e.ok), None)
             base_runs = f"; {', '.join(sorted({tag[r] for r in base.runs}))}" if base else ""
-            use = f"`{best.backend}`" if c.best else f"none yet; provisional `{best.backend}`"
+            use = md_code(best.backend) if c.best else f"none yet; provisional {md_code(best.backend)}"
             lines.append(f"| {c.case.label} | {use} | {best.time_ms:.3f} | {x} | {runner} | "
                          f"{', '.join(used)}{base_runs} |")
         notes += [f"- {c.case.label}: {n}" for n in c.caveats

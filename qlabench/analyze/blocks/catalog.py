@@ -6,22 +6,20 @@
 from __future__ import annotations
 
 from qlabench.analyze.blocks.context import BlockContext
+from qlabench.core.text import md_code, md_text
 
 
 def _cell(text: str) -> str:
     """`text` as one table cell: on one line (a newline would end the row, and a line of its own could read as a
-    block marker), `|` escaped, and `<` as an entity so that no field opens an HTML comment or tag."""
-    return _flat(text).replace("<", "&lt;")
-
-
-def _flat(text: str) -> str:
-    return " ".join(str(text).split()).replace("|", "\\|")
+    block marker), literal (core/text.py: `md_text`: `|` escaped, `<` as an entity so that no field opens an HTML
+    comment or tag)."""
+    return md_text(text)
 
 
 def _code(text: str) -> str:
     """`text` as a code span in a cell (its text is no HTML there); plain, escaped, where a backtick would end the
     span early."""
-    return _cell(text) if "`" in str(text) else f"`{_flat(text)}`"
+    return md_code(text)
 
 
 def results_catalog_block(ctx: BlockContext) -> str:

@@ -13,6 +13,7 @@ import pandas as pd
 
 from qlabench.analyze.evidence.current import CurrentEvidence, current_evidence
 from qlabench.store.catalog import Catalog, load_catalog
+from qlabench.core.text import md_code
 
 T = TypeVar("T")
 
@@ -43,5 +44,5 @@ class BlockContext:
         for f in self.evidence.files:
             if f.stem == run_id or run_id in f.stem:
                 rel = f.relative_to(self.catalog.root.parent) if f.is_relative_to(self.catalog.root.parent) else f
-                return f"`{run_id}` (`{rel.parent}`)"
-        return f"`{run_id}`"
+                return f"{md_code(run_id)} ({md_code(rel.parent)})"
+        return md_code(run_id)

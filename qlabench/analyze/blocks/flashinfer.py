@@ -21,6 +21,7 @@ from qlabench.analyze.blocks.context import BlockContext
 from qlabench.analyze.blocks.params import heads_param
 from qlabench.analyze.kit.ties import faster_beyond_noise
 from qlabench.core.errors import ConfigError
+from qlabench.core.text import md_code
 
 AUTO, NOCP = "flashinfer", "flashinfer-nocp"
 
@@ -175,9 +176,10 @@ def library_vs_block(ctx: BlockContext, heads: str, backends: str, suite: str | 
             best[x] = first
     for b in names:
         cells = [f"**{ms[(b, x)]:.3f}**" if best.get(x) == b else f"{ms[(b, x)]:.3f}" for x in layouts]
-        lines.append(f"| `{b}` | " + " | ".join(cells) + " |")
+        lines.append(f"| {md_code(b)} | " + " | ".join(cells) + " |")
     wins = {b: sum(1 for x in layouts if best.get(x) == b) for b in names}
     ties = sum(1 for x in layouts if x not in best)
     lines += ["", f"Fastest beyond the noise, of {len(layouts)} layouts: "
-              + ", ".join(f"`{b}` on {n}" for b, n in wins.items()) + (f"; a tie on {ties}" if ties else "") + "."]
+              + ", ".join(f"{md_code(b)} on {n}" for b, n in wins.items())
+              + (f"; a tie on {ties}" if ties else "") + "."]
     return "\n".join(lines)

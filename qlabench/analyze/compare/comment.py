@@ -11,6 +11,7 @@ import math
 from qlabench.analyze.compare.comparison import Comparison, PairResult
 from qlabench.analyze.compare.render import _settings, env_lines, summary_line
 from qlabench.analyze.compare.verdict import Verdict
+from qlabench.core.text import md_code, md_text
 
 MARKER = "<!-- qlabench:comment -->"
 _ICON = {Verdict.FASTER: ":rocket:", Verdict.SLOWER: ":warning:", Verdict.SAME: "", Verdict.AMBIGUOUS: ":grey_question:",
@@ -45,24 +46,24 @@ def _ms(p: PairResult, side: str) -> str:
 
 def comment(c: Comparison, command: str = "qlabench ab") -> str:
     """The markdown of the comment, its marker first."""
-    icon = ":x:" if c.failures else ":white_check_mark:"
+    icon = ":white_check_mark:" if c.exit_code == 0 else ":x:"  # nothing compared is no pass either
     out = [MARKER, f"### {icon} {command}: {summary_line(c)}", "",
-           f"`{c.head_label}` (head) vs `{c.base_label}` (base); {_settings(c)}.", "",
+           f"{md_code(c.head_label)} (head) vs {md_code(c.base_label)} (base); {md_text(_settings(c))}.", "",
            "| backend | mode | heads | layout | base ms | head ms | change | noise floor | verdict |",
            "|---|---|---|---|---:|---:|---:|---:|---|"]
     for p in c.worst(None):
         heads, layout = _cells(p)
-        verdict = f"{_ICON.get(p.verdict, '')} {p.verdict.value}".strip()
+        verdict = f"{_ICON.get(p.verdict, '')} {md_text(p.verdict.value)}".strip()
         if c.fails(p):
             verdict = f"**{verdict} (fails)**"
-        cells = [p.backend, p.mode, heads, layout, _ms(p, "base"), _ms(p, "head"), _change(p), _floor(p), verdict]
-        out.append("| " + " | ".join(x.replace("|", "\\|") for x in cells) + " |")
+        cells = [p.backend, p.mode, heads, layout, _ms(p, "base"), _ms(p, "head"), _change(p), _floor(p)]
+        out.append("| " + " | ".join([*map(md_text, cells), verdict]) + " |")
     if not c.pairs:
         out.append("| - | - | - | - | - | - | - | - | no points |")
-    why = [f"- {p.label}: {p.reason}" for p in c.worst(None) if p.verdict not in (Verdict.SAME, Verdict.NOT_TIMED)
-           and p.reason]
+    why = [f"- {md_text(p.label)}: {md_text(p.reason)}" for p in c.worst(None)
+           if p.verdict not in (Verdict.SAME, Verdict.NOT_TIMED) and p.reason]
     if why or c.env or c.notes:
         out += ["", "<details><summary>why, and what differs between the sides</summary>", ""]
-        out += why + [f"- {line}" for line in env_lines(c)] + [f"- {n}" for n in c.notes]
+        out += why + [f"- {md_text(line)}" for line in env_lines(c)] + [f"- {md_text(n)}" for n in c.notes]
         out += ["", "</details>"]
     return "\n".join(out) + "\n"

@@ -218,7 +218,9 @@ def history_medians(history: pd.DataFrame | None) -> dict[str, list[float]]:
     return out
 
 
-NO_TIMED_NOTE = ("no point has an ok time on both sides: nothing was compared, which is not a pass (exit 2); "
+# No exit code here: a comparison that compared nothing may still fail (exit 1, a point's status changed); the
+# summary line says the one code the command exits with (render.summary_line).
+NO_TIMED_NOTE = ("no point has an ok time on both sides: nothing was compared, which is never a pass; "
                  "is the baseline (or the head) a run whose rows all failed?")
 MIN_SUITE_POINTS = 5  # fewer points with a run-to-run estimate than this: no suite-wide floor
 

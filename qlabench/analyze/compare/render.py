@@ -13,6 +13,7 @@ from rich.table import Table
 from qlabench.analyze.compare.comparison import Comparison, PairResult
 from qlabench.analyze.compare.drift import shift_verdict
 from qlabench.analyze.compare.verdict import Verdict
+from qlabench.core.text import md_code, md_text
 
 _STYLE = {Verdict.FASTER: "green", Verdict.SLOWER: "red", Verdict.SAME: "dim", Verdict.AMBIGUOUS: "yellow",
           Verdict.MISSING: "magenta", Verdict.NEW: "cyan", Verdict.STATUS_CHANGED: "red", Verdict.NOT_TIMED: "dim",
@@ -23,10 +24,18 @@ def _pct(x: float | None) -> str:
     return "-" if x is None else f"{x:+.1%}"
 
 
+# Degrees of freedom below which a between-run interval is no interval: two rounds of an A/B give one, and a t
+# interval at alpha 0.01 on one is +-31.8 standard errors ([-100.0%, +29719231179.5%] was printed).
+MIN_INTERVAL_DF = 2
+
+
 def _change(p: PairResult) -> str:
     if p.stats is None:
         return "-"
     s = p.stats
+    few = s.method == "runs" and s.sigma_between is not None and s.df < MIN_INTERVAL_DF
+    if few or not (0 < s.ci_low and s.ci_high < float("inf")):
+        return f"{_pct(s.ratio - 1)} (too few {'rounds' if s.paired else 'runs'} for an interval)"
     return f"{_pct(s.ratio - 1)} [{_pct(s.ci_low - 1)}, {_pct(s.ci_high - 1)}]"
 
 
@@ -51,7 +60,9 @@ def summary_line(c: Comparison) -> str:
     g = c.geomean_ratio
     geo = f"geometric-mean time change {_pct(g - 1 if g else None)} over {len(c.timed)} timed points"
     n_fail = len(c.failures) + (1 if c.shift_fails else 0)
-    verdict = f"FAIL ({n_fail} failing)" if n_fail else "PASS" if c.exit_code == 0 else "NOT A PASS (exit 2)"
+    # one outcome, one exit code, and the line says the code the command exits with
+    verdict = (f"FAIL ({n_fail} failing; exit {c.exit_code})" if n_fail else f"PASS (exit {c.exit_code})"
+               if c.exit_code == 0 else f"NOT A PASS (exit {c.exit_code})")
     line = f"{verdict}: {counts or 'no points'}; {geo}"
     if not n_fail and c.exit_code == 0:
         line += _why_pass(c)
@@ -104,18 +115,18 @@ def env_lines(c: Comparison) -> list[str]:
 
 
 def markdown(c: Comparison, top: int = 20, command: str = "qlabench gate") -> str:
-    icon = ":x:" if c.failures else ":white_check_mark:"
-    out = [f"### {icon} {command}: {summary_line(c)}", "",
-           f"`{c.head_label}` vs `{c.base_label}`; {_settings(c)}.", ""]
+    icon = ":white_check_mark:" if c.exit_code == 0 else ":x:"  # nothing compared is no pass either
+    out = [f"### {icon} {command}: {md_text(summary_line(c))}", "",
+           f"{md_code(c.head_label)} vs {md_code(c.base_label)}; {md_text(_settings(c))}.", ""]
     shown = [p for p in c.worst(None) if p.verdict not in (Verdict.SAME, Verdict.NOT_TIMED)][:top]
     if shown:
         out += ["| verdict | point | base ms | head ms | time change [CI] | p | why |",
                 "|---|---|---:|---:|---:|---:|---|"]
         for p in shown:
-            v = f"**{p.verdict.value}**" if c.fails(p) else p.verdict.value
-            cells = [v, p.label, _ms(p, "base"), _ms(p, "head"), _change(p),
+            v = f"**{md_text(p.verdict.value)}**" if c.fails(p) else md_text(p.verdict.value)
+            cells = [p.label, _ms(p, "base"), _ms(p, "head"), _change(p),
                      f"{p.stats.p_value:.2g}" if p.stats else "-", _why(p)]
-            out.append("| " + " | ".join(x.replace("|", "\\|") for x in cells) + " |")
+            out.append("| " + " | ".join([v, *map(md_text, cells)]) + " |")
         rest = len([p for p in c.pairs if p.verdict not in (Verdict.SAME, Verdict.NOT_TIMED)]) - len(shown)
         if rest > 0:
             out.append(f"\n{rest} more rows not shown (`--top` to change).")
@@ -123,8 +134,8 @@ def markdown(c: Comparison, top: int = 20, command: str = "qlabench gate") -> st
         out.append("Every point is the same within the threshold.")
     if c.env or c.notes:
         out += ["", "<details><summary>environment differences and notes</summary>", ""]
-        out += [f"- {line}" for line in env_lines(c)]
-        out += [f"- {n}" for n in c.notes]
+        out += [f"- {md_text(line)}" for line in env_lines(c)]
+        out += [f"- {md_text(n)}" for n in c.notes]
         out += ["", "</details>"]
     return "\n".join(out) + "\n"
 

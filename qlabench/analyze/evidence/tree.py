@@ -52,7 +52,27 @@ def read_evidence(paths: Iterable[str | os.PathLike], columns: Iterable[str] | N
     EvidenceError when two files of one run disagree."""
     paths = tuple(Path(p) for p in paths)
     df = read_results(paths, columns, source=True)
+    df, unknown = _label_unknown_runs(df)
     df, notes = check_runs(df)
+    notes = unknown + list(notes)
     if not all_runs:
         df = newest_per_point(df)
     return Evidence(df.reset_index(drop=True), paths, tuple(notes))
+
+
+UNKNOWN_RUN = "unknown run"
+
+
+def _label_unknown_runs(df: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """Rows without a run id (a file written by hand, or edited) under a label of their own, one per file: never
+    dropped by a view's grouping by run, and never one run with another file's such rows. Said in a note."""
+    if "run_id" not in df.columns or df.empty:
+        return df, []
+    missing = df["run_id"].isna() | (df["run_id"].astype(str).str.strip() == "")
+    if not missing.any():
+        return df, []
+    df = df.copy()
+    labels = [f"{UNKNOWN_RUN} ({f})" for f in df.loc[missing, "source_file"]]
+    df.loc[missing, "run_id"] = labels
+    counts = pd.Series(labels).value_counts(sort=False)
+    return df, [f"{n} row(s) carry no run id: shown as run '{label}'" for label, n in counts.items()]

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from qlabench.analyze.kit.labels import file_safe
 from qlabench.core.names import MAX_NAME_LEN
+from qlabench.core.text import visible
 from qlabench.store.files import under_root
 
 
@@ -84,7 +85,7 @@ def write_page(out_dir: str | os.PathLike, page_name: str, figures, stale: str,
     out_dir.mkdir(parents=True, exist_ok=True)
     written = save_figures(figures, out_dir, stale)
     page = out_dir / page_name
-    page.write_text(render(written))
+    page.write_text(visible(render(written)))  # no control character reaches a page (core/text.py)
     return PageFiles(page=page, figures=tuple(out_dir / n for n in written.values()))
 
 

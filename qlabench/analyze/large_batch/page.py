@@ -16,6 +16,7 @@ from qlabench.analyze.large_batch.kernels import FUSED_WORDS, kernel_columns
 from qlabench.analyze.large_batch.study import SPLIT_LIBRARY, LargeBatch
 from qlabench.analyze.large_batch.times import missing, not_ok
 from qlabench.core.backend_decl import auto_choices
+from qlabench.core.text import md_code, md_text
 
 PAGE = "large-batch.md"
 FORMATS = {"split vs fewest": ".2f", "fused vs fewest": ".2f", "split / fused": ".2f", "split share %": ".1f",
@@ -75,7 +76,7 @@ def render(s: LargeBatch, figures: dict[str, str], command: str | None = None) -
 
 def _times_section(s: LargeBatch) -> list[str]:
     gone = missing(s.rows)
-    legend = "; ".join(f"`{b}`: {label_of(b)}" for b in s.times.columns
+    legend = "; ".join(f"{md_code(b)}: {md_text(label_of(b))}" for b in s.times.columns
                        if b in set(s.rows["backend"]))
     out = ["## Every backend's time", "",
            "Median ms per call (the run's regime and timer, above). **Bold**: the fastest and every backend within "

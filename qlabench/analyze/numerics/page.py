@@ -18,6 +18,7 @@ import pandas as pd  # noqa: E402
 from qlabench.analyze.numerics import table as nm  # noqa: E402
 from qlabench.analyze.kit.figures import finish_figure, png_path  # noqa: E402
 from qlabench.analyze.kit.tables import md_table  # noqa: E402
+from qlabench.core.text import visible  # noqa: E402
 
 PAGE = "numerics.md"
 ERR_FORMAT = ".3g"
@@ -171,7 +172,7 @@ def write_numerics(rows: pd.DataFrame, out_dir: str | os.PathLike, sources=()) -
         plt.close(fig)
         written[stem] = path.name
     page = out_dir / PAGE
-    page.write_text(render(rows, written, sources))
+    page.write_text(visible(render(rows, written, sources)))  # no control character reaches a page
     return NumericsFiles(page, tuple(out_dir / n for n in written.values()))
 
 

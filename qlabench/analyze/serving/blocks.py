@@ -13,6 +13,7 @@ from qlabench.analyze.serving import serving_from_paths
 from qlabench.analyze.serving.against import against_baseline
 from qlabench.core.errors import ConfigError
 from qlabench.store.files import result_files
+from qlabench.core.text import md_code
 
 KIND = "serving"
 
@@ -35,7 +36,7 @@ def serving_against_block(ctx: BlockContext, entry: str, baseline: str) -> str:
         raise ConfigError(f"block serving-against: no usable {baseline} row in {entry}")
     own = s.rows[s.rows["usable"] & (s.rows["backend"] == baseline)]
     own_pool = _pool(float(own["err_pool"].max()) if own["err_pool"].notna().any() else math.nan)
-    runs = ", ".join(f"`{r}`" for r in sorted(s.rows["run_id"].dropna().unique()))
+    runs = ", ".join(md_code(r) for r in sorted(s.rows["run_id"].dropna().unique()))
     devices = ", ".join(sorted(s.rows["device"].dropna().astype(str).unique()))
     lines = [f"From `results/{e.path}` (run {runs}, {devices}; {s.summary_line()}). Each cell: the variant's time "
              f"over `{baseline}`'s at the same batch of the same run (above 1.00x: `{baseline}` is faster), "

@@ -32,6 +32,7 @@ from qlabench.analyze.site.serving import SectionOf, serving_page
 from qlabench.analyze.site.source import read_site_rows
 from qlabench.core.errors import ConfigError, QlabenchError
 from qlabench.store.files import under_root
+from qlabench.core.text import visible
 
 
 @dataclass
@@ -55,7 +56,7 @@ def page_points(r: Ranking, changed: list[PointHistory]) -> list[PointHistory]:
 
 
 def _write(path: Path, text: str) -> Path:
-    path.write_text(text, encoding="utf-8")
+    path.write_text(visible(text), encoding="utf-8")  # no control character reaches a page (core/text.py)
     return path
 
 

@@ -21,6 +21,7 @@ from qlabench.analyze.study.published import BACKEND_COLUMNS, PUBLISHED_STACK
 from qlabench.analyze.study.regret import SETTINGS, library_regret, regret_sentence
 from qlabench.core.backend_decl import AUTO_CHOICES
 from qlabench.core.libraries import package_name
+from qlabench.core.text import md_text, visible
 from qlabench.analyze.study.study import Study
 
 PAGE = "report.md"
@@ -83,7 +84,7 @@ def regime_line(rows: pd.DataFrame) -> str:
     other = ok[regimes != RECOMMENDED_REGIME]
     if other.empty:
         return line + "."
-    per = ", ".join(f"{b} {k}" for b, k in other.groupby("backend").size().items())
+    per = ", ".join(f"{md_text(b)} {k}" for b, k in other.groupby("backend").size().items())
     return (line + f"; the other {len(other)} were timed in short bursts from idle ({per}): a call that draws the "
             "card to its power cap reads faster that way, so a ratio between the two regimes is unverified.")
 
@@ -173,7 +174,7 @@ def render(study: Study, figures: dict[str, str], layer_rows: pd.DataFrame | Non
         for backend, t in study.stacks.items():
             n_explained = int((t["explains"] == True).sum())  # noqa: E712 (None: not in the table)
             n_missed = int(t["explains"].notna().sum())
-            out += [f"### {backend}", "",
+            out += [f"### {md_text(backend)}", "",
                     f"{_n(len(t), 'point')} on two or more stacks, {n_missed} of them in the published table; the "
                     f"version explains the gap on {n_explained}.", "", md_table(t, _ratio_formats(t))]
     out += ["## About the published table", "",
@@ -319,7 +320,7 @@ def write_report(study: Study, out_dir: str | os.PathLike, layer_rows: pd.DataFr
         fig.savefig(out_dir / name, dpi=110)
         written[stem] = name
     page = out_dir / PAGE
-    page.write_text(render(study, written, layer_rows))
+    page.write_text(visible(render(study, written, layer_rows)))  # no control character reaches a page
     return ReportFiles(page=page, figures=tuple(out_dir / n for n in written.values()))
 
 

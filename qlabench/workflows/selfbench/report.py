@@ -9,6 +9,7 @@ from collections.abc import Callable
 import pandas as pd
 
 from qlabench.core.spec import Suite
+from qlabench.core.text import md_text
 from qlabench.store.files import portable_path
 from qlabench.workflows.selfbench.agreement import AGREEMENT_TOL
 from qlabench.workflows.selfbench.common import (
@@ -28,7 +29,7 @@ def _fmt(v, digits: int = 4) -> str:
         return "yes" if v else "no"
     if isinstance(v, float):
         return f"{v:.{digits}g}"
-    return str(v).replace("|", "\\|")
+    return md_text(v)
 
 
 def markdown_table(df: pd.DataFrame, formats: dict[str, Callable] | None = None) -> str:
