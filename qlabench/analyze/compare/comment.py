@@ -9,12 +9,12 @@ from __future__ import annotations
 import math
 
 from qlabench.analyze.compare.comparison import Comparison, PairResult
-from qlabench.analyze.compare.render import _settings, env_lines, summary_line
+from qlabench.analyze.compare.render import HEADLINE_ICON, _settings, env_lines, summary_line
 from qlabench.analyze.compare.verdict import Verdict
 
 MARKER = "<!-- qlabench:comment -->"
 _ICON = {Verdict.FASTER: ":rocket:", Verdict.SLOWER: ":warning:", Verdict.SAME: "", Verdict.AMBIGUOUS: ":grey_question:",
-         Verdict.STATUS_CHANGED: ":x:", Verdict.MISSING: ":x:", Verdict.NOT_GATEABLE: ":grey_question:"}
+         Verdict.STATUS_CHANGED: ":x:", Verdict.MISSING: ":x:", Verdict.INCONCLUSIVE: ":grey_question:"}
 
 
 def _cells(p: PairResult) -> tuple[str, str]:
@@ -45,8 +45,7 @@ def _ms(p: PairResult, side: str) -> str:
 
 def comment(c: Comparison, command: str = "qlabench ab") -> str:
     """The markdown of the comment, its marker first."""
-    icon = ":x:" if c.failures else ":white_check_mark:"
-    out = [MARKER, f"### {icon} {command}: {summary_line(c)}", "",
+    out = [MARKER, f"### {HEADLINE_ICON[c.exit_code]} {command}: {summary_line(c)}", "",
            f"`{c.head_label}` (head) vs `{c.base_label}` (base); {_settings(c)}.", "",
            "| backend | mode | heads | layout | base ms | head ms | change | noise floor | verdict |",
            "|---|---|---|---|---:|---:|---:|---:|---|"]
