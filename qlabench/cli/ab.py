@@ -8,8 +8,8 @@ import typer
 
 from qlabench.cli import options as shared
 from qlabench.cli.app import console, err_console
-from qlabench.cli.compare import (_alpha, _emit, _fail_on, _format, _min_samples, _noise_factor, _options, _output,
-                                  _threshold, _top, _all)
+from qlabench.cli.compare import (_accept, _alpha, _emit, _fail_on, _format, _min_samples, _noise_factor, _options,
+                                  _output, _threshold, _top, _all)
 
 
 def ab_cmd(
@@ -27,7 +27,7 @@ def ab_cmd(
     jobs: int = shared.JOBS,
     threshold: float = _threshold, alpha: float = _alpha, min_samples: int = _min_samples, fail_on: str = _fail_on,
     noise_factor: float = _noise_factor, fmt: str = _format, top: int = _top, output: Path = _output,
-    show_all: bool = _all,
+    show_all: bool = _all, accept_inconclusive: bool = _accept,
 ):
     """Measure A and B alternately in one job and say whether B is slower, how sure, and which kernels moved."""
     from qlabench.cli.progress import RichProgress
@@ -52,7 +52,7 @@ def ab_cmd(
             prog.console.print(escape(warmup_line(label, w)), highlight=False, soft_wrap=True)
 
         res = run_ab(s, va, vb, out, rounds, opt, fail_on=policy, progress=prog, run=RunOptions(device=device),
-                     warmup_jobs=jobs if warmup else 0, on_warm=warmed)
+                     warmup_jobs=jobs if warmup else 0, on_warm=warmed, accept_inconclusive=accept_inconclusive)
     _emit(res.comparison, fmt, top, output, show_all, "qlabench ab")
     if not quiet:
         console.print(f"rows: A {res.a_path}, B {res.b_path}", highlight=False)

@@ -18,8 +18,14 @@ _threshold = typer.Option(None, "--threshold", show_default="0.03", help="Relati
 _alpha = typer.Option(0.01, "--alpha", help="Significance level (and 1 - confidence of the CI)")
 _min_samples = typer.Option(5, "--min-samples", help="Fewer samples than this on a side: ambiguous")
 _fail_on = typer.Option("regression,status,missing", "--fail-on",
-                        help="Comma-separated: regression, status, missing, ambiguous, shift (with "
-                        "--drift-correct; '' never fails)")
+                        help="Comma-separated: regression, status, missing, ambiguous, noise (an inconclusive point "
+                        "fails: exit 1, not 3), shift (with --drift-correct; '' never fails)")
+_accept = typer.Option(False, "--accept-inconclusive", help="Pass (exit 0) where some points are inconclusive (their "
+                       "run-to-run noise is above the threshold, or unknown); without it they exit 3")
+_control = typer.Option(None, "--control", help="A backend the change leaves alone, timed on both sides: a host "
+                        "shift beyond its noise is normalised or refused (--host-shift)")
+_host_shift = typer.Option("normalise", "--host-shift", help="normalise: divide every head time by the control's "
+                           "shift; refuse: judge no time (exit 2)")
 _allow_env = typer.Option(False, "--allow-env-mismatch", help="Compare across GPU models / major versions")
 _format = typer.Option("table", "--format", "-f", help="table, markdown, comment (a pull request's comment, "
                        "updated in place: docs/PLUGINS.md) or json")
@@ -42,12 +48,14 @@ _history = typer.Option(None, "--history", help="Stored A/A runs of this runner 
 
 
 def _options(threshold: float | None, alpha: float, min_samples: int, drift: bool = False, method: str = "runs",
-             noise_factor: float = 3.0, host_floor: float = 0.10):
+             noise_factor: float = 3.0, host_floor: float = 0.10, control: str | None = None,
+             host_shift: str = "normalise"):
     from qlabench.analyze.compare import CompareOptions, parse_fail_on
 
     threshold = CompareOptions.threshold if threshold is None else threshold
     return CompareOptions(threshold=threshold, alpha=alpha, min_samples=min_samples, drift=drift, method=method,
-                          noise_factor=noise_factor, host_floor=host_floor), parse_fail_on
+                          noise_factor=noise_factor, host_floor=host_floor, control=control,
+                          host_shift=host_shift), parse_fail_on
 
 
 def _emit(comparison, fmt: str, top: int, output: Path | None, show_all: bool, command: str) -> None:
@@ -88,15 +96,17 @@ def compare_cmd(
     host_floor: float = _host_floor, history: list[Path] = _history,
     allow_other_suite: bool = typer.Option(False, "--allow-other-suite", help="Compare rows of two different "
                                            "suites (refused by default: another suite measures another way)"),
+    accept_inconclusive: bool = _accept, control: str = _control, host_shift: str = _host_shift,
 ):
-    """Compare HEAD with BASE point by point; exit 1 on a regression (see docs/GATING.md)."""
+    """Compare HEAD with BASE point by point; exit 1 on a regression, 3 on inconclusive points (docs/GATING.md)."""
     from qlabench.analyze.compare import compare_paths
 
     if output:
         shared.writable_file(output, inputs=[base, head, *(history or ())])
-    opt, parse = _options(threshold, alpha, min_samples, drift, method, noise_factor, host_floor)
+    opt, parse = _options(threshold, alpha, min_samples, drift, method, noise_factor, host_floor, control, host_shift)
     c = compare_paths([base], [head], opt, history=history or (), fail_on=parse(fail_on),
-                      allow_env_mismatch=allow_env_mismatch, allow_other_suite=allow_other_suite)
+                      allow_env_mismatch=allow_env_mismatch, allow_other_suite=allow_other_suite,
+                      accept_inconclusive=accept_inconclusive)
     _emit(c, fmt, top, output, show_all, "qlabench compare")
     raise typer.Exit(c.exit_code)
 
@@ -116,9 +126,13 @@ def gate_cmd(
     threshold: float = _threshold, alpha: float = _alpha, min_samples: int = _min_samples, fail_on: str = _fail_on,
     allow_env_mismatch: bool = _allow_env, fmt: str = _format, top: int = _top, output: Path = _output,
     show_all: bool = _all, drift: bool = _drift, method: str = _method, noise_factor: float = _noise_factor,
-    host_floor: float = _host_floor, history: list[Path] = _history,
+    host_floor: float = _host_floor, history: list[Path] = _history, accept_inconclusive: bool = _accept,
+    control: str = typer.Option(None, "--control", help="A backend of the suite the change leaves alone (default: "
+                                "the suite's `baseline` backend): a host shift beyond its noise between the baseline "
+                                "and this run is normalised or refused (--host-shift)"),
+    host_shift: str = _host_shift,
 ):
-    """Run SUITE and compare it with its baseline in one step; exit 1 on a regression."""
+    """Run SUITE and compare it with its baseline in one step; exit 1 on a regression, 3 on inconclusive points."""
     from qlabench.cli.progress import RichProgress
     from qlabench.core.spec import load_suite
     from qlabench.measure.env import capture
@@ -130,7 +144,7 @@ def gate_cmd(
     s = load_suite(suite)
     if output:
         shared.writable_file(output, inputs=[Path(s.path), baseline, *(history or ())])
-    opt, parse = _options(threshold, alpha, min_samples, drift, method, noise_factor, host_floor)
+    opt, parse = _options(threshold, alpha, min_samples, drift, method, noise_factor, host_floor, control, host_shift)
     policy = parse(fail_on)
     dev = resolve_device(device or s.device)
     base = baseline or baseline_path(DEFAULT_ROOT, capture(dev)["device"], s.name)
@@ -143,7 +157,7 @@ def gate_cmd(
     with RichProgress(err_console if quiet else console) as prog:
         res = run_gate(s, [base], out, opt, fail_on=policy, allow_env_mismatch=allow_env_mismatch,
                        confirm=confirm, run=RunOptions(device=dev), progress=prog, replicates=replicates,
-                       base_ref=base_ref, repo=repo, history=history or ())
+                       base_ref=base_ref, repo=repo, history=history or (), accept_inconclusive=accept_inconclusive)
     _emit(res.comparison, fmt, top, output, show_all, "qlabench gate")
     if not quiet:
         console.print("results: " + ", ".join(map(str, res.run_paths)), highlight=False)

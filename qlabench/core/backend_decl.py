@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import sys
 from types import MappingProxyType
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import replace
 from importlib import metadata
 
@@ -190,9 +190,16 @@ def find(name: str) -> BackendDecl | None:
 
 
 # -- what the views ask ---------------------------------------------------------------------------------------
-def candidates(workload: str) -> tuple[str, ...]:
-    """The backends that may answer a workload's question ('prefill', 'train', ...), in view order."""
-    return tuple(n for n, d in declarations().items() if workload in d.roles and not d.testing)
+def candidates(workload: str, *, measured: Collection[str] | None = None,
+               named: Collection[str] = ()) -> tuple[str, ...]:
+    """The backends that may answer a workload's question ('prefill', 'train', ...), in view order.
+
+    For an answer drawn from evidence, `measured` is the backends that evidence holds rows of and `named` those
+    the question names (the user's current choice): a declared backend is a candidate only where it is one or the
+    other, so installing a package (a plugin's entry point) or declaring a backend changes no answer drawn from
+    evidence that predates it. `measured` None: every declared one (what could be measured)."""
+    return tuple(n for n, d in declarations().items() if workload in d.roles and not d.testing
+                 and (measured is None or n in measured or n in named))
 
 
 def label_of(name: str) -> str:

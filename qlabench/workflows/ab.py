@@ -214,11 +214,13 @@ def _stamp(paths: list[Path], label: str) -> pd.DataFrame:
 
 def run_ab(suite: Suite, a: Variant, b: Variant, out_root: str | os.PathLike, rounds: int = 5,
            options: CompareOptions | None = None, *, fail_on=DEFAULT_FAIL_ON, progress=None,
-           warmup_jobs: int = 0, on_warm=None, run: RunOptions | None = None) -> ABResult:
+           warmup_jobs: int = 0, on_warm=None, run: RunOptions | None = None,
+           accept_inconclusive: bool = False) -> ABResult:
     """Measure `suite` with A, then B, `rounds` times, each in fresh workers; compare B with A by round.
 
     run: how each round measures (device, timer, ...; never in-process). With warmup_jobs > 0 both
-    variants' kernels are compiled first (`on_warm(label, (groups, failed, s, why))`)."""
+    variants' kernels are compiled first (`on_warm(label, (groups, failed, s, why))`). accept_inconclusive: points
+    too noisy for the threshold pass (exit 0) instead of exiting 3."""
     from qlabench.run.sweep import run_sweep
     from qlabench.store.files import write_rows
     from qlabench.core.result import ResultRow
@@ -253,7 +255,7 @@ def run_ab(suite: Suite, a: Variant, b: Variant, out_root: str | os.PathLike, ro
     for df, p in ((fa, a_path), (fb, b_path)):
         write_rows(p, [ResultRow(**r) for r in _records(df)], metadata={"ab_rounds": str(rounds)})
     c = compare_frames(fa, fb, options, fail_on=fail_on, allow_env_mismatch=True, paired=True,
-                       base_label=f"A = {a.label}", head_label=f"B = {b.label}")
+                       base_label=f"A = {a.label}", head_label=f"B = {b.label}", accept_inconclusive=accept_inconclusive)
     note = (f"A/B: {rounds} rounds A B A B ..., each variant's round in fresh worker processes; "
             "verdicts paired by round")
     c = dataclasses.replace(c, notes=c.notes + (note,))

@@ -3,6 +3,10 @@
 The head run measures every point in `replicates` fresh-process replicates (run sweep --replicates),
 so the comparison's statistics rest on the variation between runs, not within one (docs/GATING.md).
 
+A saved baseline was measured at another time: the host may have moved since (load, clocks). A control, a
+backend of the suite the change leaves alone (`--control`, by default the suite's `baseline` backend), is timed
+on both sides, and a shift of it beyond its noise is divided out or refused (analyze/compare/control.py).
+
 Confirmation re-measures base AND head: a suspect (a point judged `slower`) is re-measured in an
 interleaved A/B (workflows/ab.py) of the base code (`base_ref`: a git ref or a Python environment)
 against the current one, `confirm` times, and stays a regression only if every A/B calls it `slower`
@@ -74,7 +78,7 @@ def check_baseline_env(base, suite: Suite, run: RunOptions, allow_env_mismatch: 
 
 
 def _reconcile(first: PairResult, reruns: list[PairResult | None]) -> PairResult:
-    # each A/B's change and verdict: a big change the A/B could not call (not gateable on a noisy box) reads
+    # each A/B's change and verdict: a big change the A/B could not call (inconclusive on a noisy box) reads
     # differently from one it measured as the same
     changes = ", ".join(f"{r.change:+.1%} {r.verdict.value}" if r is not None and r.change is not None else "n/a"
                         for r in reruns)
@@ -84,6 +88,27 @@ def _reconcile(first: PairResult, reruns: list[PairResult | None]) -> PairResult
     return dataclasses.replace(first, verdict=Verdict.AMBIGUOUS, failure=Failure.AMBIGUOUS,
                                reason=f"slower at first ({first.change:+.1%}) but not in an interleaved A/B of "
                                       f"base and head ({changes}): noise, or a regression near the threshold")
+
+
+def with_control(suite: Suite, base, options: CompareOptions) -> tuple[CompareOptions, str | None]:
+    """The options with the gate's control, and a note where it has none. A named control must be a backend of
+    the suite (ConfigError before anything runs); by default the suite's `baseline` backend is, where the suite
+    measures it and the baseline holds an ok row of it, and no control is taken with --drift-correct."""
+    backends = {p.backend for p in suite.points}
+    if options.control:
+        if options.control not in backends:
+            raise ConfigError(f"--control {options.control}: not a backend of suite {suite.name!r} "
+                              f"({', '.join(sorted(backends))}); a control is timed on both sides, so the suite and "
+                              "its baseline must measure it")
+        return options, None
+    if options.drift:
+        return options, None
+    name = suite.baseline
+    if name and name in backends and ((base["backend"] == name) & (base["status"] == "ok")).any():
+        return dataclasses.replace(options, control=name), None
+    return options, ("no control: a change of the host between the baseline and this run (load, clocks) cannot be "
+                     "told from a change of the code; measure the suite's `baseline` backend in it and its baseline, "
+                     "or name a backend the change leaves alone with --control")
 
 
 def check_gate_options(confirm: int, replicates: int) -> None:
@@ -98,13 +123,15 @@ def run_gate(suite: Suite, baseline: Iterable[str | os.PathLike], out_root: str 
              options: CompareOptions | None = None, *, fail_on=DEFAULT_FAIL_ON, allow_env_mismatch: bool = False,
              confirm: int = 1, replicates: int = DEFAULT_REPLICATES, base_ref: str | None = None,
              repo: str | os.PathLike = ".", history: Iterable[str | os.PathLike] = (), run: RunOptions | None = None,
-             progress=None) -> GateResult:
+             progress=None, accept_inconclusive: bool = False) -> GateResult:
     """Run `suite` (`replicates` replicates), compare with the baseline rows of its points, and confirm
     slow points by an interleaved A/B of `base_ref` against the current code.
 
     history: stored A/A runs of the suite on this runner pool (they add to each point's noise floor).
     run: how the head run (and any confirmation) measures (device, timer, ...); its replicates are
     `replicates`. A baseline from another GPU model is refused before anything runs.
+    options.control (default: the suite's `baseline` backend, with_control): timed on both sides, a host shift
+    beyond its noise is normalised or refused. accept_inconclusive: inconclusive points pass (exit 0, not 3).
     """
     check_gate_options(confirm, replicates)
     if run is not None and run.in_process:
@@ -122,12 +149,15 @@ def run_gate(suite: Suite, baseline: Iterable[str | os.PathLike], out_root: str 
         raise QlabenchError(f"baseline {', '.join(map(str, baseline))} is of suite {', '.join(others)}, not "
                             f"{suite.name!r}: a baseline of another suite measures its points another way")
     check_baseline_env(base, suite, run, allow_env_mismatch)
+    options, no_control = with_control(suite, base, options or CompareOptions())
     history = list(history)
     paths = [_run(suite, out_root, run, progress)]
-    kw = dict(fail_on=fail_on, allow_env_mismatch=allow_env_mismatch,
+    kw = dict(fail_on=fail_on, allow_env_mismatch=allow_env_mismatch, accept_inconclusive=accept_inconclusive,
               base_label=", ".join(map(str, baseline)), head_label=str(paths[0]))
     head = read_results(paths)
     cmp = compare_frames(base, head, options, history=read_results(history) if history else None, **kw)
+    if no_control:
+        cmp = dataclasses.replace(cmp, notes=cmp.notes + (no_control,))
     suspects = {p.key: p for p in cmp.pairs if p.verdict is Verdict.SLOWER}
     if not confirm or not suspects:
         return GateResult(cmp, paths)
@@ -142,8 +172,10 @@ def run_gate(suite: Suite, baseline: Iterable[str | os.PathLike], out_root: str 
     reruns: dict[str, list[PairResult | None]] = {k: [] for k in suspects}
     with variant(base_ref, repo) as a, variant(CURRENT) as b:
         for i in range(confirm):
-            ab = run_ab(sub, a, b, Path(out_root) / f"confirm-{paths[0].stem}-{i}", max(replicates, 2), options,
-                        fail_on=fail_on, progress=progress, run=dataclasses.replace(run, replicates=1))
+            # paired by round, so no control (the suspects rarely include it)
+            ab = run_ab(sub, a, b, Path(out_root) / f"confirm-{paths[0].stem}-{i}", max(replicates, 2),
+                        dataclasses.replace(options, control=None), fail_on=fail_on, progress=progress,
+                        run=dataclasses.replace(run, replicates=1))
             paths += ab.run_paths
             by_key = {p.key: p for p in ab.comparison.pairs if p.base_status is not None}
             for k in suspects:

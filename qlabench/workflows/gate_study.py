@@ -9,7 +9,7 @@ every arm measured with `replicates` fresh-process replicates, and each first-pa
 by an interleaved A/B of the base code and the head code. The base code of this study is a site
 folder whose sitecustomize.py sets the slowdown back to 1 (made here, in a temporary folder), so the
 A/B re-measures both sides as a real `--base-ref` would. Both the first-pass and the confirmed
-figures are reported, and the points judged `not gateable`. Run it with `qlabench compare-study`
+figures are reported, and the points judged `inconclusive`. Run it with `qlabench compare-study`
 (defaults: suites/gate-study-cpu.toml, +3%, +5%, +10%).
 """
 
@@ -44,7 +44,7 @@ class Arm:
     timed: int  # points with a time on both sides
     first_pass_slower: int  # judged slower before the confirmation A/B
     regressions: int  # still slower after it: what fails the gate
-    not_gateable: int  # points whose run-to-run noise floor is above the threshold
+    inconclusive: int  # points whose run-to-run noise floor is above the threshold
     counts: dict[str, int]
     geomean_ratio: float | None
     wall_s: float
@@ -99,7 +99,7 @@ def slowdown(factor: float):
 def _arm(name: str, factor: float, c: Comparison, dismissed: int, wall_s: float) -> Arm:
     regressions = sum(1 for p in c.pairs if p.failure is Failure.REGRESSION and p.verdict is Verdict.SLOWER)
     return Arm(name=name, slowdown=factor, timed=len(c.timed), first_pass_slower=regressions + dismissed,
-               regressions=regressions, not_gateable=c.counts.get(Verdict.NOT_GATEABLE.value, 0), counts=c.counts,
+               regressions=regressions, inconclusive=c.counts.get(Verdict.INCONCLUSIVE.value, 0), counts=c.counts,
                geomean_ratio=c.geomean_ratio, wall_s=wall_s)
 
 
@@ -156,13 +156,13 @@ def markdown(r: StudyResult) -> str:
         f"confirm {r.confirm}; {r.wall_s:.0f} s in all.",
         "",
         "| arm | injected | timed points | slower, first pass | regressions after confirmation | rate | "
-        "not gateable | geo-mean change | verdicts |",
+        "inconclusive | geo-mean change | verdicts |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for a in r.arms:
         verdicts = ", ".join(f"{n} {v}" for v, n in a.counts.items() if n)
         geo = f"{a.geomean_ratio - 1:+.1%}" if a.geomean_ratio else "-"
         lines.append(f"| {a.name} | x{a.slowdown:.2f} | {a.timed} | {a.first_pass_slower} "
-                     f"({a.first_pass_rate:.1%}) | {a.regressions} | {a.rate:.1%} | {a.not_gateable} | {geo} | "
+                     f"({a.first_pass_rate:.1%}) | {a.regressions} | {a.rate:.1%} | {a.inconclusive} | {geo} | "
                      f"{verdicts} |")
     return "\n".join(lines) + "\n"

@@ -30,6 +30,12 @@ def rows(make_row, *specs, run="r1", ts="2026-01-01T00:00:00+00:00", **common):
     return out
 
 
+def elsewhere(make_row, *backends):
+    """Rows of `backends` at another case (one 8192-token prompt): the evidence holds them, so each is a candidate
+    of every answer drawn from it (a backend with no row anywhere, e.g. an installed plugin, is not)."""
+    return rows(make_row, *[(b, 0.5) for b in backends], run="other", seqlens=(8192,), total_tokens=8192)
+
+
 def ask(tmp_path, rs, seqlens="32768", gate=None, current="fla", answer=answer_question):
     write_rows(tmp_path / "r.parquet", rs)
     return answer(make_question("qwen3.5-397b", 8, "prefill", seqlens, gate, current), [tmp_path / "r.parquet"])
@@ -96,7 +102,8 @@ def test_missing_points_come_with_a_suite_that_measures_exactly_them(tmp_path, m
     want = {(b, c.case.seqlens) for c in ans.cases for b in c.missing}
     assert {(p.backend, p.seqlens) for p in suite.points} == want  # fla is missing here too: it is the baseline
     assert all(p.h_qk == 2 and p.h_v == 8 and p.mode == "fwd" and p.gate_zero_frac == 0.5 for p in suite.points)
-    assert len(want) == 2 * len(candidates("prefill"))  # no row at gate zero=0.5: every candidate of both cases
+    # no row at gate zero=0.5: every candidate of both cases, i.e. each backend these rows measured
+    assert len(want) == 2 * 2
 
 
 FI7 = {"flashinfer_version": "0.7.2.post1"}
@@ -118,7 +125,7 @@ def test_no_auto_caveat_where_the_library_choice_is_within_noise_of_the_pinned_o
 
 
 def test_the_candidates_and_calls_are_the_declarations(tmp_path, make_row):
-    c = ask(tmp_path, rows(make_row, ("fla", 0.9))).cases[0]
+    c = ask(tmp_path, rows(make_row, ("fla", 0.9)) + elsewhere(make_row, *candidates("prefill"))).cases[0]
     assert c.missing == [b for b in candidates("prefill") if b != "fla"]
     assert c.entries[0].call == decl_of("fla").call
 
@@ -283,7 +290,7 @@ def test_rows_of_two_beta_regimes_are_two_problems_never_one_median(tmp_path, ma
 
 def test_no_winner_where_a_candidate_that_runs_here_has_no_row(tmp_path, make_row):
     rs = rows(make_row, *[(b, 0.4 if b == "flash_qla" else 0.9) for b in ALL_PREFILL if not b.startswith("flashinfer")])
-    c = ask(tmp_path, rs).cases[0]
+    c = ask(tmp_path, rs + elsewhere(make_row, *(b for b in ALL_PREFILL if b.startswith("flashinfer")))).cases[0]
     assert c.best is None and c.provisional.backend == "flash_qla"
     assert c.caveats[0].startswith("unmeasured: flashinfer, flashinfer-nocp, flashinfer-forcecp not measured here")
     d = c.as_dict()
@@ -298,7 +305,7 @@ def test_the_unmeasured_caveat_names_the_variants_without_rows_never_a_library_t
     whose fla backend has a time here) was not measured."""
     rs = rows(make_row, *[(b, 0.4 if b == "flash_qla" else 0.9, FI7) for b in ALL_PREFILL
                           if b not in ("fla-intracp", "flashinfer-forcecp")])
-    c = ask(tmp_path, rs).cases[0]
+    c = ask(tmp_path, rs + elsewhere(make_row, "fla-intracp", "flashinfer-forcecp")).cases[0]
     assert c.missing == ["fla-intracp", "flashinfer-forcecp"]
     unmeasured = c.caveats[0]
     assert unmeasured.startswith("unmeasured: fla-intracp, flashinfer-forcecp not measured here: no winner is named")
@@ -346,7 +353,8 @@ def test_a_gate_caveat_names_the_fastest_there_only_over_what_was_measured_there
 def test_the_suite_measures_in_the_regime_and_check_size_the_ranking_reads_with_its_baseline(tmp_path, make_row):
     """Following advise's own advice yields rows it ranks without discounting them: sustained, checked at full
     size, and the baseline of every speedup in the same run (its rows elsewhere are another run)."""
-    ans = ask(tmp_path, rows(make_row, ("fla", 0.9), ("flash_qla", 0.4)), answer=advise)
+    ans = ask(tmp_path, rows(make_row, ("fla", 0.9), ("flash_qla", 0.4)) + elsewhere(make_row, "flashinfer"),
+              answer=advise)
     doc = tomllib.loads(ans.suite_toml)
     assert doc["timing"]["regime"] == "sustained" and doc["check"]["full_size"] is True
     suite = parse_suite(doc)

@@ -64,7 +64,10 @@ def test_an_unknown_gpu_gives_the_rule_not_a_default():
 
 
 def test_the_answer_carries_the_engine_lines_per_case_in_json_and_print(tmp_path, make_row, monkeypatch):
-    write_rows(tmp_path / "r.parquet", _rows(make_row, ("fla", 0.9), ("flash_qla", 0.4), ("flashinfer", 0.6)))
+    # fla-intracp measured at another prompt only: a candidate without a row here
+    other = [make_row(**{**H, "backend": "fla-intracp", "run_id": "r0", "timestamp": "2026-01-01T00:00:00+00:00",
+                         "median_ms": 0.5, "samples_ms": (0.5,) * 3, "seqlens": (8192,), "total_tokens": 8192})]
+    write_rows(tmp_path / "r.parquet", _rows(make_row, ("fla", 0.9), ("flash_qla", 0.4), ("flashinfer", 0.6)) + other)
     ans = answer_question(make_question("qwen3.5-397b", 8, "prefill", "32768", None, "fla"), [tmp_path / "r.parquet"])
     case = ans.as_dict()["cases"][0]
     # FlashInfer's pinned settings and fla-intracp have no row: flash_qla is the provisional answer, and the

@@ -14,7 +14,7 @@ import pytest
 from qlabench.analyze.compare import CompareOptions, Verdict
 from qlabench.analyze.compare.comparison import compare_frames
 from qlabench.analyze.compare.stats import between_run_sigma, run_stats
-from qlabench.analyze.compare.verdict import Failure, run_verdict
+from qlabench.analyze.compare.verdict import EXIT_INCONCLUSIVE, Failure, run_verdict
 
 RUNS = CompareOptions()  # the default: method "runs"
 SAMPLES = CompareOptions(method="samples")
@@ -51,7 +51,9 @@ def test_run_level_offsets_fool_the_per_sample_method_but_not_the_between_run_on
     old = compare_frames(first_replicate(base), first_replicate(head), SAMPLES)
     assert old.counts["slower"] >= 10 and old.exit_code == 1  # the old method cries wolf
     new = compare_frames(base, head, RUNS)
-    assert new.counts["slower"] == 0 and new.counts["faster"] == 0 and new.exit_code == 0
+    assert new.counts["slower"] == 0 and new.counts["faster"] == 0 and not new.failures
+    # 3% run-to-run noise puts the floor (3 sigma) above the 3% threshold: inconclusive, which fails nothing
+    assert new.exit_code == (EXIT_INCONCLUSIVE if new.inconclusive else 0)
 
 
 def test_a_real_ten_percent_is_still_caught(make_row, rng):
@@ -63,19 +65,21 @@ def test_a_real_ten_percent_is_still_caught(make_row, rng):
     assert all(0.07 < p.change < 0.13 for p in c.pairs)
 
 
-def test_a_noisy_point_is_not_gateable_and_never_slower(make_row, rng):
+def test_a_noisy_point_is_inconclusive_never_slower_and_not_a_pass(make_row, rng):
     # 20% run-to-run noise (as on a shared 2-core CPU): the floor 3 x sigma is far above 5%.
     medians = rng.uniform(0.2, 2.0, 100)
     base = side(make_row, rng, medians, sigma_run=0.20, run_id="b")
     head = side(make_row, rng, medians, sigma_run=0.20, factor=1.05, run_id="h")
     c = compare_frames(base, head, RUNS)
-    assert c.counts["slower"] == 0 and c.exit_code == 0
-    ng = [p for p in c.pairs if p.verdict is Verdict.NOT_GATEABLE]
-    assert len(ng) >= 90
-    assert all(f"not gateable at {RUNS.threshold:.0%} here: run-to-run noise" in p.reason for p in ng)
+    # a gate that cannot see its threshold does not pass: its own exit code, unless the user accepts it
+    assert c.counts["slower"] == 0 and c.exit_code == EXIT_INCONCLUSIVE
+    ng = [p for p in c.pairs if p.verdict is Verdict.INCONCLUSIVE]
+    assert len(ng) >= 90 and len(c.inconclusive) == len(ng)
+    assert all(f"inconclusive at {RUNS.threshold:.0%} here: run-to-run noise" in p.reason for p in ng)
     assert ng[0].failure is Failure.NOISE
+    assert compare_frames(base, head, RUNS, accept_inconclusive=True).exit_code == 0
     strict = compare_frames(base, head, RUNS, fail_on={Failure.REGRESSION, Failure.NOISE})
-    assert strict.exit_code == 1  # a stricter gate may refuse noisy points
+    assert strict.exit_code == 1  # a stricter gate may fail noisy points
 
 
 def test_one_run_per_side_never_calls_a_change(make_row, rng):
@@ -85,6 +89,8 @@ def test_one_run_per_side_never_calls_a_change(make_row, rng):
     c = compare_frames(base, head, RUNS)
     assert c.counts["slower"] == 0
     assert all("one run per side" in p.reason for p in c.pairs)
+    # +50% that the runs cannot size against their noise is no pass either
+    assert c.counts["inconclusive"] == 20 and c.exit_code == EXIT_INCONCLUSIVE
 
 
 def test_history_gives_one_run_per_side_a_noise_estimate(make_row, rng):
@@ -115,7 +121,7 @@ def test_a_baseline_from_another_host_warns_and_raises_the_floor(make_row, rng):
     base = side(make_row, rng, medians, reps=5, sigma_run=0.005, run_id="b", host="runner-1")
     head8 = side(make_row, rng, medians, reps=5, sigma_run=0.005, factor=1.08, run_id="h", host="runner-2")
     c = compare_frames(base, head8, RUNS)
-    assert c.counts["slower"] == 0 and c.counts["not gateable"] == 30
+    assert c.counts["slower"] == 0 and c.counts["inconclusive"] == 30
     assert any("another host" in n for n in c.notes) and "another host" in c.pairs[0].reason
     head30 = side(make_row, rng, medians, reps=5, sigma_run=0.005, factor=1.30, run_id="h", host="runner-2")
     assert compare_frames(base, head30, RUNS).counts["slower"] == 30  # beyond the inflated floor: still caught
@@ -155,7 +161,7 @@ def test_bimodal_processes_need_the_suite_wide_noise(make_row, rng):
     df = pd.DataFrame(rows)
     base, head = df[df.run_id == "b"], df[df.run_id == "h"]
     c = compare_frames(base, head, RUNS)
-    assert c.counts["slower"] == 0 and c.exit_code == 0 and c.counts["not gateable"] >= 290
+    assert c.counts["slower"] == 0 and c.exit_code == EXIT_INCONCLUSIVE and c.counts["inconclusive"] >= 290
     assert "raised to the suite's median" in c.pairs[0].reason or c.pairs[0].stats.sigma_between > 1.0
     # Each point on its own spread alone would have cried wolf (about 300 / 32 points split 3/3 one way).
     alone = [run_verdict(run_stats(p_b, p_h, 0.01), RUNS)[0] for p_b, p_h in _medians(base, head)]
@@ -185,5 +191,5 @@ def test_two_cards_of_one_model_on_hosts_of_one_name_are_two_machines(make_row, 
     head = side(make_row, rng, medians, reps=5, sigma_run=0.005, factor=1.08, run_id="h", host="vm").assign(
         gpu_uuid="GPU-bbbb")
     c = compare_frames(base, head, RUNS)
-    assert c.counts["slower"] == 0 and c.counts["not gateable"] == 30
+    assert c.counts["slower"] == 0 and c.counts["inconclusive"] == 30
     assert any("another GPU (GPU-aaaa -> GPU-bbbb)" in n for n in c.notes)

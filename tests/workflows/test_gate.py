@@ -82,17 +82,17 @@ def test_gate_passes_a_run_against_itself_and_catches_a_tenfold_slowdown(suite, 
     # A/A on identical samples is deterministic. (A live A/A re-run is a statement about the machine's
     # noise, not about the code: that belongs to the studies in docs/GATING.md, not to a unit test.)
     same = compare_paths([base.path], [base.path])
-    # Identical replicates: ratio exactly 1; the verdict is same, or not gateable / ambiguous where the
+    # Identical replicates: ratio exactly 1; the verdict is same, or inconclusive / ambiguous where the
     # replicates are too noisy, but never a change.
-    assert same.exit_code == 0
-    assert {p.verdict for p in same.pairs} <= {Verdict.SAME, Verdict.AMBIGUOUS, Verdict.NOT_GATEABLE}
+    assert same.exit_code == (3 if same.inconclusive else 0)
+    assert {p.verdict for p in same.pairs} <= {Verdict.SAME, Verdict.AMBIGUOUS, Verdict.INCONCLUSIVE}
     assert all(p.stats.ratio == pytest.approx(1.0) and p.stats.runs_base == 3 for p in same.pairs)
     monkeypatch.setenv(SLOWDOWN_ENV, "10.0")
     slow = run_gate(suite, [base.path], tmp_path / "slow", confirm=1, replicates=3)
     verdicts = [p.verdict for p in slow.comparison.pairs]
-    # Never same, faster or ambiguous; `not gateable` only where the run-to-run noise puts the floor above 10x.
-    assert set(verdicts) <= {Verdict.SLOWER, Verdict.NOT_GATEABLE}, [p.reason for p in slow.comparison.pairs]
-    assert slow.comparison.exit_code == (1 if Verdict.SLOWER in verdicts else 0)
+    # Never same, faster or ambiguous; `inconclusive` only where the run-to-run noise puts the floor above 10x.
+    assert set(verdicts) <= {Verdict.SLOWER, Verdict.INCONCLUSIVE}, [p.reason for p in slow.comparison.pairs]
+    assert slow.comparison.exit_code == (1 if Verdict.SLOWER in verdicts else 3)  # inconclusive is no pass
     # On a machine quiet enough (the base run's own noise and the gate's both under the floor above), a
     # point not caught is a failure of the gate, not of the machine; a noisier machine skips, saying why.
     opt = slow.comparison.options
@@ -126,12 +126,12 @@ def test_gate_confirms_by_re_measuring_base_and_head_interleaved(suite, tmp_path
     if suspects:  # the head run, then 3 rounds of A (base code) and B (head code)
         assert len(g.run_paths) == 1 + 2 * 3 and any("interleaved A/B" in n for n in g.comparison.notes)
     # The A/B measures base and head alternately: it may find a 5x slowdown too noisy to call on a loaded box
-    # (`not gateable`), never the same or faster.
+    # (`inconclusive`), never the same or faster.
     for key, runs in g.reruns.items():
         assert all(r is not None and r.verdict not in (Verdict.SAME, Verdict.FASTER) for r in runs), key
     # A 5x slowdown must be caught, first pass and A/B alike, wherever the box is quiet enough to demand it
     # (noise floors under +100%, as in the test above); where the first pass or the A/B is noisier, the point
-    # is not gateable or ambiguous, which is the gate being honest, and the test says so.
+    # is inconclusive or ambiguous, which is the gate being honest, and the test says so.
     opt = g.comparison.options
     noisy = [noise_floor(p.stats, opt) for p in g.comparison.pairs if noise_floor(p.stats, opt) > QUIET_FLOOR]
     noisy += [noise_floor(r.stats, opt) for runs in g.reruns.values() for r in runs

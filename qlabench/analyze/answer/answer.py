@@ -30,7 +30,7 @@ from qlabench.analyze.answer.spread import SameCall, apply_floor, order_flips, s
 from qlabench.analyze.answer.rows import at_gate, case_problems, newest_run, newest_version
 from qlabench.analyze.evidence.current import rows_or_current
 from qlabench.analyze.kit.ties import is_tie, tie_noise
-from qlabench.analyze.evidence import believed, devices_of, evidence_notes
+from qlabench.analyze.evidence import believed, device_series, devices_of, evidence_notes
 from qlabench.analyze.evidence.regimes import prefer_recommended, regime_note, regime_series
 from qlabench.core.backend_decl import candidates, is_testing
 from qlabench.core.result import unavailable
@@ -154,8 +154,10 @@ def answer_cases(df: pd.DataFrame, q: Question, case: Case) -> list[CaseAnswer]:
     modes = WORKLOAD_MODES[q.workload]
     found = case_problems(df, q, case, modes)
     if not found:
-        return [_answer(df.iloc[0:0].assign(_zero=[], _scale=[]), q, case, None, "", SameCall(None, 0))]
-    out = [_answer(p.rows, q, case, p.device, p.label, _floor(df, p.device, q.launch_regime)) for p in found]
+        return [_answer(df.iloc[0:0].assign(_zero=[], _scale=[]), q, case, None, "", SameCall(None, 0),
+                        measured_in(df, modes, None))]
+    out = [_answer(p.rows, q, case, p.device, p.label, _floor(df, p.device, q.launch_regime),
+                   measured_in(df, modes, p.device)) for p in found]
     for a in out:  # each answer says what else the rows hold, answered apart
         apart = [o.title for o in out if o is not a]
         if apart:
@@ -213,8 +215,19 @@ def _launch_difference(ranked: pd.DataFrame, q: Question, modes: tuple[str, ...]
             f"({a.time_ms:.3f} ms): the winner depends on how the call is launched (--launch {other})"]
 
 
+def measured_in(df: pd.DataFrame, modes: tuple[str, ...], device: str | None) -> set[str]:
+    """The backends whose rows of these modes the evidence holds on this GPU model (any, for None): with the one
+    the question names, the candidates of an answer drawn from it (backend_decl.candidates)."""
+    if df.empty:
+        return set()
+    rows = df[df["mode"].isin(modes)]
+    if device is not None:
+        rows = rows[(device_series(rows) == device).to_numpy()]
+    return set(rows["backend"])
+
+
 def _answer(problem: pd.DataFrame, q: Question, case: Case, device: str | None, label: str,
-            floor: SameCall) -> CaseAnswer:
+            floor: SameCall, measured: set[str]) -> CaseAnswer:
     modes = WORKLOAD_MODES[q.workload]
     testing = problem["backend"].map(is_testing).astype(bool)  # rows that time the harness are never ranked
     left_out = sorted(set(problem.loc[testing, "backend"]))
@@ -228,7 +241,9 @@ def _answer(problem: pd.DataFrame, q: Question, case: Case, device: str | None, 
     regimes = _attach_regimes(entries, ranked)
     # a backend skipped as unavailable on the host measured nothing: it is missing, not "does not run here"
     present = {e.backend for e in entries if not unavailable(e.status, e.reason)}
-    missing = [b for b in candidates(q.workload) if b not in present]
+    # a candidate is a backend these rows' evidence measured, or the one the question names: a package installed
+    # since (a plugin) changes no answer drawn from evidence that predates it
+    missing = [b for b in candidates(q.workload, measured=measured, named=(q.current,)) if b not in present]
     timed = [e for e in entries if e.ok]
     flips = order_flips(timed[0], timed[1], mine_rows, launch) if len(timed) > 1 else []
     notes = (cv.missing_caveats(entries, missing) + cv.unranked_caveats(entries) + launch_notes

@@ -9,13 +9,13 @@ from __future__ import annotations
 import math
 
 from qlabench.analyze.compare.comparison import Comparison, PairResult
-from qlabench.analyze.compare.render import _settings, env_lines, summary_line
+from qlabench.analyze.compare.render import HEADLINE_ICON, _settings, env_lines, summary_line
 from qlabench.analyze.compare.verdict import Verdict
 from qlabench.core.text import md_code, md_text
 
 MARKER = "<!-- qlabench:comment -->"
 _ICON = {Verdict.FASTER: ":rocket:", Verdict.SLOWER: ":warning:", Verdict.SAME: "", Verdict.AMBIGUOUS: ":grey_question:",
-         Verdict.STATUS_CHANGED: ":x:", Verdict.MISSING: ":x:", Verdict.NOT_GATEABLE: ":grey_question:"}
+         Verdict.STATUS_CHANGED: ":x:", Verdict.MISSING: ":x:", Verdict.INCONCLUSIVE: ":grey_question:"}
 
 
 def _cells(p: PairResult) -> tuple[str, str]:
@@ -46,8 +46,7 @@ def _ms(p: PairResult, side: str) -> str:
 
 def comment(c: Comparison, command: str = "qlabench ab") -> str:
     """The markdown of the comment, its marker first."""
-    icon = ":white_check_mark:" if c.exit_code == 0 else ":x:"  # nothing compared is no pass either
-    out = [MARKER, f"### {icon} {command}: {summary_line(c)}", "",
+    out = [MARKER, f"### {HEADLINE_ICON[c.exit_code]} {command}: {md_text(summary_line(c))}", "",
            f"{md_code(c.head_label)} (head) vs {md_code(c.base_label)} (base); {md_text(_settings(c))}.", "",
            "| backend | mode | heads | layout | base ms | head ms | change | noise floor | verdict |",
            "|---|---|---|---|---:|---:|---:|---:|---|"]

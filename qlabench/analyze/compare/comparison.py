@@ -21,6 +21,7 @@ from qlabench.analyze.evidence.belief import believed
 from qlabench.analyze.evidence.tree import read_evidence
 from qlabench.analyze.kit.labels import gate_label_of, heads_label, layout_label
 from qlabench.core.errors import StoreError
+from qlabench.analyze.compare.control import ControlShift, control_shift
 from qlabench.analyze.compare.drift import Shift, shift_verdict, suite_shift
 from qlabench.analyze.compare.envguard import EnvField, check_env, env_diff
 from qlabench.analyze.compare.kernels import kernel_change
@@ -28,6 +29,10 @@ from qlabench.analyze.compare.match import Pair, match_rows, normalized_rows, ro
 from qlabench.analyze.compare.stats import PairStats, geometric_mean, pair_stats, run_stats
 from qlabench.analyze.compare.verdict import (
     DEFAULT_FAIL_ON,
+    EXIT_FAIL,
+    EXIT_INCONCLUSIVE,
+    EXIT_NOT_COMPARED,
+    EXIT_PASS,
     CompareOptions,
     Failure,
     Verdict,
@@ -71,6 +76,8 @@ class Comparison:
     head_label: str = "head"
     notes: tuple[str, ...] = field(default=())  # e.g. what a gate's confirmation re-run changed
     shift: Shift | None = None  # suite-wide head/base shift (estimated when options.drift is on)
+    control: ControlShift | None = None  # how far options.control moved, and whether it normalised or refused
+    accept_inconclusive: bool = False  # inconclusive points pass (exit 0) instead of exit 3
 
     @property
     def shift_fails(self) -> bool:
@@ -99,12 +106,27 @@ class Comparison:
         return [p for p in self.pairs if self.fails(p)]
 
     @property
+    def inconclusive(self) -> list[PairResult]:
+        """Points the gate could not judge at its threshold (not counted as failures)."""
+        return [p for p in self.pairs if p.verdict is Verdict.INCONCLUSIVE and not self.fails(p)]
+
+    @property
+    def refused(self) -> bool:
+        """A host shift beyond the control's noise made the comparison judge no time."""
+        return self.control is not None and self.control.action == "refused"
+
+    @property
     def exit_code(self) -> int:
         """1 on a failure; else 2 when no point was timed on both sides (nothing compared is not a pass,
-        e.g. against a baseline whose rows are all `error`); else 0."""
+        e.g. against a baseline whose rows are all `error`) or a host shift was refused; else 3 when some
+        point is inconclusive and that was not accepted; else 0 (docs/GATING.md, "Exit codes")."""
         if self.failures or self.shift_fails:
-            return 1
-        return 0 if self.timed else 2
+            return EXIT_FAIL
+        if not self.timed or self.refused:
+            return EXIT_NOT_COMPARED
+        if self.inconclusive and not self.accept_inconclusive:
+            return EXIT_INCONCLUSIVE
+        return EXIT_PASS
 
     def worst(self, n: int | None = None) -> list[PairResult]:
         """Failures first, then status changes, then the largest slowdowns; `n` rows at most."""
@@ -167,6 +189,8 @@ class Context:
     min_floor: float = 0.0  # raised threshold (a baseline from another host)
     paired: bool = False  # replicates of both sides measured round by round (an interleaved A/B)
     min_sigma: float = 0.0  # the suite's median run-to-run noise: no point's is taken as smaller
+    floor_why: str = "baseline from another host"  # what raised min_floor, as a reason says it
+    scale_why: str = "the suite-wide shift"  # what the head was divided by, where it was
 
 
 def judge(pair: Pair, opt: CompareOptions, scale: float = 1.0, ctx: Context | None = None) -> PairResult:
@@ -199,9 +223,9 @@ def judge(pair: Pair, opt: CompareOptions, scale: float = 1.0, ctx: Context | No
         s = run_stats([_unit_median(r) for r in bu], [_unit_median(r) / scale for r in hu], opt.alpha,
                       history=[ctx.history[pair.key]] if pair.key in ctx.history else (), paired=paired,
                       min_sigma=ctx.min_sigma, samples=(bs, hs))
-        verdict, reason = run_verdict(s, opt, 0.0 if paired else ctx.min_floor)
+        verdict, reason = run_verdict(s, opt, 0.0 if paired else ctx.min_floor, ctx.floor_why)
     if scale != 1.0:
-        reason = f"relative to the suite-wide shift {scale - 1:+.1%}: {reason}"
+        reason = f"relative to {ctx.scale_why} {scale - 1:+.1%}: {reason}"
     return PairResult(**common, verdict=verdict, reason=reason, failure=failure_of(verdict), stats=s,
                       kernels=kernel_change(b, h, scale))
 
@@ -256,7 +280,7 @@ def compare_frames(base: pd.DataFrame, head: pd.DataFrame, options: CompareOptio
                    fail_on: Iterable[Failure] = DEFAULT_FAIL_ON, allow_env_mismatch: bool = False,
                    base_label: str = "base", head_label: str = "head", shift: Shift | None = None,
                    history: pd.DataFrame | None = None, paired: bool = False,
-                   allow_other_suite: bool = False) -> Comparison:
+                   allow_other_suite: bool = False, accept_inconclusive: bool = False) -> Comparison:
     """Judge every point of `head` against `base`. Raises EnvMismatchError (see envguard.py).
 
     With `options.drift`, points are judged relative to the suite-wide shift: `shift` if given (a
@@ -264,6 +288,9 @@ def compare_frames(base: pd.DataFrame, head: pd.DataFrame, options: CompareOptio
     history: stored A/A runs of the same points on the same runner pool; they add to each point's
     run-to-run noise estimate (between-run method only).
     paired: base and head replicates were measured alternately, round by round (`qlabench ab`).
+    options.control: a backend whose code the change leaves alone, timed on both sides: a host shift beyond its
+    noise is divided out or refused (`options.host_shift`; control.py); StoreError where it has no point timed on
+    both sides. accept_inconclusive: inconclusive points pass (exit 0 rather than 3).
     A base from another host than the head is judged with the floor `options.host_floor` (unless
     paired), and a note says so. A base of another suite is refused (check_same_suite) unless
     `allow_other_suite`.
@@ -298,6 +325,10 @@ def compare_frames(base: pd.DataFrame, head: pd.DataFrame, options: CompareOptio
     if suite_sigma:
         ctx = dataclasses.replace(ctx, min_sigma=suite_sigma)
         pairs = [judge(m, opt, ctx=ctx) if p.stats is not None else p for m, p in zip(matched, pairs)]
+    control = None
+    if opt.control:
+        pairs, control = _apply_control(matched, pairs, opt, ctx)
+        notes += (control.describe(),)
     if opt.drift:
         shift = shift or suite_shift([p.stats.ratio for p in pairs if p.stats is not None], opt.alpha)
         if shift is not None:
@@ -305,7 +336,42 @@ def compare_frames(base: pd.DataFrame, head: pd.DataFrame, options: CompareOptio
     if not any(p.stats is not None for p in pairs):
         notes += (NO_TIMED_NOTE,)
     return Comparison(pairs=pairs, env=diff, options=opt, fail_on=frozenset(fail_on), notes=notes,
-                      base_label=base_label, head_label=head_label, shift=shift if opt.drift else None)
+                      base_label=base_label, head_label=head_label, shift=shift if opt.drift else None,
+                      control=control, accept_inconclusive=accept_inconclusive)
+
+
+def _apply_control(matched: list[Pair], pairs: list[PairResult], opt: CompareOptions,
+                   ctx: Context) -> tuple[list[PairResult], ControlShift]:
+    """The control's shift (control.py) and the pairs as it leaves them. Paired by round (an A/B): unchanged. A
+    shift beyond the control's noise is divided out of every head time, or, with host_shift "refuse", no time
+    is judged. Every verdict then needs its change beyond what the host may have moved unseen (cs.unseen)."""
+    points = []
+    for m, p in zip(matched, pairs):
+        if p.backend == opt.control and p.stats is not None:
+            b, h = _shown_rep(m.base, m.base_reps), _shown_rep(m.head, m.head_reps)
+            points.append(([_unit_median(r) for r in _units(m.base_reps or (b,), b)],
+                           [_unit_median(r) for r in _units(m.head_reps or (h,), h)]))
+    cs = control_shift(opt.control, points, opt.alpha)
+    if cs is None:
+        raise StoreError(f"control {opt.control}: no point of it has an ok time on both sides, so a change of the "
+                         "host between them cannot be seen; time it on both sides (add it to the suite and the "
+                         "baseline) or name another with --control")
+    if ctx.paired:
+        return pairs, cs
+    if cs.beyond_noise and opt.host_shift == "refuse":
+        cs = dataclasses.replace(cs, action="refused")
+        why = (f"not judged: the host moved between base and head (control {cs.backend} "
+               f"{cs.ratio - 1:+.1%}, beyond its noise)")
+        return [dataclasses.replace(p, verdict=Verdict.INCONCLUSIVE, failure=None, reason=f"{why}; {p.reason}")
+                if p.stats is not None else p for p in pairs], cs
+    scale = 1.0
+    if cs.beyond_noise:
+        cs, scale = dataclasses.replace(cs, action="normalised"), cs.ratio
+        ctx = dataclasses.replace(ctx, scale_why=f"the host shift its control {cs.backend} measured")
+    if cs.unseen > ctx.min_floor:
+        ctx = dataclasses.replace(ctx, min_floor=cs.unseen,
+                                  floor_why=f"a host shift control {cs.backend} cannot rule out")
+    return [judge(m, opt, scale, ctx) if p.stats is not None else p for m, p in zip(matched, pairs)], cs
 
 
 def read_results(paths: list) -> pd.DataFrame:

@@ -12,12 +12,15 @@ from rich.table import Table
 
 from qlabench.analyze.compare.comparison import Comparison, PairResult
 from qlabench.analyze.compare.drift import shift_verdict
-from qlabench.analyze.compare.verdict import Verdict
+from qlabench.analyze.compare.verdict import EXIT_FAIL, EXIT_INCONCLUSIVE, EXIT_NOT_COMPARED, EXIT_PASS, Verdict
 from qlabench.core.text import md_code, md_text
 
 _STYLE = {Verdict.FASTER: "green", Verdict.SLOWER: "red", Verdict.SAME: "dim", Verdict.AMBIGUOUS: "yellow",
           Verdict.MISSING: "magenta", Verdict.NEW: "cyan", Verdict.STATUS_CHANGED: "red", Verdict.NOT_TIMED: "dim",
-          Verdict.NOT_GATEABLE: "yellow"}
+          Verdict.INCONCLUSIVE: "yellow"}
+# A headline's icon follows the exit code: only a pass is green (an inconclusive gate is not a pass).
+HEADLINE_ICON = {EXIT_PASS: ":white_check_mark:", EXIT_FAIL: ":x:", EXIT_NOT_COMPARED: ":warning:",
+                 EXIT_INCONCLUSIVE: ":grey_question:"}
 
 
 def _pct(x: float | None) -> str:
@@ -51,7 +54,7 @@ def _ms(p: PairResult, side: str) -> str:
 
 def _why(p: PairResult) -> str:
     """The verdict's reason, and for a time that moved, where it moved inside the point."""
-    moved = p.verdict in (Verdict.SLOWER, Verdict.FASTER, Verdict.AMBIGUOUS, Verdict.NOT_GATEABLE)
+    moved = p.verdict in (Verdict.SLOWER, Verdict.FASTER, Verdict.AMBIGUOUS, Verdict.INCONCLUSIVE)
     return p.reason + (f"; kernels: {p.kernels}" if moved and p.kernels else "")
 
 
@@ -60,12 +63,21 @@ def summary_line(c: Comparison) -> str:
     g = c.geomean_ratio
     geo = f"geometric-mean time change {_pct(g - 1 if g else None)} over {len(c.timed)} timed points"
     n_fail = len(c.failures) + (1 if c.shift_fails else 0)
+    n_inc = len(c.inconclusive)
     # one outcome, one exit code, and the line says the code the command exits with
-    verdict = (f"FAIL ({n_fail} failing; exit {c.exit_code})" if n_fail else f"PASS (exit {c.exit_code})"
-               if c.exit_code == 0 else f"NOT A PASS (exit {c.exit_code})")
+    verdict = (f"FAIL ({n_fail} failing; exit {c.exit_code})" if n_fail else f"NOT A PASS (exit {EXIT_NOT_COMPARED})"
+               if c.exit_code == EXIT_NOT_COMPARED else f"INCONCLUSIVE (exit {EXIT_INCONCLUSIVE})"
+               if c.exit_code == EXIT_INCONCLUSIVE else f"PASS, {n_inc} inconclusive accepted (exit {EXIT_PASS})"
+               if n_inc else f"PASS (exit {EXIT_PASS})")
     line = f"{verdict}: {counts or 'no points'}; {geo}"
-    if not n_fail and c.exit_code == 0:
+    if c.exit_code == EXIT_INCONCLUSIVE:
+        line += (f" ({n_inc} point(s) could not be judged at {c.options.threshold:.0%}: their run-to-run noise is "
+                 "above it or unknown, so nothing says they did not regress; --accept-inconclusive passes them)")
+    if not n_fail and c.exit_code == EXIT_PASS:
         line += _why_pass(c)
+    if c.control is not None and c.control.action != "none":
+        line += (f"; host shift {c.control.ratio - 1:+.1%} measured by control {c.control.backend}: "
+                 f"{c.control.action}")
     if c.options.drift:
         line += "; " + shift_verdict(c.shift, c.options.threshold)[1] + " (points judged relative to it)"
     return line
@@ -115,8 +127,7 @@ def env_lines(c: Comparison) -> list[str]:
 
 
 def markdown(c: Comparison, top: int = 20, command: str = "qlabench gate") -> str:
-    icon = ":white_check_mark:" if c.exit_code == 0 else ":x:"  # nothing compared is no pass either
-    out = [f"### {icon} {command}: {md_text(summary_line(c))}", "",
+    out = [f"### {HEADLINE_ICON[c.exit_code]} {command}: {md_text(summary_line(c))}", "",
            f"{md_code(c.head_label)} vs {md_code(c.base_label)}; {md_text(_settings(c))}.", ""]
     shown = [p for p in c.worst(None) if p.verdict not in (Verdict.SAME, Verdict.NOT_TIMED)][:top]
     if shown:
@@ -155,10 +166,17 @@ def to_json(c: Comparison) -> str:
         return d
 
     o = c.options
+    cs = c.control
     doc = {
         "base": c.base_label, "head": c.head_label, "passed": c.exit_code == 0, "exit_code": c.exit_code,
+        "inconclusive": len(c.inconclusive), "accept_inconclusive": c.accept_inconclusive,
+        "control": None if cs is None else {"backend": cs.backend, "points": cs.points, "ratio": cs.ratio,
+                                            "ci_low": cs.ci_low, "ci_high": cs.ci_high, "p_value": cs.p_value,
+                                            "noise": cs.noise, "beyond_noise": cs.beyond_noise,
+                                            "action": cs.action},
         "options": {"threshold": o.threshold, "alpha": o.alpha, "min_samples": o.min_samples, "drift": o.drift,
                     "method": o.method, "noise_factor": o.noise_factor, "host_floor": o.host_floor,
+                    "control": o.control, "host_shift": o.host_shift,
                     "fail_on": sorted(f.value for f in c.fail_on)},
         "shift": None if c.shift is None else {"ratio": c.shift.ratio, "ci_low": c.shift.ci_low,
                                                "ci_high": c.shift.ci_high, "n": c.shift.n,

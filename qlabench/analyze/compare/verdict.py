@@ -6,9 +6,10 @@ that is `same` (the whole interval lies inside the threshold band) or `ambiguous
 
 With the between-run method (the default, stats.run_stats) the threshold is the point's *effective*
 threshold max(t, c * sigma_between, host floor): a point whose run-to-run noise puts its floor above
-t is `not gateable` at t unless it moved beyond the floor itself, and is never called `slower` by
-noise. With one run per side the run-to-run noise is unknown, and no change is called. See
-docs/GATING.md.
+t is `inconclusive` at t unless it moved beyond the floor itself, and is never called `slower` by
+noise. With one run per side the run-to-run noise is unknown: a change is never called, and one beyond
+the threshold is `inconclusive` too. An inconclusive point is not a pass: the comparison exits with its
+own code (EXIT_INCONCLUSIVE) unless the user accepts it. See docs/GATING.md.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import math
 from dataclasses import dataclass
 
 from qlabench.core.errors import QlabenchError
+from qlabench.analyze.compare.control import HOST_SHIFT_ACTIONS
 from qlabench.analyze.compare.stats import PairStats
 
 
@@ -30,7 +32,9 @@ class Verdict(str, enum.Enum):
     NEW = "new"  # in head, not in base
     STATUS_CHANGED = "status changed"
     NOT_TIMED = "not timed"  # neither side has a time (both skipped / failed alike): nothing to compare
-    NOT_GATEABLE = "not gateable"  # the point's run-to-run noise floor is above the threshold
+    # the gate cannot see its threshold here: the point's run-to-run noise floor is above it, or unknown (one run
+    # per side) while the change is beyond it, or the host moved under it (a refused host shift, control.py)
+    INCONCLUSIVE = "inconclusive"
 
 
 class Failure(str, enum.Enum):
@@ -41,7 +45,7 @@ class Failure(str, enum.Enum):
     MISSING = "missing"  # a measured point is gone: not in head, or ok -> skipped
     AMBIGUOUS = "ambiguous"
     SHIFT = "shift"  # with drift correction: the whole head run is slower beyond the threshold
-    NOISE = "noise"  # a point not gateable at the threshold (its run-to-run noise is above it)
+    NOISE = "noise"  # an inconclusive point (its run-to-run noise is above the threshold): exit 1, not 3
 
 
 # A kernel that vanishes is a failure: ok -> skipped ("backend not available") or a point not in head at all
@@ -50,6 +54,12 @@ DEFAULT_FAIL_ON = frozenset({Failure.REGRESSION, Failure.STATUS, Failure.MISSING
 MAX_NOISE_FACTOR = 10.0  # a floor of 10 SDs already hides any change the data could show
 MAX_MIN_SAMPLES = 1_000_000  # no run keeps more samples than this (timing.max_samples is far below)
 FAILED_STATUSES = ("incorrect", "error")
+
+# What `compare`, `gate` and `ab` exit with (docs/GATING.md, "Exit codes"), most severe first.
+EXIT_PASS = 0
+EXIT_FAIL = 1  # a failure under --fail-on
+EXIT_NOT_COMPARED = 2  # nothing compared (no point timed on both sides), a refused host shift, or a usage error
+EXIT_INCONCLUSIVE = 3  # every judged point passed but some are inconclusive, and --accept-inconclusive was not given
 
 
 @dataclass(frozen=True)
@@ -65,6 +75,8 @@ class CompareOptions:
     method: str = "runs"  # "runs": between-run statistics (stats.run_stats); "samples": the old per-call method
     noise_factor: float = 3.0  # c: the noise floor is c * sigma_between (the run-to-run SD of a log median)
     host_floor: float = 0.10  # the floor when base and head come from different hosts (and no interleaving)
+    control: str | None = None  # an unchanged backend timed on both sides: a host shift beyond its noise (control.py)
+    host_shift: str = "normalise"  # what a host shift beyond the control's noise does: normalise or refuse
 
     def __post_init__(self) -> None:
         # Every bound is finite: `--noise-factor inf` made every floor infinite (a 10x slowdown passed as
@@ -82,6 +94,11 @@ class CompareOptions:
                                 f"SD; 3 is the default), got {self.noise_factor}")
         if not 0 <= self.host_floor < 1:
             raise QlabenchError(f"--host-floor must be between 0 and 1 (a fraction), got {self.host_floor}")
+        if self.host_shift not in HOST_SHIFT_ACTIONS:
+            raise QlabenchError(f"--host-shift must be one of {', '.join(HOST_SHIFT_ACTIONS)}, got {self.host_shift!r}")
+        if self.control and self.drift:  # both would divide the head's times by a shift
+            raise QlabenchError("--drift-correct and a control (--control) both divide the head's times by a shift: "
+                                "choose one")
 
 
 def parse_fail_on(text: str) -> frozenset[Failure]:
@@ -99,9 +116,9 @@ def parse_fail_on(text: str) -> frozenset[Failure]:
 
 
 def _ladder(s: PairStats, opt: CompareOptions, t: float, *, note: str = "", above: str = "",
-            not_gateable: str = "") -> tuple[Verdict, str]:
+            inconclusive: str = "") -> tuple[Verdict, str]:
     """The one decision ladder: a change needs the interval beyond 1 +- t AND p < alpha; then, unless the
-    point is `not_gateable` (its floor above the threshold), same or ambiguous. `note` ends every reason;
+    point is `inconclusive` (its floor above the threshold), same or ambiguous. `note` ends every reason;
     `above` replaces "above <bound>" in a slower one."""
     up, down = 1.0 + t, 1.0 / (1.0 + t)
     ci = f"CI [{s.ci_low:.3f}, {s.ci_high:.3f}]"
@@ -110,8 +127,8 @@ def _ladder(s: PairStats, opt: CompareOptions, t: float, *, note: str = "", abov
         return Verdict.SLOWER, f"{ci} {above or f'above {up:.3f}'}, p={s.p_value:.2g}{note}"
     if s.ci_high < down and significant:
         return Verdict.FASTER, f"{ci} below {down:.3f}, p={s.p_value:.2g}{note}"
-    if not_gateable:
-        return Verdict.NOT_GATEABLE, not_gateable
+    if inconclusive:
+        return Verdict.INCONCLUSIVE, inconclusive
     if s.ci_low >= down and s.ci_high <= up:
         return Verdict.SAME, f"{ci} within ±{opt.threshold:.0%}{note}"
     if s.ci_low > up or s.ci_high < down:
@@ -131,25 +148,27 @@ def noise_floor(s: PairStats, opt: CompareOptions) -> float | None:
     return None if s.sigma_between is None else math.expm1(opt.noise_factor * s.sigma_between)
 
 
-def run_verdict(s: PairStats, opt: CompareOptions, min_floor: float = 0.0) -> tuple[Verdict, str]:
+def run_verdict(s: PairStats, opt: CompareOptions, min_floor: float = 0.0,
+                floor_why: str = "baseline from another host") -> tuple[Verdict, str]:
     """(verdict, why) from between-run statistics (s.method == "runs"); `min_floor` raises the threshold
-    (e.g. opt.host_floor for a baseline from another host)."""
+    (opt.host_floor for a baseline from another host; the uncertainty of a control's shift that the head was
+    divided by), and `floor_why` says what raised it."""
     runs = (f"{s.runs_base}+{s.runs_head} runs" + (", paired by round" if s.paired else "")
             + (", raised to the suite's median" if s.suite_sigma else ""))
     if s.sigma_between is None:
         v, why = timing_verdict(s, opt)
-        if v in (Verdict.SLOWER, Verdict.FASTER):
-            return Verdict.AMBIGUOUS, (f"{s.ratio - 1:+.1%} within the runs, but one run per side: the run-to-run "
-                                       "noise is unknown (measure with --replicates K)")
+        if v in (Verdict.SLOWER, Verdict.FASTER):  # a change the gate cannot size against its noise
+            return Verdict.INCONCLUSIVE, (f"{s.ratio - 1:+.1%} within the runs, but one run per side: the "
+                                          "run-to-run noise is unknown (measure with --replicates K)")
         return v, why + "; one run per side"
     floor = noise_floor(s, opt)
     t_eff = max(opt.threshold, floor, min_floor)
     noise = f"run-to-run noise {math.expm1(s.sigma_between):.1%} ({runs})"
-    not_gateable = ""
+    inconclusive = ""
     if t_eff > opt.threshold:
-        why = noise if floor >= min_floor else f"baseline from another host, floor {min_floor:.0%}; {noise}"
-        not_gateable = f"not gateable at {opt.threshold:.0%} here: {why}"
-    return _ladder(s, opt, t_eff, note=f"; {noise}", not_gateable=not_gateable,
+        why = noise if floor >= min_floor else f"{floor_why}, floor {min_floor:.1%}; {noise}"
+        inconclusive = f"inconclusive at {opt.threshold:.0%} here: {why}"
+    return _ladder(s, opt, t_eff, note=f"; {noise}", inconclusive=inconclusive,
                    above=f"beyond this point's noise floor {t_eff:.1%}" if t_eff > opt.threshold else "")
 
 
@@ -167,4 +186,4 @@ def status_verdict(base_status: str, head_status: str) -> tuple[Verdict, str, Fa
 
 def failure_of(verdict: Verdict) -> Failure | None:
     return {Verdict.SLOWER: Failure.REGRESSION, Verdict.MISSING: Failure.MISSING,
-            Verdict.AMBIGUOUS: Failure.AMBIGUOUS, Verdict.NOT_GATEABLE: Failure.NOISE}.get(verdict)
+            Verdict.AMBIGUOUS: Failure.AMBIGUOUS, Verdict.INCONCLUSIVE: Failure.NOISE}.get(verdict)
