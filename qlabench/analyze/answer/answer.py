@@ -29,7 +29,7 @@ from qlabench.analyze.answer.ranking import Entry, rank
 from qlabench.analyze.answer.spread import SameCall, apply_floor, order_flips, same_call_floor
 from qlabench.analyze.answer.rows import at_gate, case_problems, newest_run, newest_version
 from qlabench.analyze.evidence.current import rows_or_current
-from qlabench.analyze.kit.ties import is_tie, tie_noise
+from qlabench.analyze.kit.ties import is_tie
 from qlabench.analyze.evidence import believed, device_series, devices_of, evidence_notes
 from qlabench.analyze.evidence.regimes import prefer_recommended, regime_note, regime_series
 from qlabench.core.backend_decl import candidates, is_testing
