@@ -101,20 +101,6 @@ def check_lines(df: pd.DataFrame, numerics: pd.DataFrame | None = None, checks: 
     line = evidence_summary(mine)
     return [line, LEGEND] if line else []
 
-def _secs(s: float) -> str:
-    return f"{s:.1f}" if s < 10 else f"{s:.0f}"
-
-
-def time_line(b) -> str:
-    """Where a run's time went, in one line (run/phases.py's TimeBreakdown): 'time 321 s: first calls 159,
-    checks 130, sampling 2.9, other 12, idle 17'; the warm-up first where one ran, the workers where several."""
-    parts = [("warm-up", b.warmup_s)] if b.warmup_s else []
-    parts += [("first calls", b.first_calls_s), ("checks", b.checks_s), ("sampling", b.sampling_s),
-              ("other", b.other_s), ("idle", b.outside_s)]
-    workers = f" ({b.workers} workers' seconds)" if b.workers > 1 else ""
-    return f"time {_secs(b.total_s)} s{workers}: " + ", ".join(f"{k} {_secs(v)}" for k, v in parts)
-
-
 def print_sweep_summary(console: Console, res, baseline: str | None, out, warmup_s: float = 0.0) -> None:
     """What `run sweep` prints after a sweep: skipped and unrun points, the speedup table, the row counts, and
     last, where the time went (`time_line`)."""
@@ -135,6 +121,8 @@ def print_sweep_summary(console: Console, res, baseline: str | None, out, warmup
     counts = df["status"].value_counts().to_dict()
     console.print(f"{len(df)} rows ({', '.join(f'{v} {k}' for k, v in counts.items())}) on {res.device} "
                   f"in {res.wall_s:.1f}s -> {res.path}")
+    from qlabench.cli.run_time import time_line
+
     console.print(time_line(res.time_breakdown(warmup_s)), highlight=False)
 
 def serving_rich_table(ranges: pd.DataFrame) -> Table:

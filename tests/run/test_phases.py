@@ -7,7 +7,7 @@ import re
 from typer.testing import CliRunner
 
 from qlabench.cli import app
-from qlabench.cli.views import time_line
+from qlabench.cli.run_time import time_line
 from qlabench.run.phases import TimeBreakdown, phase_kind
 
 
