@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 
+from qlabench.cli import options as opt
 from qlabench.cli.app import console
 from qlabench.cli.answer_print import print_answer
 
@@ -30,6 +31,13 @@ def advise_cmd(
     suite_out: Path = typer.Option(None, "--suite-out", help="Write a suite measuring the missing points here"),
     force: bool = typer.Option(False, "--force", help="Let --suite-out replace an existing file (never a results "
                                "file)"),
+    measure: bool = typer.Option(False, "--measure", help="Measure the rows the answer is missing on this GPU "
+                                 "(the suite --suite-out writes), then answer with them"),
+    out: Path = opt.out("results", "With --measure: results root (OUT/<suite>/<run_id>.parquet, the suite beside)",
+                        short=False),
+    device: str = opt.DEVICE,
+    warmup: bool = opt.WARMUP,
+    warmup_jobs: int = opt.WARMUP_JOBS,
 ):
     """Which GDN kernel is fastest for this model, TP degree and sequence mix, with the caveats that
     change the answer; or which points are missing and a suite that measures them."""
@@ -41,8 +49,16 @@ def advise_cmd(
         raise ConfigError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
     if suite_out is not None:  # before any work: never replace a file silently, never a results file or an input
         _check_suite_out(suite_out, force, [*(results or ()), Path(gate)])
+    if measure and suite_out is not None:
+        raise ConfigError("--measure runs the suite itself: drop --suite-out")
     q = make_question(model, tp, workload, seqlens, gate, current, sm_budget)
     ans = advise(q, results or ())  # the declarations (core): no torch, no backend imported
+    if measure:  # progress on stderr where stdout is the JSON answer
+        from qlabench.cli.app import err_console
+        from qlabench.cli.measure import measure_and_answer
+
+        ans = measure_and_answer(err_console if fmt == "json" else console, q, ans, list(results or ()), out,
+                                 device, warmup, warmup_jobs)
     if suite_out is not None and ans.suite_toml:
         try:
             suite_out.write_text(ans.suite_toml)
