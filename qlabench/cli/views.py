@@ -116,7 +116,9 @@ def print_sweep_summary(console: Console, res, baseline: str | None, out, warmup
         return
     df = pd.DataFrame([r.as_dict() for r in res.rows])
     base = pick_baseline(df, baseline)
-    console.print(speedup_rich_table(speedup_table(df, base), base))
+    from qlabench.cli.records import fitted
+
+    console.print(fitted(console, speedup_rich_table(speedup_table(df, base), base), keys=5))  # no header cut
     print_marks(console, df)
     counts = df["status"].value_counts().to_dict()
     console.print(f"{len(df)} rows ({', '.join(f'{v} {k}' for k, v in counts.items())}) on {res.device} "
