@@ -87,7 +87,7 @@ def sweep_cmd(
     from qlabench.cli.warming import warm_line
     from qlabench.workflows.warm_sweep import plan_warmup
 
-    plan = plan_warmup(s, options, True if warmup_jobs else warmup, warmup_jobs, remote=executor == "ray")
+    plan = plan_warmup(s, options, True if warmup_jobs else warmup, warmup_jobs, remote=executor == "ray", out=out)
     if dry_run:
         print_dry_run(console, s, costs_from or ())
         console.print(warm_line(plan), highlight=False)

@@ -321,6 +321,19 @@ def run_sweep(suite: Suite, out_root: str | Path = "results", options: RunOption
                          not_run=not_run, workers_started=workers_started, workers=workers)
 
 
+def still_to_run(suite: Suite, out_root: str | Path, options: RunOptions) -> list[Point]:
+    """The points `run_sweep(suite, out_root, options)` would measure: all of them, or with `resume` those no row
+    in `out_root` holds ok in this environment yet (what a warm-up ahead of a resumed sweep needs compiled)."""
+    if not options.resume:
+        return list(suite.points)
+    device = resolve_device(options.device or suite.device)
+    check = suite.check.enabled if options.check is None else options.check
+    done = resumemod.done_keys(out_root, suite.name, envmod.capture(device), checked=check,
+                               cpu_threads=resume_threads(suite, device, torch.get_num_threads()),
+                               reference=suite.check.reference, regime=suite.timing.regime)
+    return resumemod.remaining(suite.points, done)
+
+
 def resume_threads(suite: Suite, device: str, default_threads: int) -> int | None:
     """The CPU thread count a resumed row must have been measured with (rows record `cpu_threads`): on CPU
     a time at 1 thread is no answer for 4, so a resume with another --cpu-threads measures again. None on

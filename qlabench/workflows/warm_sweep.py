@@ -17,7 +17,7 @@ from pathlib import Path
 
 from qlabench.core.spec import Suite, load_suite
 from qlabench.run.options import InProcess, RunOptions
-from qlabench.run.sweep import RunResult, resolve_device, run_sweep
+from qlabench.run.sweep import RunResult, resolve_device, run_sweep, still_to_run
 from qlabench.run.warmup import compiling_points, head_groups, warm_suite, warmup_jobs
 
 
@@ -43,9 +43,10 @@ class Warmed:
 
 
 def plan_warmup(suite: Suite, options: RunOptions, want: bool | None = None, jobs: int | None = None,
-                cores: int | None = None, remote: bool = False) -> WarmupPlan:
+                cores: int | None = None, remote: bool = False, out: str | Path | None = None) -> WarmupPlan:
     """The warm-up `warm_then_sweep` runs before `suite`: `want` None lets the host decide (`warmup_jobs`), `jobs`
-    sets the processes; `remote`: the points run on other machines (Ray), whose caches a warm-up here misses."""
+    sets the processes; `remote`: the points run on other machines (Ray), whose caches a warm-up here misses;
+    `out`: where a `resume` finds the points already measured, which need no warm-up."""
     if want is False:
         return WarmupPlan(0, 0, 0, frozenset(), str(suite.path), "--no-warmup")
     if isinstance(options.executor, InProcess) or remote:
@@ -56,7 +57,8 @@ def plan_warmup(suite: Suite, options: RunOptions, want: bool | None = None, job
     device = resolve_device(options.device or suite.device)
     # the warm-up processes read the file: the points of this (perhaps narrowed) suite by their index there
     whole = load_suite(str(path), max_points=options.max_points)
-    mine = {p for i, p in enumerate(suite.points) if i in compiling_points(suite.points, device)}
+    todo = still_to_run(suite, out, options) if options.resume and out is not None else list(suite.points)
+    mine = {todo[i] for i in compiling_points(todo, device)}
     only = frozenset(i for i, p in enumerate(whole.points) if p in mine)
     groups = len(head_groups(whole.points, set(only)))
     n = warmup_jobs(groups, want, jobs, cores)

@@ -68,3 +68,13 @@ def test_the_warm_up_runs_before_the_sweep_and_the_sweep_measures_every_point(da
     assert warmed is not None and warmed.failed == 0 and warmed.wall_s > 0 and warmed.jobs == 2
     assert [r.status for r in res.rows] == ["ok", "ok"]
     assert res.time_breakdown(warmed.wall_s).total_s > res.wall_s
+
+
+def test_a_resumed_sweep_warms_only_what_it_still_measures(data_dir, tmp_path):
+    from qlabench.run.sweep import run_sweep, still_to_run
+
+    suite = load_suite(str(data_dir / "tiny-cpu.toml"))
+    run_sweep(dataclasses.replace(suite, points=suite.points[:2]), tmp_path, RunOptions(device="cpu"))
+    left = still_to_run(suite, tmp_path, RunOptions(device="cpu", resume=True))
+    assert left == list(suite.points[2:])
+    assert still_to_run(suite, tmp_path, RunOptions(device="cpu")) == list(suite.points)
