@@ -17,7 +17,8 @@ from pathlib import Path
 
 from qlabench.core.spec import Suite, load_suite
 from qlabench.run.options import InProcess, RunOptions
-from qlabench.run.sweep import RunResult, resolve_device, run_sweep, still_to_run
+from qlabench.run import sweep as sweeps  # run_sweep read at call time: the one a caller (or test) installed
+from qlabench.run.sweep import RunResult, resolve_device, still_to_run
 from qlabench.run.warmup import compiling_points, head_groups, warm_suite, warmup_jobs
 
 
@@ -78,4 +79,4 @@ def warm_then_sweep(suite: Suite, out: str | Path, options: RunOptions, plan: Wa
         results = warm_suite(plan.path, whole, plan.jobs, None if device in (None, "auto") else device,
                              only=set(plan.only), on_done=on_warm_group, on_point=on_warm_point)
         warmed = Warmed(plan.jobs, plan.groups, sum(1 for r in results if r.returncode), time.perf_counter() - t0)
-    return run_sweep(suite, out, options, progress=progress), warmed
+    return sweeps.run_sweep(suite, out, options, progress=progress), warmed
