@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from qlabench.core.errors import DeviceError
 from qlabench.core.spec import Suite, load_suite
 from qlabench.run.options import InProcess, RunOptions
 from qlabench.run import sweep as sweeps  # run_sweep read at call time: the one a caller (or test) installed
@@ -55,10 +56,17 @@ def plan_warmup(suite: Suite, options: RunOptions, want: bool | None = None, job
     path = Path(str(suite.path))
     if not path.is_file():
         return WarmupPlan(0, 0, 0, frozenset(), str(path), "the suite has no file the warm-up processes can read")
-    device = resolve_device(options.device or suite.device)
+    requested = options.device or suite.device
+    # planned for the device asked for, present or not (a dry run on a host without it); the sweep refuses it
+    device = resolve_device(requested) if requested in (None, "auto") else requested
     # the warm-up processes read the file: the points of this (perhaps narrowed) suite by their index there
     whole = load_suite(str(path), max_points=options.max_points)
-    todo = still_to_run(suite, out, options) if options.resume and out is not None else list(suite.points)
+    todo = list(suite.points)
+    if options.resume and out is not None:
+        try:
+            todo = still_to_run(suite, out, options)
+        except DeviceError:  # no such device here: nothing runs, and what was done cannot be told
+            pass
     mine = {todo[i] for i in compiling_points(todo, device)}
     only = frozenset(i for i, p in enumerate(whole.points) if p in mine)
     groups = len(head_groups(whole.points, set(only)))

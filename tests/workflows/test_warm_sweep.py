@@ -78,3 +78,13 @@ def test_a_resumed_sweep_warms_only_what_it_still_measures(data_dir, tmp_path):
     left = still_to_run(suite, tmp_path, RunOptions(device="cpu", resume=True))
     assert left == list(suite.points[2:])
     assert still_to_run(suite, tmp_path, RunOptions(device="cpu")) == list(suite.points)
+
+
+def test_a_gpu_suite_is_planned_on_a_host_without_one(tmp_path):
+    """A dry run prices a GPU suite on a CPU box: its warm-up is planned for the device the suite asks for (the
+    sweep itself refuses a device that is not there)."""
+    suite = load_suite("h200-smoke")
+    plan = plan_warmup(suite, RunOptions(), cores=16)
+    compiling = [p for p in suite.points if not p.backend.startswith("naive")]
+    assert plan.points == len(compiling) and 0 < plan.groups <= plan.points and plan.jobs == min(plan.groups, 8)
+    assert plan_warmup(suite, RunOptions(resume=True), cores=16, out=tmp_path).points == plan.points
