@@ -16,15 +16,16 @@ def warm_line(plan) -> str:
             f"process{'es' if plan.jobs > 1 else ''} before the sweep")
 
 
-def warm_and_sweep(console: Console, suite, out, options, plan):
-    """`warm_then_sweep` with a bar for each: the warm-up's points, then the sweep's."""
+def warm_and_sweep(console: Console, suite, out, options, plan, prices: dict | None = None):
+    """`warm_then_sweep` with a bar for each: the warm-up's points, then the sweep's (counting `prices` down,
+    each point's priced seconds, where given)."""
     from qlabench.cli.progress import RichProgress
     from qlabench.workflows.warm_sweep import warm_then_sweep
 
     if plan.jobs or plan.groups:  # a CPU sweep of the naive backends says nothing of a warm-up it never needed
         console.print(warm_line(plan), highlight=False)
     if not plan.jobs:
-        with RichProgress(console) as prog:
+        with RichProgress(console, prices) as prog:
             return warm_then_sweep(suite, out, options, plan, progress=prog)
     columns = ((TextColumn("warming"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()) if console.is_terminal
                else (MofNCompleteColumn(), TextColumn("points warmed,"), TimeElapsedColumn()))
@@ -52,7 +53,7 @@ def warm_and_sweep(console: Console, suite, out, options, plan):
 
     bar.start()
     try:
-        with _Then(console) as prog:
+        with _Then(console, prices) as prog:
             return warm_then_sweep(suite, out, options, plan, progress=prog, on_warm_point=point,
                                    on_warm_group=group)
     finally:

@@ -17,7 +17,7 @@ from pathlib import Path
 from qlabench.analyze.advise import Advice, missing_on
 from qlabench.analyze.advise.suite import missing_suite, suite_name
 from qlabench.analyze.answer import Case, Question
-from qlabench.analyze.evidence.costs import DeviceCost, point_costs
+from qlabench.analyze.evidence.costs import DeviceCost, point_costs, point_prices
 from qlabench.analyze.evidence.current import rows_or_current
 from qlabench.core.errors import ConfigError, DeviceError
 from qlabench.core.spec import Suite, load_suite
@@ -40,6 +40,7 @@ class MeasurePlan:
     options: RunOptions | None = None
     warmup: WarmupPlan | None = None
     cost: DeviceCost | None = None
+    prices: dict = field(default_factory=dict)  # each point's priced seconds on `cost.device` (None: not priced)
 
     @property
     def points(self) -> int:
@@ -92,4 +93,6 @@ def plan_measure(q: Question, ans: Advice, results: Iterable = (), out: str | Pa
     rows, _, _ = rows_or_current(list(results))
     priced = point_costs(plan.suite.points, rows)
     plan.cost = next((d for d in priced if d.device == plan.model), priced[0] if priced else None)
+    if plan.cost is not None:
+        plan.prices = dict(zip(plan.suite.points, point_prices(plan.suite.points, rows, plan.cost.device)))
     return plan
