@@ -1,34 +1,65 @@
-"""Rich renderings of `advise`'s answers: one case as a table, its runs tagged A, B, ... (cli/advise.py prints them)."""
+"""Renderings of `advise`'s answers for a terminal or a pipe (cli/advise.py prints them): the answer first, a few
+lines per case that fit 80 columns, then each case's ranking, as a table where it fits the console and stacked,
+an entry a block, where it does not (a backend's name is never folded), then the notes.
+
+The ranking's columns are one list (`COLUMNS`): a column is a header, how a cell reads an entry, and whether it
+stays on an entry's first line when the ranking stacks. A cell holds a value, never a sentence: what needs one
+(a first call, a failed row's reason, a caveat) is a note under the rankings.
+"""
 
 from __future__ import annotations
 
-from rich.markup import escape
-from rich.table import Table
+import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass
 
+from rich import box
+from rich.console import Console
+from rich.measure import Measurement
+from rich.table import Table
+from rich.text import Text
+
+from qlabench.analyze.kit.ties import is_tie
 from qlabench.core.regimes import RECOMMENDED_REGIME
 
 
-def advise_table(case) -> Table:
-    """One case of `advise`'s answer as a terminal table: each backend's time, speedup, noise, the device memory
-    its call takes beyond its inputs and outputs, check, version, run (tagged A, B, ...) and first-call cost."""
-    t = Table(title=f"{escape(case.title)} ({case.case.total_tokens} tokens)", title_justify="left")
-    for c, j in (("backend", "left"), ("ms", "right"), ("speedup", "right"), ("noise", "right"),
-                 ("extra MiB", "right"), ("check", "left"), ("version", "left"), ("run", "left"), ("first call", "left")):
-        t.add_column(c, justify=j, overflow="fold")
-    for e in case.entries:
-        run = ", ".join(run_tag(case, r) for r in e.runs)  # each row says its run: a ranking may mix runs
-        if e.regime and e.regime != RECOMMENDED_REGIME:  # and its regime, where it is not the one ranked on
-            run += f" ({e.regime})"
-        if e.ok:
-            t.add_row(escape(e.backend), f"{e.time_ms:.3f}", f"{e.speedup:.2f}x" if e.speedup else "-",
-                      f"{e.rel_noise:.1%}" if e.rel_noise is not None else "-",
-                      f"{e.extra_mem_mib:.0f}" if e.extra_mem_mib is not None else "-",
-                      "ok" + (f" {e.max_err:.0e}" if e.max_err is not None else "") + (f" {escape(e.check)}" if e.check else ""),
-                      escape(e.version or "not recorded"), run, escape(e.first_call or "-"))
-        else:
-            t.add_row(escape(e.backend), "-", "-", "-", "-", f"[red]{e.status}[/red]", escape(e.version or "not recorded"),
-                      run, escape(e.first_call or "-"))
-    return t
+@dataclass(frozen=True)
+class Column:
+    header: str
+    cell: Callable  # (case, entry) -> the cell's text, plain (no markup)
+    justify: str = "right"
+    lead: bool = False  # on an entry's first line when the ranking stacks (its name and time)
+    unit: str = ""  # after a lead cell when the ranking stacks, where its header is not shown ('0.239 ms')
+
+
+def _ms(case, e) -> str:
+    return f"{e.time_ms:.3f}" if e.ok else e.status
+
+
+def _run(case, e) -> str:
+    run = ", ".join(run_tag(case, r) for r in e.runs)  # each row says its run: a ranking may mix runs
+    if e.regime and e.regime != RECOMMENDED_REGIME:  # and its regime, where it is not the one ranked on
+        run += f" ({e.regime})"
+    return run
+
+
+def _check(case, e) -> str:
+    if not e.ok:
+        return "-"
+    return " ".join(filter(None, ["ok", f"{e.max_err:.0e}" if e.max_err is not None else "", e.check or ""]))
+
+
+# The ranking's columns, in order. A time of another kind is one more entry here (header, cell, lead).
+COLUMNS: list[Column] = [
+    Column("backend", lambda c, e: e.backend, "left", lead=True),
+    Column("ms", _ms, lead=True, unit="ms"),
+    Column("speedup", lambda c, e: f"{e.speedup:.2f}x" if e.ok and e.speedup else "-", lead=True),
+    Column("noise", lambda c, e: f"{e.rel_noise:.1%}" if e.ok and e.rel_noise is not None else "-"),
+    Column("extra MiB", lambda c, e: f"{e.extra_mem_mib:.0f}" if e.ok and e.extra_mem_mib is not None else "-"),
+    Column("check", _check, "left"),
+    Column("version", lambda c, e: e.version or "not recorded", "left"),
+    Column("run", _run, "left"),
+]
 
 
 def case_runs(case) -> list[str]:
@@ -38,3 +69,71 @@ def case_runs(case) -> list[str]:
 def run_tag(case, run: str) -> str:
     """A short tag per run of this case (A, B, ...), spelled out under its table."""
     return chr(ord("A") + case_runs(case).index(run))
+
+
+def leaders(case) -> list:
+    """The timed entries within measured noise of the fastest (kit.ties): the winner alone, or the tie set."""
+    timed = [e for e in case.entries if e.ok]
+    if not timed:
+        return []
+    first = timed[0]
+    return [first] + [e for e in timed[1:] if is_tie(first.time_ms, e.time_ms, first.rel_noise, e.rel_noise)]
+
+
+def advise_table(case, columns: list[Column] = COLUMNS) -> Table:
+    """One case's ranking as a table; its cells never wrap (`ranking` stacks it where it would not fit)."""
+    t = Table(title=f"{case.title} ({case.case.total_tokens} tokens)", title_justify="left", box=box.SIMPLE_HEAD,
+              pad_edge=False, show_edge=False)
+    for c in columns:
+        t.add_column(c.header, justify=c.justify, no_wrap=True)
+    for e in case.entries:
+        cells = [Text(col.cell(case, e)) for col in columns]
+        if not e.ok:
+            for cell in cells[1:]:
+                cell.stylize("red")
+        t.add_row(*cells)
+    return t
+
+
+def ranking(console: Console, case, columns: list[Column] = COLUMNS):
+    """The case's ranking: the table where its natural width fits the console, else stacked (`stacked`)."""
+    table = advise_table(case, columns)
+    natural = Measurement.get(console, console.options.update_width(100_000), table).maximum
+    return table if natural <= console.width else stacked(case, console.width, columns)
+
+
+def stacked(case, width: int, columns: list[Column] = COLUMNS) -> Text:
+    """An entry a block: its rank, name and lead columns on one line, its other columns as 'header value' pairs
+    after it, wrapped between pairs (a value is never cut)."""
+    lead = [c for c in columns if c.lead]
+    rest = [c for c in columns if not c.lead]
+    cells = [[c.cell(case, e) + (f" {c.unit}" if c.unit and e.ok else "") for c in lead] for e in case.entries]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(lead))] if cells else []
+    lines = [f"{case.title} ({case.case.total_tokens} tokens)"]
+    for k, (e, row) in enumerate(zip(case.entries, cells), 1):
+        head = "  ".join(v.ljust(w) if c.justify == "left" else v.rjust(w) for c, v, w in zip(lead, row, widths))
+        lines.append(f"{k:>2}. {head.rstrip()}")
+        pairs = [f"{c.header} {v}" for c in rest if (v := c.cell(case, e)) not in ("", "-")]
+        lines += wrap_pairs(" · ".join(pairs), width, "      ", " · ")
+    return Text("\n".join(lines))
+
+
+def wrapped(text: str, width: int, indent: str = "") -> list[str]:
+    """`text` in lines of at most `width`, broken at spaces only (a longer word keeps a line of its own, whole),
+    its leading spaces kept on the first line, `indent` before the others."""
+    return textwrap.wrap(text, max(width, len(indent) + 20), subsequent_indent=indent, break_long_words=False,
+                         break_on_hyphens=False) or [""]
+
+
+def wrap_pairs(text: str, width: int, indent: str, sep: str) -> list[str]:
+    """`text` in lines of at most `width` after `indent`, broken only at `sep` (a longer piece keeps its own line,
+    whole): a 'header value' pair is never cut."""
+    out: list[str] = []
+    line = ""
+    for piece in text.split(sep):
+        if line and len(indent) + len(line) + len(sep) + len(piece) > width:
+            out.append(indent + line)
+            line = piece
+        else:
+            line = f"{line}{sep}{piece}" if line else piece
+    return out + ([indent + line] if line else [])

@@ -32,6 +32,11 @@ SEQLENS = typer.Option(None, "--seqlens", help="Only the points of these calls, 
                        "(comma list, e.g. 32768,4x8192,8192+24576): one run holds every backend's time for them")
 CPU_THREADS = typer.Option(None, "--cpu-threads", min=0, max=MAX_CPU_THREADS, help="torch threads per CPU worker "
                            "(default: the suite's run.cpu_threads, 1; 0: torch's default, one per core)")
+WARMUP = typer.Option(None, "--warmup/--no-warmup", help="Compile and tune every compile group once, in parallel "
+                      "processes, before the first point is timed (default: where something compiles, on CUDA, and "
+                      "the host has cores to spare; `qlabench warmup`)")
+WARMUP_JOBS = typer.Option(None, "--warmup-jobs", min=1, help="Warm-up processes at once (default: one per spare "
+                           "core, at most one per compile group and 8); implies --warmup")
 OUTPUT = typer.Option(None, "--output", "-o", help="Also write the rendering (markdown/json) to this file")
 
 _SUITE_HELP = "Suite name (suites/NAME.toml) or a path"

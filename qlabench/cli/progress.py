@@ -25,13 +25,19 @@ _STYLE = {"ok": "green", "incorrect": "red", "error": "red", "skipped": "yellow"
 
 
 class RichProgress:
-    def __init__(self, console: Console):
+    """`prices`: each point's seconds as the evidence prices it (analyze/evidence/costs.py point_prices; None:
+    never measured there): on a terminal the bar counts them down ('~1.6 min left, priced')."""
+
+    def __init__(self, console: Console, prices: dict | None = None):
         self.console = console
+        self._prices, self._left, self._current = prices or {}, None, 0.0
+        if prices:
+            self._left = sum(v for v in prices.values() if v)
         # rich's default answer to a closed stdout is SystemExit(1), mid-sweep: go quiet instead
         console.on_broken_pipe = lambda: _go_quiet(console)
         if console.is_terminal:
             columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                       TimeRemainingColumn())
+                       TimeRemainingColumn()) + ((TextColumn("{task.fields[priced]}"),) if prices else ())
         else:
             columns = (MofNCompleteColumn(), TextColumn("points,"), TimeElapsedColumn(), TextColumn("elapsed"))
         self._bar = Progress(*columns, console=console, transient=False)
@@ -65,9 +71,15 @@ class RichProgress:
         if not self._live:
             self._bar.__enter__()
             self._live = True
-        self._task = self._bar.add_task("sweep", total=total)
+        self._task = self._bar.add_task("sweep", total=total, priced=self._priced())
+
+    def _priced(self) -> str:
+        from qlabench.analyze.evidence.costs import duration
+
+        return f"~{duration(max(self._left, 0.0))} left, priced" if self._left is not None else ""
 
     def _point_started(self, point) -> None:
+        self._current = self._prices.get(point) or 0.0
         self._bar.update(self._task, description=escape(one_line(point.label())[:70]))
 
     def _point_done(self, row) -> None:
@@ -80,6 +92,9 @@ class RichProgress:
             self._bar.console.print(f"[{style}]{row.status}[/{style}] {escape(one_line(backend))} {row.mode} "
                                     f"{heads_label(row.h_qk, row.h_v)} {row.total_tokens} tok: "
                                     f"{escape(one_line(what))}", highlight=False)
+        if self._left is not None:
+            self._left -= self._current
+            self._bar.update(self._task, priced=self._priced())
         self._bar.advance(self._task)
 
 

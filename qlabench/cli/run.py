@@ -52,6 +52,8 @@ def sweep_cmd(
                                       "statistics need (docs/GATING.md)"),
     with_ncu: bool = typer.Option(False, "--ncu", help="Also profile every ok GPU point under Nsight Compute "
                                   "(--clock-control none) for sm_active_pct; slow"),
+    warmup: bool = opt.WARMUP,
+    warmup_jobs: int = opt.WARMUP_JOBS,
     autotune: str = typer.Option(None, "--autotune", help="How an autotuning library (FLA) is tuned, in place "
                                  "of the suite's [run] autotune: point-cached (each point's stored tuning reused), "
                                  "point (every point tuned again, replacing its stored tuning) or process"),
@@ -82,20 +84,23 @@ def sweep_cmd(
                          resume=resume, max_time_s=max_time, replicates=replicates,
                          max_points=max_points or MAX_POINTS, allow_oversized=allow_oversized)
     options.check_size(s)
+    from qlabench.cli.warming import warm_line
+    from qlabench.workflows.warm_sweep import plan_warmup
+
+    plan = plan_warmup(s, options, True if warmup_jobs else warmup, warmup_jobs, remote=executor == "ray", out=out)
     if dry_run:
         print_dry_run(console, s, costs_from or ())
+        console.print(warm_line(plan), highlight=False)
         return
     opt.writable_folder(out)
     import signal
 
-    from qlabench.cli.progress import RichProgress
-    from qlabench.run.sweep import run_sweep
+    from qlabench.cli.warming import warm_and_sweep
 
     signal.signal(signal.SIGTERM, _terminated)  # handled like Ctrl-C: rows compacted, temp folders removed
-    with RichProgress(console) as prog:
-        res = run_sweep(s, out, options, progress=prog)
+    res, warmed = warm_and_sweep(console, s, out, options, plan)
     try:
-        print_sweep_summary(console, res, baseline or s.baseline, out)
+        print_sweep_summary(console, res, baseline or s.baseline, out, warmed.wall_s if warmed else 0.0)
     except BrokenPipeError:  # stdout's reader has gone; the rows are written, so this is no failure
         from qlabench.cli.progress import stdout_gone
 

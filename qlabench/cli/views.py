@@ -102,8 +102,9 @@ def check_lines(df: pd.DataFrame, numerics: pd.DataFrame | None = None, checks: 
     line = evidence_summary(mine)
     return [line, LEGEND] if line else []
 
-def print_sweep_summary(console: Console, res, baseline: str | None, out) -> None:
-    """What `run sweep` prints after a sweep: skipped and unrun points, the speedup table, the row counts."""
+def print_sweep_summary(console: Console, res, baseline: str | None, out, warmup_s: float = 0.0) -> None:
+    """What `run sweep` prints after a sweep: skipped and unrun points, the speedup table, the row counts, and
+    last, where the time went (`time_line`)."""
     from qlabench.analyze.kit.speedups import pick_baseline, speedup_table
 
     if res.resumed:
@@ -116,11 +117,16 @@ def print_sweep_summary(console: Console, res, baseline: str | None, out) -> Non
         return
     df = pd.DataFrame([r.as_dict() for r in res.rows])
     base = pick_baseline(df, baseline)
-    console.print(speedup_rich_table(speedup_table(df, base), base))
+    from qlabench.cli.records import fitted
+
+    console.print(fitted(console, speedup_rich_table(speedup_table(df, base), base), keys=5))  # no header cut
     print_marks(console, df)
     counts = df["status"].value_counts().to_dict()
     console.print(f"{len(df)} rows ({', '.join(f'{v} {k}' for k, v in counts.items())}) on {res.device} "
                   f"in {res.wall_s:.1f}s -> {res.path}")
+    from qlabench.cli.run_time import time_line
+
+    console.print(time_line(res.time_breakdown(warmup_s)), highlight=False)
 
 def serving_rich_table(ranges: pd.DataFrame) -> Table:
     """The serving page at a glance: per group, the winners by batch range and the winner's share of the

@@ -16,6 +16,7 @@ _ALL_MODES = frozenset({"fwd", "bwd", "fwd_bwd", "bwd_train", "decode", "mtp"})
 _FWD = frozenset({"fwd"})
 _PREFILL, _TRAIN = frozenset({"prefill"}), frozenset({"prefill", "train"})
 _TESTING = frozenset({"testing"})
+_EAGER = {"compiles": False}  # plain PyTorch: nothing to warm ahead of a sweep
 
 _FLASH_QLA = ("flash_qla.chunk_gated_delta_rule(q, k, v, g, beta, scale=scale, initial_state=h0, "
               "output_final_state=True, cu_seqlens=cu_seqlens, ")
@@ -41,24 +42,24 @@ BUILTINS: tuple[BackendDecl, ...] = (
     BackendDecl("naive-recurrent", "naive recurrence (torch)", _B + "naive:NaiveRecurrent",
                 "token-by-token fp32 recurrence in PyTorch; the correctness oracle (also of decode/mtp steps)",
                 modes=_ALL_MODES, layer_core=True, roles=frozenset({"oracle"}),
-                pool_access=(REFERENCE, "the oracle: the fp32 recurrence from the batch's states, no pool step")),
+                pool_access=(REFERENCE, "the oracle: the fp32 recurrence from the batch's states, no pool step"), **_EAGER),
     BackendDecl("naive-chunk", "naive chunked (torch)", _B + "naive:NaiveChunk",
                 "chunked (WY / UT-transform) form in plain PyTorch, chunk 64; backward by autograd",
-                layer_core=True, roles=frozenset({"reference"})),
+                layer_core=True, roles=frozenset({"reference"}), **_EAGER),
     BackendDecl("naive-step", "naive serving step (torch)", _B + "naive:NaiveStep",
                 "decode/mtp step in PyTorch: gather the batch's states from the pool, fp32 recurrence, scatter",
                 modes=frozenset({"decode", "mtp"}), roles=frozenset({"reference"}),
-                pool_access=(GATHER_SCATTER, "the PyTorch reference step")),
+                pool_access=(GATHER_SCATTER, "the PyTorch reference step"), **_EAGER),
     # The oracle of calls whose inputs differ from the drawn ones (their `oracle`): the gate computed outside from
     # the raw gates a fused-gate call is handed; no final state for a call that returns none.
     BackendDecl("naive-recurrent-gate-outside", "naive recurrence, gate from raw inputs (torch)",
                 _B + "naive:NaiveRecurrentGateOutside",
                 "the oracle with g = -exp(A_log) * softplus(a + dt_bias) computed outside from the raw gates a "
-                "fused-gate call is handed (measure/inputs.raw_gates); checks flashinfer-gate", modes=_FWD),
+                "fused-gate call is handed (measure/inputs.raw_gates); checks flashinfer-gate", modes=_FWD, **_EAGER),
     BackendDecl("naive-recurrent-no-state", "naive recurrence, no final state (torch)",
                 _B + "naive:NaiveRecurrentNoState",
                 "the oracle of a call that returns no final state: o and the gradients of <o, do> alone (dht zero); "
-                "checks flashinfer-train", modes=frozenset({"fwd", "fwd_bwd"})),
+                "checks flashinfer-train", modes=frozenset({"fwd", "fwd_bwd"}), **_EAGER),
     # auto_cp splits a call only when its sequences x value heads leave SMs idle: the check's short problem
     # may run unsplit where the timed call splits.
     BackendDecl("flash_qla", "FlashQLA, auto intra-card CP", _B + "flash_qla:FlashQLA",
@@ -184,8 +185,8 @@ BUILTINS: tuple[BackendDecl, ...] = (
                 pool_access=(IN_KERNEL, "SGLang's update kernel, last state written in place")),
     BackendDecl("fault", "fault injection (test)", _B + "fault:FaultBackend",
                 "test backend: fault chosen by V (see qlabench/backends/fault.py); otherwise the fp32 recurrence",
-                roles=_TESTING),
+                roles=_TESTING, **_EAGER),
     BackendDecl("synthetic", "synthetic slowdown (test)", _B + "synthetic:Synthetic",
                 "naive-chunk math plus an injected slowdown ($QLABENCH_SYNTHETIC_SLOWDOWN); for gate power studies",
-                roles=_TESTING),
+                roles=_TESTING, **_EAGER),
 )

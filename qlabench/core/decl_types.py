@@ -59,6 +59,9 @@ class BackendDecl:
     cp_mark: str = ""  # part of a kernel name launched only when the call split (core/kernel_event.py)
     pool_access: tuple[str, str] | None = None  # serving: (how the step reaches the pool, note) (core/pool_access.py)
     layer_core: bool = False  # a `layer:<name>` backend is made around it (backends/layer/)
+    # Whether its first call at a new shape compiles or tunes (Triton, TileLang, nvcc): what a warm-up ahead of a
+    # sweep pays for once, in parallel (run/warmup.py). False for plain PyTorch, whose first call costs no more.
+    compiles: bool = True
     roles: frozenset[str] = frozenset()  # WORKLOAD_ROLES it may answer; 'oracle' / 'reference'; 'testing'
     order: int = 0  # its place in every view: the order of declarations()
     provider: Provider | None = None  # a plugin's distribution (and checkout); None: qlabench's own code

@@ -146,6 +146,16 @@ def driver_version() -> str | None:
         return None
 
 
+def device_model(device: str) -> str:
+    """The device's model as a row's `device` column records it: 'NVIDIA H200', or the CPU's model name."""
+    import torch
+
+    dev = torch.device(device)
+    if dev.type == "cuda":
+        return torch.cuda.get_device_name(dev.index if dev.index is not None else torch.cuda.current_device())
+    return cpu_name()
+
+
 def capture(device: str) -> dict:
     """Environment fields of a result row, for runs on `device` ('cpu', 'cuda', 'cuda:N')."""
     import torch
@@ -165,7 +175,7 @@ def capture(device: str) -> dict:
     env.update({k: dist_version(d) for k, d in _DISTS.items()})
     if dev.type == "cuda":
         idx = dev.index if dev.index is not None else torch.cuda.current_device()
-        env["device"] = torch.cuda.get_device_name(idx)
+        env["device"] = device_model(device)
         env["device_index"] = physical_index(idx)
         env["gpu_uuid"] = gpu_uuid(idx)
         env["driver_version"] = driver_version()

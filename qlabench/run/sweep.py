@@ -30,6 +30,7 @@ from qlabench.store import resume as resumemod
 from qlabench.backends import REGISTRY
 from qlabench.run.executors.local import local_executor
 from qlabench.run.options import InProcess, RunOptions
+from qlabench.run.phases import TimeBreakdown
 from qlabench.run.point import MeasureContext
 from qlabench.core.errors import ConfigError, DeviceError, ResultsWriteError, SweepInterrupted
 from qlabench.core.point import Point
@@ -56,6 +57,11 @@ class RunResult:
     resumed: int = 0  # points skipped because an earlier run recorded them ok
     not_run: int = 0  # points left for a later --resume (the time budget ran out)
     workers_started: int = 0  # worker processes started (0 in-process); more than slots means replacements
+    workers: int = 1  # points measured at once (one worker per GPU)
+
+    def time_breakdown(self, warmup_s: float = 0.0) -> TimeBreakdown:
+        """Where this run's time went, from its rows' phases: first calls, checks, sampling, other, idle."""
+        return TimeBreakdown.of(self.rows, self.wall_s, self.workers, warmup_s)
 
     @property
     def complete(self) -> bool:
@@ -285,6 +291,7 @@ def run_sweep(suite: Suite, out_root: str | Path = "results", options: RunOption
         if progress:
             progress.start(len(points) * replicates)
         workers_started = 0
+        workers = 1
         interrupted = False
         try:
             for rnd in range(replicates):
@@ -298,6 +305,7 @@ def run_sweep(suite: Suite, out_root: str | Path = "results", options: RunOption
                     for ex in executors.values():
                         ex.close()
                     workers_started += getattr(executors[False], "workers_started", 0)
+                    workers = max(workers, len(getattr(executors[False], "states", ())))
         except KeyboardInterrupt:  # Ctrl-C (or SIGTERM, which the CLI turns into one): keep what was measured
             interrupted = True
         finally:
@@ -313,7 +321,20 @@ def run_sweep(suite: Suite, out_root: str | Path = "results", options: RunOption
             raise SweepInterrupted(f"interrupted: {len(recorder.rows)} row(s) kept in {path or writer.dir}, "
                                    f"{not_run} point(s) not measured; run the same command with --resume to continue")
         return RunResult(run_id, path, recorder.rows, device, time.perf_counter() - t0, resumed=resumed,
-                         not_run=not_run, workers_started=workers_started)
+                         not_run=not_run, workers_started=workers_started, workers=workers)
+
+
+def still_to_run(suite: Suite, out_root: str | Path, options: RunOptions) -> list[Point]:
+    """The points `run_sweep(suite, out_root, options)` would measure: all of them, or with `resume` those no row
+    in `out_root` holds ok in this environment yet (what a warm-up ahead of a resumed sweep needs compiled)."""
+    if not options.resume:
+        return list(suite.points)
+    device = resolve_device(options.device or suite.device)
+    check = suite.check.enabled if options.check is None else options.check
+    done = resumemod.done_keys(out_root, suite.name, envmod.capture(device), checked=check,
+                               cpu_threads=resume_threads(suite, device, torch.get_num_threads()),
+                               reference=suite.check.reference, regime=suite.timing.regime)
+    return resumemod.remaining(suite.points, done)
 
 
 def resume_threads(suite: Suite, device: str, default_threads: int) -> int | None:

@@ -115,6 +115,41 @@ def head_groups(points: tuple[Point, ...], only: set[int] | None = None) -> list
     return sorted(groups.values(), key=lambda idx: points[idx[0]].mode == "fwd")
 
 
+MAX_AUTO_JOBS = 8  # each warm-up process holds its own CUDA context and compiler: more crowd the GPU's memory
+
+
+def compiling_points(points, device: str) -> set[int]:
+    """The indices of the points a warm-up pays for: on a CUDA device, single-device points whose backend's first
+    call compiles or tunes (its declaration's `compiles`). On a CPU nothing is compiled ahead (the naive
+    backends are plain PyTorch, and the libraries that compile run on CUDA only)."""
+    from qlabench.core.backend_decl import find
+
+    if not device.startswith("cuda"):
+        return set()
+    out = set()
+    for i, p in enumerate(points):
+        d = find(p.backend)
+        if not p.distributed and (d is None or d.compiles):  # a name nothing declares may compile: warmed
+            out.add(i)
+    return out
+
+
+def warmup_jobs(groups: int, want: bool | None, jobs: int | None, cores: int | None = None) -> int:
+    """How many processes warm `groups` compile groups ahead of a sweep (0: no warm-up). `jobs` (--warmup-jobs)
+    is taken as given; `want` False is none; otherwise one per core the sweep leaves free, at most one per group
+    and MAX_AUTO_JOBS, and where that is fewer than two (no core to spare) none unless `want` is True: a warm-up
+    in one process before a sweep in one process only moves the compiles from one to the other."""
+    if groups == 0 or want is False:
+        return 0
+    if jobs is not None:
+        return jobs
+    spare = (cores if cores is not None else len(os.sched_getaffinity(0))) - 1
+    auto = min(groups, spare, MAX_AUTO_JOBS)
+    if auto >= 2:
+        return auto
+    return max(1, auto) if want else 0
+
+
 def warm_points(suite: Suite, indices: list[int], device: str,
                 on_point: PointCallback | None = None) -> list[tuple[int, str]]:
     """Run each point once at its check size and at full size (no timing); returns (index, status), each

@@ -115,3 +115,23 @@ def test_the_consoles_of_the_command_line_show_control_characters_in_whatever_th
     assert "\x1b[2J" not in out and "\x1b]0" not in out and "\x07" not in out and "\u202e" not in out
     assert "\x1b[H" not in out and r"\x1b[2J" in out and r"\u202e" in out
 
+
+def test_a_terminal_bar_counts_the_priced_seconds_down():
+    """`advise --measure` hands the bar each point's seconds as the evidence prices them: what is left shrinks by
+    each finished point's price, and a point never priced takes nothing off."""
+    from qlabench.core.point import Point
+
+    def p(T):
+        return Point(backend="flash_qla", mode="fwd", layout="dense", batch=1, seqlens=(T,), h_qk=2, h_v=8, K=128,
+                     V=128, dtype="bfloat16")
+
+    prices = {p(1024): 90.0, p(2048): 30.0, p(4096): None}
+    prog = RichProgress(Console(file=io.StringIO(), width=200, force_terminal=True), prices)
+    with prog:
+        prog.start(3)
+        seen = [prog._bar.tasks[0].fields["priced"]]
+        for point in prices:
+            prog.point_started(point)
+            prog.point_done(_OkRow())
+            seen.append(prog._bar.tasks[0].fields["priced"])
+    assert seen == ["~2.0 min left, priced", "~30 s left, priced", "~0 s left, priced", "~0 s left, priced"]

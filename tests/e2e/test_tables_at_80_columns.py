@@ -39,3 +39,33 @@ def test_compare_piped_keeps_its_reasons_whole():
     out = _run("compare", gate / "aa-a" / "flashqla-study-stack", gate / "aa-b" / "flashqla-study-stack")
     assert max(map(len, out.splitlines())) <= 80
     assert "run-to-run noise" in out and "qwen3.5-397b TP8 (h2/8)" in out  # never 'run-to-ru' / 'n noise'
+
+
+def test_advise_piped_answers_first_and_never_wraps_a_backend_name(monkeypatch):
+    """The README's question from the committed evidence: the answer of each case in the first lines (the winner,
+    its time and speedup, the call, each engine's switch), then the rankings, stacked at 80 columns with every
+    backend's name whole on its line."""
+    import json
+    import re
+
+    monkeypatch.chdir(REPO)
+    ask = ["advise", "--model", "qwen3.5-397b", "--tp", "8", "--seqlens", "32768,4x8192,8x1024"]
+    cases = json.loads(_run(*ask, "--format", "json"))["cases"]
+    out = _run(*ask)
+    lines = out.splitlines()
+    assert max(map(len, lines)) <= 80, out
+    heads = [i for i, ln in enumerate(lines) if re.match(r"^\S+ on NVIDIA H200: ", ln)]
+    assert len(heads) == len(cases) == 3 and heads[0] == 1 and heads[-1] < 16, out  # the answer first
+    for i, case in zip(heads, cases):
+        best = case["recommended"] or case["provisional"]
+        assert lines[i].startswith(f"{case['case']} on NVIDIA H200: use {best}, "), lines[i]
+        ms = next(e["time_ms"] for e in case["entries"] if e["backend"] == best)
+        assert f"{ms:.3f} ms" in lines[i] and "x vs fla" in lines[i]
+        assert lines[i + 1].startswith("  call: ") and lines[i + 1].split("(")[0].endswith("chunk_gated_delta_rule")
+        assert any(ln.startswith("  vLLM: ") for ln in lines[i + 1:i + 5])
+    names = {e["backend"] for c in cases for e in c["entries"]}
+    for b in names:  # each ranked entry leads a line of its own, its name whole
+        assert sum(bool(re.match(rf"^ ?\d+\. {re.escape(b)}\s+\d", ln)) for ln in lines) == 3, (b, out)
+        for top, below in zip(lines, lines[1:]):  # and no name is cut at a line's end
+            for k in range(1, len(b)):
+                assert not (top.rstrip().endswith(b[:k]) and below.lstrip().startswith(b[k:])), (b, top, below)

@@ -4,11 +4,11 @@ The answer itself (the question, the rows of each case, the ranking, the caveats
 lines) is the answer floor's (analyze/answer/), which the site, the study page and the docs' blocks rank with
 too; what is advise's own:
 
-    advice.py    `advise`: the answer with the suite measuring what it is missing
+    advice.py    `advise`: the answer with the suite measuring what it is missing; `missing_on`: on one GPU model
     suite.py     that suite (`--suite-out`), in the regime and check size the ranking reads
     blocks.py    the docs' `advise` block: the same answer per case, as a table
 """
 
-from qlabench.analyze.advise.advice import Advice, advise
+from qlabench.analyze.advise.advice import Advice, advise, missing_on
 
-__all__ = ["Advice", "advise"]
+__all__ = ["Advice", "advise", "missing_on"]

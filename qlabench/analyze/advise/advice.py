@@ -8,7 +8,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from qlabench.analyze.advise.suite import missing_suite
-from qlabench.analyze.answer import Answer, Question, answer_question
+from qlabench.analyze.answer import Answer, Case, Question, answer_question
+from qlabench.core.backend_decl import candidates
 
 
 @dataclass
@@ -20,9 +21,23 @@ class Advice(Answer):
 
 
 def advise(q: Question, results: Iterable[str | os.PathLike] = (),
-           cold_start: Iterable[str | os.PathLike] | None = None) -> Advice:
-    """`answer_question(q, results, cold_start)` with the suite measuring its missing points (None: none)."""
-    ans = Advice(**vars(answer_question(q, results, cold_start)))
+           cold_start: Iterable[str | os.PathLike] | None = None, also: Iterable[str | os.PathLike] = ()) -> Advice:
+    """`answer_question(q, results, cold_start, also)` with the suite measuring its missing points (None: none)."""
+    ans = Advice(**vars(answer_question(q, results, cold_start, also)))
     if missing := ans.missing_by_case():
         ans.suite_toml = missing_suite(q, missing)
     return ans
+
+
+def missing_on(ans: Answer, device: str) -> dict[Case, list[str]]:
+    """Per case, the candidates with no row on GPU model `device` (as rows record it): the case's answer on that
+    model misses them, and a case with no answer there misses every candidate. What `advise --measure` measures:
+    rows of another GPU answer nothing about this one."""
+    out: dict[Case, list[str]] = {}
+    for case in ans.question.cases:
+        here = [c for c in ans.cases if c.case == case and c.device == device]
+        missing = (list(dict.fromkeys(b for c in here for b in c.missing)) if here
+                   else list(candidates(ans.question.workload)))
+        if missing:
+            out[case] = missing
+    return out

@@ -275,10 +275,12 @@ def _attach_regimes(entries: list[Entry], ranked: pd.DataFrame) -> dict[str, set
 
 
 def answer_question(q: Question, results: Iterable[str | os.PathLike] = (),
-                    cold_start: Iterable[str | os.PathLike] | None = None) -> Answer:
+                    cold_start: Iterable[str | os.PathLike] | None = None,
+                    also: Iterable[str | os.PathLike] = ()) -> Answer:
     """Answer `q` from `results` (files or folders), or from the current evidence of results/catalog.toml
-    when none are given; `cold_start`: the `qlabench cold-start` folders behind each entry's first-call cost (None: the catalog's current ones)."""
-    df, paths, from_catalog = rows_or_current(results)  # every run: the ranking picks versions and runs itself
+    when none are given, with the rows of `also` beside them (a run just measured: `advise --measure`);
+    `cold_start`: the `qlabench cold-start` folders behind each entry's first-call cost (None: the catalog's current ones)."""
+    df, paths, from_catalog = rows_or_current(results, also=also)  # every run: the ranking picks versions and runs itself
     notes = evidence_notes(df)
     df = believed(df)
     ans = Answer(q, [_shown(p) for p in paths] if from_catalog else [str(p) for p in paths], from_catalog=from_catalog,

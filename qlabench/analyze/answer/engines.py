@@ -72,3 +72,24 @@ def engines_for(entries: Sequence, workload: str) -> list[str]:
     if best is None:
         return []
     return engine_lines(best.backend, workload, best.devices[0] if best.devices else None)
+
+
+def engine_flags(backend: str | None, workload: str, device: str | None) -> list[str]:
+    """`engine_lines` in a few words, one per engine: the switch that selects `backend` and whether it is the
+    default on `device`'s GPU family, or that no switch does ('vLLM: no switch selects it'). The conditions, the
+    ways the engine's call differs and the source lines are `engine_lines`'."""
+    if backend is None or workload not in PHASES and workload != "train":
+        return []
+    if workload == "train":
+        return ["vLLM, SGLang: none (inference only)"]
+    sm = sm_major(device)
+    out = []
+    for key, engine in ENGINES.items():
+        mine = switches(key, workload, backend)
+        if not mine:
+            out.append(f"{engine.name}: no switch selects it")
+            continue
+        default = default_switch(key, workload, sm)
+        out += [f"{engine.name}: {s.select}" + (f" (its default on {sm_label(sm)})" if default is s else "")
+                for s in mine]
+    return out

@@ -80,11 +80,7 @@ def point_costs(points: Sequence, rows: pd.DataFrame) -> list[DeviceCost]:
     ok = rows[(rows["status"] == "ok") & rows["phases_s"].notna()]
     out = []
     for device, on in ok.groupby("device", sort=True):
-        newest = newest_rows(on, KEY_COLUMNS)
-        keys = key_series(newest, KEY_COLUMNS)
-        secs = dict(zip(keys, in_point_s(newest)))
-        run_of = dict(zip(keys, newest["run_id"]))
-        medians = on.assign(_s=in_point_s(on)).groupby(["backend", "mode"])["_s"].median().to_dict()
+        secs, run_of, medians = _prices(on)
         counts: dict[tuple[str, str], list] = {}
         runs = set()
         for p in points:
@@ -105,6 +101,27 @@ def point_costs(points: Sequence, rows: pd.DataFrame) -> list[DeviceCost]:
     return sorted((d for d in out if d.own or d.at_median), key=lambda d: (-d.own, -d.at_median, d.device))
 
 
+def point_prices(points: Sequence, rows: pd.DataFrame, device: str) -> list[float | None]:
+    """Each point's seconds as `point_costs` prices it on GPU model `device`: its own newest ok row's, else the
+    median of its backend's and mode's rows there, else None (never measured there). What a progress bar counts
+    down from."""
+    ok = rows[(rows["status"] == "ok") & rows["phases_s"].notna() & (rows["device"] == device)] \
+        if not rows.empty and "phases_s" in rows and "device" in rows else rows.iloc[0:0]
+    if ok.empty:
+        return [None] * len(points)
+    secs, _, medians = _prices(ok)
+    return [secs.get(key_of(p), medians.get((p.backend, p.mode))) for p in points]
+
+
+def _prices(on: pd.DataFrame) -> tuple[dict, dict, dict]:
+    """From the ok rows of one GPU model: each point's seconds (its newest row's), that row's run, and the median
+    seconds of each (backend, mode)."""
+    newest = newest_rows(on, KEY_COLUMNS)
+    keys = key_series(newest, KEY_COLUMNS)
+    medians = on.assign(_s=in_point_s(on)).groupby(["backend", "mode"])["_s"].median().to_dict()
+    return dict(zip(keys, in_point_s(newest))), dict(zip(keys, newest["run_id"])), medians
+
+
 def duration(seconds: float) -> str:
     """'48 s', '12.5 min', '1.6 h': a duration at a precision its size deserves (never '0.0 h')."""
     if seconds < 100:
@@ -114,4 +131,4 @@ def duration(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
-__all__ = ["DeviceCost", "PartCost", "duration", "in_point_s", "phase_s", "point_costs"]
+__all__ = ["DeviceCost", "PartCost", "duration", "in_point_s", "phase_s", "point_costs", "point_prices"]

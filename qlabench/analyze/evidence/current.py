@@ -62,16 +62,23 @@ def current_evidence(catalog: Catalog | None = None, kinds: tuple[str, ...] = KE
     return CurrentEvidence(tuple(catalog.current_paths(kinds)), tuple(files), rows)
 
 
-def rows_or_current(paths, kinds: tuple[str, ...] = KERNEL_TIMINGS) -> tuple[pd.DataFrame, list[Path], bool]:
-    """(rows, their paths, from the catalog?): the rows of `paths` when given, else the current evidence's.
-    What a view reads by default is the catalog's to say, in one place."""
+def rows_or_current(paths, kinds: tuple[str, ...] = KERNEL_TIMINGS, also=()) -> tuple[pd.DataFrame, list[Path], bool]:
+    """(rows, their paths, from the catalog?): the rows of `paths` when given, else the current evidence's; and
+    with them every row of `also` (a run just measured, which no catalog names yet). What a view reads by default
+    is the catalog's to say, in one place."""
     from qlabench.analyze.evidence import read_evidence
 
     paths = [Path(p) for p in paths or ()]
+    also = [Path(p) for p in also or ()]
     if paths:  # every run, through the evidence layer (its notes ride along: evidence.evidence_notes)
-        return read_evidence(paths, all_runs=True).frame(), paths, False
+        return read_evidence(paths + also, all_runs=True).frame(), paths + also, False
     ev = current_evidence(kinds=kinds)
-    return ev.rows, list(ev.paths), True
+    if not also:
+        return ev.rows, list(ev.paths), True
+    extra = read_evidence(also, all_runs=True).frame()
+    rows = pd.concat([ev.rows, extra], ignore_index=True) if len(ev.rows) else extra
+    rows.attrs[NOTES_ATTR] = [*ev.rows.attrs.get(NOTES_ATTR, ()), *extra.attrs.get(NOTES_ATTR, ())]  # both's notes
+    return rows, list(ev.paths) + also, True
 
 
 def history_notes(catalog: Catalog | None = None, kinds: tuple[str, ...] = KERNEL_TIMINGS) -> list[str]:

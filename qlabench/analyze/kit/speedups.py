@@ -154,7 +154,7 @@ def speedup_table(df: pd.DataFrame, baseline: str, numerics: pd.DataFrame | None
     # Rows as plain records, a workload at a time: a results frame has ~110 columns, and a pandas row per
     # cell would be most of a view's time.
     labels = ("median_ms", "status", "model", "tp", "below_min_samples", "n_samples", "noise_target_met",
-              "calls_sensitive", "extra_mem_mib", "outside_mem_mib", "run_id")
+              "calls_sensitive", "extra_mem_mib", "outside_mem_mib", "run_id", "total_tokens", "num_seqs")
     rows = records(df, [c for c in dict.fromkeys(identity.key_axes() + labels) if c in df])
     for r, ev in zip(rows, evidence if evidence is not None else evidence_of(df, numerics)):
         r["_ev"] = ev
@@ -174,9 +174,10 @@ def speedup_table(df: pd.DataFrame, baseline: str, numerics: pd.DataFrame | None
     for k, r, dev in zip(keys, rows, devices):
         r["_device"] = dev
         groups.setdefault(k, []).append(r)
-    out = []
+    out, sizes = [], []
     for grp in groups.values():
         first = grp[0]
+        sizes.append((first.get("total_tokens") or 0, first.get("num_seqs") or 0))
         rec = {"mode": first["mode"], "heads": heads_label(first), "sequences": sequences_label(first),
                "dtype": first["dtype"], "gate": gate_label_of(first), "gate_short": gate_short(first)}
         rec["device"] = first["_device"]
@@ -201,7 +202,18 @@ def speedup_table(df: pd.DataFrame, baseline: str, numerics: pd.DataFrame | None
                 rec[f"{b} x"] = x if speedup_allowed(x, ev.over, base_ms is not None and base["_ev"].over) else None
                 rec[f"{b} noise"] = noise_mark(r)
         out.append(rec)
-    return pd.DataFrame(out)
+    return pd.DataFrame(by_size(out, sizes))
+
+
+def by_size(recs: list[dict], sizes: list[tuple]) -> list[dict]:
+    """The table's rows by size: the problems of one mode, heads, dtype, gate and GPU model stay together, in the
+    order they first appear, and run from the fewest tokens to the most (fewer sequences first at equal tokens)."""
+    block: dict[tuple, int] = {}
+    for r in recs:
+        block.setdefault((r["mode"], r["heads"], r["dtype"], r["gate"], r["device"]), len(block))
+    order = sorted(range(len(recs)), key=lambda i: (block[(recs[i]["mode"], recs[i]["heads"], recs[i]["dtype"],
+                                                           recs[i]["gate"], recs[i]["device"])], sizes[i]))
+    return [recs[i] for i in order]
 
 
 def status_counts(df: pd.DataFrame) -> dict[str, int]:
