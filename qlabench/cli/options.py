@@ -33,7 +33,7 @@ CPU_THREADS = typer.Option(None, "--cpu-threads", min=0, max=MAX_CPU_THREADS, he
                            "(default: the suite's run.cpu_threads, 1; 0: torch's default, one per core)")
 OUTPUT = typer.Option(None, "--output", "-o", help="Also write the rendering (markdown/json) to this file")
 
-_SUITE_HELP = "Suite name (suites/NAME.toml) or a path"
+_SUITE_HELP = "Suite name (qlabench/suites/NAME.toml) or a path"
 
 
 def suite(default: str | None = None, help: str = _SUITE_HELP):
