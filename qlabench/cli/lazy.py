@@ -9,6 +9,7 @@ the source without importing it (what Typer would print: the function's docstrin
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import importlib.util
 from collections.abc import Callable
@@ -39,13 +40,18 @@ class Lazy:
     def doc(self) -> str | None:
         """The function's docstring, from its module's source: the help line a group's listing shows."""
         module, _, attr = self.target.partition(":")
-        spec = importlib.util.find_spec(f"{PACKAGE}.{module}")
-        with open(spec.origin, encoding="utf-8") as f:
-            tree = ast.parse(f.read(), spec.origin)
-        for node in tree.body:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == attr:
-                return ast.get_docstring(node)
-        return None
+        return _docstrings(module).get(attr)
+
+
+@functools.lru_cache(maxsize=None)
+def _docstrings(module: str) -> dict[str, str | None]:
+    """{function: docstring} of a module of qlabench.cli, read from its source (parsed once: several commands
+    share a module)."""
+    spec = importlib.util.find_spec(f"{PACKAGE}.{module}")
+    with open(spec.origin, encoding="utf-8") as f:
+        tree = ast.parse(f.read(), spec.origin)
+    return {node.name: ast.get_docstring(node) for node in tree.body
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
 
 
 class LazyGroup(TyperGroup):
