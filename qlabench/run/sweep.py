@@ -178,9 +178,9 @@ def run_sweep(suite: Suite | SweepPlan, out_root: str | Path = "results", option
     progress: an object with the Progress protocol (start, point_started, point_done), or True for a
         line per finished point on stderr (TextProgress); None: silent.
 
-    Before anything starts or is written, the suite and its options are checked once, by `plan_sweep` (backend
-    names, the size of the run, the device, the timer, SM budgets, the kernel cache folder, memory), then the
-    output folder: a QlabenchError (BackendError, DeviceError, TimerError, ConfigError, StoreError,
+    Before anything starts or is written, the suite and its options are checked once, by `plan_sweep` (the size
+    of the run, the device, the timer, SM budgets, the kernel cache folder, memory; the backend names too in a
+    plan a command made), then the output folder: a QlabenchError (BackendError, DeviceError, TimerError, ConfigError, StoreError,
     SMBudgetError) if they cannot be honoured, e.g. an unknown timer name, graph / events on a CPU
     device, or an `sm_budget` without CUDA green contexts.
     """
@@ -189,8 +189,8 @@ def run_sweep(suite: Suite | SweepPlan, out_root: str | Path = "results", option
         if options is not None:
             raise TypeError("run_sweep(plan): the plan holds its options (plan_sweep(suite, options))")
         plan = suite if suite.on_device else plan_sweep(suite.suite, suite.options)
-    else:
-        plan = plan_sweep(suite, options)
+    else:  # a library caller's suite: its backend names are left to each point's row, as they always were
+        plan = plan_sweep(suite, options, names=False)
     suite, opts, device, timer = plan.suite, plan.options, plan.device, plan.timer
     caller_threads = torch.get_num_threads()  # given back at the end: an in-process sweep pins them
     if progress is True:
