@@ -159,7 +159,7 @@ EOF
     git archive HEAD | tar x -C "$tmp/qlabench-offline/qlabench"
   else
     mkdir -p "$tmp/qlabench-offline/qlabench"
-    cp -r qlabench suites tests scripts pyproject.toml "$tmp/qlabench-offline/qlabench/"
+    cp -r qlabench tests scripts pyproject.toml "$tmp/qlabench-offline/qlabench/"
     [ -f GIT_SHA ] && sha=$(cat GIT_SHA)
   fi
   echo "$sha" > "$tmp/qlabench-offline/qlabench/GIT_SHA"

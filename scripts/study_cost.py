@@ -3,7 +3,7 @@
 would spend inside its points at those per-point costs (docs/BENCHMARKS.md, "What the study costs, cold to
 report").
 
-    python scripts/study_cost.py                 # results/h200-current/flashqla-study, suites/flashqla-study.toml
+    python scripts/study_cost.py                 # results/h200-current/flashqla-study, qlabench/suites/flashqla-study.toml
     python scripts/study_cost.py --results DIR --suite NAME --run RUN_ID
 
 Every figure is read or summed from the rows; the projection multiplies the suite's points by the mean seconds

@@ -24,7 +24,8 @@
     views.py, listings.py, progress.py   rich renderings, listings and the sweep progress bar
     records.py    a table too wide for the console as one block per row
 
-Every command goes through `command()`: a QlabenchError becomes `error: ...` on stderr and exit code 2;
+Every command is registered by name through `command()` and its module is imported only when it runs
+(cli/lazy.py), behind the one error boundary: a QlabenchError becomes `error: ...` on stderr and exit code 2;
 any other exception is a bug and keeps its traceback.
 """
 
@@ -32,39 +33,37 @@ from __future__ import annotations
 
 import sys
 
-from qlabench.cli import (ab, advise, autotune, baseline, cold_start, compare, docs, gate_study, info, merge, plot, profile,
-                          report, run, selfbench, show, site, warmup)
 from qlabench.cli.app import app, baseline_app, command, docs_app, err_console, run_app
 
 app.add_typer(run_app, name="run")
-command(run_app, "sweep", run.sweep_cmd)
-command(app, "warmup", warmup.warmup_cmd)
-command(app, "autotune-regret", autotune.autotune_regret_cmd)
-command(app, "_warm-group", warmup.warm_group_cmd, hidden=True)
-command(app, "backends", info.backends_cmd)
-command(app, "models", info.models_cmd)
-command(app, "suites", info.suites_cmd)
-command(app, "plot", plot.plot_cmd)
-command(app, "plot-sm", plot.plot_sm_cmd)
-command(app, "report", report.report_cmd)
-command(app, "show", show.show_cmd)
-command(app, "advise", advise.advise_cmd)
-command(app, "site", site.site_cmd)
-command(app, "profile", profile.profile_cmd)
-command(app, "kernels", profile.kernels_cmd)
-command(app, "_ncu-child", profile.ncu_child_cmd, hidden=True)
-command(app, "compare", compare.compare_cmd)
-command(app, "gate", compare.gate_cmd)
+command(run_app, "sweep", "run:sweep_cmd")
+command(app, "warmup", "warmup:warmup_cmd")
+command(app, "autotune-regret", "autotune:autotune_regret_cmd")
+command(app, "_warm-group", "warmup:warm_group_cmd", hidden=True)
+command(app, "backends", "info:backends_cmd")
+command(app, "models", "info:models_cmd")
+command(app, "suites", "info:suites_cmd")
+command(app, "plot", "plot:plot_cmd")
+command(app, "plot-sm", "plot:plot_sm_cmd")
+command(app, "report", "report:report_cmd")
+command(app, "show", "show:show_cmd")
+command(app, "advise", "advise:advise_cmd")
+command(app, "site", "site:site_cmd")
+command(app, "profile", "profile:profile_cmd")
+command(app, "kernels", "profile:kernels_cmd")
+command(app, "_ncu-child", "profile:ncu_child_cmd", hidden=True)
+command(app, "compare", "compare:compare_cmd")
+command(app, "gate", "compare:gate_cmd")
 app.add_typer(baseline_app, name="baseline")
-command(baseline_app, "save", baseline.baseline_save_cmd)
-command(app, "compare-study", gate_study.compare_study_cmd)
-command(app, "ab", ab.ab_cmd)
-command(app, "merge", merge.merge_cmd)
-command(app, "selfbench", selfbench.selfbench_cmd)
-command(app, "cold-start", cold_start.cold_start_cmd)
+command(baseline_app, "save", "baseline:baseline_save_cmd")
+command(app, "compare-study", "gate_study:compare_study_cmd")
+command(app, "ab", "ab:ab_cmd")
+command(app, "merge", "merge:merge_cmd")
+command(app, "selfbench", "selfbench:selfbench_cmd")
+command(app, "cold-start", "cold_start:cold_start_cmd")
 app.add_typer(docs_app, name="docs")
-command(docs_app, "render", docs.render_cmd)
-command(docs_app, "check", docs.check_cmd)
+command(docs_app, "render", "docs:render_cmd")
+command(docs_app, "check", "docs:check_cmd")
 
 
 def main() -> None:

@@ -1,7 +1,8 @@
 """The Typer apps, the shared consoles, and the one error boundary of the command line.
 
 Command modules (run.py, info.py, compare.py, ...) define plain functions; `qlabench/cli/__init__.py`
-registers each of them through `command()`, which puts it behind `exits_on_error`. So every command has
+registers each of them by name through `command()`, and the one that runs is imported then and put behind
+`exits_on_error` (cli/lazy.py). So every command has
 the same boundary: a `QlabenchError` (bad input: suite, option, file, point) becomes one line on stderr,
 `error: ...`, and exit code 2 (1 for the few that say so with an `exit_code`, e.g. a results write that
 failed mid-run); any other exception is a bug and keeps its traceback (exit 1).
@@ -20,6 +21,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.segment import Segment
 
+from qlabench.cli.lazy import lazy_group, register
 from qlabench.core.errors import QlabenchError
 from qlabench.core.text import visible
 
@@ -42,13 +44,6 @@ class SafeConsole(Console):
             yield seg
 
 
-app = typer.Typer(help="Benchmark and profile Gated DeltaNet kernels.", no_args_is_help=True,
-                  pretty_exceptions_enable=False, add_completion=False)
-run_app = typer.Typer(help="Run benchmarks.", no_args_is_help=True)
-baseline_app = typer.Typer(help="Manage the baselines gates compare against.", no_args_is_help=True)
-docs_app = typer.Typer(help="The docs' generated blocks: figures rendered from the current evidence.",
-                       no_args_is_help=True)
-
 console = SafeConsole()
 err_console = SafeConsole(stderr=True)
 
@@ -70,6 +65,17 @@ def exits_on_error(fn: Callable) -> Callable:
     return wrapper
 
 
-def command(group: typer.Typer, name: str, fn: Callable, **kwargs) -> None:
-    """Register `fn` as command `name` of `group`, behind the error boundary."""
-    group.command(name, **kwargs)(exits_on_error(fn))
+def command(group: typer.Typer, name: str, target: str, **kwargs) -> None:
+    """Register command `name` of `group`: the function `target` names (`module:function` of qlabench.cli),
+    imported when the command runs and put behind the error boundary then (cli/lazy.py)."""
+    register(group, name, target, **kwargs)
+
+
+def _group(help: str, **kwargs) -> typer.Typer:
+    return typer.Typer(cls=lazy_group(exits_on_error), help=help, no_args_is_help=True, **kwargs)
+
+
+app = _group("Benchmark and profile Gated DeltaNet kernels.", pretty_exceptions_enable=False, add_completion=False)
+run_app = _group("Run benchmarks.")
+baseline_app = _group("Manage the baselines gates compare against.")
+docs_app = _group("The docs' generated blocks: figures rendered from the current evidence.")

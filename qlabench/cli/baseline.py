@@ -11,7 +11,7 @@ from qlabench.cli.app import console
 
 def baseline_save_cmd(
     results: list[Path] = typer.Argument(..., help="Result files or folders of the run to keep"),
-    suite: str = typer.Option(..., "--suite", "-s", help="Suite whose rows to save: a name or suites/NAME.toml "
+    suite: str = typer.Option(..., "--suite", "-s", help="Suite whose rows to save: a name or qlabench/suites/NAME.toml "
                               "path, as `run sweep` and `gate` take"),
     root: Path = typer.Option(Path("results/baselines"), "--root", help="Baselines root"),
     force: bool = typer.Option(False, "--force", help="Replace a point's ok baseline rows even by rows none of "

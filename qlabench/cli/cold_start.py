@@ -28,11 +28,13 @@ def cold_start_cmd(
     the cold process left (warm): JIT compiles, autotuning and cache loads, per backend and point."""
     from qlabench.analyze.cold_start.table import cold_start_markdown
     from qlabench.core.spec import load_suite, resolve_suite_path
-    from qlabench.run.options import RunOptions, narrow_suite
+    from qlabench.run.options import RunOptions
+    from qlabench.run.plan import Selection, plan_sweep
     from qlabench.workflows.cold_start import rebuild_cold_start, run_cold_start
 
     folder = opt.writable_folder(out)
-    s = narrow_suite(load_suite(str(resolve_suite_path(suite))), backends=backends, modes=modes)
+    s = plan_sweep(load_suite(str(resolve_suite_path(suite))), RunOptions(device=device),
+                   Selection(backends=backends, modes=modes), on_device=not report_only).suite
     if report_only:
         records = rebuild_cold_start(s, folder)
     else:

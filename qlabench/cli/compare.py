@@ -137,7 +137,7 @@ def gate_cmd(
     from qlabench.core.spec import load_suite
     from qlabench.measure.env import capture
     from qlabench.run.options import RunOptions
-    from qlabench.run.sweep import resolve_device
+    from qlabench.run.plan import plan_sweep
     from qlabench.store.baselines import DEFAULT_ROOT, baseline_path
     from qlabench.workflows.gate import run_gate
 
@@ -146,7 +146,8 @@ def gate_cmd(
         shared.writable_file(output, inputs=[Path(s.path), baseline, *(history or ())])
     opt, parse = _options(threshold, alpha, min_samples, drift, method, noise_factor, host_floor, control, host_shift)
     policy = parse(fail_on)
-    dev = resolve_device(device or s.device)
+    plan = plan_sweep(s, RunOptions(device=device))  # every check of the suite, before the baseline is read
+    s, dev = plan.suite, plan.device
     base = baseline or baseline_path(DEFAULT_ROOT, capture(dev)["device"], s.name)
     if not base.exists():  # before anything runs: say how to make one
         from qlabench.core.errors import StoreError

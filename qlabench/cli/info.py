@@ -24,7 +24,7 @@ def models_cmd():
 
 
 def suites_cmd():
-    """List the suites in suites/ with their point counts."""
+    """List the suites in qlabench/suites/ with their point counts."""
     from qlabench.cli.listings import suites_table
     from qlabench.core.errors import QlabenchError
     from qlabench.core.spec import list_suites, load_suite

@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from qlabench.cli.views import SHORT_DTYPE as _SHORT_DTYPE
+from qlabench.core.dtypes import SHORT_DTYPE as _SHORT_DTYPE
 from qlabench.core.regimes import lead_in_ms
 from qlabench.core.spec import Suite
 

@@ -39,7 +39,7 @@ WARMUP_JOBS = typer.Option(None, "--warmup-jobs", min=1, help="Warm-up processes
                            "core, at most one per compile group and 8); implies --warmup")
 OUTPUT = typer.Option(None, "--output", "-o", help="Also write the rendering (markdown/json) to this file")
 
-_SUITE_HELP = "Suite name (suites/NAME.toml) or a path"
+_SUITE_HELP = "Suite name (qlabench/suites/NAME.toml) or a path"
 
 
 def suite(default: str | None = None, help: str = _SUITE_HELP):

@@ -66,13 +66,11 @@ def sweep_cmd(
     from qlabench.core.spec_limits import MAX_POINTS
     from qlabench.measure.caches import use_cache_dir
     from qlabench.run.executors import executor_factory
-    from qlabench.run.options import InProcess, RunOptions, narrow_suite
+    from qlabench.run.options import InProcess, RunOptions
+    from qlabench.run.plan import Selection, plan_sweep
 
     use_cache_dir(cache_dir)
     s = load_suite(suite, max_points=max_points or MAX_POINTS)
-    _check_backend_names(s)  # before --dry-run too: a typo is an error, not a sweep of error rows
-    s = narrow_suite(s, backends=backends, modes=modes, shard=shard, cpu_threads=cpu_threads, ncu=with_ncu,
-                     autotune=autotune, heads=heads, seqlens=seqlens)
     factory = executor_factory(executor, ray_address=ray_address, gpus=gpus, isolate=not no_isolate,
                                multi_node=multi_node)
     if costs_from and not dry_run:
@@ -83,14 +81,18 @@ def sweep_cmd(
     options = RunOptions(device=device, timer=timer, check=False if no_check else None, executor=where,
                          resume=resume, max_time_s=max_time, replicates=replicates,
                          max_points=max_points or MAX_POINTS, allow_oversized=allow_oversized)
-    options.check_size(s)
+    # every check of the suite and these options, before any work (a dry run's without the device)
+    plan = plan_sweep(s, options, Selection(backends=backends, modes=modes, heads=heads, seqlens=seqlens, shard=shard,
+                                            cpu_threads=cpu_threads, ncu=with_ncu, autotune=autotune),
+                      on_device=not dry_run)
+    s = plan.suite
     from qlabench.cli.warming import warm_line
     from qlabench.workflows.warm_sweep import plan_warmup
 
-    plan = plan_warmup(s, options, True if warmup_jobs else warmup, warmup_jobs, remote=executor == "ray", out=out)
+    warm = plan_warmup(s, options, True if warmup_jobs else warmup, warmup_jobs, remote=executor == "ray", out=out)
     if dry_run:
         print_dry_run(console, s, costs_from or ())
-        console.print(warm_line(plan), highlight=False)
+        console.print(warm_line(warm), highlight=False)
         return
     opt.writable_folder(out)
     import signal
@@ -98,23 +100,13 @@ def sweep_cmd(
     from qlabench.cli.warming import warm_and_sweep
 
     signal.signal(signal.SIGTERM, _terminated)  # handled like Ctrl-C: rows compacted, temp folders removed
-    res, warmed = warm_and_sweep(console, s, out, options, plan)
+    res, warmed = warm_and_sweep(console, s, out, options, warm, sweep_plan=plan)
     try:
         print_sweep_summary(console, res, baseline or s.baseline, out, warmed.wall_s if warmed else 0.0)
     except BrokenPipeError:  # stdout's reader has gone; the rows are written, so this is no failure
         from qlabench.cli.progress import stdout_gone
 
         stdout_gone()
-
-
-def _check_backend_names(s) -> None:
-    from qlabench.backends import REGISTRY
-    from qlabench.core.errors import BackendError
-
-    unknown = sorted({p.backend for p in s.points if p.backend not in REGISTRY})  # loads `module:function` names
-    if unknown:
-        raise BackendError(f"{s.path}: unknown backend {unknown[0]!r} (known: {', '.join(REGISTRY)}; or a function "
-                           "of FLA's calling convention as `module:function`, docs/PLUGINS.md)")
 
 
 def _terminated(signum, frame):

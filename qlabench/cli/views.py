@@ -10,10 +10,10 @@ from rich.table import Table
 
 from qlabench.analyze.evidence.records import records
 from qlabench.core.text import md_text
+from qlabench.core.dtypes import SHORT_DTYPE
 
 _LABELS = ("mode", "heads", "sequences", "dtype", "gate")
 _NOT_BACKENDS = _LABELS + ("gate_short", "device", "runs")  # the table's other columns (analyze/kit/speedups.py)
-SHORT_DTYPE = {"float64": "fp64", "float32": "fp32", "bfloat16": "bf16", "float16": "fp16"}
 
 def _backends(table: pd.DataFrame) -> list[str]:
     return [c for c in table.columns if c not in _NOT_BACKENDS and not c.endswith((" x", " noise", " err", " e", " over", " mem"))]

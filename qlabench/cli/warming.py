@@ -16,9 +16,9 @@ def warm_line(plan) -> str:
             f"process{'es' if plan.jobs > 1 else ''} before the sweep")
 
 
-def warm_and_sweep(console: Console, suite, out, options, plan, prices: dict | None = None):
+def warm_and_sweep(console: Console, suite, out, options, plan, prices: dict | None = None, sweep_plan=None):
     """`warm_then_sweep` with a bar for each: the warm-up's points, then the sweep's (counting `prices` down,
-    each point's priced seconds, where given)."""
+    each point's priced seconds, where given). `sweep_plan`: the run's checked plan (run/plan.py), run as it is."""
     from qlabench.cli.progress import RichProgress
     from qlabench.workflows.warm_sweep import warm_then_sweep
 
@@ -26,7 +26,7 @@ def warm_and_sweep(console: Console, suite, out, options, plan, prices: dict | N
         console.print(warm_line(plan), highlight=False)
     if not plan.jobs:
         with RichProgress(console, prices) as prog:
-            return warm_then_sweep(suite, out, options, plan, progress=prog)
+            return warm_then_sweep(suite, out, options, plan, progress=prog, sweep_plan=sweep_plan)
     columns = ((TextColumn("warming"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()) if console.is_terminal
                else (MofNCompleteColumn(), TextColumn("points warmed,"), TimeElapsedColumn()))
     bar = Progress(*columns, console=console, transient=console.is_terminal)
@@ -55,7 +55,7 @@ def warm_and_sweep(console: Console, suite, out, options, plan, prices: dict | N
     try:
         with _Then(console, prices) as prog:
             return warm_then_sweep(suite, out, options, plan, progress=prog, on_warm_point=point,
-                                   on_warm_group=group)
+                                   on_warm_group=group, sweep_plan=sweep_plan)
     finally:
         if state["bar"]:
             bar.stop()

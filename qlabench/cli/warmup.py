@@ -36,15 +36,18 @@ def warmup_cmd(
     from qlabench.core.spec import load_suite, resolve_suite_path
     from qlabench.run.warmup import head_groups, warm_suite
 
+    from qlabench.run.plan import Selection, plan_sweep
+
     path = str(resolve_suite_path(suite))
     s = load_suite(path)
+    # the sweep's plan, without its device (warm-up runs each group where --device says): every check of the
+    # suite and the flags; the groups' processes read the suite file again, so the plan's points go as indices
+    plan = plan_sweep(s, selection=Selection(backends=backends, modes=modes, heads=heads, seqlens=seqlens),
+                      on_device=False)
     only = None
     if any(v is not None for v in (backends, modes, heads, seqlens)):  # an empty value is an error, not no filter
-        from qlabench.core.select import parse_heads, parse_layouts, parse_names, selected_indices
-
-        only = set(selected_indices(s.points, parse_names(backends, opt.BACKENDS_FLAG),
-                                    parse_names(modes, opt.MODES_FLAG),
-                                    where=path, heads=parse_heads(heads), seqlens=parse_layouts(seqlens)))
+        planned = set(plan.suite.points)
+        only = {i for i, p in enumerate(s.points) if p in planned}
     groups = head_groups(s.points, only)
     with Progress(*Progress.get_default_columns(), TimeElapsedColumn(), console=console) as prog:
         task = prog.add_task(f"warming {len(groups)} compile groups", total=len(groups))

@@ -2,7 +2,7 @@
 
 A suite names its axes under [sweep]; their cartesian product gives the points. [[include]] tables
 are extra sweeps (any axis not named is taken from [sweep]); [[exclude]] tables drop every point
-that matches all of their keys. See suites/README.md for the format.
+that matches all of their keys. See qlabench/suites/README.md for the format.
 """
 
 from __future__ import annotations
@@ -23,13 +23,13 @@ from qlabench.core.regimes import REGIMES
 from qlabench.core import identity, models
 from qlabench.core.errors import PointError, SpecError
 from qlabench.core.names import default_name, name_problem
+from qlabench.core.package_data import SUITES_DIR
 from qlabench.core.point import SERVING_MODES, Point, gva_error
 from qlabench.core.spec_limits import DEVICE_RE, MAX_BATCH, MAX_POINTS, table_problems
 from qlabench.core.spec_tables import AXES as _AXES, AXIS_DEFAULTS as _AXIS_DEFAULTS, MATCH_KEYS as _MATCH_KEYS
 from qlabench.core.spec_tables import (SERVING_DEFAULTS, budget_values, cp_entries, exclude_value_problem,
                                       is_of as _is, matches_exclude, split_entries)
 
-SUITES_DIR = Path(__file__).resolve().parents[2] / "suites"
 DEFAULT_SUITE = "quick-cpu"
 TIMERS = ("auto", "wall", "events", "graph")
 @dataclass(frozen=True)
@@ -120,7 +120,7 @@ def is_suite_path(name_or_path: str) -> bool:  # a folder in it, or a .toml file
 
 
 def resolve_suite_path(name_or_path: str, suites_dir: Path | None = None) -> Path:
-    """`NAME` -> suites/NAME.toml, even beside a file NAME (cli/options.py says so); a path, or no suite, a file."""
+    """`NAME` -> the bundled suites/NAME.toml (package data), even beside a file NAME; a path, or no suite, a file."""
     p, candidate = Path(name_or_path), (suites_dir or SUITES_DIR) / f"{name_or_path}.toml"
     if is_suite_path(name_or_path) or (p.exists() and not candidate.is_file()):
         if not p.is_file():

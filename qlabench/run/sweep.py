@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import datetime as dt
-import os
 import time
 import uuid
 from collections.abc import Sequence
@@ -23,16 +22,14 @@ from typing import Protocol
 import torch
 
 from qlabench.measure import env as envmod
-from qlabench.measure.caches import check_cache_folder
-from qlabench.measure.sm_budget import check_budgets
-from qlabench.measure.timing import TimerPlan
 from qlabench.store import resume as resumemod
 from qlabench.backends import REGISTRY
 from qlabench.run.executors.local import local_executor
 from qlabench.run.options import InProcess, RunOptions
 from qlabench.run.phases import TimeBreakdown
+from qlabench.run.plan import SweepPlan, check_sizes, device_memory_bytes, plan_sweep, resolve_device
 from qlabench.run.point import MeasureContext
-from qlabench.core.errors import ConfigError, DeviceError, ResultsWriteError, SweepInterrupted
+from qlabench.core.errors import ResultsWriteError, SweepInterrupted
 from qlabench.core.point import Point
 from qlabench.core.result import ResultRow
 from qlabench.core.spec import Suite
@@ -106,15 +103,6 @@ class TextProgress:
                        f"{row.total_tokens} tok: {what}"), file=self.file or sys.stderr, flush=True)
 
 
-def resolve_device(requested: str | None) -> str:
-    """The device a sweep runs on: `requested`, or cuda when available for None / auto; DeviceError if absent."""
-    if requested in (None, "auto"):
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if requested.startswith("cuda") and not torch.cuda.is_available():
-        raise DeviceError(f"device {requested!r} asked for, but CUDA is not available here")
-    return requested
-
-
 def _problem_group(p: Point) -> tuple:
     """The compile group without its backend: the backends of one head configuration."""
     return p.compile_group[1:]
@@ -185,79 +173,46 @@ class _Recorder:
             self.progress.point_done(row)
 
 
-def device_memory_bytes(device: str) -> int | None:
-    """Total memory of the device a sweep runs on (host RAM for cpu); None when it cannot be told."""
-    try:
-        if device.startswith("cuda"):
-            idx = int(device.split(":", 1)[1]) if ":" in device else 0
-            return int(torch.cuda.get_device_properties(idx).total_memory)
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, RuntimeError, AssertionError):
-        return None
-
-
-def check_sizes(points: Sequence[Point], device: str) -> None:
-    """ConfigError before any worker starts when a point's tensors (inputs, outputs and gradients, see
-    core/flops.py, and a serving point's state pool) alone exceed the device's memory; `allow_oversized`
-    (--allow-oversized) skips this."""
-    from qlabench.core.flops import memory_bytes
-
-    total = device_memory_bytes(device)
-    if total is None:
-        return
-    big = [(p, memory_bytes(p)) for p in points]
-    big = [(p, b) for p, b in big if b > total]
-    if big:
-        p, b = max(big, key=lambda x: x[1])
-        raise ConfigError(f"{len(big)} point(s) need more memory for their tensors than {device} has "
-                          f"({total / 2**30:.1f} GiB), e.g. {p.label()}: {b / 2**30:.1f} GiB; drop them from the "
-                          "suite, or pass --allow-oversized")
-
-
 def new_run_id() -> str:
     return dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ") + "-" + uuid.uuid4().hex[:6]
 
 
-def run_sweep(suite: Suite, out_root: str | Path = "results", options: RunOptions | None = None,
+def run_sweep(suite: Suite | SweepPlan, out_root: str | Path = "results", options: RunOptions | None = None,
               progress: Progress | bool | None = None) -> RunResult:
-    """Run the points of `suite` under `out_root`, writing rows as they come; returns the run's file and rows.
+    """Run the points of `suite` (or of a plan, run/plan.py) under `out_root`, writing rows as they come;
+    returns the run's file and rows.
 
     options: how to run (RunOptions: device, timer, check, where points run, resume, time budget,
-        replicates, ...); None: the suite's settings, in worker subprocesses.
+        replicates, ...); None: the suite's settings, in worker subprocesses. A plan holds its own.
     progress: an object with the Progress protocol (start, point_started, point_done), or True for a
         line per finished point on stderr (TextProgress); None: silent.
 
-    Before anything starts or is written, the device, the timer, the size of the run, the output folder
-    and the kernel cache folder are checked once: a QlabenchError (DeviceError, TimerError, ConfigError,
-    StoreError, SMBudgetError) if they cannot be honoured, e.g. an unknown timer name, graph / events on a CPU
+    Before anything starts or is written, the suite and its options are checked once, by `plan_sweep` (the size
+    of the run, the device, the timer, SM budgets, the kernel cache folder, memory; the backend names too in a
+    plan a command made), then the output folder: a QlabenchError (BackendError, DeviceError, TimerError, ConfigError, StoreError,
+    SMBudgetError) if they cannot be honoured, e.g. an unknown timer name, graph / events on a CPU
     device, or an `sm_budget` without CUDA green contexts.
     """
     t0 = time.perf_counter()
-    opts = options or RunOptions()
+    if isinstance(suite, SweepPlan):
+        if options is not None:
+            raise TypeError("run_sweep(plan): the plan holds its options (plan_sweep(suite, options))")
+        plan = suite if suite.on_device else plan_sweep(suite.suite, suite.options)
+    else:  # a library caller's suite: its backend names are left to each point's row, as they always were
+        plan = plan_sweep(suite, options, names=False)
+    suite, opts, device, timer = plan.suite, plan.options, plan.device, plan.timer
     caller_threads = torch.get_num_threads()  # given back at the end: an in-process sweep pins them
     if progress is True:
         progress = TextProgress()
     elif progress is False:
         progress = None
-    device = resolve_device(opts.device or suite.device)
-    # Once, here: a bad name or a CUDA timer on CPU fails before any worker starts; the plan travels.
-    timer = TimerPlan.resolve(opts.timer or suite.timing.timer, device, suite.timing)
-    check_budgets(suite.points, device)  # likewise: a budget the device cannot grant is one SMBudgetError
-    opts.check_size(suite)
-    check_cache_folder()  # every worker writes its compiled kernels there: unusable is one error, not a row each
     env = envmod.capture(device)
     run_id = opts.run_id or new_run_id()
     check = suite.check.enabled if opts.check is None else opts.check
 
-    if not opts.allow_oversized:
-        check_sizes(suite.points, device)
     writer = PartWriter(out_root, suite.name, run_id, metadata={"suite_path": suite.path, "run_id": run_id,
                                                                 "baseline": suite.baseline or ""})
     check_writable(writer)  # before any worker starts: a bad --out fails here (exit 2), not after measuring
-    if opts.replicates > 1 and suite.run.autotune == "point-cached":
-        # each replicate pays its own tuning, as it pays its own compile (docs/GATING.md): replicates that
-        # installed one stored tuning would hide the tuner's share of the variance between runs
-        suite = dataclasses.replace(suite, run=dataclasses.replace(suite.run, autotune="point"))
     points = order_points(suite.points)
     resumed = 0
     job = WorkerJob(suite=suite, run_id=run_id, timer=timer, check=check)

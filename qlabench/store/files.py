@@ -25,7 +25,6 @@ import pyarrow.parquet as pq
 from qlabench.core.errors import RowError, StoreError
 from qlabench.core.names import name_problem
 from qlabench.core.result import ResultRow
-from qlabench.core.spec import SUITES_DIR
 from qlabench.store.keys import KEY_COLUMNS
 from qlabench.store.schema import arrow_schema, check_rows, upgrade
 
@@ -75,8 +74,9 @@ def check_writable(writer: "PartWriter") -> None:
 PART_PREFIX = "part-"
 
 
-# The repository qlabench runs from (its suites/ folder's parent): a recorded path inside it stays relative.
-REPO_ROOT = SUITES_DIR.parent
+# The folder the qlabench package sits in (a checkout's root, or site-packages for an installed wheel): a
+# recorded path inside it stays relative, so a bundled suite is `qlabench/suites/NAME.toml` either way.
+REPO_ROOT = Path(__file__).resolve().parents[2]
 # Metadata values that name files: recorded by `portable_path`, never as this machine's absolute path.
 PATH_KEYS = ("suite_path", "merged_from")
 

@@ -221,6 +221,7 @@ def run_ab(suite: Suite, a: Variant, b: Variant, out_root: str | os.PathLike, ro
     run: how each round measures (device, timer, ...; never in-process). With warmup_jobs > 0 both
     variants' kernels are compiled first (`on_warm(label, (groups, failed, s, why))`). accept_inconclusive: points
     too noisy for the threshold pass (exit 0) instead of exiting 3."""
+    from qlabench.run.plan import plan_sweep
     from qlabench.run.sweep import run_sweep
     from qlabench.store.files import write_rows
     from qlabench.core.result import ResultRow
@@ -232,6 +233,7 @@ def run_ab(suite: Suite, a: Variant, b: Variant, out_root: str | os.PathLike, ro
     run = run or RunOptions()
     if run.in_process:
         raise ConfigError("an A/B runs every round in fresh worker processes; it cannot run in-process")
+    plan = plan_sweep(suite, run, names=False)  # every round runs this plan; the variants' workers know their backends
     t0 = time.perf_counter()
     out_root = Path(out_root).resolve()  # the variants' workers run in another directory
     warmed = {}
@@ -245,7 +247,7 @@ def run_ab(suite: Suite, a: Variant, b: Variant, out_root: str | os.PathLike, ro
     for r in range(rounds):
         for side, v in (("a", a), ("b", b)):
             with worker_pythonpath(v):
-                res = run_sweep(suite, out_root / side, run, progress=progress)
+                res = run_sweep(plan, out_root / side, progress=progress)
             if res.path is None:
                 raise ConfigError(f"A/B round {r}, variant {v.label!r}: the run measured no points")
             paths[side].append(Path(res.path))

@@ -10,7 +10,7 @@ by an interleaved A/B of the base code and the head code. The base code of this 
 folder whose sitecustomize.py sets the slowdown back to 1 (made here, in a temporary folder), so the
 A/B re-measures both sides as a real `--base-ref` would. Both the first-pass and the confirmed
 figures are reported, and the points judged `inconclusive`. Run it with `qlabench compare-study`
-(defaults: suites/gate-study-cpu.toml, +3%, +5%, +10%).
+(defaults: qlabench/suites/gate-study-cpu.toml, +3%, +5%, +10%).
 """
 
 from __future__ import annotations

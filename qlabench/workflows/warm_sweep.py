@@ -77,8 +77,9 @@ def plan_warmup(suite: Suite, options: RunOptions, want: bool | None = None, job
 
 def warm_then_sweep(suite: Suite, out: str | Path, options: RunOptions, plan: WarmupPlan, progress=None,
                     on_warm_point: Callable[[int, str], None] | None = None,
-                    on_warm_group: Callable | None = None) -> tuple[RunResult, Warmed | None]:
-    """`plan`'s warm-up (none where its jobs are 0), then `run_sweep(suite, out, options, progress)`."""
+                    on_warm_group: Callable | None = None, sweep_plan=None) -> tuple[RunResult, Warmed | None]:
+    """`plan`'s warm-up (none where its jobs are 0), then `run_sweep(suite, out, options, progress)`, or the
+    checked `sweep_plan` (run/plan.py) where the caller made one: the suite's checks then run once."""
     warmed = None
     if plan.jobs:
         t0 = time.perf_counter()
@@ -87,4 +88,6 @@ def warm_then_sweep(suite: Suite, out: str | Path, options: RunOptions, plan: Wa
         results = warm_suite(plan.path, whole, plan.jobs, None if device in (None, "auto") else device,
                              only=set(plan.only), on_done=on_warm_group, on_point=on_warm_point)
         warmed = Warmed(plan.jobs, plan.groups, sum(1 for r in results if r.returncode), time.perf_counter() - t0)
+    if sweep_plan is not None:
+        return sweeps.run_sweep(sweep_plan, out, progress=progress), warmed
     return sweeps.run_sweep(suite, out, options, progress=progress), warmed

@@ -1,4 +1,4 @@
-"""suites/flashqla-study.toml measures exactly FlashQLA's published table (the CSV shipped in the package)."""
+"""qlabench/suites/flashqla-study.toml measures exactly FlashQLA's published table (the CSV shipped in the package)."""
 
 from __future__ import annotations
 

@@ -166,7 +166,7 @@ def test_an_older_file_finds_its_suite_baseline_by_the_suite_name(tmp_path, make
 
     rows = [make_row(backend="naive-recurrent", median_ms=2.0), make_row(backend="naive-chunk", median_ms=1.0)]
     write_rows(tmp_path / "old.parquet", rows, metadata={"suite_path": "/elsewhere/suites/quick-cpu.toml"})
-    assert suite_baselines([tmp_path]) == ["naive-recurrent"]  # suites/quick-cpu.toml's baseline
+    assert suite_baselines([tmp_path]) == ["naive-recurrent"]  # qlabench/suites/quick-cpu.toml's baseline
     import pandas as pd
 
     df = pd.DataFrame([r.as_dict() for r in rows])

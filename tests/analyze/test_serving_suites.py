@@ -1,4 +1,4 @@
-"""suites/serving.toml and suites/serving-cpu.toml: the points they expand to, each backend on the pool
+"""qlabench/suites/serving.toml and qlabench/suites/serving-cpu.toml: the points they expand to, each backend on the pool
 layouts and state dtypes it takes, pools of twice the batch, and a size that fits the time it is sized for."""
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def test_the_cpu_suite_is_four_naive_points_on_cpu():
 
 
 def test_the_engines_suite_puts_each_engine_kernel_beside_flashinfer_and_fla_at_every_point():
-    """suites/serving-engines.toml answers "should an engine switch its decode to FlashInfer's?": at every
+    """qlabench/suites/serving-engines.toml answers "should an engine switch its decode to FlashInfer's?": at every
     (mode, heads, T, batch, state dtype) the engine's kernels, FlashInfer's and FLA's, on the same vk pool."""
     suite = _load("serving-engines")
     by_point = {}

@@ -26,7 +26,7 @@ README = """# results
 
 | folder | what | how it was made |
 |---|---|---|
-| `study/` | the study: `suites/s.toml` | `docs/S.md` |
+| `study/` | the study: `qlabench/suites/s.toml` | `docs/S.md` |
 | `study/nested/` | a part of it | by hand |
 | `gone/` | a folder no longer here | - |
 | `baselines/<gpu>/<suite>.parquet` | gate baselines | `docs/GATING.md` |
@@ -54,7 +54,7 @@ def test_catalog_lists_the_readme_table_then_uncatalogued_folders(tmp_path):
         (root / d).mkdir(parents=True)
     folders = read_catalog(root)
     assert [f.name for f in folders] == ["study", "study/nested", "baselines", "x", "zz-new"]
-    assert folders[0].what == "the study: `suites/s.toml`" and folders[0].how == "`docs/S.md`"
+    assert folders[0].what == "the study: `qlabench/suites/s.toml`" and folders[0].how == "`docs/S.md`"
     assert folders[-1].what is None  # on disk, not in the catalog: said so, never dropped
     assert folder_of(Path("study/nested/r.parquet"), folders).name == "study/nested"
     assert folder_of(Path("study/r.parquet"), folders).name == "study"

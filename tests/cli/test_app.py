@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 import qlabench.run.sweep as sweep_module
 from qlabench.cli import app
 from qlabench.cli.app import exits_on_error
+from qlabench.cli.lazy import one_command, registered
 from qlabench.core.errors import ConfigError, QlabenchError
 
 
@@ -21,8 +22,9 @@ def invoke(*args):
 
 
 def _commands(group: typer.Typer, prefix: str = ""):
-    for info in group.registered_commands:
-        yield prefix + info.name, info.callback
+    """(name, the callback the command runs) of every command, each loaded as running it loads it."""
+    for name, entry in registered(group).items():
+        yield prefix + name, one_command(entry, group.info.cls.wrap).registered_commands[0].callback
     for sub in group.registered_groups:
         yield from _commands(sub.typer_instance, prefix + sub.name + " ")
 

@@ -441,9 +441,9 @@ def test_run_table(tmp_path):
     assert spec_error(tmp_path, MINIMAL_SWEEP + "[run]\ncompile_timeout_s = 0\n").key == "run.compile_timeout_s"
 
 
-# -- suites/README.md stays true ----------------------------------------------------------------------
+# -- qlabench/suites/README.md stays true ----------------------------------------------------------------------
 
-README = Path(__file__).resolve().parents[2] / "suites" / "README.md"
+README = Path(__file__).resolve().parents[2] / "qlabench" / "suites" / "README.md"
 
 
 def test_readme_example_is_a_valid_suite():

@@ -1,4 +1,4 @@
-"""The serving path end to end on CPU: `suites/serving-cpu.toml` through run_sweep, then `report --serving`
+"""The serving path end to end on CPU: `qlabench/suites/serving-cpu.toml` through run_sweep, then `report --serving`
 over the rows it wrote: every step checked (its pool too), every row ok, the page names the winners."""
 
 from __future__ import annotations

@@ -15,11 +15,11 @@ def _meta(path) -> dict:
 
 
 def test_a_run_records_a_suite_inside_the_repository_relative_to_it(tmp_path, make_row):
-    suite = SUITES_DIR / "tiny.toml"  # an absolute path, as `--suite suites/tiny.toml` resolves
+    suite = SUITES_DIR / "tiny.toml"  # an absolute path, as `--suite qlabench/suites/tiny.toml` resolves
     w = store.PartWriter(tmp_path, "tiny", "r1", metadata={"suite_path": str(suite), "run_id": "r1"})
     w.write([make_row()])
     final = w.compact()
-    assert _meta(final)["qlabench.suite_path"] == "suites/tiny.toml"
+    assert _meta(final)["qlabench.suite_path"] == "qlabench/suites/tiny.toml"
 
 
 def test_a_suite_outside_the_repository_is_recorded_by_its_name(tmp_path, make_row):

@@ -1,6 +1,6 @@
 """A suite that measures exactly the points a question is missing, written as a suite file.
 
-It uses the study's method (packed varlen with cu_seqlens, h0 on, CUDA-graph timing; suites/flashqla-study.toml)
+It uses the study's method (packed varlen with cu_seqlens, h0 on, CUDA-graph timing; qlabench/suites/flashqla-study.toml)
 in the timing regime the ranking reads (core/regimes.py: RECOMMENDED_REGIME) and with the check at the
 point's own size, so advise ranks its rows without a regime or a reduced-check caveat. The user's current
 choice, the baseline every speedup divides by, is measured beside the missing backends in the same run.
@@ -21,7 +21,7 @@ from qlabench.core.errors import ConfigError
 from qlabench.core.names import default_name
 from qlabench.core.regimes import RECOMMENDED_REGIME
 
-# The study's sampling (suites/flashqla-study.toml) in the regime a ranking reads, so the rows rank beside the
+# The study's sampling (qlabench/suites/flashqla-study.toml) in the regime a ranking reads, so the rows rank beside the
 # committed evidence; the check at the point's own size, so no time is believed on a reduced problem's path.
 _TIMING = {"timer": "graph", "warmup": 3, "min_samples": 10, "max_samples": 100, "min_time_s": 0.0,
            "max_time_s": 0.5, "target_rel_noise": 0.005, "l2_flush": True, "regime": RECOMMENDED_REGIME,

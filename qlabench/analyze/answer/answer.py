@@ -305,7 +305,7 @@ def budget_note(df: pd.DataFrame, q: Question) -> str | None:
     if q.sm_budget is not None and not budgets.eq(q.sm_budget).any():
         have = ", ".join(str(int(b)) for b in sorted(set(budgets))) or "none"
         return (f"no row here was measured at an SM budget of {q.sm_budget} (budgets measured: {have}); measure it "
-                f"with suites/sm-budget.toml, or a suite with sm_budget = [{q.sm_budget}]")
+                f"with qlabench/suites/sm-budget.toml, or a suite with sm_budget = [{q.sm_budget}]")
     if q.sm_budget is None and not budgets.empty:
         return (f"{len(budgets)} row(s) held to an SM budget are left out: this answer is for the whole GPU (ask with "
                 "--sm-budget N for a share of it)")

@@ -38,7 +38,7 @@ def batch_frame(df: pd.DataFrame) -> pd.DataFrame:
     d = whole_device(df[df["mode"] == "fwd"])
     if d.empty:
         raise QlabenchError("no forward row measured on the whole GPU here: the large-batch page reads "
-                            "forward rows (measure suites/large-batch.toml)")
+                            "forward rows (measure qlabench/suites/large-batch.toml)")
     out = []
     for problem in split_problems(d, across=("backend",)):
         rows = problem.rows.sort_values("timestamp", kind="stable").drop_duplicates("backend", keep="last")

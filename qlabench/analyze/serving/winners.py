@@ -24,7 +24,7 @@ def winners(d: pd.DataFrame) -> pd.DataFrame:
     recs = []
     # The variants that ran at each (mode, T, state dtype), in any group: one missing from a group's batch
     # was not measured there (a run cut short). The naive references are sanity points at a few batches by
-    # design (suites/serving.toml), so their absence is no gap.
+    # design (qlabench/suites/serving.toml), so their absence is no gap.
     ran_at = (d[(d["status"] != "skipped") & ~d["variant"].str.startswith("naive-")]
               .groupby(["mode", "T", "state_dtype"], dropna=False)["variant"].agg(set))
     for key, g in _groups(d):

@@ -65,7 +65,7 @@ def problem_label(r: dict) -> str:
 def budget_frame(df: pd.DataFrame) -> pd.DataFrame:
     """The rows of the problems that have a budget row, with their problem label and SM count."""
     if df.empty or "sm_budget" not in df or not df["sm_budget"].notna().any():
-        raise QlabenchError("no row here was held to an SM budget (sm_budget); measure suites/sm-budget.toml")
+        raise QlabenchError("no row here was held to an SM budget (sm_budget); measure qlabench/suites/sm-budget.toml")
     axes = [a for a in identity.problem_axes() if a not in ("backend", "sm_budget")]
     d = df.assign(problem_key=key_series(df, axes))
     d = d[d["problem_key"].isin(set(d.loc[d["sm_budget"].notna(), "problem_key"]))]

@@ -268,7 +268,7 @@ def _intracp_section(study: Study) -> list[str]:
     t = study.fla_intracp()
     if t.empty:
         return out + ["_No fla-intracp forward row is ok in these results: nothing measured "
-                      "(suites/flashqla-study.toml runs it on the forward points)._", ""]
+                      "(qlabench/suites/flashqla-study.toml runs it on the forward points)._", ""]
     table = md_table(t, _ratio_formats(t) | {"vs fla": ".2f", "vs flash_qla": ".2f", "kernel ms": ".3f",
                                              "kernel vs fla": ".2f", "kernel vs flash_qla": ".2f"},
                      ["heads", "sequences", "fla-intracp ms", "fla ms", "flash_qla ms", "vs fla", "vs flash_qla",
