@@ -32,6 +32,10 @@ def advise_cmd(
     suite_out: Path = typer.Option(None, "--suite-out", help="Write a suite measuring the missing points here"),
     force: bool = typer.Option(False, "--force", help="Let --suite-out replace an existing file (never a results "
                                "file)"),
+    gpu: str = typer.Option(None, "--gpu", help="The GPU model the question is about (H200, GB200, \"RTX 5090\"): "
+                            "its rows only, and where it has none, what FlashQLA published for that card, marked as "
+                            "published, not measured (default: this machine's GPU where CUDA is present, else every "
+                            "GPU of the evidence)"),
 ):
     """Which GDN kernel is fastest for this model, TP degree and sequence mix, with the caveats that
     change the answer; or which points are missing and a suite that measures them."""
@@ -43,7 +47,11 @@ def advise_cmd(
         raise ConfigError(f"--format must be one of {', '.join(FORMATS)}, got {fmt!r}")
     if suite_out is not None:  # before any work: never replace a file silently, never a results file or an input
         _check_suite_out(suite_out, force, [*(results or ()), Path(gate)])
-    q = make_question(model, tp, workload, seqlens, gate, current, sm_budget)
+    if gpu is None:
+        from qlabench.measure.env import local_gpu
+
+        gpu = local_gpu()
+    q = make_question(model, tp, workload, seqlens, gate, current, sm_budget, gpu)
     ans = advise(q, results or ())  # the declarations (core): no torch, no backend imported
     if suite_out is not None and ans.suite_toml:
         try:
@@ -54,6 +62,10 @@ def advise_cmd(
         print(json.dumps(ans.as_dict(), indent=2, allow_nan=False))  # NaN is no JSON: never emitted
         return
     _print(ans, suite_out)
+    if ans.published is not None:
+        from qlabench.cli.published_advice import print_published
+
+        print_published(ans.published, "the current evidence" if ans.from_catalog else "these results")
 
 
 def _check_suite_out(path: Path, force: bool, inputs: list[Path]) -> None:

@@ -29,9 +29,10 @@ from qlabench.analyze.answer.ranking import Entry, rank
 from qlabench.analyze.answer.rows import at_gate, case_problems, newest_run, newest_version
 from qlabench.analyze.evidence.current import rows_or_current
 from qlabench.analyze.kit.ties import is_tie
-from qlabench.analyze.evidence import believed, devices_of, evidence_notes
+from qlabench.analyze.evidence import believed, device_series, devices_of, evidence_notes
 from qlabench.analyze.evidence.regimes import prefer_recommended, regime_note, regime_series
 from qlabench.core.backend_decl import candidates, is_testing
+from qlabench.core.gpu_names import names_gpu
 from qlabench.core.result import unavailable
 
 
@@ -103,7 +104,7 @@ class Answer:
             "question": {"model": q.model, "tp": q.tp, "heads": list(q.heads), "workload": q.workload,
                          "gate": {"name": q.gate.name, "zero_frac": q.gate.zero_frac, "scale": q.gate.scale},
                          "current": q.current, "dtype": q.dtype, "cases": [c.label for c in q.cases],
-                         "sm_budget": q.sm_budget},
+                         "sm_budget": q.sm_budget, "gpu": q.gpu},
             "sources": self.sources,
             "devices": self.devices,
             "from_catalog": self.from_catalog,
@@ -192,6 +193,9 @@ def answer_question(q: Question, results: Iterable[str | os.PathLike] = (),
     df, paths, from_catalog = rows_or_current(results)  # every run: the ranking picks versions and runs itself
     notes = evidence_notes(df)
     df = believed(df)
+    if q.gpu is not None:
+        df, note = of_gpu(df, q.gpu)
+        notes += [note] if note else []
     ans = Answer(q, [_shown(p) for p in paths] if from_catalog else [str(p) for p in paths], from_catalog=from_catalog,
                  notes=notes, devices=devices_of(df))
     if len(ans.devices) > 1:
@@ -205,6 +209,16 @@ def answer_question(q: Question, results: Iterable[str | os.PathLike] = (),
         attach_first_calls(c.entries, cold, WORKLOAD_MODES[q.workload])
     ans.first_call_sources = list(cold.sources)
     return ans
+
+
+def of_gpu(df: pd.DataFrame, gpu: str) -> tuple[pd.DataFrame, str | None]:
+    """The rows of the GPU model `gpu` names (core/gpu_names.py), and a note naming the models left out."""
+    devices = device_series(df)
+    mine = devices.map(lambda d: names_gpu(gpu, d)).astype(bool)
+    others = sorted(set(devices[~mine]))
+    note = (f"gpu: the question is about {gpu}: {int((~mine).sum())} row(s) of {', '.join(others)} left out"
+            if others else None)
+    return df[mine], note
 
 
 def budget_note(df: pd.DataFrame, q: Question) -> str | None:
