@@ -4,10 +4,12 @@ with a table of another said plainly to compare two GPUs (a cross-GPU table), wi
 
 from __future__ import annotations
 
+import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
 import study_rows
+from study_rows import FQ_CP, FQ_NOCP, row
 from qlabench.analyze.data.published_tables import published_table
 from qlabench.analyze.study import build_study, load_published
 from qlabench.analyze.study.page import render
@@ -56,6 +58,26 @@ def test_a_cross_gpu_gap_names_the_gpus_first_and_no_verified_cause(gb200_study)
     # its stack is GB200's own: fla's published version is the GB200 header's, not the H200's
     fla = published_table("GB200").versions["fla_version"]
     assert any(f"published {fla}" in e for e in outside.loc[outside["backend"] == "fla", "explanation"])
+
+
+def test_what_would_be_a_cause_on_one_gpu_is_a_condition_across_two():
+    gb = published_table("GB200")
+    pub = load_published(gb)
+    fq = float(pub[(pub["mode"] == "fwd") & (pub["h_qk"] == 2) & (pub["h_v"] == 8)
+                   & (pub["seqlens"] == "32768")].iloc[0]["flash_qla_ms"])
+    pairs = [row("flash_qla", "fwd", (32768,), 2, 8, fq * 1.3, kernels=FQ_CP),
+             row("flash_qla-nocp", "fwd", (32768,), 2, 8, fq, kernels=FQ_NOCP)]
+    rows = pd.DataFrame([r.as_dict() for r, _ in pairs])
+
+    def explained(device: str) -> dict:
+        c = build_study(rows.assign(device=device), pub, table=gb).comparison
+        return c[(c["backend"] == "flash_qla") & c["status"].notna()].iloc[0].to_dict()
+
+    same = explained(gb.gpu)  # nocp on the table's own GPU meets its value: a cause
+    assert same["verified"] is True and same["explanation"].startswith("slower: nocp within 10%")
+    other = explained("NVIDIA H200")  # the same rows on another GPU support no cause
+    assert other["verified"] is False
+    assert other["explanation"].startswith("slower: unverified: another GPU (H200; published on GB200) · nocp within")
 
 
 def test_rows_of_the_tables_own_gpu_are_no_cross_gpu_table(h200_rows):
