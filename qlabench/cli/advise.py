@@ -42,6 +42,10 @@ def advise_cmd(
     device: str = opt.DEVICE,
     warmup: bool = opt.WARMUP,
     warmup_jobs: int = opt.WARMUP_JOBS,
+    gpu: str = typer.Option(None, "--gpu", help="The GPU model the question is about (H200, GB200, \"RTX 5090\"): "
+                            "its rows only, and where it has none, what FlashQLA published for that card, marked as "
+                            "published, not measured (default: this machine's GPU where CUDA is present, else every "
+                            "GPU of the evidence)"),
 ):
     """Which GDN kernel is fastest for this model, TP degree and sequence mix, with the caveats that
     change the answer; or which points are missing and a suite that measures them."""
@@ -55,7 +59,11 @@ def advise_cmd(
         _check_suite_out(suite_out, force, [*(results or ()), Path(gate)])
     if measure and suite_out is not None:
         raise ConfigError("--measure runs the suite itself: drop --suite-out")
-    q = make_question(model, tp, workload, seqlens, gate, current, sm_budget, launch)
+    if gpu is None:
+        from qlabench.measure.env import local_gpu
+
+        gpu = local_gpu()
+    q = make_question(model, tp, workload, seqlens, gate, current, sm_budget, gpu, launch)
     ans = advise(q, results or ())  # the declarations (core): no torch, no backend imported
     if measure:  # progress on stderr where stdout is the JSON answer
         from qlabench.cli.app import err_console
@@ -72,6 +80,10 @@ def advise_cmd(
         print(json.dumps(ans.as_dict(), indent=2, allow_nan=False))  # NaN is no JSON: never emitted
         return
     print_answer(console, ans, suite_out)
+    if ans.published is not None:
+        from qlabench.cli.published_advice import print_published
+
+        print_published(ans.published, "the current evidence" if ans.from_catalog else "these results")
 
 
 def _check_suite_out(path: Path, force: bool, inputs: list[Path]) -> None:

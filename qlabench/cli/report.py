@@ -1,8 +1,9 @@
-"""CLI for the report pages: `qlabench report RESULTS... [--published FILE] [--numerics DIR] [--out DIR]` (the
-FlashQLA study page, or the numerics page of results checked against float64 at full size) and `qlabench report
---serving RESULTS... [--out DIR]` (decode and multi-token verify), `qlabench report --sm-budget RESULTS...`
-(the kernels on shares of one GPU's SMs) and `qlabench report --large-batch RESULTS...` (packed batches of many
-sequences: does FlashQLA's split cost it against a fully fused kernel?)."""
+"""CLI for the report pages: `qlabench report RESULTS... [--published GPU|FILE] [--numerics DIR] [--out DIR]`
+(the FlashQLA study page against the published table of a GPU, or the numerics page of results checked
+against float64 at full size) and `qlabench report --serving RESULTS... [--out DIR]` (decode and multi-token
+verify), `qlabench report --sm-budget RESULTS...` (the kernels on shares of one GPU's SMs) and `qlabench report
+--large-batch RESULTS...` (packed batches of many sequences: does FlashQLA's split cost it against a fully
+fused kernel?)."""
 
 from __future__ import annotations
 
@@ -18,8 +19,9 @@ def report_cmd(
     results: list[Path] = typer.Argument(None, help="Result files or folders (default: the current evidence "
                                          "results/catalog.toml names); a numerics folder (every row checked against "
                                          "fp64-full, e.g. results/h200-numerics) gets the numerics page"),
-    published: Path = typer.Option(None, "--published", help="Published table CSV (default: the packaged "
-                                   "FlashQLA H200 table)"),
+    published: str = typer.Option(None, "--published", help="FlashQLA's published table to compare with: a GPU "
+                                  "(H200, GB200, RTX 5090, RTX PRO 6000; shipped with qlabench) or a CSV file "
+                                  "(default: H200). Rows of another GPU make a cross-GPU table, and it says so"),
     out: Path = typer.Option(Path("report"), "--out", "-o", help="Folder for the page (report.md, numerics.md, "
                              "serving.md with --serving, sm-budget.md with --sm-budget, large-batch.md with "
                              "--large-batch) and its PNGs"),
@@ -42,7 +44,7 @@ def report_cmd(
                                      "kernel, the answer at equal tokens"),
 ):
     """The FlashQLA study in one page (our results, by default the current evidence, against FlashQLA's
-    published H200 table; numerics.md beside it with --numerics); for a numerics folder given as results,
+    published table of a GPU, by default the H200's; numerics.md beside it with --numerics); for a numerics folder given as results,
     error against T and gate regime, worst cases and every point outside tolerance; with --serving the
     decode / multi-token-verify page; with --sm-budget the page of kernels held to shares of the GPU; with
     --large-batch the page of packed batches of many sequences."""
@@ -84,7 +86,8 @@ def report_cmd(
         return
     from qlabench.analyze.study import study_from_paths, write_report
 
-    args = [*map(str, results or ()), *(a for p in layer or () for a in ("--layer", str(p))),
+    args = [*map(str, results or ()), *(("--published", published) if published else ()),
+            *(a for p in layer or () for a in ("--layer", str(p))),
             *(a for p in numerics or () for a in ("--numerics", str(p))), "--out", str(out)]
     study = study_from_paths(results or (), published, tolerance, numerics=numerics,
                              command=shlex.join(["qlabench", "report", *args]))

@@ -156,6 +156,28 @@ def device_model(device: str) -> str:
     return cpu_name()
 
 
+def local_gpu() -> str | None:
+    """The GPU model a CUDA process here would run on first (CUDA_VISIBLE_DEVICES' first entry, else device 0),
+    read through NVML without importing torch ('NVIDIA H200'); None where no GPU or driver answers."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    first = visible.split(",")[0].strip() if visible is not None else "0"
+    if not first or first.startswith("-"):  # '' or '-1': this process is shown no GPU
+        return None
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        try:
+            handle = (pynvml.nvmlDeviceGetHandleByIndex(int(first)) if first.isdigit()
+                      else pynvml.nvmlDeviceGetHandleByUUID(first))
+            name = pynvml.nvmlDeviceGetName(handle)
+            return name.decode() if isinstance(name, bytes) else str(name)
+        finally:
+            pynvml.nvmlShutdown()
+    except Exception:  # NVML missing, no driver, no such device: no local GPU to speak of
+        return None
+
+
 def capture(device: str) -> dict:
     """Environment fields of a result row, for runs on `device` ('cpu', 'cuda', 'cuda:N')."""
     import torch

@@ -75,7 +75,7 @@ def test_the_csv_ships_in_the_package_unchanged():
 
 def test_pyproject_ships_the_data():
     text = (REPO / "pyproject.toml").read_text()
-    assert '"qlabench.analyze.data" = ["*.csv", "*.md"]' in text
+    assert '"qlabench.analyze.data" = ["*.csv", "*.json", "*.md"]' in text  # the tables and their provenance
 
 
 def test_point_counts_per_part(suite):

@@ -1,5 +1,6 @@
 """`advise`: the answer to a question (analyze/answer/) and, where a candidate has no row, the suite that
-measures exactly what the answer is missing (suite.py; `--suite-out` writes it)."""
+measures exactly what the answer is missing (suite.py; `--suite-out` writes it); for a question about a GPU
+(`--gpu`) with no row of a case there, what FlashQLA published for that card (published.py)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from qlabench.analyze.advise.published import PublishedAnswer, published_answer
 from qlabench.analyze.advise.suite import missing_suite
 from qlabench.analyze.answer import Answer, Case, Question, answer_question
 from qlabench.core.backend_decl import candidates
@@ -15,9 +17,11 @@ from qlabench.core.backend_decl import candidates
 @dataclass
 class Advice(Answer):
     suite_toml: str | None = None  # measures every missing (backend, case); None when nothing is missing
+    published: PublishedAnswer | None = None  # FlashQLA's figures for the GPU asked about, where it has no row
 
     def as_dict(self) -> dict:
-        return {**super().as_dict(), "suite_toml": self.suite_toml}
+        return {**super().as_dict(), "suite_toml": self.suite_toml,
+                "published": None if self.published is None else self.published.as_dict()}
 
 
 def advise(q: Question, results: Iterable[str | os.PathLike] = (),
@@ -26,6 +30,9 @@ def advise(q: Question, results: Iterable[str | os.PathLike] = (),
     ans = Advice(**vars(answer_question(q, results, cold_start, also)))
     if missing := ans.missing_by_case():
         ans.suite_toml = missing_suite(q, missing)
+    unmeasured = list(dict.fromkeys(c.case for c in ans.cases if not c.entries))
+    if q.gpu is not None and unmeasured:  # published, not measured: never ranked with the rows
+        ans.published = published_answer(q, unmeasured, measured_nothing=not ans.devices)
     return ans
 
 

@@ -33,6 +33,7 @@ from qlabench.analyze.kit.ties import is_tie
 from qlabench.analyze.evidence import believed, device_series, devices_of, evidence_notes
 from qlabench.analyze.evidence.regimes import prefer_recommended, regime_note, regime_series
 from qlabench.core.backend_decl import candidates, is_testing
+from qlabench.core.gpu_names import names_gpu
 from qlabench.core.result import unavailable
 
 
@@ -126,7 +127,7 @@ class Answer:
                          "launch": q.launch_regime,
                          "gate": {"name": q.gate.name, "zero_frac": q.gate.zero_frac, "scale": q.gate.scale},
                          "current": q.current, "dtype": q.dtype, "cases": [c.label for c in q.cases],
-                         "sm_budget": q.sm_budget},
+                         "sm_budget": q.sm_budget, "gpu": q.gpu},
             "sources": self.sources,
             "devices": self.devices,
             "from_catalog": self.from_catalog,
@@ -283,6 +284,9 @@ def answer_question(q: Question, results: Iterable[str | os.PathLike] = (),
     df, paths, from_catalog = rows_or_current(results, also=also)  # every run: the ranking picks versions and runs itself
     notes = evidence_notes(df)
     df = believed(df)
+    if q.gpu is not None:
+        df, note = of_gpu(df, q.gpu)
+        notes += [note] if note else []
     ans = Answer(q, [_shown(p) for p in paths] if from_catalog else [str(p) for p in paths], from_catalog=from_catalog,
                  notes=notes, devices=devices_of(df))
     if len(ans.devices) > 1:
@@ -296,6 +300,16 @@ def answer_question(q: Question, results: Iterable[str | os.PathLike] = (),
         attach_first_calls(c.entries, cold, WORKLOAD_MODES[q.workload])
     ans.first_call_sources = list(cold.sources)
     return ans
+
+
+def of_gpu(df: pd.DataFrame, gpu: str) -> tuple[pd.DataFrame, str | None]:
+    """The rows of the GPU model `gpu` names (core/gpu_names.py), and a note naming the models left out."""
+    devices = device_series(df)
+    mine = devices.map(lambda d: names_gpu(gpu, d)).astype(bool)
+    others = sorted(set(devices[~mine]))
+    note = (f"gpu: the question is about {gpu}: {int((~mine).sum())} row(s) of {', '.join(others)} left out"
+            if others else None)
+    return df[mine], note
 
 
 def budget_note(df: pd.DataFrame, q: Question) -> str | None:

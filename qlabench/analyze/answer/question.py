@@ -18,6 +18,7 @@ from pathlib import Path
 
 from qlabench.core.errors import ConfigError
 from qlabench.core.launch import check_launch, default_launch
+from qlabench.core.gpu_names import gpu_words
 from qlabench.core.models import lookup
 from qlabench.core.point import FLASHQLA_GATE_SCALE, FLASHQLA_GATE_ZERO_FRAC
 from qlabench.core.select import parse_sequences, sequences_label
@@ -75,6 +76,7 @@ class Question:
     current: str = "fla"  # the user's current choice: speedups are against it
     dtype: str = "bfloat16"
     sm_budget: int | None = None  # rank rows held to this many SMs (docs/SM-BUDGET.md); None: whole-GPU rows
+    gpu: str | None = None  # the GPU model asked about, as typed ('RTX 5090'): its rows only; None: every one's
     launch: str | None = None  # "graph" or "eager" (core/launch.py); None: the workload's default
 
     @property
@@ -168,7 +170,8 @@ def _regime(name: str, zero, scale, unknown: set) -> GateRegime:
 
 
 def make_question(model: str, tp: int, workload: str, seqlens: str, gate: str | None = None,
-                  current: str = "fla", sm_budget: int | None = None, launch: str | None = None) -> Question:
+                  current: str = "fla", sm_budget: int | None = None, gpu: str | None = None,
+                  launch: str | None = None) -> Question:
     """The question from command-line text; ConfigError on anything it cannot mean."""
     try:
         m = lookup(model)
@@ -186,7 +189,9 @@ def make_question(model: str, tp: int, workload: str, seqlens: str, gate: str | 
                           "state dtype; docs/SERVING.md)")
     if sm_budget is not None and (isinstance(sm_budget, bool) or not isinstance(sm_budget, int) or sm_budget < 1):
         raise ConfigError(f"--sm-budget must be a positive number of SMs, got {sm_budget!r}")
+    if gpu is not None and not gpu_words(gpu):
+        raise ConfigError(f"--gpu {gpu!r}: name a GPU model, e.g. H200, GB200 or \"RTX 5090\"")
     if launch is not None:
         check_launch(launch)
     return Question(m.name, tp, workload, parse_cases(seqlens), parse_gate(gate), current, sm_budget=sm_budget,
-                    launch=launch)
+                    gpu=gpu, launch=launch)

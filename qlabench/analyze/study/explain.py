@@ -11,8 +11,9 @@ A label names a cause only when a recorded comparison supports it:
   when a fixed choice (nocp / forcecp) on our stack meets the published value;
 - a clock drop, when the time scaled back to the clock before the drop is within the tolerance.
 Everything else a row recorded (the version with no run on the published one, the CP state, SM coverage,
-layout, timer, a small clock drop) is a condition, not a cause: with no supported cause the label says
-"unverified: ..." and lists them; beside a supported cause they go into the facts.
+layout, timer, a small clock drop, another GPU than the table's, named first) is a condition, not a cause:
+with no supported cause the label says "unverified: ..." and lists them; beside a supported cause they go
+into the facts.
 """
 
 from __future__ import annotations
@@ -22,9 +23,10 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from qlabench.analyze.data.published_tables import PublishedTable, published_table
 from qlabench.analyze.study.prepare import FLASH_QLA, FLASH_QLA_VARIANTS, version_columns
+from qlabench.core.gpu_names import short_gpu_name
 from qlabench.core.libraries import package_name
-from qlabench.analyze.study.published import PUBLISHED_STACK, PUBLISHED_TIMER
 
 WITHIN = "within"
 NOT_MEASURED = "not measured"
@@ -56,14 +58,15 @@ class Explanation:
 
 
 def explain_value(v: dict, tolerance: float, variants: dict[str, float] | None = None,
-                  others: list[dict] | None = None, reruns: dict[str, float] | None = None) -> Explanation:
-    """Explain one published value against our row `v` (a `comparison` record).
+                  others: list[dict] | None = None, reruns: dict[str, float] | None = None,
+                  table: PublishedTable | None = None) -> Explanation:
+    """Explain one published value against our row `v` (a `comparison` record) of `table` (None: the H200's).
 
     variants: ok times of the other FlashQLA CP variants on the same point and stack ('nocp' -> ms);
     others: ok records of the same published value measured on other stacks;
     reruns: ok times of the same backend, point and stack in other runs (run_id -> ms).
     """
-    variants, others, reruns = variants or {}, others or [], reruns or {}
+    variants, others, reruns, table = variants or {}, others or [], reruns or {}, table or published_table()
     status = v.get("status")
     if status is None or pd.isna(status):
         return Explanation(NOT_MEASURED, (f"no {v['backend']} row for this point",))
@@ -75,11 +78,15 @@ def explain_value(v: dict, tolerance: float, variants: dict[str, float] | None =
              f"on {v['stack']}"]
     causes: list[str] = []  # supported by a recorded comparison
     conditions: list[str] = list(v.get("method_diffs") or ())  # recorded, but not shown to matter
+    device = v.get("device")
+    cross_gpu = table.gpu is not None and isinstance(device, str) and bool(device) and not table.measured_on(device)
+    if cross_gpu:
+        conditions.insert(0, f"another GPU ({short_gpu_name(device)}; published on {table.name})")
 
     # Library version against the published stack, confirmed or refuted by another stack's run.
     lib = str(v["library"])
     main_col = version_columns(lib)[0]
-    pub_v, ours_v = PUBLISHED_STACK.get(main_col), v.get("lib_version")
+    pub_v, ours_v = table.versions.get(main_col), v.get("lib_version")
     pkg = package_name(main_col)
     at_pub = [o for o in others if o.get("lib_version") == pub_v] if pub_v and ours_v != pub_v else []
     for o in others:
@@ -104,7 +111,7 @@ def explain_value(v: dict, tolerance: float, variants: dict[str, float] | None =
         _explain_cp(v, tolerance, variants, at_pub, pub_v, facts, causes, conditions)
 
     timer = v.get("timer")
-    if timer and not pd.isna(timer) and timer != PUBLISHED_TIMER:
+    if timer and not pd.isna(timer) and table.timer and timer != table.timer:
         conditions.append(f"timer {timer} (published: CUDA graph)")
     cov = _num(v.get("sm_coverage"))
     if cov is not None:
@@ -128,6 +135,8 @@ def explain_value(v: dict, tolerance: float, variants: dict[str, float] | None =
     if within(ratio, tolerance):
         return Explanation(f"{WITHIN} {tolerance:.0%}", tuple(facts))
     direction = "slower" if ratio > 1 else "faster"
+    if cross_gpu:  # a comparison on one GPU supports no cause of a gap between two: each is a condition
+        conditions[1:1], causes = causes, []
     if causes:
         if conditions:
             facts.append("also recorded, not shown to matter: " + "; ".join(conditions))
@@ -165,7 +174,8 @@ def _reason_class(reason: str) -> str:
 
 
 def explain_all(comparison: pd.DataFrame, all_stacks: pd.DataFrame, rows: pd.DataFrame,
-                tolerance: float, runs: pd.DataFrame | None = None) -> pd.DataFrame:
+                tolerance: float, runs: pd.DataFrame | None = None,
+                table: PublishedTable | None = None) -> pd.DataFrame:
     """`comparison` with `explanation`, `factors` (facts joined by '; ') and `verified` (None within the
     tolerance or for a row that is not ok) for every published value. `runs`: every run's prepared rows
     (not only the newest per point), whose other runs of a value's point and stack weigh on its cause."""
@@ -191,7 +201,7 @@ def explain_all(comparison: pd.DataFrame, all_stacks: pd.DataFrame, rows: pd.Dat
         others = [o for o in by_value.get((v["pub_id"], v["backend"]), []) if o["stack"] != stack]
         reruns = {run: ms for run, ms in rerun_ms.get((v.get("study_key"), v["backend"], stack), {}).items()
                    if run != str(v.get("run_id"))}
-        e = explain_value(v, tolerance, variants, others, reruns)
+        e = explain_value(v, tolerance, variants, others, reruns, table)
         labels.append(e.label)
         factors.append("; ".join(e.factors))
         verified.append(e.verified)

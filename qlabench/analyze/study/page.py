@@ -17,10 +17,9 @@ from qlabench.core.regimes import RECOMMENDED_REGIME
 from qlabench.analyze.study.figures import all_figures, regret_stem
 from qlabench.analyze.study.heads import head_scaling
 from qlabench.analyze.study.intracp import intracp_sentence
-from qlabench.analyze.study.published import BACKEND_COLUMNS, PUBLISHED_STACK
+from qlabench.analyze.study.published import BACKEND_COLUMNS
 from qlabench.analyze.study.regret import SETTINGS, library_regret, regret_sentence
 from qlabench.core.backend_decl import AUTO_CHOICES
-from qlabench.core.libraries import package_name
 from qlabench.core.text import md_text, visible
 from qlabench.analyze.study.study import Study
 
@@ -93,11 +92,14 @@ def render(study: Study, figures: dict[str, str], layer_rows: pd.DataFrame | Non
     """The page's markdown; `figures` maps a figure's stem to its file name beside the page."""
     s = study.summary
     tol = f"{study.tolerance:.0%}"
-    pub_stack = ", ".join(f"{package_name(k)} {v}" for k, v in PUBLISHED_STACK.items())
-    out = ["# The FlashQLA study: qlabench against FlashQLA's published H200 table", "",
+    pub = study.table
+    out = [f"# The FlashQLA study: qlabench against FlashQLA's published {pub.name} table", "",
+           *([f"**Cross-GPU table: {s.cross_gpu.removeprefix('cross-GPU table: ')}.** A ratio below is one GPU's "
+              "time over another's, not qlabench against FlashQLA on one card: whatever its label names, the two "
+              "GPUs differ first.", ""] if s.cross_gpu else []),
            f"Results: {', '.join(f'`{x}`' for x in study.sources) or '(a DataFrame)'}; {len(study.rows)} rows "
            f"({_status_counts(study)}), newest per point and library version. Published: {s.n_rows} rows "
-           f"measured with {pub_stack} (mean of CUDA-graph replays, packed varlen, 25% zero-gate heads).", "",
+           f"measured with {pub.stack_text} (mean of CUDA-graph replays, packed varlen, 25% zero-gate heads).", "",
            *([f"Made by `{study.command}`.", ""] if study.command else []),
            regime_line(study.rows), "",
            f"**{s.line}.**", "",
@@ -178,8 +180,7 @@ def render(study: Study, figures: dict[str, str], layer_rows: pd.DataFrame | Non
                     f"{_n(len(t), 'point')} on two or more stacks, {n_missed} of them in the published table; the "
                     f"version explains the gap on {n_explained}.", "", md_table(t, _ratio_formats(t))]
     out += ["## About the published table", "",
-            "- Source: QwenLM/FlashQLA `benchmark/benchmark_results_H200.txt` (commit 6e5d2ea), shipped as "
-            "`qlabench/analyze/data/flashqla_h200_published.csv`.",
+            f"- Source: {pub.source}" + (f", shipped as `qlabench/analyze/data/{pub.csv}`." if pub.gpu else "."),
             "- Its FlashInfer column called FlashInfer with FlashQLA's conventions (log-space g, untransposed "
             "state): the same kernel and time on wrong inputs. qlabench's flashinfer rows pass its own "
             "conventions and are checked against the oracle.",

@@ -1,8 +1,8 @@
-"""FlashQLA's published H200 table (shipped as qlabench/analyze/data/flashqla_h200_published.csv) and the
+"""A published table (analyze/data: FlashQLA's, one per GPU it publishes) made ready for the study, and the
 matching of our rows to its rows.
 
-How the table was made (qlabench/analyze/data/README.md): flash-qla 0.1.2, tilelang 0.1.9, fla 0.5.1,
-flashinfer 0.6.13, torch 2.9.1; every case packed as batch 1 with cu_seqlens (varlen), K = V = 128, bf16,
+How the tables were made (qlabench/analyze/data/README.md): FlashQLA's benchmark script, each on its own GPU
+and stack (the table's header); every case packed as batch 1 with cu_seqlens (varlen), K = V = 128, bf16,
 g = logsigmoid(randn) / 16 with 25% of the value heads at g = 0, a random initial state; times are the
 mean of CUDA-graph replays. Forward rows list their sequence lengths; backward rows (backward kernels
 alone) split their total at random, so they match on (h_qk, h_v, total_tokens, num_seqs).
@@ -10,53 +10,52 @@ alone) split their total at random, so they match on (h_qk, h_v, total_tokens, n
 
 from __future__ import annotations
 
-import importlib.resources
 import os
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from qlabench.analyze.data.published_tables import (PublishedTable, published_table, read_published_csv,
+                                                    table_of_file)
 from qlabench.core.errors import QlabenchError
 from qlabench.core.identity import heads_label, heads_pair
 from qlabench.analyze.study.prepare import PROFILE_GATE_DEFAULTS, sequences_short
 
-PUBLISHED_FILE = "flashqla_h200_published.csv"
 # Published column of each backend's time.
 BACKEND_COLUMNS = {"flash_qla": "flash_qla_ms", "fla": "fla_ms", "flashinfer": "flashinfer_ms"}
-# The library versions the published numbers were measured with (version column -> version).
-PUBLISHED_STACK = {"flash_qla_version": "0.1.2", "tilelang_version": "0.1.9", "fla_version": "0.5.1",
-                   "flashinfer_version": "0.6.13", "torch_version": "2.9.1+cu128"}
-PUBLISHED_TIMER = "graph"  # tilelang do_bench(backend="cudagraph"): mean of graph replays
 # The published method as point axes; a row that differs elsewhere is not the same problem.
 PUBLISHED_GATE = "flashqla"
 PUBLISHED_METHOD = {"K": 128, "V": 128, "dtype": "bfloat16"}
-_COLUMNS = ("mode", "model_config", "seqlens", "num_seqs", "total_tokens", "h_qk", "h_v") + tuple(
-    BACKEND_COLUMNS.values())
 
 
 def published_path() -> Path:
-    """The packaged copy of the table."""
-    return Path(str(importlib.resources.files("qlabench.analyze") / "data" / PUBLISHED_FILE))
+    """The packaged copy of the default table (FlashQLA's H200 table)."""
+    return published_table().file
 
 
-def load_published(path: str | os.PathLike | None = None) -> pd.DataFrame:
+def resolve_published(published: str | os.PathLike | None = None) -> PublishedTable:
+    """The table `report --published` names: None, the H200's; a CSV file (a shipped table's provenance where
+    its bytes are that table's); else a GPU name ('GB200', 'RTX 5090', 'RTX PRO 6000', 'H200')."""
+    if published is None:
+        return published_table()
+    path = Path(published)
+    if path.is_file():
+        return table_of_file(path)
+    text = str(published)
+    if path.suffix.lower() == ".csv" or os.sep in text or "/" in text:
+        raise QlabenchError(f"{path}: no such published table")
+    return published_table(text)
+
+
+def load_published(path: str | os.PathLike | PublishedTable | None = None) -> pd.DataFrame:
     """The published table, one row per configuration, with `pub_id`, `heads`, `sequences`, `by_totals`.
 
-    `by_totals` marks rows without sequence lengths (backward): they match on total tokens and count.
+    `path`: a CSV file, a PublishedTable, or None (the H200's). `by_totals` marks rows without sequence
+    lengths (backward): they match on total tokens and count.
     """
-    path = Path(path) if path is not None else published_path()
-    if not path.is_file():
-        raise QlabenchError(f"{path}: no such published table")
-    try:
-        pub = pd.read_csv(path, dtype={"seqlens": str, "model_config": str, "mode": str})
-    except (OSError, ValueError, pd.errors.ParserError) as e:
-        raise QlabenchError(f"{path}: cannot read the published table: {e}") from None
-    missing = [c for c in _COLUMNS if c not in pub.columns]
-    if missing:
-        raise QlabenchError(f"{path}: not a published table: missing columns {', '.join(missing)}")
-    pub = pub.reset_index(drop=True)
-    pub["seqlens"] = pub["seqlens"].fillna("").astype(str).str.strip()
+    path = path.file if isinstance(path, PublishedTable) else Path(path) if path is not None else published_path()
+    pub = read_published_csv(path)
     pub["pub_id"] = np.arange(len(pub))
     pub["by_totals"] = pub["seqlens"] == ""
     pub["heads"] = [heads_label(q, v) for q, v in zip(pub["h_qk"], pub["h_v"])]

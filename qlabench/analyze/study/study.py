@@ -26,7 +26,9 @@ from qlabench.analyze.study.gate import gate_sweep
 from qlabench.analyze.study.intracp import intracp_table
 from qlabench.analyze.study.prepare import FLASH_QLA_VARIANTS, is_primary, newest_per_stack, prepare, primary_stacks
 from qlabench.core.libraries import version_key
-from qlabench.analyze.study.published import BACKEND_COLUMNS, candidates, load_published, published_long
+from qlabench.analyze.data.published_tables import PublishedTable, published_table
+from qlabench.analyze.study.published import (BACKEND_COLUMNS, candidates, load_published, published_long,
+                                              resolve_published)
 from qlabench.analyze.study.regret import regret_table
 from qlabench.analyze.study.speedup import speedup_curves
 from qlabench.analyze.study.versions import stack_comparison, versions_table
@@ -36,6 +38,7 @@ DEFAULT_TOLERANCE = 0.10
 MAX_TOLERANCE = 1.0
 # Our row's columns carried into the comparison (the published side keeps its own labels).
 OUR_COLUMNS = ["status", "reason", "ours_ms", "ratio", "stack", "library", "lib_version", "our_sequences", "layout",
+               "device",
                "timer", "gate_label", "method_diffs", "cp_launched", "sm_coverage", "dominant_kernel",
                "dominant_share", "rel_noise", "clock_drop", "clock_drop_reason", "sm_clock_mhz_before", "sm_clock_mhz_after",
                "run_id", "study_key", "err_over", "err_mark", "err_reduced"]
@@ -52,6 +55,7 @@ class Summary:
     tolerance: float
     n_verified: int = 0  # values outside whose label names a cause a recorded comparison supports
     n_unverified: int = 0  # values outside with no such cause ("unverified: ...")
+    cross_gpu: str = ""  # where ours ran on another GPU than the table's: says so (cross_gpu_note)
 
     @property
     def n_outside(self) -> int:
@@ -60,7 +64,8 @@ class Summary:
     @property
     def line(self) -> str:
         per = ", ".join(f"{b} {w}/{n}" for b, (w, n) in self.per_backend.items())
-        head = (f"{self.n_rows_within} of {self.n_rows} rows within {self.tolerance:.0%} of the published value "
+        head = (f"{self.cross_gpu}: " if self.cross_gpu else "") + (
+                f"{self.n_rows_within} of {self.n_rows} rows within {self.tolerance:.0%} of the published value "
                 f"(every column; {per})")
         if not self.explained:
             return head
@@ -91,6 +96,7 @@ class Study:
     numerics: pd.DataFrame | None = None  # the rows whose checks count as error evidence (report --numerics)
     history: tuple[str, ...] = ()  # older evidence left out of these rows (analyze/evidence/current.py: history_notes)
     command: str = ""  # the command that makes the page, written at its top
+    table: PublishedTable = field(default_factory=published_table)  # the published table and its provenance
 
     @property
     def primary_rows(self) -> pd.DataFrame:
@@ -119,34 +125,50 @@ def check_tolerance(tolerance: float) -> None:
 
 def build_study(results: pd.DataFrame, published: pd.DataFrame | None = None,
                 tolerance: float = DEFAULT_TOLERANCE, sources: Iterable[str] = (),
-                numerics: pd.DataFrame | None = None, history: Iterable[str] = (), command: str = "") -> Study:
-    """Every table of the study from result rows (a read_results DataFrame) and the published table.
+                numerics: pd.DataFrame | None = None, history: Iterable[str] = (), command: str = "",
+                table: PublishedTable | None = None) -> Study:
+    """Every table of the study from result rows (a read_results DataFrame) and the published table (`table`:
+    where it comes from, its GPU and stack; None: the H200's, whose rows `published` defaults to).
 
     numerics: rows of another folder (e.g. results/h200-numerics, float64 at full size) whose checks count
     as error evidence for the same backend and problem; a speedup is only given for a kernel inside
     tolerance in all its evidence (analyze/evidence/accuracy.py)."""
     check_tolerance(tolerance)
-    pub = load_published() if published is None else published
+    table = table or published_table()
+    pub = load_published(table) if published is None else published
     prepared = prepare(whole_device(results))  # the table is whole-GPU: a row held to an SM budget is not its
 
     rows = with_error_marks(newest_per_stack(prepared), numerics)
     primary = primary_stacks(rows) if not rows.empty else {}
-    comparison, comparison_all = compare_published(rows, pub, primary, tolerance, runs=prepared)
+    comparison, comparison_all = compare_published(rows, pub, primary, tolerance, runs=prepared, table=table)
     primary_rows = rows[is_primary(rows, primary)] if not rows.empty else rows
     return Study(
         rows=rows, published=pub, primary=primary, comparison=comparison, comparison_all=comparison_all,
         speedups=speedup_curves(primary_rows, pub), regret=regret_table(prepared),
         gate_zero_frac=gate_sweep(primary_rows, "gate_zero_frac"), gate_scale=gate_sweep(primary_rows, "gate_scale"),
-        versions=versions_table(rows), stacks=stack_comparison(rows, comparison_all, tolerance),
-        summary=summarise(comparison, len(pub), tolerance), tolerance=tolerance, sources=tuple(map(str, sources)),
-        numerics=numerics, history=tuple(history), command=command)
+        versions=versions_table(rows, table), stacks=stack_comparison(rows, comparison_all, tolerance),
+        summary=summarise(comparison, len(pub), tolerance, cross_gpu_note(comparison, table)), tolerance=tolerance,
+        sources=tuple(map(str, sources)), numerics=numerics, history=tuple(history), command=command, table=table)
+
+
+def cross_gpu_note(comparison: pd.DataFrame, table: PublishedTable) -> str:
+    """'' where every row matched to the table ran on its GPU (or its GPU is not known); else what says that the
+    comparison is of two GPUs."""
+    measured = comparison[comparison["status"].notna()] if "status" in comparison else comparison
+    devices = sorted({str(d) for d in measured.get("device", pd.Series(dtype=object)).dropna()})
+    others = [d for d in devices if table.gpu is not None and not table.measured_on(d)]
+    if not others:
+        return ""
+    return (f"cross-GPU table: ours ran on {', '.join(others)}, FlashQLA's published table on {table.gpu}; "
+            "every ratio compares two GPUs")
 
 
 def study_from_paths(paths: Iterable[str | os.PathLike], published: str | os.PathLike | None = None,
                      tolerance: float = DEFAULT_TOLERANCE,
                      numerics: Iterable[str | os.PathLike] = (), command: str = "") -> Study:
-    """read_results(paths) and the published table (default: the packaged copy), into a Study; the rows
-    of `numerics` folders count as error evidence. No paths: the current evidence results/catalog.toml
+    """read_results(paths) and the published table (default: FlashQLA's H200 table; a CSV file, or a GPU name
+    such as 'GB200': study.published.resolve_published), into a Study; the rows of `numerics` folders count as
+    error evidence. No paths: the current evidence results/catalog.toml
     names, with its history listed beside the versions."""
     from qlabench.analyze.evidence.current import history_notes, rows_or_current
     from qlabench.analyze.evidence import believed, read_evidence
@@ -154,13 +176,14 @@ def study_from_paths(paths: Iterable[str | os.PathLike], published: str | os.Pat
     def read_results(paths):  # every run: the numerics rows are error evidence, each row its own check
         return read_evidence(paths, all_runs=True).rows
 
+    table = resolve_published(published)  # before any row is read: a name that names no table is one message
     df, paths, from_catalog = rows_or_current(paths)  # every run: the study picks its rows per stack itself
     df = believed(df)
     numerics = list(numerics or ())
     sources = [_shown(p) for p in paths] if from_catalog else [str(p) for p in paths]  # as the user gave them
-    return build_study(df, load_published(published), tolerance, sources=sources,
+    return build_study(df, load_published(table), tolerance, sources=sources,
                        numerics=read_results(numerics) if numerics else None,
-                       history=history_notes() if from_catalog else (), command=command)
+                       history=history_notes() if from_catalog else (), command=command, table=table)
 
 
 def _shown(path) -> str:
@@ -174,7 +197,8 @@ def _shown(path) -> str:
 
 
 def compare_published(rows: pd.DataFrame, pub: pd.DataFrame, primary: dict[str, str],
-                      tolerance: float, runs: pd.DataFrame | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+                      tolerance: float, runs: pd.DataFrame | None = None,
+                      table: PublishedTable | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(comparison, comparison_all): our row for every published value, and every stack's row.
 
     Per (published value, stack) the row closest to the published method wins (fewest method
@@ -202,14 +226,14 @@ def compare_published(rows: pd.DataFrame, pub: pd.DataFrame, primary: dict[str, 
         chosen = order.drop_duplicates(["pub_id", "backend"], keep="first").drop(columns="_v")
     comparison = base.merge(chosen[["pub_id", "backend"] + OUR_COLUMNS], on=["pub_id", "backend"], how="left")
     comparison["within"] = [within(r, tolerance) for r in comparison["ratio"]]
-    comparison = explain_all(comparison, all_stacks, rows, tolerance, runs)
+    comparison = explain_all(comparison, all_stacks, rows, tolerance, runs, table)
     order = {b: i for i, b in enumerate(BACKEND_COLUMNS)}
     comparison = comparison.sort_values(["pub_id", "backend"], key=lambda s: s.map(order) if s.name == "backend"
                                         else s, kind="stable").reset_index(drop=True)
     return comparison, all_stacks
 
 
-def summarise(comparison: pd.DataFrame, n_rows: int, tolerance: float) -> Summary:
+def summarise(comparison: pd.DataFrame, n_rows: int, tolerance: float, cross_gpu: str = "") -> Summary:
     per = {}
     for b in BACKEND_COLUMNS:
         sub = comparison[comparison["backend"] == b]
@@ -221,7 +245,7 @@ def summarise(comparison: pd.DataFrame, n_rows: int, tolerance: float) -> Summar
     verified = outside["verified"] if "verified" in outside else pd.Series(dtype=object)
     return Summary(n_rows=n_rows, n_rows_within=n_within, per_backend=per, explained=explained, tolerance=tolerance,
                    n_verified=int((verified == True).sum()),  # noqa: E712 (None: not ok or not measured)
-                   n_unverified=int((verified == False).sum()))  # noqa: E712
+                   n_unverified=int((verified == False).sum()), cross_gpu=cross_gpu)  # noqa: E712
 
 
 def explanation_groups(comparison: pd.DataFrame) -> pd.DataFrame:

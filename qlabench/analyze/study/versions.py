@@ -11,14 +11,15 @@ import pandas as pd
 
 from qlabench.analyze.study.explain import within
 from qlabench.core.libraries import package_name, version_columns, version_key
-from qlabench.analyze.study.published import PUBLISHED_STACK
+from qlabench.analyze.data.published_tables import PublishedTable, published_table
 
 VERSION_COLUMNS = version_columns()
 
 
-def versions_table(rows: pd.DataFrame) -> pd.DataFrame:
+def versions_table(rows: pd.DataFrame, table: PublishedTable | None = None) -> pd.DataFrame:
     """One row per distinct combination of recorded versions (and device): rows, backends, runs;
-    the published stack last, for reference."""
+    the published table's stack last, for reference (None: the H200 table's)."""
+    table = table or published_table()
     cols = [c for c in VERSION_COLUMNS if c in rows.columns and rows[c].notna().any()]
     if rows.empty:
         return pd.DataFrame(columns=["device"] + [package_name(c) for c in cols] + ["rows", "backends", "runs"])
@@ -27,7 +28,7 @@ def versions_table(rows: pd.DataFrame) -> pd.DataFrame:
            .agg(rows=("backend", "size"), backends=("backend", lambda s: ", ".join(sorted(set(map(str, s))))),
                 runs=("run_id", "nunique"))
            .reset_index())
-    pub = {"device": "NVIDIA H200 (published)", **{c: PUBLISHED_STACK.get(c, "-") for c in cols},
+    pub = {"device": f"{table.gpu or table.name} (published)", **{c: table.versions.get(c, "-") for c in cols},
            "rows": None, "backends": "flash_qla, fla, flashinfer", "runs": None}
     out = pd.concat([out, pd.DataFrame([pub])], ignore_index=True)
     return out.rename(columns={c: package_name(c) for c in cols})
