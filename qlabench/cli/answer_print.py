@@ -26,13 +26,16 @@ def answer_lines(case, q, where: str) -> list[tuple[str, str]]:
                 f"{where})" if case.missing else f"{title}: no backend has a correct time here")
         return [(text, "    ")]
     ratio = f", {best.speedup:.2f}x vs {q.current}" if best.speedup else ""
+    launch = case.launch  # the time a caller pays launching it this way (core/launch.py)
     if len(lead) > 1:
-        times = f"{lead[0].time_ms:.3f}-{lead[-1].time_ms:.3f} ms"
-        what = f"tie: {', '.join(e.backend for e in lead)}, {times}{ratio} (within their noise)"
+        times = f"{lead[0].time_ms:.3f}-{lead[-1].time_ms:.3f} ms {launch}"
+        what = f"tie: {', '.join(e.backend for e in lead)}, {times}{ratio} (within the measured spread)"
     else:
-        what = f"{best.backend}, {best.time_ms:.3f} ms{ratio}"
-    if case.missing:
-        text = f"{title}: provisional, among those measured only: {what}; {len(case.missing)} not measured"
+        what = f"{best.backend}, {best.time_ms:.3f} ms {launch}{ratio}"
+    if case.missing or case.unranked:
+        short = ([f"{len(case.missing)} not measured"] if case.missing else []) + (
+            [f"{len(case.unranked)} unranked"] if case.unranked else [])
+        text = f"{title}: provisional, among those ranked only: {what}; {', '.join(short)}"
     else:
         text = f"{title}: " + ("" if len(lead) > 1 else "use ") + what
     out = [(text, "    ")]
@@ -53,8 +56,8 @@ def print_answer(console: Console, ans, suite_out: Path | None) -> None:
     q = ans.question
     h_qk, h_v = q.heads
     where = "the current evidence" if ans.from_catalog else "these results"
-    _say(f"{q.model} TP{q.tp} (h {h_qk}/{h_v}, K=V={q.head_dim}, {q.dtype}), {q.workload}, gate {q.gate.name}"
-         + (f", held to {q.sm_budget} SMs" if q.sm_budget else ""), "  ")
+    _say(f"{q.model} TP{q.tp} (h {h_qk}/{h_v}, K=V={q.head_dim}, {q.dtype}), {q.workload}, gate {q.gate.name}, "
+         f"{q.launch_regime} launch" + (f", held to {q.sm_budget} SMs" if q.sm_budget else ""), "  ")
     for case in ans.cases:
         for text, indent in answer_lines(case, q, where):
             _say(text, indent)
@@ -95,6 +98,9 @@ def print_answer(console: Console, ans, suite_out: Path | None) -> None:
     _say(f"regime: times are read in the {RECOMMENDED_REGIME} regime where a backend has rows in it (the regime "
          "docs/BENCHMARKS.md recommends: its calls back to back for 200 ms before the samples, as an engine under "
          "load); a time in another regime is marked in the run column and named in a note", "  ")
+    _say("times: ms is the time of the launch regime ranked on; device ms, the call replayed in a CUDA graph; eager "
+         "ms, calls launched back to back from Python; host ms, the launching thread's own time per call; "
+         "launch-bound, eager beyond device by more than noise (docs/BENCHMARKS.md, 'Three times')", "  ")
     if any(e.extra_mem_mib is not None for c in ans.cases for e in c.entries):
         _say("extra MiB: the most device memory a call took beyond its inputs and outputs, through torch's "
              "allocator (the rows' extra_mem_mib; docs/SM-BUDGET.md)", "  ")

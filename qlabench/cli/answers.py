@@ -19,7 +19,6 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-from qlabench.analyze.kit.ties import is_tie
 from qlabench.core.regimes import RECOMMENDED_REGIME
 
 
@@ -49,11 +48,25 @@ def _check(case, e) -> str:
     return " ".join(filter(None, ["ok", f"{e.max_err:.0e}" if e.max_err is not None else "", e.check or ""]))
 
 
-# The ranking's columns, in order. A time of another kind is one more entry here (header, cell, lead).
+def _time(value: float | None) -> str:
+    return f"{value:.3f}" if value is not None else "-"
+
+
+def _launch_mark(case, e) -> str:
+    """'launch-bound' where the entry's eager time exceeds its device time beyond noise (core/launch.py)."""
+    return "launch-bound" if e.launch_bound else "-" if e.launch_bound is None else "no"
+
+
+# The ranking's columns, in order. A time of another kind is one more entry here (header, cell, lead). `ms` is the
+# time of the regime the case is ranked in (its header says which); device, eager and host are the three times.
 COLUMNS: list[Column] = [
     Column("backend", lambda c, e: e.backend, "left", lead=True),
     Column("ms", _ms, lead=True, unit="ms"),
     Column("speedup", lambda c, e: f"{e.speedup:.2f}x" if e.ok and e.speedup else "-", lead=True),
+    Column("device ms", lambda c, e: _time(e.device_ms)),
+    Column("eager ms", lambda c, e: _time(e.eager_ms)),
+    Column("host ms", lambda c, e: _time(e.host_ms)),
+    Column("launch", _launch_mark, "left"),
     Column("noise", lambda c, e: f"{e.rel_noise:.1%}" if e.ok and e.rel_noise is not None else "-"),
     Column("extra MiB", lambda c, e: f"{e.extra_mem_mib:.0f}" if e.ok and e.extra_mem_mib is not None else "-"),
     Column("check", _check, "left"),
@@ -72,12 +85,9 @@ def run_tag(case, run: str) -> str:
 
 
 def leaders(case) -> list:
-    """The timed entries within measured noise of the fastest (kit.ties): the winner alone, or the tie set."""
-    timed = [e for e in case.entries if e.ok]
-    if not timed:
-        return []
-    first = timed[0]
-    return [first] + [e for e in timed[1:] if is_tie(first.time_ms, e.time_ms, first.rel_noise, e.rel_noise)]
+    """The winner alone, or the tie set the answer names (CaseAnswer.tie_set: the measured spread, the same-call
+    floor, and another run's order)."""
+    return list(case.tie_set)
 
 
 def advise_table(case, columns: list[Column] = COLUMNS) -> Table:

@@ -102,12 +102,19 @@ def _median(rows: pd.DataFrame, column: str) -> float | None:
     return statistics.median(vals) if vals else None
 
 
-def row_path(backend: str, extra_json, kernels) -> str | None:
+# The modes whose calls run the forward, where a declaration's CP mark (a forward kernel's name) says the path.
+_FORWARD_MODES = ("fwd", "fwd_bwd")
+
+
+def row_path(backend: str, extra_json, kernels, mode: str = "fwd") -> str | None:
     """The code path a row's call took: as traced for it (`check_path`'s timed side, or `call_path`), else read
-    off its recorded kernels by its declaration's CP mark (rows of a pinned setting traced none)."""
+    off its recorded kernels by its declaration's CP mark (rows of a pinned setting traced none), in a mode whose
+    call runs the forward (a backward alone launches no forward kernel to read)."""
     traced = timed_path(extra_json)
     if traced is not None:
         return traced
+    if mode not in _FORWARD_MODES:
+        return None
     d = find(backend)
     mark = d.cp_mark if d is not None else ""
     names = list(kernels) if kernels is not None and not isinstance(kernels, float) else []
@@ -144,7 +151,8 @@ def _part(rows: pd.DataFrame, backend: str, launch: str) -> _Part:
     mem = [float(v) for v in rows["extra_mem_mib"].dropna()] if "extra_mem_mib" in rows else []
     kernels = rows["kernels"] if "kernels" in rows else [None] * len(rows)
     extras = rows["extra_json"] if "extra_json" in rows else [None] * len(rows)
-    paths = frozenset(row_path(backend, x, k) for x, k in zip(extras, kernels))
+    modes = rows["mode"] if "mode" in rows else ["fwd"] * len(rows)
+    paths = frozenset(row_path(backend, x, k, m) for x, k, m in zip(extras, kernels, modes))
     part = _Part("ok", None, None, max(errs) if errs else None, None, runs, devices, len(rows),
                  max(mem) if mem else None, paths, times, bool(bound.any()) if len(bound) else None)
     why = _unranked(rows, launch)

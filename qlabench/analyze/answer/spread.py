@@ -6,9 +6,10 @@ by more: on the H200, two points of one run where a library's own choice took th
 setting forces (the same kernels, the same call) differed by a median 0.3-0.8% and up to 5.4%. Ranking on row
 noise alone calls such pairs different.
 
-So every answer reads a same-call floor off its own rows (`same_call_floor`): the pairs of rows of one run,
-one point and one library whose calls took the same traced path (an auto setting and the pinned one it
-matched, rows of the same call under two names), and the 95th percentile of their relative gaps. Ties,
+So every answer reads a same-call floor off its own rows (`same_call_floor`): the pairs of rows of one run and
+one point of a library's settings of one call (its auto setting and those that pin it: core/backend_decl.py
+auto_choices) whose calls took the same traced path, the same kernels, and the 95th percentile of their
+relative gaps. Other backends of the library (another call: vLLM's arguments, the fused gate) are no pair. Ties,
 "slower" caveats and winners then use the larger of an entry's own noise (with its replicates' spread) and
 that floor (`apply_floor`). A winner that another run of these rows orders the other way is a tie too
 (`order_flips`).
@@ -22,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from qlabench.analyze.answer.ranking import Entry, row_path
-from qlabench.core.backend_decl import library_of
+from qlabench.core.backend_decl import auto_choices
 from qlabench.core.identity import key_axes
 from qlabench.core.launch import TIME_COLUMN
 
@@ -42,15 +43,18 @@ class SameCall:
         if self.floor is None:
             return None
         return (f"ties: two times within {self.floor:.1%} are a tie here (the 95th percentile of {self.pairs} pairs "
-                f"of rows of one call measured twice in one run: median {self.median:.2%}, largest {self.largest:.1%})")
+                f"of rows of one call measured twice in one run, device times: median {self.median:.2%}, largest "
+                f"{self.largest:.1%})")
 
 
 def _pair_gaps(rows: pd.DataFrame, column: str) -> list[float]:
     keys = [c for c in key_axes() if c in rows and c != "backend"]
-    ok = rows[(rows["status"] == "ok") & rows[column].notna()]
+    # forward calls: where the traced path (a forward kernel's CP mark) says which kernels ran
+    ok = rows[(rows["status"] == "ok") & rows[column].notna() & (rows["mode"] == "fwd")]
     if ok.empty:
         return []
-    ok = ok.assign(_lib=ok["backend"].map(lambda b: getattr(library_of(b), "name", None)),
+    setting_of = {name: c.auto for c in auto_choices() for name in (c.auto, *(n for _, n in c.pinned))}
+    ok = ok.assign(_lib=ok["backend"].map(setting_of.get),
                    _path=[row_path(b, x, k) for b, x, k in zip(
                        ok["backend"], ok["extra_json"] if "extra_json" in ok else [None] * len(ok),
                        ok["kernels"] if "kernels" in ok else [None] * len(ok))])
@@ -71,8 +75,12 @@ def _pair_gaps(rows: pd.DataFrame, column: str) -> list[float]:
 
 
 def same_call_floor(rows: pd.DataFrame, launch: str) -> SameCall:
-    """The same-call spread of `rows` in `launch`'s time column (no floor below MIN_PAIRS pairs)."""
-    column = TIME_COLUMN[launch]
+    """The same-call spread of `rows` (no floor below MIN_PAIRS pairs), read off their device times whatever the
+    regime ranked in: the same kernels are the same device work, but not the same host work (a pinned setting's
+    own host code, FlashQLA's and FlashInfer's forced CP, launches them at another cost), so an eager gap between
+    two settings on one path is a difference, not a re-measurement. In the eager regime each entry's own eager
+    noise stands beside the floor (apply_floor takes the larger)."""
+    column = TIME_COLUMN["graph"]
     if rows.empty or column not in rows:
         return SameCall(None, 0)
     gaps = _pair_gaps(rows, column)
