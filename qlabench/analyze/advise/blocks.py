@@ -31,8 +31,11 @@ def advise_block(ctx: BlockContext, model: str, tp: str, seqlens: str, current: 
     h_qk, h_v = q.heads
     asked = "" if workload == "prefill" else f" --workload {workload}"
     what = "prefill" if workload == "prefill" else "a training step (forward + backward)"
-    lines = [f"{q.model} at TP{q.tp} (h {h_qk}/{h_v}), {what}, the published gate; `qlabench advise --model "
-             f"{q.model} --tp {q.tp} --seqlens {seqlens}{asked}` on the current evidence:", "",
+    launched = sorted({c.launch for c in cases if any(e.ok for e in c.entries)}) or [q.launch_regime]
+    how = " and ".join({"eager": "launched eagerly (unverified: docs/BENCHMARKS.md, 'Three times')",
+                        "graph": "replayed in a CUDA graph"}[x] for x in launched)
+    lines = [f"{q.model} at TP{q.tp} (h {h_qk}/{h_v}), {what}, the published gate, times of the call {how}; "
+             f"`qlabench advise --model {q.model} --tp {q.tp} --seqlens {seqlens}{asked}` on the current evidence:", "",
              f"| case | use | ms | x vs {current} | runner-up | runs (use, runner-up; {current}) |",
              "|---|---|---:|---:|---|---|"]
     notes = []
@@ -47,11 +50,12 @@ def advise_block(ctx: BlockContext, model: str, tp: str, seqlens: str, current: 
             used = sorted({tag[r] for r in best.runs + (second.runs if second else ())})
             base = next((e for e in c.entries if e.backend == current and e.ok), None)
             base_runs = f"; {', '.join(sorted({tag[r] for r in base.runs}))}" if base else ""
-            use = md_code(best.backend) if c.best else f"none yet; provisional {md_code(best.backend)}"
+            use = (f"tie: {', '.join(md_code(e.backend) for e in c.tie_set)}" if c.tied else md_code(best.backend)) \
+                if c.best else f"none yet; provisional {md_code(best.backend)}"
             lines.append(f"| {c.case.label} | {use} | {best.time_ms:.3f} | {x} | {runner} | "
                          f"{', '.join(used)}{base_runs} |")
         notes += [f"- {c.case.label}: {n}" for n in c.caveats
-                  if n.startswith(("unmeasured:", "auto CP:", "tie:", "check:", "order:"))]
+                  if n.startswith(("unmeasured:", "unranked:", "launch:", "auto CP:", "tie:", "check:", "order:"))]
     # the card of each run: a time that sums or compares runs of two cards (a training step's forward and backward,
     # a speedup) holds the cards' difference too, and the reader must be able to see it
     on = {r: cards(ctx.rows[ctx.rows["run_id"] == r]) for r in runs}
