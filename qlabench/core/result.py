@@ -244,6 +244,7 @@ class ResultRow:
         for name in ("phases_s", "calls_sensitivity_ms"):
             if getattr(self, name) is not None:
                 object.__setattr__(self, name, {str(k): float(v) for k, v in _pairs(getattr(self, name))})
+        self._derive_times()
         if status is Status.OK:
             if self.median_ms is None or not math.isfinite(self.median_ms) or self.median_ms <= 0:
                 raise RowError(f"an ok row needs a positive, finite median_ms (got {self.median_ms!r})")
@@ -252,12 +253,36 @@ class ResultRow:
         elif not self.reason:
             raise RowError(f"a {status.value} row needs a reason")
 
+    def _derive_times(self) -> None:
+        """What a row's timer and checks already say, where the row did not say it itself (a row made before the
+        columns, a distributed point, a test's row): a graph timer's median is the device time, an events or wall
+        timer's the eager time (both launch each call eagerly), and the check's tokens say whether it covered the
+        point's size. A value given is never replaced."""
+        if self.median_ms is not None:
+            if self.device_ms is None and self.timer == "graph":
+                object.__setattr__(self, "device_ms", self.median_ms)
+            if self.eager_ms is None and self.timer in ("events", "wall"):
+                object.__setattr__(self, "eager_ms", self.median_ms)
+        if self.checked_at_size is None:
+            object.__setattr__(self, "checked_at_size",
+                               checked_at_size_of(self.oracle, self.total_tokens, self.check_tokens))
+
     @property
     def ok(self) -> bool:
         return self.status == Status.OK.value
 
     def as_dict(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+def checked_at_size_of(oracle: str | None, total_tokens: int | None, check_tokens: int | None) -> bool | None:
+    """Whether a row's checks covered its own size, from what it recorded: the oracle's tokens, or a reference
+    named at the point's tokens ('naive-chunk float32 @32768 tokens'); None for a row that was never checked."""
+    if total_tokens is None or (not oracle and check_tokens is None):
+        return None
+    if check_tokens is not None and check_tokens >= total_tokens:
+        return True
+    return f"@{total_tokens} tokens" in str(oracle or "")
 
 
 def _pairs(mapping) -> list:

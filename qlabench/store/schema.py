@@ -60,7 +60,7 @@ import pyarrow.compute as pc
 
 from qlabench.core.errors import SchemaError
 from qlabench.core.identity import required_axes
-from qlabench.core.result import row_fields
+from qlabench.core.result import checked_at_size_of, row_fields
 
 SCHEMA_VERSION = 7
 METADATA_KEY = b"qlabench.schema_version"
@@ -227,16 +227,6 @@ def _v6_to_v7_times(table: pa.Table) -> pa.Table:
         if name not in names:
             table = table.append_column(pa.field(name, values.type), values)
     return table
-
-
-def checked_at_size_of(oracle: str | None, total_tokens: int | None, check_tokens: int | None) -> bool | None:
-    """Whether a row's checks covered its own size, from what it recorded: the oracle's tokens, or a reference
-    named at the point's tokens ('naive-chunk float32 @32768 tokens'); None for a row that was never checked."""
-    if total_tokens is None or (not oracle and check_tokens is None):
-        return None
-    if check_tokens is not None and check_tokens >= total_tokens:
-        return True
-    return f"@{total_tokens} tokens" in str(oracle or "")
 
 
 # (version the step upgrades from, step), oldest first: a version-v file runs every step with from >= v.

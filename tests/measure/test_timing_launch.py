@@ -1,0 +1,21 @@
+"""The eager launch probe's CPU side (measure/timing/launch.py); its CUDA bursts are tests/gpu/test_launch_gpu.py."""
+
+from __future__ import annotations
+
+from qlabench.measure.timing import launch
+
+
+def test_a_cpu_rows_eager_and_host_time_are_its_wall_samples():
+    m = launch.from_wall([2.0, 1.0, 3.0])
+    assert (m.eager_ms, m.host_ms, m.how, m.rounds) == (2.0, 2.0, "wall", 3)
+    assert m.details() == {"calls_per_burst": 1, "bursts": 3, "timer": "wall"}
+
+
+def test_a_burst_holds_enough_calls_to_last_about_two_milliseconds():
+    ticks = iter([0.0, 0.0001, 0.0, 0.01])  # a 0.1 ms call, then a 10 ms one
+
+    def clock():
+        return next(ticks)
+
+    assert launch._calls_per_burst(lambda: None, lambda: None, clock) == 20
+    assert launch._calls_per_burst(lambda: None, lambda: None, clock) == 1
