@@ -35,7 +35,8 @@ def answer_lines(case, q, where: str) -> list[tuple[str, str]]:
     if case.missing or case.unranked:
         short = ([f"{len(case.missing)} not measured"] if case.missing else []) + (
             [f"{len(case.unranked)} unranked"] if case.unranked else [])
-        text = f"{title}: provisional, among those ranked only: {what}; {', '.join(short)}"
+        among = "ranked" if case.unranked else "measured"
+        text = f"{title}: provisional, among those {among} only: {what}; {', '.join(short)}"
     else:
         text = f"{title}: " + ("" if len(lead) > 1 else "use ") + what
     out = [(text, "    ")]
@@ -56,8 +57,8 @@ def print_answer(console: Console, ans, suite_out: Path | None) -> None:
     q = ans.question
     h_qk, h_v = q.heads
     where = "the current evidence" if ans.from_catalog else "these results"
-    _say(f"{q.model} TP{q.tp} (h {h_qk}/{h_v}, K=V={q.head_dim}, {q.dtype}), {q.workload}, gate {q.gate.name}, "
-         f"{q.launch_regime} launch" + (f", held to {q.sm_budget} SMs" if q.sm_budget else ""), "  ")
+    _say(f"{q.model} TP{q.tp} (h {h_qk}/{h_v}, K=V={q.head_dim}, {q.dtype}), {q.workload}, gate {q.gate.name}"
+         + (f", held to {q.sm_budget} SMs" if q.sm_budget else ""), "  ")
     for case in ans.cases:
         for text, indent in answer_lines(case, q, where):
             _say(text, indent)

@@ -29,6 +29,7 @@ class Column:
     justify: str = "right"
     lead: bool = False  # on an entry's first line when the ranking stacks (its name and time)
     unit: str = ""  # after a lead cell when the ranking stacks, where its header is not shown ('0.239 ms')
+    optional: bool = False  # left out of a case where no entry has a value in it (rows that did not record it)
 
 
 def _ms(case, e) -> str:
@@ -63,10 +64,10 @@ COLUMNS: list[Column] = [
     Column("backend", lambda c, e: e.backend, "left", lead=True),
     Column("ms", _ms, lead=True, unit="ms"),
     Column("speedup", lambda c, e: f"{e.speedup:.2f}x" if e.ok and e.speedup else "-", lead=True),
-    Column("device ms", lambda c, e: _time(e.device_ms)),
-    Column("eager ms", lambda c, e: _time(e.eager_ms)),
-    Column("host ms", lambda c, e: _time(e.host_ms)),
-    Column("launch", _launch_mark, "left"),
+    Column("device ms", lambda c, e: _time(e.device_ms), optional=True),
+    Column("eager ms", lambda c, e: _time(e.eager_ms), optional=True),
+    Column("host ms", lambda c, e: _time(e.host_ms), optional=True),
+    Column("launch", _launch_mark, "left", optional=True),
     Column("noise", lambda c, e: f"{e.rel_noise:.1%}" if e.ok and e.rel_noise is not None else "-"),
     Column("extra MiB", lambda c, e: f"{e.extra_mem_mib:.0f}" if e.ok and e.extra_mem_mib is not None else "-"),
     Column("check", _check, "left"),
@@ -105,8 +106,14 @@ def advise_table(case, columns: list[Column] = COLUMNS) -> Table:
     return t
 
 
+def shown_columns(case, columns: list[Column] = COLUMNS) -> list[Column]:
+    """The columns with something to say for this case: an optional one only where an entry has a value in it."""
+    return [c for c in columns if not c.optional or any(c.cell(case, e) != "-" for e in case.entries)]
+
+
 def ranking(console: Console, case, columns: list[Column] = COLUMNS):
     """The case's ranking: the table where its natural width fits the console, else stacked (`stacked`)."""
+    columns = shown_columns(case, columns)
     table = advise_table(case, columns)
     natural = Measurement.get(console, console.options.update_width(100_000), table).maximum
     return table if natural <= console.width else stacked(case, console.width, columns)

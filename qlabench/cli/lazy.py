@@ -90,7 +90,9 @@ def register(group: typer.Typer, name: str, target: str, **settings) -> None:
     """Add command `name` (`module:function` of qlabench.cli) to a group made with `cls=lazy_group(...)`."""
     table = group.info.cls.table
     if name in table:
-        raise ValueError(f"command {name!r} is registered twice")
+        from qlabench.core.errors import ConfigError
+
+        raise ConfigError(f"command {name!r} is registered twice")
     table[name] = Lazy(name, target, settings)
 
 

@@ -90,9 +90,9 @@ def sweep_cmd(
     from qlabench.workflows.warm_sweep import plan_warmup
 
     warm = plan_warmup(s, options, True if warmup_jobs else warmup, warmup_jobs, remote=executor == "ray", out=out)
-    if dry_run:
-        print_dry_run(console, s, costs_from or ())
+    if dry_run:  # the warm-up first: a dry run's last line counts its points
         console.print(warm_line(warm), highlight=False)
+        print_dry_run(console, s, costs_from or ())
         return
     opt.writable_folder(out)
     import signal

@@ -118,7 +118,6 @@ def _type_name(t: tuple[type, ...]) -> str:
 def is_suite_path(name_or_path: str) -> bool:  # a folder in it, or a .toml file: never a suite's name
     return Path(name_or_path).suffix == ".toml" or "/" in name_or_path
 
-
 def resolve_suite_path(name_or_path: str, suites_dir: Path | None = None) -> Path:
     """`NAME` -> the bundled suites/NAME.toml (package data), even beside a file NAME; a path, or no suite, a file."""
     p, candidate = Path(name_or_path), (suites_dir or SUITES_DIR) / f"{name_or_path}.toml"

@@ -33,8 +33,8 @@ ALL = [("flash_qla", 0.300, 0.01), ("flash_qla-nocp", 0.302, 0.01), ("flash_qla-
 
 def test_a_tie_is_named_first_with_every_backend_in_it(tmp_path, make_row):
     lines = _advise(tmp_path, make_row, 200, ALL)
-    assert lines[1] == "32768 on NVIDIA H200: tie: flash_qla, flash_qla-nocp, 0.300-0.302 ms, 3.00x vs fla (within " \
-                       "their noise)", lines[:3]
+    assert lines[1] == "32768 on NVIDIA H200: tie: flash_qla, flash_qla-nocp, 0.300-0.302 ms graph, 3.00x vs fla " \
+                       "(within the measured spread)", lines[:3]
     assert lines[2] == "  call: flash_qla.chunk_gated_delta_rule(..., auto_cp=True)"
     assert lines[3:5] == ["  vLLM: no switch selects it", "  SGLang: no switch selects it"]
 
@@ -42,7 +42,9 @@ def test_a_tie_is_named_first_with_every_backend_in_it(tmp_path, make_row):
 def test_the_ranking_is_a_table_where_it_fits_and_blocks_where_it_does_not(tmp_path, make_row):
     wide = _advise(tmp_path, make_row, 200, ALL)
     header = next(ln for ln in wide if ln.startswith("backend "))
-    assert header.split() == ["backend", "ms", "speedup", "noise", "extra", "MiB", "check", "version", "run"]
+    # rows that recorded only a device time: the eager and host columns have nothing to say and are left out
+    assert header.split() == ["backend", "ms", "speedup", "device", "ms", "noise", "extra", "MiB", "check", "version",
+                              "run"]
     assert any(ln.split()[:3] == ["flashinfer-forcecp", "0.650", "1.38x"] for ln in wide)
     narrow = _advise(tmp_path, make_row, 60, ALL)
     assert not any(ln.startswith("backend ") for ln in narrow)
@@ -50,7 +52,8 @@ def test_the_ranking_is_a_table_where_it_fits_and_blocks_where_it_does_not(tmp_p
     assert any(ln.split()[:5] == ["5.", "flashinfer-forcecp", "0.650", "ms", "1.38x"] for ln in narrow), narrow
     at = next(i for i, ln in enumerate(narrow) if ln.split()[1:2] == ["flashinfer-forcecp"])
     # its other columns as 'header value' pairs under it, broken between pairs only
-    assert narrow[at + 1:at + 3] == ["      noise 0.1% · check ok 1e-06 oracle@full", "      version 0.7.2.post1 · run A"]
+    assert narrow[at + 1:at + 4] == ["      device ms 0.650 · noise 0.1%",
+                                     "      check ok 1e-06 oracle@full · version 0.7.2.post1", "      run A"]
 
 
 def test_a_call_is_shortened_to_its_switches_and_an_engine_to_its_flag():

@@ -60,7 +60,7 @@ def test_a_heads_filter_keeps_every_part_of_the_suite_at_those_heads():
     assert {(p.h_qk, p.h_v) for p in kept} == {(2, 8)}
     # forward on every backend, the gate sweep and the training part all stay: 2/8's points, nothing dropped
     assert len(kept) == sum((p.h_qk, p.h_v) == (2, 8) for p in s.points)
-    assert {p.mode for p in kept} == {"fwd", "bwd", "bwd_train"}
+    assert {p.mode for p in kept} == {"fwd", "bwd", "bwd_train", "fwd_bwd"}
     assert {p.backend for p in kept} >= {"flash_qla", "fla", "fla-intracp", "flashinfer", "flashinfer-nocp"}
     both = selected_indices(s.points, ("fla",), ("bwd",), heads=("2/8", "8/32"))
     assert {(s.points[i].backend, s.points[i].mode, s.points[i].h_qk) for i in both} == {("fla", "bwd", 2), ("fla", "bwd", 8)}

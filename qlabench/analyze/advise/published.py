@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from qlabench.analyze.answer import WORKLOAD_MODES, Case, Question
+from qlabench.analyze.answer import Case, Question
 from qlabench.analyze.data.published_tables import PublishedTable, published_tables, read_published_csv, table_of_gpu
 from qlabench.core.select import sequences_label
 
@@ -77,7 +77,8 @@ def published_answer(q: Question, cases: list[Case], measured_nothing: bool) -> 
     if table is None:
         return PublishedAnswer(q.gpu, measured_nothing, None, tables=tuple(t.name for t in published_tables()))
     pub = read_published_csv(table.file)
-    pub = pub[pub["mode"].isin(WORKLOAD_MODES[q.workload] + (("bwd",) if q.workload == "train" else ()))]
+    # FlashQLA publishes a forward and a backward apart, never a training step: a train question shows both
+    pub = pub[pub["mode"].isin(("fwd", "bwd") if q.workload == "train" else ("fwd",))]
     out = []
     for case in cases:
         rows = []
