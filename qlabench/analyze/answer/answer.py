@@ -146,19 +146,21 @@ class Answer:
         return {c: m for c, m in out.items() if m}
 
 
-def answer_cases(df: pd.DataFrame, q: Question, case: Case) -> list[CaseAnswer]:
+def answer_cases(df: pd.DataFrame, q: Question, case: Case, floor_rows: pd.DataFrame | None = None) -> list[CaseAnswer]:
     """The case's answers from `df`: one per GPU model and problem its rows hold (evidence.split_problems),
     the largest first; one answer with no entries where no row answers the case. Rows of two GPU models, or
     of two problems (another beta regime, another initial state), are never ranked together. What each
     backend is (its candidacy, call, autotuning, size-dependent path) comes from its declaration
-    (core/backend_decl.py). Ties use the same-call floor of `df`'s rows on the answer's GPU model (spread.py)."""
+    (core/backend_decl.py). Ties use the same-call floor of `floor_rows` (default `df`) on the answer's GPU model
+    (spread.py): a caller that hands one case's rows hands the evidence they came from too."""
     modes = WORKLOAD_MODES[q.workload]
+    evidence = df if floor_rows is None else floor_rows  # what the candidates and the same-call floor are read from
     found = case_problems(df, q, case, modes)
     if not found:
         return [_answer(df.iloc[0:0].assign(_zero=[], _scale=[]), q, case, None, "", SameCall(None, 0),
-                        measured_in(df, modes, None))]
-    out = [_answer(p.rows, q, case, p.device, p.label, _floor(df, p.device, q.launch_regime),
-                   measured_in(df, modes, p.device)) for p in found]
+                        measured_in(evidence, modes, None))]
+    out = [_answer(p.rows, q, case, p.device, p.label, _floor(evidence, p.device, q.launch_regime),
+                   measured_in(evidence, modes, p.device)) for p in found]
     for a in out:  # each answer says what else the rows hold, answered apart
         apart = [o.title for o in out if o is not a]
         if apart:
@@ -177,9 +179,9 @@ def _floor(df: pd.DataFrame, device: str | None, launch: str) -> SameCall:
     return cache[key]
 
 
-def answer_case(df: pd.DataFrame, q: Question, case: Case) -> CaseAnswer:
+def answer_case(df: pd.DataFrame, q: Question, case: Case, floor_rows: pd.DataFrame | None = None) -> CaseAnswer:
     """The case's first answer (its largest problem on one GPU model; answer_cases has every one)."""
-    return answer_cases(df, q, case)[0]
+    return answer_cases(df, q, case, floor_rows)[0]
 
 
 def _ranked(ranked: pd.DataFrame, q: Question, modes: tuple[str, ...]) -> tuple[list[Entry], str, list[str]]:

@@ -107,8 +107,8 @@ def ranking_page(r: Ranking, ranking_png: str, history: list[PointHistory], hist
         parts.append(f'<h3 id="case-{esc(c.case.label)}">{esc(c.case.label)} ({c.case.total_tokens:,} tokens'
                      + (f", {esc(c.device)}" if c.device else "") + "): "
                      + (f"use {esc(best.backend)} ({esc(best.setting)})" if best else
-                        f"no winner: {esc(', '.join(c.missing))} not measured; provisional among those measured: "
-                        f"{esc(prov.backend)}" if prov else "no backend has a correct time")
+                        f"no winner: {esc(_unanswered(c))}; provisional among those ranked: {esc(prov.backend)}"
+                        if prov else "no backend has a correct time")
                      + "</h3>")
         if c.entries:
             parts.append(_case_table(c, CURRENT))
@@ -173,3 +173,9 @@ def folder_page(f: Folder, rows: pd.DataFrame, rankings: list[Ranking]) -> str:
         ["file", "suite", "started (UTC)", "rows", "status", "backends", "libraries", "commit", "device"], runs,
         numeric=[3]))
     return page(f"results/{f.name}", "\n".join(parts), nav=[HOME])
+
+
+def _unanswered(c) -> str:
+    """What keeps a case from a winner: candidates with no row, and those with rows that could not be ranked."""
+    parts = [f"{', '.join(c.missing)} not measured"] if c.missing else []
+    return "; ".join(parts + ([f"{', '.join(c.unranked)} unranked"] if c.unranked else []))

@@ -24,7 +24,8 @@ CASE_MODES = {"prefill": ("fwd",), "train": ("bwd_train", "fwd_bwd")}
 # given, and these are most of a row's bytes (without them the site's rankings take seconds, not a
 # minute). Every scalar column stays: advise's rules read more of them than a list here could keep up
 # with (tests/analyze/test_site.py holds that a case ranks here exactly as advise ranks it).
-LIST_COLUMNS = ("samples_ms", "kernels", "kernel_dur_us", "kernel_grid", "kernel_block", "kernel_blocks_per_sm",
+# `kernels` stays: a row's code path is read off them where it traced none (answer/ranking.py row_path).
+LIST_COLUMNS = ("samples_ms", "kernel_dur_us", "kernel_grid", "kernel_block", "kernel_blocks_per_sm",
                 "phases_s", "cp_rank_ms", "cp_rank_fwd_ms", "cp_rank_bwd_ms")
 
 
@@ -92,7 +93,7 @@ def rankings(current: pd.DataFrame) -> list[Ranking]:
                 continue
             q = Question(model, tp, workload, tuple(cases), PUBLISHED, CURRENT)
             by_case = mine.groupby(mine["seqlens"].map(lambda s: tuple(int(x) for x in s)))
-            answers = [answer_case(by_case.get_group(c.seqlens), q, c) for c in cases]
+            answers = [answer_case(by_case.get_group(c.seqlens), q, c, current) for c in cases]
             for a in answers:
                 attach_first_calls(a.entries, cold, WORKLOAD_MODES[workload])
             if any(a.entries for a in answers):
