@@ -146,8 +146,8 @@ def at_size_plan(p: Point, backend: Backend, ctx: MeasureContext, fp64_full: boo
     if small or not ctx.suite.check.full_size:
         return None, True
     ref = backend.full_size_reference or FULL_SIZE_REFERENCE
-    if p.backend == ref:  # the chunked reference checked against the recurrence on the whole problem
-        return ORACLE, False
+    if p.backend == ref:  # the chunked reference checked against the recurrence (its own oracle) on the whole problem
+        return backend.oracle or ORACLE, False
     return ref, bool(backend.oracle)
 
 

@@ -102,7 +102,8 @@ def test_a_write_outside_the_batch_only_at_full_size_is_caught_there(monkeypatch
     def clobbers_when_long(q, *args, **kw):
         return (clobbering_semantics if q.shape[0] > 32 else pool_semantics)(q, *args, **kw)
 
-    assert _run(monkeypatch, clobbering_semantics, check_tokens=32).reason.startswith("pool rel err")
+    # checked at its own size (the reduced check is left out where the full-size one sees the timed call)
+    assert _run(monkeypatch, clobbering_semantics, check_tokens=32).reason.startswith("full size: pool rel err")
     row = _run(monkeypatch, clobbers_when_long, check_tokens=32)
     assert row.status == "incorrect" and row.reason.startswith("full size: pool rel err"), row.reason
 

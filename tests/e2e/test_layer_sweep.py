@@ -19,9 +19,12 @@ def test_a_layer_sweep_checks_times_and_records_the_cores_share(tmp_path, data_d
     assert len(df) == 6  # 2 cores x (dense + packed prefill + a decode step)
     assert set(df["status"]) == {"ok"}, df[["backend", "status", "reason"]].to_string()
     assert (df["oracle"].str.startswith("layer:naive-recurrent float32")).all()
-    # The full-size check too, against the layer around naive-chunk (which is not checked against itself).
+    # Every row checked at its own size: beyond the oracle's 32 tokens against the layer around naive-chunk (which
+    # is itself checked against the layer's recurrence on the whole problem), within them by the oracle itself.
+    assert df["checked_at_size"].all()
     rec = df[df["backend"] == "layer:naive-recurrent"]
-    assert len(rec) == 3 and rec["oracle"].str.contains("layer:naive-chunk float32").all()
+    long = rec[rec["total_tokens"] > 32]
+    assert len(rec) == 3 and len(long) == 2 and long["oracle"].str.contains("layer:naive-chunk float32 @48").all()
     for extra in df["extra_json"]:
         layer = json.loads(extra)["layer"]
         assert 0 < layer["core_share"] <= 1 and layer["core_share_from"] == "timer"

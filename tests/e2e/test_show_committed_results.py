@@ -32,7 +32,8 @@ def test_show_and_compare_read_every_committed_folder(folder):
     # --no-other-evidence: each folder alone (the sibling-folder scan has its own tests, analyze/test_evidence.py)
     shown = invoke("show", folder, "--no-other-evidence")
     assert shown.exit_code == 0, shown.output
-    compared = invoke("compare", folder, folder)
+    # a folder against itself: the same times, but points too noisy for the threshold are inconclusive (exit 3)
+    compared = invoke("compare", folder, folder, "--accept-inconclusive")
     assert compared.exit_code == 0, compared.output
 
 

@@ -85,9 +85,8 @@ def test_advise_at_a_budget_answers_from_the_rows_at_it(tmp_path, make_row):
     proc = _qlabench(*args, "--sm-budget", 32, cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     out = " ".join(proc.stdout.split())
-    # ranked on the budget's rows alone (fla is faster there); the other candidates have no row at 32 SMs, so
-    # the answer is provisional, as any answer over what was not measured
+    # ranked on the budget's rows alone (fla is faster there); the candidates are the backends these rows measured
     assert "held to 32 SMs" in out and "extra MiB" in out, out
-    assert "provisional, among those measured only: fla, " in out, out
+    assert "32768 on cpu: use fla, 5.000 ms graph" in out, out
     none = _qlabench(*args, "--sm-budget", 16, cwd=tmp_path)
     assert none.returncode == 0 and "no row here was measured at an SM budget of 16" in " ".join(none.stdout.split())

@@ -98,7 +98,7 @@ class LateDrift(Backend):
         return torch.cat([head[0], tail[0]], dim=1), tail[1]
 
 
-@pytest.mark.parametrize("reference, status", [("oracle", "ok"), ("fp64-full", "incorrect")])
+@pytest.mark.parametrize("reference, status", [("oracle", "incorrect"), ("fp64-full", "incorrect")])
 def test_a_kernel_wrong_only_at_full_size_is_caught_by_the_fp64_reference(tmp_path, reference, status):
     check = {"oracle_max_tokens": 64, "reference": reference}
     suite = parse_suite(suite_dict(["late-drift"], 256, check))
@@ -109,8 +109,8 @@ def test_a_kernel_wrong_only_at_full_size_is_caught_by_the_fp64_reference(tmp_pa
         assert row.reason.startswith("vs fp64-full: o rel err") and row.err_o > 0.01
         assert row.oracle == "fp64-full float64 @256 tokens" and row.check_tokens == 256
         assert row.median_ms is None  # an incorrect point is never timed
-    else:
-        assert row.check_tokens == 64 and row.err_o < 1e-5
+    else:  # the oracle on 64 tokens cannot see it; every row is also checked at its own size, in fp32
+        assert row.reason.startswith("full size vs naive-chunk: o rel err") and row.median_ms is None
 
 
 def test_float64_points_agree_with_the_reference_to_round_off(tmp_path):
