@@ -49,14 +49,8 @@ def _check(case, e) -> str:
     return " ".join(filter(None, ["ok", f"{e.max_err:.0e}" if e.max_err is not None else "", e.check or ""]))
 
 
-def _time(value: float | None) -> str:
+def _time(value: float | None) -> str:  # a time of the entry's, or '-' where its rows recorded none
     return f"{value:.3f}" if value is not None else "-"
-
-
-def _launch_mark(case, e) -> str:
-    """'launch-bound' where the entry's eager time exceeds its device time beyond noise (core/launch.py)."""
-    return "launch-bound" if e.launch_bound else "-" if e.launch_bound is None else "no"
-
 
 # The ranking's columns, in order. A time of another kind is one more entry here (header, cell, lead). `ms` is the
 # time of the regime the case is ranked in (its header says which); device, eager and host are the three times.
@@ -67,7 +61,8 @@ COLUMNS: list[Column] = [
     Column("device ms", lambda c, e: _time(e.device_ms), optional=True),
     Column("eager ms", lambda c, e: _time(e.eager_ms), optional=True),
     Column("host ms", lambda c, e: _time(e.host_ms), optional=True),
-    Column("launch", _launch_mark, "left", optional=True),
+    # launch-bound: the eager time exceeds the device time beyond noise (core/launch.py)
+    Column("launch", lambda c, e: {True: "launch-bound", False: "no"}.get(e.launch_bound, "-"), "left", optional=True),
     Column("noise", lambda c, e: f"{e.rel_noise:.1%}" if e.ok and e.rel_noise is not None else "-"),
     Column("extra MiB", lambda c, e: f"{e.extra_mem_mib:.0f}" if e.ok and e.extra_mem_mib is not None else "-"),
     Column("check", _check, "left"),
@@ -106,8 +101,7 @@ def advise_table(case, columns: list[Column] = COLUMNS) -> Table:
     return t
 
 
-def shown_columns(case, columns: list[Column] = COLUMNS) -> list[Column]:
-    """The columns with something to say for this case: an optional one only where an entry has a value in it."""
+def shown_columns(case, columns: list[Column] = COLUMNS) -> list[Column]:  # an optional one only with a value
     return [c for c in columns if not c.optional or any(c.cell(case, e) != "-" for e in case.entries)]
 
 
