@@ -49,28 +49,29 @@ class SameCall:
 
 def _pair_gaps(rows: pd.DataFrame, column: str) -> list[float]:
     keys = [c for c in key_axes() if c in rows and c != "backend"]
-    # forward calls: where the traced path (a forward kernel's CP mark) says which kernels ran
-    ok = rows[(rows["status"] == "ok") & rows[column].notna() & (rows["mode"] == "fwd")]
+    setting_of = {name: c.auto for c in auto_choices() for name in (c.auto, *(n for _, n in c.pinned))}
+    # forward calls of a library's settings of one call: where the traced path (a forward kernel's CP mark) says
+    # which kernels ran
+    ok = rows[(rows["status"] == "ok") & rows[column].notna() & (rows["mode"] == "fwd")
+              & rows["backend"].isin(list(setting_of))]
     if ok.empty:
         return []
-    setting_of = {name: c.auto for c in auto_choices() for name in (c.auto, *(n for _, n in c.pinned))}
-    ok = ok.assign(_lib=ok["backend"].map(setting_of.get),
-                   _path=[row_path(b, x, k) for b, x, k in zip(
-                       ok["backend"], ok["extra_json"] if "extra_json" in ok else [None] * len(ok),
-                       ok["kernels"] if "kernels" in ok else [None] * len(ok))])
-    ok = ok[ok["_lib"].notna() & ok["_path"].notna()]
+    extras = ok["extra_json"] if "extra_json" in ok else [None] * len(ok)
+    kernels = ok["kernels"] if "kernels" in ok else [None] * len(ok)
+    path = pd.Series([row_path(b, x, k) for b, x, k in zip(ok["backend"], extras, kernels)], index=ok.index)
+    ok = ok[path.notna()]
+    if ok.empty:
+        return []
+    # one text key per (run, setting's call, path, point): the pairs are the backends measured under one key
+    parts = [ok["run_id"].astype(str), ok["backend"].map(setting_of), path[ok.index]] + [
+        ok[k].map(lambda v: str(tuple(v)) if hasattr(v, "__len__") and not isinstance(v, str) else str(v))
+        for k in keys if k not in ("run_id", "mode")]
+    key = parts[0].str.cat(parts[1:], sep="|")
+    medians = ok.groupby([key, ok["backend"]])[column].median()
     gaps = []
-    group_keys = ["run_id", "_lib", "_path"] + [k for k in keys if k != "run_id"]
-    ok = ok.assign(**{k: ok[k].map(lambda v: tuple(v) if hasattr(v, "__len__") and not isinstance(v, str) else v)
-                      for k in group_keys if k in ok})
-    for _, g in ok.groupby(group_keys, dropna=False, sort=False):
-        if g["backend"].nunique() < 2:
-            continue
-        by_backend = g.groupby("backend")[column].median()
-        vals = sorted(float(v) for v in by_backend)
-        for i in range(len(vals)):
-            for j in range(i + 1, len(vals)):
-                gaps.append(vals[j] / vals[i] - 1)
+    for _, times in medians.groupby(level=0):
+        vals = sorted(float(v) for v in times)
+        gaps += [vals[j] / vals[i] - 1 for i in range(len(vals)) for j in range(i + 1, len(vals))]
     return gaps
 
 
