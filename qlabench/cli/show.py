@@ -18,6 +18,9 @@ def show_cmd(
                                  "suite's baseline, as `run sweep` and `plot` use)"),
     fmt: str = typer.Option("table", "--format", "-f", help="table (terminal), markdown or csv"),
     mode: str = typer.Option(None, "--mode", help="Only rows of this mode (fwd, bwd, bwd_train, fwd_bwd)"),
+    time: str = typer.Option("timer", "--time", help="Which time each row prints: timer (its timer's median), device "
+                             "(the call replayed in a CUDA graph), eager (launched back to back from Python) or host "
+                             "(the launching thread's own time per call); docs/BENCHMARKS.md, 'Three times'"),
     all_runs: bool = typer.Option(False, "--all-runs", help="Keep every run's rows (default: newest per point)"),
     other_evidence: bool = typer.Option(True, "--other-evidence/--no-other-evidence",
                                         help="Say where a results folder beside these holds newer rows of the same "
@@ -66,7 +69,7 @@ def show_cmd(
     where = RowFilter(model=model, tp=tp, heads=heads, seqlen=seqlen, tokens=tokens, gate=gate,
                       backends=tuple(backend or ()), sm_budget=sm_budget)
     shown = show_rows(results or (), baseline=baseline, mode=mode, all_runs=all_runs, where=where,
-                      numerics=numerics or ())
+                      numerics=numerics or (), time=time)
     if fmt == "csv":  # the table alone (its device and runs columns say what each row stands on)
         visible_frame(shown.table).to_csv(sys.stdout, index=False)
         return
@@ -87,7 +90,8 @@ def show_cmd(
             say(line)
         else:
             console.print(escape(line), highlight=False)
-    for line in shown.notes:
+    for line in ([f"times: each row's {time} time (--time)"] if time != "timer" else []) + \
+            ([shown.launch_line] if shown.launch_line else []) + shown.notes:
         say(line)
     if other_evidence:
         from qlabench.analyze.evidence.newer import newer_evidence

@@ -162,3 +162,19 @@ def test_advise_answers_without_importing_torch_or_a_gpu_library():
     cases = json.loads(r.stdout)["cases"]
     assert any(e["call"] for c in cases for e in c["entries"])  # the calls were still told
     assert r.stderr.strip().splitlines()[-1] == "loaded: none", r.stderr
+
+
+def test_show_prints_each_rows_eager_time_when_asked_and_counts_the_launch_bound(monkeypatch):
+    monkeypatch.chdir(REPO)
+    run = _run_file("20261204T172650Z-a81728")
+    shown = cli("show", run, "--mode", "fwd", "--time", "eager", "--format", "csv")
+    assert shown.exit_code == 0, shown.output
+    table = pd.read_csv(io.StringIO(shown.output))
+    rows = pd.read_parquet(run)
+    want = rows[(rows["backend"] == "flash_qla") & (rows["mode"] == "fwd") & (rows["total_tokens"] == 8192)]
+    got = table[table["sequences"] == "8x1024 packed"]["flash_qla"].iloc[0]
+    assert abs(float(str(got).split()[0]) - want.sort_values("num_seqs")["eager_ms"].iloc[-1]) < 1e-3
+    text = cli("show", run, "--mode", "fwd", "--no-other-evidence")
+    assert "launch-bound: 27 of 27 rows that recorded both times" in " ".join(text.output.split())
+    bad = cli("show", run, "--time", "wall")
+    assert bad.exit_code == 2 and "--time must be one of timer, device, eager, host" in bad.output

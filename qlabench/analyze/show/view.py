@@ -36,6 +36,8 @@ class Shown:
     notes: list[str] = field(default_factory=list)  # what the evidence layer said about the files read
     devices: list[str] = field(default_factory=list)  # the GPU models of the rows, most rows first
     checks: list = field(default_factory=list)  # evidence.accuracy.evidence_of(rows, numerics), one per row
+    time: str = "timer"  # which of a row's times the table prints (TIMES)
+    launch_line: str | None = None  # how many rows are launch-bound (core/launch.py), where any recorded it
 
     @property
     def device_note(self) -> str | None:
@@ -45,15 +47,46 @@ class Shown:
                 "own table rows (the device column), and no speedup divides times of two models")
 
 
+# The times a row records (core/launch.py): the timer's own, the device's (a CUDA graph), the eager launch's, the
+# launching thread's; each with the noise column that goes with it.
+TIMES = {"timer": ("median_ms", "rel_noise"), "device": ("device_ms", "rel_noise"),
+         "eager": ("eager_ms", "eager_rel_noise"), "host": ("host_ms", "eager_rel_noise")}
+
+
+def _in_time(df: pd.DataFrame, time: str) -> pd.DataFrame:
+    """The rows with `time`'s column as the time the table prints; rows that did not record it are left out."""
+    if time not in TIMES:
+        raise ConfigError(f"--time must be one of {', '.join(TIMES)}, got {time!r}")
+    col, noise = TIMES[time]
+    if col == "median_ms":
+        return df
+    timed = df[df[col].notna() | (df["status"] != "ok")] if col in df else df.iloc[0:0]
+    if timed.empty:
+        raise ConfigError(f"no row here recorded a {time} time ({col}; rows before schema 7 did not)")
+    return timed.assign(median_ms=timed[col], rel_noise=timed[noise] if noise in timed else None,
+                        samples_ms=[() for _ in range(len(timed))])
+
+
+def _launch_line(df: pd.DataFrame) -> str | None:
+    if "launch_bound" not in df or df["launch_bound"].isna().all():
+        return None
+    bound = df["launch_bound"].dropna().astype(bool)
+    names = sorted(set(df.loc[bound[bound].index, "backend"]))
+    return (f"launch-bound: {int(bound.sum())} of {len(bound)} rows that recorded both times (eager beyond device by "
+            f"more than noise{': ' + ', '.join(names) if names else ''}); --time eager prints what they cost launched "
+            "from Python")
+
+
 def show_rows(results: Iterable[str | os.PathLike] = (), *, baseline: str | None = None, mode: str | None = None,
               all_runs: bool = False, where: RowFilter | None = None,
-              numerics: Iterable[str | os.PathLike] = ()) -> Shown:
-    """The speedup table of stored rows; ConfigError where a filter or the baseline leaves nothing to show."""
+              numerics: Iterable[str | os.PathLike] = (), time: str = "timer") -> Shown:
+    """The speedup table of stored rows; ConfigError where a filter or the baseline leaves nothing to show. `time`:
+    which of a row's times it prints (TIMES; the timer's own by default)."""
     df, paths, _ = rows_or_current(results)
     notes = evidence_notes(df)
     if not all_runs:
         df = newest_per_point(df)
-    df = believed(df)
+    df = _in_time(believed(df), time)
     if mode:
         df = df[df["mode"] == mode]
         if df.empty:
@@ -67,4 +100,5 @@ def show_rows(results: Iterable[str | os.PathLike] = (), *, baseline: str | None
     num_rows = read_evidence(numerics, all_runs=True).rows if numerics else None
     checks = evidence_of(df, num_rows)  # read once: the table's marks and the lines under it
     return Shown(speedup_table(df, base, num_rows, checks), base, df, list(paths), num_rows,
-                 baseline_note(df, base, baseline, named), run_lines(df), notes, devices_of(df), checks)
+                 baseline_note(df, base, baseline, named), run_lines(df), notes, devices_of(df), checks, time,
+                 _launch_line(df))
