@@ -53,7 +53,12 @@ def ranking_figure(r: Ranking, path: Path) -> Path:
     ax.grid(True, axis="x", alpha=0.3)
     ax.grid(True, axis="y", alpha=0.15)
     ax.set_xlabel("speedup vs FLA (FLA time / backend time; right is faster)", fontsize=9)
-    ax.legend(fontsize=8, ncol=min(5, len(backends)), loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False)
+    if backends:  # a ranking whose every entry is unranked (checked on a reduced problem only) has no dot to name
+        ax.legend(fontsize=8, ncol=min(5, len(backends)), loc="lower center", bbox_to_anchor=(0.5, 1.0),
+                  frameon=False)
+    else:
+        ax.text(0.5, 0.5, "no ranked time: every entry is unranked or failed here", transform=ax.transAxes,
+                ha="center", va="center", fontsize=9, color="grey")
     ax.set_title(f"{r.title}: current ranking per sequence mix", fontsize=10, pad=24)
     fig.tight_layout()
     fig.savefig(path, dpi=DPI)
