@@ -123,16 +123,7 @@ def test_on_07_it_passes_the_longest_sequence_pins_its_kernels_and_nocp_turns_cp
     seen: list[dict] = []
     stand_in = functools.partial(flashinfer07_semantics, seen=seen)
     stand_in.__signature__ = __import__("inspect").signature(flashinfer07_semantics)
-    monkeypatch.setattr(fi_mod, "_import", lambda: (stand_in, ""))
-    b = REGISTRY[name]
-    assert b.available() == (True, "")
-    monkeypatch.setattr(type(b), "devices", frozenset({"cpu", "cuda"}))
-    s = parse_suite({"name": "fi", "device": "cpu", "sweep": {
-        "backends": [name], "heads": [{"h_qk": 1, "h_v": 2}], "K": 128, "V": 128, "dtype": "bfloat16",
-        "gate": "flashqla", "initial_state": True, "varlen": [[24, 40, 8]]},
-        "timing": {"timer": "wall", "warmup": 0, "min_samples": 2, "max_samples": 2}}, "fi.toml")
-    ctx = MeasureContext(suite=s, device="cpu", env=envmod.capture("cpu"), run_id="r",
-                         timer=TimerPlan.resolve("wall", "cpu", s.timing), registry=REGISTRY, check=True)
+    s, ctx = _cpu_point(monkeypatch, name, stand_in, [[24, 40, 8]])
     row = run_point(s.points[0], ctx)
     assert row.status == "ok", row.reason
     assert seen and all(c == {"use_cp": use_cp, "backend": "flashinfer", "max_seqlen": 40} for c in seen)
@@ -182,16 +173,7 @@ def test_the_prefill_settings_make_the_same_call_on_072_and_074(monkeypatch, ver
         return real(*a, **kw)
 
     stand_in.__signature__ = inspect.signature(real)
-    monkeypatch.setattr(fi_mod, "_import", lambda: (stand_in, ""))
-    b = REGISTRY[name]
-    assert b.available() == (True, "")
-    monkeypatch.setattr(type(b), "devices", frozenset({"cpu", "cuda"}))
-    s = parse_suite({"name": "fi", "device": "cpu", "sweep": {
-        "backends": [name], "heads": [{"h_qk": 1, "h_v": 2}], "K": 128, "V": 128, "dtype": "bfloat16",
-        "gate": "flashqla", "initial_state": True, "varlen": [[24, 40]]},
-        "timing": {"timer": "wall", "warmup": 0, "min_samples": 2, "max_samples": 2}}, "fi.toml")
-    ctx = MeasureContext(suite=s, device="cpu", env=envmod.capture("cpu"), run_id="r",
-                         timer=TimerPlan.resolve("wall", "cpu", s.timing), registry=REGISTRY, check=True)
+    s, ctx = _cpu_point(monkeypatch, name, stand_in, [[24, 40]])
     row = run_point(s.points[0], ctx)
     assert row.status == "ok", row.reason
     assert seen and all(kw["max_seqlen"] == 40 and kw["backend"] == "flashinfer" for kw in seen)
@@ -204,3 +186,17 @@ def test_the_pool_call_is_there_on_074_too():
     from qlabench.backends.flashinfer_pool import has_state_indices
 
     assert has_state_indices(fi072) and has_state_indices(fi074)
+
+
+def _cpu_point(monkeypatch, name, stand_in, varlen):
+    """`name`'s suite of one packed point on the CPU, with `stand_in` as FlashInfer's prefill: (suite, context)."""
+    monkeypatch.setattr(fi_mod, "_import", lambda: (stand_in, ""))
+    b = REGISTRY[name]
+    assert b.available() == (True, "")
+    monkeypatch.setattr(type(b), "devices", frozenset({"cpu", "cuda"}))
+    s = parse_suite({"name": "fi", "device": "cpu", "sweep": {
+        "backends": [name], "heads": [{"h_qk": 1, "h_v": 2}], "K": 128, "V": 128, "dtype": "bfloat16",
+        "gate": "flashqla", "initial_state": True, "varlen": varlen},
+        "timing": {"timer": "wall", "warmup": 0, "min_samples": 2, "max_samples": 2}}, "fi.toml")
+    return s, MeasureContext(suite=s, device="cpu", env=envmod.capture("cpu"), run_id="r",
+                             timer=TimerPlan.resolve("wall", "cpu", s.timing), registry=REGISTRY, check=True)
