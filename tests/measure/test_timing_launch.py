@@ -11,11 +11,22 @@ def test_a_cpu_rows_eager_and_host_time_are_its_wall_samples():
     assert m.details() == {"calls_per_burst": 1, "bursts": 3, "timer": "wall"}
 
 
-def test_a_burst_holds_enough_calls_to_last_about_two_milliseconds():
-    ticks = iter([0.0, 0.0001, 0.0, 0.01])  # a 0.1 ms call, then a 10 ms one
+def test_a_burst_holds_enough_calls_to_last_about_five_milliseconds_and_never_fewer_than_four():
+    ticks = iter([0.0, 0.0001, 0.0, 0.001, 0.0, 0.01])  # a 0.1 ms call, a 1 ms one, then a 10 ms one
 
     def clock():
         return next(ticks)
 
-    assert launch._calls_per_burst(lambda: None, lambda: None, clock) == 20
-    assert launch._calls_per_burst(lambda: None, lambda: None, clock) == 1
+    assert launch._calls_per_burst(lambda: None, lambda: None, clock) == launch.MAX_CALLS
+    assert launch._calls_per_burst(lambda: None, lambda: None, clock) == 5
+    assert launch._calls_per_burst(lambda: None, lambda: None, clock) == launch.MIN_CALLS
+
+
+def test_a_burst_is_primed_one_call_is_launched_before_its_start_mark():
+    # the start event must fire behind a call already queued, not on an idle device (the module's doc)
+    log = []
+    ticks = iter([1.0, 1.5])
+    launched = launch.primed_burst(lambda: log.append("call"), 3, lambda: log.append("start"),
+                                   lambda: log.append("end"), lambda: next(ticks))
+    assert log == ["call", "start", "call", "call", "call", "end"]
+    assert launched == 0.5  # the thread's time over the timed calls only

@@ -5,6 +5,13 @@ an engine's eager prefill launches it: CUDA events around each burst give the ea
 and the launching thread's cost included), and the thread's own wall time over the same launches, read before
 the device is waited for, gives the host time per call. No L2 flush between calls: eager callers do none.
 
+Each burst is primed: one call is launched before its start event, so the event fires when that call's work
+ends and the timed calls find the pipeline as a loop of steps keeps it (the device busy while the host launches
+ahead, or idle where the host cannot keep up). Without it a burst starts from an idle device and its first call
+adds the host's latency up to its first kernel: with one or two calls a burst (a training step, a long prefill)
+that latency read as 10-55% of the call, above the same call launched 20 to a burst from a process of its own
+(scripts/eager_gap_probe.py, docs/BENCHMARKS.md "Three times").
+
 On a CPU device every call is synchronous, so the wall timer's samples already are the eager time: there is
 nothing more to measure (`from_wall`).
 """
@@ -21,7 +28,8 @@ from qlabench.measure.timing.stats import summarize
 ROUNDS = 15  # bursts; the median over them is the row's eager time
 MIN_ROUNDS = 5  # a slow call stops after this many once MAX_S has passed
 MAX_S = 2.0  # wall seconds a probe may take beyond its first MIN_ROUNDS bursts
-TARGET_BURST_MS = 2.0  # a burst long enough that event resolution is not the noise
+TARGET_BURST_MS = 5.0  # a burst long enough that event resolution and a burst's edges are not the noise
+MIN_CALLS = 4  # even a long call is timed over a few: the per-call figure is a loop's, not one launch's
 MAX_CALLS = 50
 
 
@@ -51,7 +59,22 @@ def _calls_per_burst(fn: Callable[[], object], sync: Callable[[], object], clock
     fn()
     sync()
     ms = max((clock() - t) * 1e3, 1e-3)
-    return max(1, min(MAX_CALLS, round(TARGET_BURST_MS / ms)))
+    return max(MIN_CALLS, min(MAX_CALLS, round(TARGET_BURST_MS / ms)))
+
+
+def primed_burst(fn: Callable[[], object], n: int, start: Callable[[], object], end: Callable[[], object],
+                 clock: Callable[[], float]) -> float:
+    """One burst: a priming call, the start mark, `n` calls, the end mark; the launching thread's seconds over
+    the `n` calls. The priming call is launched before `start` so the device is already at work when the timed
+    calls begin (the module's doc says why)."""
+    fn()
+    start()
+    t = clock()
+    for _ in range(n):
+        fn()
+    launched = clock() - t
+    end()
+    return launched
 
 
 def measure_launch(fn: Callable[[], object], clock: Callable[[], float] = time.perf_counter) -> LaunchMeasurement:
@@ -69,12 +92,7 @@ def measure_launch(fn: Callable[[], object], clock: Callable[[], float] = time.p
         while len(eager) < ROUNDS and (len(eager) < MIN_ROUNDS or clock() - start < MAX_S):
             a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
             sync()
-            a.record()
-            t = clock()
-            for _ in range(n):
-                fn()
-            launched = clock() - t
-            b.record()
+            launched = primed_burst(fn, n, a.record, b.record, clock)
             sync()
             eager.append(a.elapsed_time(b) / n)
             host.append(launched * 1e3 / n)
