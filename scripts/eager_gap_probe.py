@@ -3,8 +3,9 @@
 `scripts/autograd_step_probe.py` times a call launched from a small process of its own; qlabench's `eager_ms`
 (measure/timing/launch.py) times it inside a sweep's worker, after the point's checks, its kernel trace (Kineto)
 and its CUDA-graph sampling. When the two disagree, this script finds the step that adds the host time. In one
-process, for each call (FlashQLA and FLA forward, each case), it measures the call's eager time two ways -- the
-standalone probe's loop (20 calls a burst) and qlabench's `measure_launch` -- at each stage:
+process, for each call (FlashQLA and FLA, forward or with --mode fwd_bwd a training step, each case), it measures
+the call's eager time three ways -- the standalone probe's loop (20 calls a burst), the same loop primed (one call
+launched before each burst's start event), and qlabench's `measure_launch` -- at each stage:
 
   fresh          nothing else has run in the process
   graph          after the call was captured and replayed in a CUDA graph (qlabench's graph timer)
@@ -14,7 +15,7 @@ standalone probe's loop (20 calls a burst) and qlabench's `measure_launch` -- at
 
 A stage that moves both columns is the process state; a row above its own process's stage is run_point's.
 
-    python3 scripts/eager_gap_probe.py --heads 4/12 --seqlens 32768,4x8192,8x1024 [--out FILE.csv]
+    python3 scripts/eager_gap_probe.py --heads 4/12 --seqlens 32768,4x8192,8x1024 [--mode fwd_bwd] [--out FILE.csv]
 """
 
 from __future__ import annotations
@@ -40,12 +41,34 @@ from qlabench.measure.timing.launch import measure_launch  # noqa: E402
 LIB_BACKEND = {"flash_qla": "flash_qla", "fla": "fla"}
 
 
+def primed_ms(fn, calls: int = 20, bursts: int = 15) -> float:
+    """The standalone loop with one call launched before each burst's start event."""
+    import statistics
+
+    import torch
+
+    per = []
+    for _ in range(bursts):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        torch.cuda.synchronize()
+        fn()
+        a.record()
+        for _ in range(calls):
+            fn()
+        b.record()
+        torch.cuda.synchronize()
+        per.append(a.elapsed_time(b) / calls)
+    return statistics.median(per)
+
+
 def measure(stage: str, calls: dict, rows: list) -> None:
     for (case, lib), fn in calls.items():
         standalone, noise = probe.eager_ms(fn)
+        primed = primed_ms(fn)
         q = measure_launch(fn)
         rows.append({"stage": stage, "case": case, "library": lib, "standalone_ms": round(standalone, 4),
-                     "standalone_rel_iqr": round(noise, 4), "qlabench_launch_ms": round(q.eager_ms, 4),
+                     "standalone_rel_iqr": round(noise, 4), "standalone_primed_ms": round(primed, 4),
+                     "qlabench_launch_ms": round(q.eager_ms, 4),
                      "qlabench_host_ms": round(q.host_ms, 4), "calls_per_burst": q.calls, "row_eager_ms": None})
         print(rows[-1], flush=True)
 
@@ -55,9 +78,10 @@ def main(argv=None) -> int:
     ap.add_argument("--heads", default="2/8")
     ap.add_argument("--seqlens", default="32768,4x8192,8x1024")
     ap.add_argument("--libs", default="flash_qla,fla")
+    ap.add_argument("--mode", choices=("fwd", "fwd_bwd"), default="fwd")
     ap.add_argument("--out")
     a = ap.parse_args(argv)
-    probe.FORWARD_ONLY = True
+    probe.FORWARD_ONLY = a.mode == "fwd"
     h_qk, h_v = (int(x) for x in a.heads.split("/"))
     cases, libs = a.seqlens.split(","), a.libs.split(",")
     calls = {}
@@ -88,7 +112,7 @@ def main(argv=None) -> int:
 
     suite = parse_suite({
         "name": "eager-gap", "device": "cuda",
-        "sweep": {"backends": [LIB_BACKEND[x] for x in libs], "modes": ["fwd"],
+        "sweep": {"backends": [LIB_BACKEND[x] for x in libs], "modes": [a.mode],
                   "varlen": [probe.parse_case(c) for c in cases], "heads": [{"h_qk": h_qk, "h_v": h_v}],
                   "K": 128, "V": 128, "dtype": "bfloat16", "gate": "flashqla", "initial_state": True},
         "timing": {"timer": "graph", "l2_flush": True, "regime": "sustained", "sustained_ms": 200,
