@@ -94,12 +94,13 @@ def newest_version(rows: pd.DataFrame) -> pd.DataFrame:
     """Per backend, the rows of its library's newest version present."""
     if rows.empty:
         return rows
-    versions = version_series(rows)
-    keep = pd.Series(False, index=rows.index)
-    for backend, idx in rows.groupby("backend").groups.items():
-        best = max(versions[idx], key=version_key)
-        keep[idx] = [version_key(v) == version_key(best) for v in versions[idx]]
-    return rows[keep]
+    backends = rows["backend"].tolist()
+    keys = [version_key(v) for v in version_series(rows).tolist()]
+    best: dict[str, tuple] = {}  # per backend, its newest version's key (a row without a backend is in none)
+    for b, k in zip(backends, keys):
+        if not _missing(b) and (b not in best or k > best[b]):
+            best[b] = k
+    return rows[[not _missing(b) and k == best[b] for b, k in zip(backends, keys)]]
 
 
 def _missing(v) -> bool:
