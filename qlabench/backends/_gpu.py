@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 
-INSTALL_HINT = "pip install 'qlabench[gpu]'"
+from qlabench.core.backend_needs import GPU_HINT as INSTALL_HINT, not_installed
 
 
 def cuda_capability() -> tuple[int, int] | None:
@@ -18,7 +18,7 @@ def cuda_capability() -> tuple[int, int] | None:
 def package_missing(module: str, dist: str, hint: str = INSTALL_HINT) -> str | None:
     """A reason string when `module` cannot be imported because it is not installed."""
     if importlib.util.find_spec(module) is None:
-        return f"{dist} is not installed ({hint})"
+        return not_installed(dist, hint)
     return None
 
 

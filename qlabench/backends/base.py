@@ -30,6 +30,7 @@ from typing import Any, ClassVar
 import torch
 
 from qlabench.backends.cp import CP_TIMED_MODES, RankSetup
+from qlabench.backends.first_use import first_use_note
 from qlabench.core import kernel_event
 from qlabench.core.backend_decl import BackendDecl, declarations, find
 from qlabench.core.modes import BY_NAME
@@ -69,7 +70,8 @@ def _decl_of_class(cls: type) -> BackendDecl:
     if parent is None:
         return BackendDecl(name=name, label=name, impl=impl)
     return BackendDecl(name=name, label=name, impl=impl, description=parent.description, modes=parent.modes,
-                       roles=parent.roles & frozenset({"testing"}))
+                       roles=parent.roles & frozenset({"testing"}), dtypes=parent.dtypes, devices=parent.devices,
+                       cp_modes=parent.cp_modes, needs=parent.needs, first_use=parent.first_use)
 
 
 def backward_outputs(o, ht, dq, dk, dv, dg, dbeta, dh0=None) -> Outputs:
@@ -88,8 +90,6 @@ class Backend:
     def __init__(self, decl: BackendDecl | None = None):
         self._decl = decl
 
-    dtypes: ClassVar[frozenset[str]] = frozenset({"float64", "float32", "bfloat16", "float16"})
-    devices: ClassVar[frozenset[str]] = frozenset({"cpu", "cuda"})
     # Kernel-name provenance: a row is an error if it launched none of `expect_kernels` (when set)
     # or any of `forbid_kernels`. Prefixes, matched case-sensitively against CUDA kernel names.
     expect_kernels: ClassVar[tuple[str, ...]] = ()
@@ -100,9 +100,8 @@ class Backend:
     # FLA's intra-card CP): the run times it with CUDA events instead of the graph timer, and its row
     # says so (TimerPlan.for_backend).
     graph_capturable: ClassVar[bool] = True
-    # Inter-card context parallelism: the CP modes of Point.cp_mode this backend runs (none: it runs no
-    # distributed point), and the single-device backend rank 0 checks the gathered outputs against.
-    cp_modes: ClassVar[tuple[str, ...]] = ()
+    # Inter-card context parallelism (the CP modes it runs are its declaration's `cp_modes`): the single-device
+    # backend rank 0 checks the gathered outputs against.
     cp_reference: ClassVar[str] = ""
     cp_reference_fp32: ClassVar[bool] = False  # run the CP reference on float32 copies of the inputs
     cp_final_state: ClassVar[bool] = True  # cp_forward returns the final state
@@ -132,6 +131,19 @@ class Backend:
     @property
     def modes(self) -> frozenset[str]:
         return self.decl.modes
+
+    @property
+    def dtypes(self) -> frozenset[str]:
+        return self.decl.dtypes
+
+    @property
+    def devices(self) -> frozenset[str]:
+        return self.decl.devices
+
+    @property
+    def cp_modes(self) -> tuple[str, ...]:
+        """The CP modes of Point.cp_mode it runs (none: it runs no distributed point)."""
+        return self.decl.cp_modes
 
     @property
     def testing(self) -> bool:
@@ -188,8 +200,8 @@ class Backend:
 
     def first_use_note(self) -> str:
         """What the first call costs on a new host, when that is more than a per-point compile (shown by
-        `qlabench backends`)."""
-        return ""
+        `qlabench backends`): its declaration's `first_use`."""
+        return first_use_note(self.decl)
 
     def jit_build(self, points: list[Point]) -> JitBuild | None:
         """A build to run ahead of these points in warm-up, if the backend has one (most compile per call)."""

@@ -49,10 +49,11 @@ from qlabench.backends._gpu import needs_cuda
 from qlabench.backends.base import Backend
 from qlabench.backends.decode import ServingSteps
 from qlabench.backends.flashinfer_decode import KernelArgs, kernel_args
+from qlabench.core.backend_needs import ENGINE_SITE_ENV, ENGINE_SITE_HINT
 from qlabench.core.point import Point
 from qlabench.measure.inputs import GDNInputs
 
-SITE_ENV = "QLABENCH_ENGINE_KERNELS"
+SITE_ENV = ENGINE_SITE_ENV
 MANIFEST = "qlabench-engine-kernels.json"
 # Per engine: the kernel modules and the functions the backends call in them.
 MODULES = {
@@ -63,8 +64,7 @@ MODULES = {
     "sglang": {"sglang.kernels.ops.attention.fla.fused_recurrent":
                ("fused_recurrent_gated_delta_rule_packed_decode", "fused_recurrent_gated_delta_rule_update")},
 }
-SITE_HINT = (f"install the engine, or build its kernel site (scripts/engine-kernels-site.sh) and set {SITE_ENV} "
-             "to it (docs/SERVING.md, \"The engines' own kernels\")")
+SITE_HINT = ENGINE_SITE_HINT
 # FLA's own recurrent kernel (and vLLM's copy of it) and FlashQLA must not run inside these calls.
 FORBID = ("tilelang_", "fused_recurrent_gated_delta_rule_fwd_kernel")
 CUDA_GRID_YZ = 65535
@@ -135,8 +135,6 @@ class _EngineServing(ServingSteps, Backend):
     engine: ClassVar[str]
     module: ClassVar[str]
     api: ClassVar[str]
-    dtypes = frozenset({"bfloat16"})  # the engines' activations
-    devices = frozenset({"cuda"})
     state_layouts = ("vk",)
     state_dtypes = ("float32", "bfloat16")
     forbid_kernels = FORBID

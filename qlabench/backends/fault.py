@@ -62,8 +62,6 @@ def fault_for(V: int) -> str:
 
 
 class FaultBackend(Backend):
-    devices = frozenset({"cpu"})
-
     def check_point(self, point: Point, device: str) -> tuple[bool, str]:
         if fault_for(point.V) == "unsupported":
             return False, f"fault backend: V={point.V} is the 'unsupported' fault"

@@ -86,8 +86,6 @@ def _import():
 
 
 class _FLABase(Backend):
-    devices = frozenset({"cuda"})
-    dtypes = frozenset({"float32", "bfloat16", "float16"})
     forbid_kernels = FLASHQLA_KERNELS
     env = DISPATCH_OFF
 
@@ -113,7 +111,6 @@ class _FLABase(Backend):
 
 
 class FLAChunk(_FLABase):
-    cp_modes = ("fla-cp",)
     cp_reference = "fla"
     cp_final_state = False  # FLA's CP returns no final state
 
@@ -183,7 +180,6 @@ class FLAChunk(_FLABase):
 
 class FLADispatchOn(FLAChunk):
     env = DISPATCH_DEFAULT
-    cp_modes = ()  # `fla` is FLA's CP backend; this one exists for the single-device provenance test
 
 
 class FLARecurrent(ServingSteps, _FLABase):
@@ -219,7 +215,6 @@ class FLARecurrent(ServingSteps, _FLABase):
 
 class FLAIntraCP(FLAChunk):
     env = DISPATCH_INTRACARD
-    cp_modes = ()  # `fla` is FLA's inter-card CP backend
     graph_capturable = False  # FLA reads cu_seqlens on the host inside every call
 
     def check_point(self, point: Point, device: str) -> tuple[bool, str]:

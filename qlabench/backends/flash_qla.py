@@ -69,12 +69,9 @@ def _accepts_force_intra_cp() -> bool:
 
 
 class FlashQLA(Backend):
-    dtypes = frozenset({"bfloat16", "float16"})
-    devices = frozenset({"cuda"})
     expect_kernels = ("tilelang_",)
     auto_cp = True
     force_intra_cp = False
-    cp_modes = ("inter", "dual")
     cp_reference = "flash_qla-nocp"
 
     def available(self) -> tuple[bool, str]:
@@ -181,9 +178,7 @@ class FlashQLA(Backend):
 # The intra-card variants run no distributed points: `flash_qla` is FlashQLA's inter-card CP backend.
 class FlashQLANoCP(FlashQLA):
     auto_cp = False
-    cp_modes = ()
 
 
 class FlashQLAForceCP(FlashQLA):
     force_intra_cp = True
-    cp_modes = ()

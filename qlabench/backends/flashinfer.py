@@ -78,8 +78,6 @@ def _import() -> tuple[Callable | None, str]:
 
 
 class FlashInfer(Backend):
-    dtypes = frozenset({"bfloat16", "float16"})
-    devices = frozenset({"cuda"})
     # Demangled CUDA names of C++ kernels usually carry their return type ("void cutlass::...").
     expect_kernels = (KERNEL, "void " + KERNEL)  # 0.6.x; 0.7.x: KERNELS_07, inside the DSL's names
     # Nothing of the other two libraries may run inside its call: FlashQLA's TileLang kernels, FLA's
@@ -123,19 +121,6 @@ class FlashInfer(Backend):
             return False, (f"FlashInfer kernel variant {need.tag} is not built here ({fib.VARIANTS_ENV}="
                            f"{os.environ.get(fib.VARIANTS_ENV, '')}; add it, or unset it for qlabench's 8)")
         return True, ""
-
-    def first_use_note(self) -> str:
-        if not fib.has_cutlass_module():
-            return fib.no_module_reason()
-        try:
-            variants = fib.selected()
-        except ConfigError as e:
-            return str(e)
-        n = fib.variant_count(variants)
-        which = {None: "FlashInfer's full set", fib.QLABENCH_VARIANTS: "all qlabench can call"}.get(variants, "as chosen")
-        return (f"first use builds {n} of FlashInfer's 64 kernel variants ({which}; {fib.VARIANTS_ENV}), one nvcc "
-                "job of ~2-3 min each, in parallel; all 64 take 11-12 min on 16 cores. `qlabench warmup` builds "
-                "them ahead; one variant (e.g. bf16-gva-h0) is the shortest build")
 
     def jit_build(self, points: list[Point]) -> JitBuild | None:
         """FlashInfer's module, built ahead by `qlabench warmup` (else the first point's call builds it)."""

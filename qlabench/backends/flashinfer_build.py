@@ -112,6 +112,22 @@ def variant_count(variants: tuple[Variant, ...] | None) -> int:
     return 64 if variants is None else len(variants)
 
 
+def first_use_note() -> str:
+    """What the prefill's first call builds on a new host (its declaration's `first_use`: `qlabench backends`
+    shows it without importing flashinfer or torch)."""
+    if not has_cutlass_module():
+        return no_module_reason()
+    try:
+        variants = selected()
+    except ConfigError as e:
+        return str(e)
+    n = variant_count(variants)
+    which = {None: "FlashInfer's full set", QLABENCH_VARIANTS: "all qlabench can call"}.get(variants, "as chosen")
+    return (f"first use builds {n} of FlashInfer's 64 kernel variants ({which}; {VARIANTS_ENV}), one nvcc "
+            "job of ~2-3 min each, in parallel; all 64 take 11-12 min on 16 cores. `qlabench warmup` builds "
+            "them ahead; one variant (e.g. bf16-gva-h0) is the shortest build")
+
+
 def module_name(variants: tuple[Variant, ...] | None) -> str:
     if variants is None:
         return MODULE

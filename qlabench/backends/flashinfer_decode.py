@@ -133,8 +133,6 @@ def _pin_backend(fn, kw: dict) -> dict:
 
 
 class _FlashInferServing(ServingSteps, Backend):
-    dtypes = frozenset({"bfloat16"})  # the kernels read bf16 (fp16 inputs are cast inside the call)
-    devices = frozenset({"cuda"})
     forbid_kernels = FORBID
     api = ""  # the flashinfer.gdn_decode function the step calls
 

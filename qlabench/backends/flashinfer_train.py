@@ -84,8 +84,6 @@ def packed(inp: GDNInputs) -> dict:
 
 
 class FlashInferTrain(Backend):
-    dtypes = frozenset({"bfloat16"})
-    devices = frozenset({"cuda"})
     oracle = "naive-recurrent-no-state"
     graph_capturable = False
     # Nothing of FlashQLA (TileLang) or FLA (Triton) may run inside the call.

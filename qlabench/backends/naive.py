@@ -76,7 +76,6 @@ class NaiveStep(ServingSteps, NaiveRecurrent):
 class NaiveChunk(Backend):
     chunk_size = 64
     # Inter-card CP on any device and process group (gloo on CPU): how the distributed plumbing is tested.
-    cp_modes = ("inter", "dual")
     cp_reference = "naive-chunk"
     cp_reference_fp32 = True
 

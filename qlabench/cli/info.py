@@ -8,11 +8,11 @@ from qlabench.cli.app import console
 
 def backends_cmd():
     """List every registered backend (plugins included), available or not, with the reason."""
-    from qlabench.backends import REGISTRY
+    from qlabench.backends.declared import listed  # torch only where a backend's answer needs its library
     from qlabench.cli.listings import backends_table
     from qlabench.core.backend_decl import plugin_problems
 
-    console.print(backends_table(REGISTRY.refresh().values(), width=console.width, problems=plugin_problems()))
+    console.print(backends_table(listed(), width=console.width, problems=plugin_problems()))
 
 
 def models_cmd():

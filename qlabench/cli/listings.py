@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.markup import escape
@@ -11,7 +12,9 @@ from rich.table import Table
 
 from qlabench.core.dtypes import SHORT_DTYPE as _SHORT_DTYPE
 from qlabench.core.regimes import lead_in_ms
-from qlabench.core.spec import Suite
+
+if TYPE_CHECKING:  # a suite's parser is not imported by the listings that hold none (backends, models)
+    from qlabench.core.spec import Suite
 
 SHOWN_POINTS = 200  # rows of the --dry-run table; the count covers the rest
 

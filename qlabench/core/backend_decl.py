@@ -125,7 +125,8 @@ def layer_decl(core: BackendDecl) -> BackendDecl:
                        description=f"one Qwen3.5 GDN layer (projections, conv, gating, norms) around {core.name}",
                        modes=frozenset({"fwd"}), autotune_modules=core.autotune_modules,
                        roles=frozenset({"oracle"}) if "oracle" in core.roles else frozenset(),
-                       compiles=core.compiles, provider=core.provider)
+                       compiles=core.compiles, provider=core.provider, dtypes=core.dtypes, devices=core.devices,
+                       needs=core.needs, first_use=core.first_use)
 
 
 def plugin_problems() -> dict[str, str]:

@@ -9,12 +9,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from qlabench.core.backend_needs import Package
 from qlabench.core.errors import BackendError
 
 TRAINING_MODES = frozenset({"fwd", "bwd", "fwd_bwd", "bwd_train"})
 WORKLOAD_ROLES = ("prefill", "train", "decode", "mtp")  # the questions a backend may be a candidate answer of
 ROLES = frozenset({*WORKLOAD_ROLES, "oracle", "reference", "testing"})
 CP_SETTINGS = ("auto", "nocp", "forcecp")
+ALL_DTYPES = frozenset({"float64", "float32", "bfloat16", "float16"})
+CPU_AND_CUDA = frozenset({"cpu", "cuda"})
 # `pkg.module:function`: a module path, a colon, an attribute (a dotted one reaches into a class or object).
 CALLABLE_NAME = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 
@@ -65,6 +68,17 @@ class BackendDecl:
     roles: frozenset[str] = frozenset()  # WORKLOAD_ROLES it may answer; 'oracle' / 'reference'; 'testing'
     order: int = 0  # its place in every view: the order of declarations()
     provider: Provider | None = None  # a plugin's distribution (and checkout); None: qlabench's own code
+    # What it runs on and with: `qlabench backends` lists them without importing the implementation (torch).
+    dtypes: frozenset[str] = ALL_DTYPES
+    devices: frozenset[str] = CPU_AND_CUDA
+    cp_modes: tuple[str, ...] = ()  # the Point.cp_mode values of the distributed points it runs (backends/cp/)
+    # The packages it cannot run without (core/backend_needs.py): one missing is its reason to be unavailable,
+    # found with find_spec alone. A backend that needs none runs wherever torch does (its available() is the
+    # base's); one that needs some asks its implementation the rest (CUDA, SM, the installed library's API).
+    needs: tuple[Package, ...] = ()
+    # `module:function` of a torch-free function saying what its first call costs on a new host, when that is
+    # more than a per-point compile (FlashInfer's nvcc build); "" for none. Shown by `qlabench backends`.
+    first_use: str = ""
 
     def __post_init__(self):
         bad = set(self.roles) - ROLES

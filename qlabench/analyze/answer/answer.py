@@ -11,6 +11,7 @@ rankings, the study page and the docs' advise block).
 from __future__ import annotations
 
 import os
+import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -169,11 +170,19 @@ def answer_cases(df: pd.DataFrame, q: Question, case: Case, floor_rows: pd.DataF
     return out
 
 
+# {id(frame): {(device, launch): SameCall}}, an entry dropped with its frame. Not the frame's `attrs`: pandas
+# deep-copies those into every frame derived from it (each filter and take of an answer), SameCalls included.
+_FLOORS: dict[int, dict[tuple, SameCall]] = {}
+
+
 def _floor(df: pd.DataFrame, device: str | None, launch: str) -> SameCall:
     """The same-call floor of `df`'s rows on `device`, computed once per frame, GPU model and regime (every case
     of a question, and every question of a page, reads the same frame)."""
-    cache = df.attrs.setdefault("_same_call", {})
-    key = (len(df), device, launch)
+    cache = _FLOORS.get(id(df))
+    if cache is None:
+        cache = _FLOORS[id(df)] = {}
+        weakref.finalize(df, _FLOORS.pop, id(df), None)
+    key = (device, launch)
     if key not in cache:
         cache[key] = same_call_floor(df[df["device"] == device] if device is not None else df.iloc[0:0], launch)
     return cache[key]
@@ -292,6 +301,7 @@ def answer_question(q: Question, results: Iterable[str | os.PathLike] = (),
     df, paths, from_catalog = rows_or_current(results, also=also)  # every run: the ranking picks versions and runs itself
     notes = evidence_notes(df)
     df = believed(df)
+    df.attrs = {}  # its notes are read: pandas would deep-copy them into every frame the answer derives from it
     if q.gpu is not None:
         df, note = of_gpu(df, q.gpu)
         notes += [note] if note else []

@@ -80,10 +80,17 @@ def version_caveats(at_my_gate: pd.DataFrame, modes: tuple[str, ...], q: Questio
     versions = version_series(at_my_gate)
     regimes = regime_series(at_my_gate)
     out = []
-    for (backend, version), grp in at_my_gate.groupby([at_my_gate["backend"], versions], sort=False):
+    # the rows of each (backend, version) in the order met, as groupby(sort=False) groups them (a row missing
+    # either is in none); a group is taken of the frame only where its backend ranks on another version
+    groups: dict[tuple, list[int]] = {}
+    for i, key in enumerate(zip(at_my_gate["backend"].tolist(), versions.tolist())):
+        if not any(v is None or (isinstance(v, float) and v != v) for v in key):
+            groups.setdefault(key, []).append(i)
+    for (backend, version), at in groups.items():
         cur = here.get(backend)
         if cur is None or version == cur.version:
             continue
+        grp = at_my_gate.iloc[at]
         if cur.regime:  # a version effect only between rows of one timing regime: burst reads faster
             grp = grp[regimes[grp.index].isin(cur.regime.split("/"))]
             if grp.empty:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import pandas as pd
 
 from qlabench.analyze.evidence.accuracy import CHECK_COLUMNS, REDUCED, row_check
+from qlabench.analyze.evidence.records import records
 from qlabench.analyze.answer.ranking import Entry
 from qlabench.core.backend_decl import find
 
@@ -22,10 +23,11 @@ def attach_checks(entries: list[Entry], rows: pd.DataFrame) -> list[Entry]:
     A reduced check of a backend whose declaration says its path does not depend on the size
     (`BackendDecl.size_dependent_path`) ran the kernels the timed call ran, and is not marked; one of a backend
     nothing declares is."""
+    # what row_check reads, and whose rows these are: made records once, not a frame filtered per entry
+    reads = [c for c in CHECK_COLUMNS if c in rows]
+    recs = list(zip(rows["backend"].tolist(), rows["run_id"].tolist(), records(rows, reads))) if len(rows) else []
     for e in entries:
-        mine = rows[(rows["backend"] == e.backend) & rows["run_id"].isin(e.runs)] if not rows.empty else rows
-        recs = mine[[c for c in CHECK_COLUMNS if c in mine]].to_dict("records")  # what row_check reads
-        checks = [c for c in (row_check(r) for r in recs) if c is not None]
+        checks = [c for b, run, r in recs if b == e.backend and run in e.runs and (c := row_check(r)) is not None]
         if not checks:
             continue
         best = max(checks, key=lambda c: (c.full, c.covers_timed_path, c.tokens or 0))

@@ -20,9 +20,10 @@ import pandas as pd
 
 from qlabench.analyze.answer.rows import version_column, version_of
 from qlabench.analyze.evidence.accuracy import timed_path
+from qlabench.analyze.evidence.records import records
 from qlabench.core.backend_decl import find, label_of
 from qlabench.core.launch import TIME_COLUMN
-from qlabench.core.libraries import package_name
+from qlabench.core.libraries import package_name, version_columns
 from qlabench.store.keys import key_value
 
 _ERRORS = ("err_o", "err_ht", "err_dq", "err_dk", "err_dv", "err_dg", "err_dbeta", "err_dh0")
@@ -97,8 +98,18 @@ def _device(row) -> str:
     return f"{row['device']}" + (f" #{idx}" if idx is not None else "") + (f" {str(card)[:12]}" if card else "")
 
 
-def _median(rows: pd.DataFrame, column: str) -> float | None:
-    vals = [float(v) for v in rows[column].dropna()] if column in rows else []
+def _na(v) -> bool:
+    """A missing value as pandas' dropna/isna sees one in a record: None, NaN, pandas' NA or NaT."""
+    return v is None or v is pd.NA or v is pd.NaT or (isinstance(v, float) and v != v)
+
+
+def _values(rows: list[dict], column: str) -> list:
+    """`rows[column].dropna()` of the records: [] where the frame had no such column."""
+    return [v for r in rows if not _na(v := r[column])] if column in rows[0] else []
+
+
+def _median(rows: list[dict], column: str) -> float | None:
+    vals = [float(v) for v in _values(rows, column)]
     return statistics.median(vals) if vals else None
 
 
@@ -123,63 +134,62 @@ def row_path(backend: str, extra_json, kernels, mode: str = "fwd") -> str | None
     return "cp" if any(mark in str(k) for k in names) else "unsplit"
 
 
-def _unranked(rows: pd.DataFrame, launch: str) -> str | None:
+def _unranked(rows: list[dict], launch: str) -> str | None:
     """Why rows with a time are shown unranked in `launch`: checked on a reduced problem only, or no time of
     that regime recorded (the other regime's is shown)."""
-    if "checked_at_size" in rows and not rows["checked_at_size"].fillna(False).astype(bool).all():
-        tokens = sorted({int(t) for t in rows["check_tokens"].dropna()}) if "check_tokens" in rows else []
+    has = rows[0]
+    if "checked_at_size" in has and not all(not _na(v) and bool(v) for v in (r["checked_at_size"] for r in rows)):
+        tokens = sorted({int(t) for t in _values(rows, "check_tokens")})
         on = f" (checked on {tokens[0]} tokens)" if tokens else ""
         return f"not checked at this call's size{on}: unverified, never ranked"
     col = TIME_COLUMN[launch]
-    if col not in rows or rows[col].isna().all():
-        timer = sorted({str(t) for t in rows["timer"].dropna()}) if "timer" in rows else []
+    if not _values(rows, col):
+        timer = sorted({str(t) for t in _values(rows, "timer")})
         what = "no CUDA-graph time (its call was not captured" if launch == "graph" else "no eager time (not measured"
         return f"{what}{': timed with ' + '/'.join(timer) if timer else ''})"
     return None
 
 
-def _part(rows: pd.DataFrame, backend: str, launch: str) -> _Part:
-    cols = [c for c in ("device", "device_index", "gpu_uuid") if c in rows]
-    runs, devices = set(rows["run_id"]), {_device(r) for r in rows[cols].to_dict("records")}
-    bad = rows[rows["status"] != "ok"]
-    if not bad.empty:  # one failed replicate is enough: a time next to a failure is not believed
-        r = bad.sort_values("timestamp").iloc[-1]
+def _part(rows: list[dict], backend: str, launch: str) -> _Part:
+    """One mode's part from the records of its rows (a group of `rank`'s, never empty)."""
+    has = rows[0]
+    runs, devices = {r["run_id"] for r in rows}, {_device(r) for r in rows}
+    bad = [r for r in rows if r["status"] != "ok"]
+    if bad:  # one failed replicate is enough: a time next to a failure is not believed
+        r = sorted(bad, key=lambda r: (_na(r["timestamp"]), "" if _na(r["timestamp"]) else r["timestamp"]))[-1]
         return _Part(str(r["status"]), None, None, None, key_value(r.get("reason")), runs, devices, len(rows))
     times = {c: _median(rows, c) for c in ("device_ms", "eager_ms", "host_ms")}
-    bound = rows["launch_bound"].dropna().astype(bool) if "launch_bound" in rows else pd.Series(dtype=bool)
-    errs = [float(v) for c in _ERRORS if c in rows for v in rows[c].dropna()]
-    mem = [float(v) for v in rows["extra_mem_mib"].dropna()] if "extra_mem_mib" in rows else []
-    kernels = rows["kernels"] if "kernels" in rows else [None] * len(rows)
-    extras = rows["extra_json"] if "extra_json" in rows else [None] * len(rows)
-    modes = rows["mode"] if "mode" in rows else ["fwd"] * len(rows)
-    paths = frozenset(row_path(backend, x, k, m) for x, k, m in zip(extras, kernels, modes))
+    bound = [bool(v) for v in _values(rows, "launch_bound")]
+    errs = [float(v) for c in _ERRORS for v in _values(rows, c)]
+    mem = [float(v) for v in _values(rows, "extra_mem_mib")]
+    paths = frozenset(row_path(backend, r.get("extra_json"), r.get("kernels"), r.get("mode", "fwd")) for r in rows)
     part = _Part("ok", None, None, max(errs) if errs else None, None, runs, devices, len(rows),
-                 max(mem) if mem else None, paths, times, bool(bound.any()) if len(bound) else None)
+                 max(mem) if mem else None, paths, times, any(bound) if bound else None)
     why = _unranked(rows, launch)
     if why is not None:
         part.status, part.reason = "unranked", why
         return part
-    medians = [float(m) for m in rows[TIME_COLUMN[launch]].dropna()]
+    medians = [float(m) for m in _values(rows, TIME_COLUMN[launch])]
     mid = statistics.median(medians)
     noise_col = "rel_noise" if launch == "graph" else "eager_rel_noise"
-    noise = [float(x) for x in rows[noise_col].dropna()] if noise_col in rows else []
+    noise = [float(x) for x in _values(rows, noise_col)]
     # an eager time recorded by an older row's events timer carries its noise in rel_noise
-    if not noise and "rel_noise" in rows and launch == "eager":
-        noise = [float(x) for x in rows.loc[rows["timer"].isin(["events", "wall"]), "rel_noise"].dropna()]
+    if not noise and "rel_noise" in has and launch == "eager":
+        noise = [float(x) for x in _values([r for r in rows if r["timer"] in ("events", "wall")], "rel_noise")]
     spread = (max(medians) - min(medians)) / mid if len(medians) > 1 and mid > 0 else None
     known = [x for x in (statistics.median(noise) if noise else None, spread) if x is not None]
     part.time_ms, part.rel_noise = mid, (max(known) if known else None)
     return part
 
 
-def entry(backend: str, by_mode: dict[str, pd.DataFrame], workload_modes: tuple[str, ...],
+def entry(backend: str, by_mode: dict[str, list[dict]], workload_modes: tuple[str, ...],
           launch: str = "graph") -> Entry | None:
-    """The backend's entry from its rows of the workload's mode; None when it has none."""
+    """The backend's entry from the records of its rows of the workload's mode; None when it has none."""
     mode = workload_modes[0]
-    if mode not in by_mode:
+    if not by_mode.get(mode):
         return None
     part = _part(by_mode[mode], backend, launch)
-    first = by_mode[mode].iloc[0]
+    first = by_mode[mode][0]
     e = Entry(backend, label_of(backend), version_of(first), part.status, modes=(mode,), runs=tuple(sorted(part.runs)),
               devices=tuple(sorted(part.devices)), rows=part.rows, reason=part.reason, launch=launch,
               device_ms=part.times.get("device_ms"), eager_ms=part.times.get("eager_ms"),
@@ -196,14 +206,26 @@ def entry(backend: str, by_mode: dict[str, pd.DataFrame], workload_modes: tuple[
 
 # the order of the entries without a rank: shown with their times first, then the failures by status
 _UNTIMED_ORDER = {"unranked": 0}
+# Every column `entry` reads of a row (_part, _unranked, _device, row_path, version_of): `rank` makes records of
+# these alone, once, and groups them in Python (a pandas group per backend and mode took every column of a
+# frame of over a hundred, a take each, and each of its reads was a pandas operation on a few rows).
+_READS = tuple(dict.fromkeys((
+    "backend", "mode", "status", "reason", "timestamp", "run_id", "device", "device_index", "gpu_uuid",
+    "device_ms", "eager_ms", "host_ms", *TIME_COLUMN.values(), "rel_noise", "eager_rel_noise", "timer",
+    "launch_bound", *_ERRORS, "extra_mem_mib", "kernels", "extra_json", "checked_at_size", "check_tokens",
+    *version_columns())))
 
 
 def rank(rows: pd.DataFrame, workload_modes: tuple[str, ...], current: str, launch: str = "graph") -> list[Entry]:
     """Entries fastest first in `launch`, then the backends without a rank there (unranked, then by status);
     speedups against `current`."""
+    by_backend: dict[str, dict[str, list[dict]]] = {}  # backends in the order met, as groupby(sort=False) gives
+    for r in records(rows, [c for c in _READS if c in rows]):
+        if not _na(r["backend"]) and not _na(r["mode"]):  # groupby leaves a row without its key out
+            by_backend.setdefault(str(r["backend"]), {}).setdefault(str(r["mode"]), []).append(r)
     entries = []
-    for backend, grp in rows.groupby("backend", sort=False):
-        e = entry(str(backend), {str(m): g for m, g in grp.groupby("mode")}, workload_modes, launch)
+    for backend, by_mode in by_backend.items():
+        e = entry(backend, by_mode, workload_modes, launch)
         if e is not None:
             entries.append(e)
     timed = sorted((e for e in entries if e.ok), key=lambda e: e.time_ms)

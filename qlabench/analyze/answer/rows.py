@@ -94,20 +94,33 @@ def newest_version(rows: pd.DataFrame) -> pd.DataFrame:
     """Per backend, the rows of its library's newest version present."""
     if rows.empty:
         return rows
-    versions = version_series(rows)
-    keep = pd.Series(False, index=rows.index)
-    for backend, idx in rows.groupby("backend").groups.items():
-        best = max(versions[idx], key=version_key)
-        keep[idx] = [version_key(v) == version_key(best) for v in versions[idx]]
-    return rows[keep]
+    backends = rows["backend"].tolist()
+    keys = [version_key(v) for v in version_series(rows).tolist()]
+    best: dict[str, tuple] = {}  # per backend, its newest version's key (a row without a backend is in none)
+    for b, k in zip(backends, keys):
+        if not _missing(b) and (b not in best or k > best[b]):
+            best[b] = k
+    return rows[[not _missing(b) and k == best[b] for b, k in zip(backends, keys)]]
+
+
+def _missing(v) -> bool:
+    return v is None or (isinstance(v, float) and v != v)
 
 
 def newest_run(rows: pd.DataFrame) -> pd.DataFrame:
     """Per (backend, mode), the rows of its newest run (every replicate of that run)."""
     if rows.empty:
         return rows
-    newest = rows.groupby(["backend", "mode"])["timestamp"].transform("max")
-    run_of_newest = rows[rows["timestamp"] == newest].set_index(["backend", "mode"])["run_id"]
-    run_of_newest = run_of_newest[~run_of_newest.index.duplicated()]
-    want = [run_of_newest.get((b, m)) for b, m in zip(rows["backend"], rows["mode"])]
-    return rows[[r == w for r, w in zip(rows["run_id"], want)]]
+    # in Python over the four columns: a pandas groupby, transform and index per call cost more than the rows
+    # (an answer asks this of a few hundred rows, some twenty times)
+    keys = list(zip(rows["backend"].tolist(), rows["mode"].tolist()))
+    times, run_ids = rows["timestamp"].tolist(), rows["run_id"].tolist()
+    newest: dict[tuple, object] = {}  # per (backend, mode), its newest timestamp (groupby leaves missing ones out)
+    for k, t in zip(keys, times):
+        if not (_missing(k[0]) or _missing(k[1]) or _missing(t)) and (k not in newest or t > newest[k]):
+            newest[k] = t
+    run_of_newest: dict[tuple, object] = {}  # the run of its first row at that time
+    for k, t, r in zip(keys, times, run_ids):
+        if k in newest and k not in run_of_newest and t == newest[k]:
+            run_of_newest[k] = r
+    return rows[[r == run_of_newest.get(k) for k, r in zip(keys, run_ids)]]

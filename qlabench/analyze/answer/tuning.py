@@ -14,6 +14,7 @@ import json
 import pandas as pd
 
 from qlabench.analyze.answer.ranking import Entry
+from qlabench.analyze.evidence.records import records
 from qlabench.core.spec_limits import TUNED_FOR_POINT
 from qlabench.core.backend_decl import autotuning
 
@@ -30,10 +31,13 @@ def tuned_for(row) -> str | None:
         return None
 
 
-def order_dependent(rows: pd.DataFrame, autotunes: bool) -> bool:
-    """Whether any of these rows autotuned (its backend does, or it recorded a Triton choice) without being
-    tuned for its own point."""
-    for r in rows[[c for c in ("autotune", "extra_json") if c in rows]].to_dict("records"):  # what tuned_for reads
+_READS = ("autotune", "extra_json")  # what tuned_for and order_dependent read of a row
+
+
+def order_dependent(rows: list[dict], autotunes: bool) -> bool:
+    """Whether any of these rows (records of the `_READS` columns their frame has) autotuned (its backend does,
+    or it recorded a Triton choice) without being tuned for its own point."""
+    for r in rows:
         choices = r.get("autotune")
         if (autotunes or (choices is not None and len(choices))) and tuned_for(r) not in TUNED_FOR_POINT:
             return True
@@ -44,10 +48,13 @@ def tuning_caveats(entries: list[Entry], ranked: pd.DataFrame, current: str) -> 
     """A note per ranked time (the current choice's first: every speedup divides by it) whose library
     autotuned on another shape than its point."""
     flagged = []
+    # the rows' records once, with whose they are (not the frame filtered per entry)
+    recs = list(zip(ranked["backend"].tolist(), ranked["run_id"].tolist(),
+                    records(ranked, [c for c in _READS if c in ranked]))) if len(ranked) else []
     for e in entries:
         if not e.ok:
             continue
-        mine = ranked[(ranked["backend"] == e.backend) & ranked["run_id"].isin(e.runs)]
+        mine = [r for b, run, r in recs if b == e.backend and run in e.runs]
         if order_dependent(mine, e.backend in autotuning()):
             flagged.append(e.backend)
     if not flagged:
