@@ -18,11 +18,10 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from qlabench.analyze.answer.rows import version_column, version_of
+from qlabench.analyze.answer.rows import version_name, version_of
 from qlabench.analyze.evidence.accuracy import timed_path
 from qlabench.core.backend_decl import find, label_of
 from qlabench.core.launch import TIME_COLUMN
-from qlabench.core.libraries import package_name
 from qlabench.store.keys import key_value
 
 _ERRORS = ("err_o", "err_ht", "err_dq", "err_dk", "err_dv", "err_dg", "err_dbeta", "err_dh0")
@@ -216,8 +215,7 @@ def rank(rows: pd.DataFrame, workload_modes: tuple[str, ...], current: str, laun
 
 
 def version_label(e: Entry) -> str:
-    col = version_column(e.backend)
-    lib = package_name(col) if col else None
+    lib = version_name(e.backend)
     if not lib:
         return ""
     return f"{lib} {e.version}" if e.version else f"{lib} (version not recorded)"
