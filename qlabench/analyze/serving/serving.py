@@ -49,7 +49,7 @@ class Serving:
                     rec.setdefault(lib, set()).add(v)
             recs.append({k: v if k == "backend" else ", ".join(sorted(v, key=version_key)) for k, v in rec.items()})
         out = pd.DataFrame(recs).fillna("-")
-        return out
+        return out[[c for c in out.columns if c != "torch"] + [c for c in out.columns if c == "torch"]]  # torch: all
 
     def summary_line(self) -> str:
         counts = self.rows["status"].value_counts().to_dict()
