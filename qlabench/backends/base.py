@@ -207,6 +207,12 @@ class Backend:
         """A build to run ahead of these points in warm-up, if the backend has one (most compile per call)."""
         return None
 
+    def found_versions(self) -> dict[str, str]:
+        """Versions of libraries its call uses that only the backend can read (core/versions.py: the row's record
+        takes them before the environment's): an engine's kernels loaded from a kernel site name their wheel's
+        version there. {} by default: the environment's installed distributions say it."""
+        return {}
+
     def provenance_error(self, kernel_names: list[str]) -> str | None:
         """Why the kernels a call launched are not this backend's (None when they are)."""
         return kernel_event.provenance_error(kernel_names, self.expect_kernels, self.forbid_kernels)

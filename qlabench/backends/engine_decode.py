@@ -149,6 +149,12 @@ class _EngineServing(ServingSteps, Backend):
         why = needs_cuda()
         return not why, why or ""
 
+    def found_versions(self) -> dict[str, str]:
+        """The engine's version as its kernels' source names it: the installed package's, or the wheel a kernel
+        site was built from (no installed distribution says that one)."""
+        mods, source, _ = import_engine(self.engine)
+        return {self.engine: source["version"]} if mods is not None and source.get("version") else {}
+
     def check_point(self, point: Point, device: str) -> tuple[bool, str]:
         if point.K > 256:  # one block holds the whole key dimension (NK = 1 in every wrapper)
             return False, f"{self.name}: the kernel holds K in one block (K <= 256, got {point.K})"

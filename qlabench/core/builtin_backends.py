@@ -186,24 +186,24 @@ BUILTINS: tuple[BackendDecl, ...] = (
     BackendDecl("vllm-decode", "vLLM packed decode", _B + "engine_decode:VLLMDecode",
                 "vLLM 0.33 fused_recurrent_gated_delta_rule_packed_decode (Triton, FLA-derived): pool [P,HV,V,K] "
                 "+ ssm_state_indices, in place, T=1; slot 0 reserved (NULL_BLOCK_ID)", modes=frozenset({"decode"}),
-                roles=frozenset({"decode"}),
+                roles=frozenset({"decode"}), engine="vllm",
                 pool_access=(IN_KERNEL, "vLLM's packed decode: pool + ssm_state_indices (slot 0 reserved)"),
                 **_ON_VLLM),
     BackendDecl("vllm-mtp", "vLLM verify", _B + "engine_decode:VLLMVerify",
                 "vLLM 0.33 fused_sigmoid_gating_delta_rule_update (its verify): ssm_state_indices [B,T], a slot "
                 "per draft token, num_accepted_tokens; T state writes per sequence", modes=frozenset({"mtp"}),
-                roles=frozenset({"mtp"}),
+                roles=frozenset({"mtp"}), engine="vllm",
                 pool_access=(IN_KERNEL, "vLLM's verify: a slot per draft token, T states written per sequence"),
                 **_ON_VLLM),
     BackendDecl("sglang-decode", "SGLang packed decode", _B + "engine_decode:SGLangDecode",
                 "SGLang 0.5 fused_recurrent_gated_delta_rule_packed_decode (Triton, FLA-derived): pool "
                 "[P,HV,V,K] + ssm_state_indices, in place, T=1", modes=frozenset({"decode"}),
-                roles=frozenset({"decode"}),
+                roles=frozenset({"decode"}), engine="sglang",
                 pool_access=(IN_KERNEL, "SGLang's packed decode: pool + ssm_state_indices"), **_ON_SGLANG),
     BackendDecl("sglang-mtp", "SGLang MTP update", _B + "engine_decode:SGLangVerify",
                 "SGLang 0.5 fused_recurrent_gated_delta_rule_update (Triton, FLA-derived): pool [P,HV,V,K] + "
                 "indices, T tokens, the last state written in place (disable_state_update=False)",
-                modes=frozenset({"mtp"}), roles=frozenset({"mtp"}),
+                modes=frozenset({"mtp"}), roles=frozenset({"mtp"}), engine="sglang",
                 pool_access=(IN_KERNEL, "SGLang's update kernel, last state written in place"), **_ON_SGLANG),
     BackendDecl("fault", "fault injection (test)", _B + "fault:FaultBackend",
                 "test backend: fault chosen by V (see qlabench/backends/fault.py); otherwise the fp32 recurrence",

@@ -66,6 +66,9 @@ class BackendDecl:
     # sweep pays for once, in parallel (run/warmup.py). False for plain PyTorch, whose first call costs no more.
     compiles: bool = True
     roles: frozenset[str] = frozenset()  # WORKLOAD_ROLES it may answer; 'oracle' / 'reference'; 'testing'
+    # The serving engine whose own kernels it calls ('vllm', 'sglang': its distribution): its rows record the
+    # engine's version as backend_version, not qlabench's (core/versions.py).
+    engine: str | None = None
     order: int = 0  # its place in every view: the order of declarations()
     provider: Provider | None = None  # a plugin's distribution (and checkout); None: qlabench's own code
     # What it runs on and with: `qlabench backends` lists them without importing the implementation (torch).
@@ -87,6 +90,9 @@ class BackendDecl:
                                f"(known: {', '.join(sorted(ROLES))})")
         if self.cp_setting is not None and self.cp_setting not in CP_SETTINGS:
             raise BackendError(f"backend {self.name!r}: cp_setting must be one of {', '.join(CP_SETTINGS)}")
+        if self.engine and self.library:
+            raise BackendError(f"backend {self.name!r}: calls either a library ({self.library}) or an engine's own "
+                               f"kernels ({self.engine}), not both")
         if self.cp_setting and not self.library:
             raise BackendError(f"backend {self.name!r}: a cp_setting needs the library that decides the split")
 

@@ -11,7 +11,7 @@ import enum
 import math
 from dataclasses import dataclass, field, fields
 
-from qlabench.core import backend_decl, identity
+from qlabench.core import backend_decl, identity, versions
 from qlabench.core.errors import RowError
 
 
@@ -69,10 +69,16 @@ class ResultRow:
                                                    "written before the column existed)")
     cuda_version: str | None = col("string", "CUDA runtime version torch was built with")
     driver_version: str | None = col("string", "NVIDIA driver version (NVML)")
-    # -- the backend's own code (core/backend_decl.py: its library, or a plugin's provider) ------------------
+    # -- the backend's own code (core/backend_decl.py: its library, engine, or a plugin's provider) ------------
+    versions: dict | None = col("map<string,string>", "The version of every library the backend's call used, one "
+                                "map (core/versions.py): its own library first ('flash-qla'), the compiler under it "
+                                "('tilelang'), an engine's ('vllm'), a plugin's distribution and its checkout's "
+                                "commit ('<dist> commit'), torch; only what was read, never a guess (derived from "
+                                "the version columns in rows before schema 8)")
     backend_dist: str | None = col("string", "Distribution that provided the backend's code: its library's "
-                                   "('flash-qla'), a plugin's, or 'qlabench' for its own kernels")
-    backend_version: str | None = col("string", "That distribution's version")
+                                   "('flash-qla'), its engine's ('vllm'), a plugin's, or 'qlabench' for its own "
+                                   "kernels")
+    backend_version: str | None = col("string", "That distribution's version (its entry in `versions`)")
     backend_git_sha: str | None = col("string", "Commit of the git checkout a plugin was imported from (qlabench's "
                                       "own for its kernels); null for an installed copy")
     backend_git_dirty: bool | None = col("bool", "Whether that checkout had uncommitted changes")
@@ -241,6 +247,8 @@ class ResultRow:
                      "throttle_reasons_after", "cp_rank_ms", "cp_rank_fwd_ms", "cp_rank_bwd_ms"):
             object.__setattr__(self, name, tuple(getattr(self, name) or ()))
         object.__setattr__(self, "autotune", tuple(autotune_choice(c) for c in self.autotune or ()))
+        if self.versions is not None:
+            object.__setattr__(self, "versions", {str(k): str(v) for k, v in _pairs(self.versions) if v is not None})
         for name in ("phases_s", "calls_sensitivity_ms"):
             if getattr(self, name) is not None:
                 object.__setattr__(self, name, {str(k): float(v) for k, v in _pairs(getattr(self, name))})
@@ -307,36 +315,43 @@ ENV_FIELDS = ("host", "host_cpu", "device", "device_index", "gpu_uuid", "env_fin
               "flash_qla_version", "flashinfer_version", "cuda_version", "driver_version")
 
 
-def backend_provenance(backend: str, env: dict) -> dict:
-    """The backend_* columns of a row: a plugin's provider (its distribution and checkout, as loaded in this
-    process), a library backend's library as `env` recorded it, qlabench's own kernels qlabench itself."""
+def backend_provenance(backend: str, env: dict, found: dict | None = None) -> dict:
+    """The version record of a row (core/versions.py: `versions`) and its backend_* columns: the backend's own
+    library's name and version in that record (a plugin's provider with its checkout, as loaded in this process;
+    a library backend's library, an engine backend's engine), qlabench itself for its own kernels. `found`: what
+    the backend read at the call itself (an engine's kernel site)."""
     d = backend_decl.find(backend)
     if d is None:
         return {}
+    record = versions.record(backend, env, found)
+    own = versions.own_name(backend)
     if d.plugin:
         pv = d.provider
-        return dict(backend_dist=pv.dist, backend_version=pv.version, backend_git_sha=pv.git_sha,
-                    backend_git_dirty=pv.git_dirty) if pv is not None else {}
+        return dict(versions=record, backend_dist=pv.dist, backend_version=pv.version, backend_git_sha=pv.git_sha,
+                    backend_git_dirty=pv.git_dirty) if pv is not None else dict(versions=record)
     lib = backend_decl.library_of(backend)
     if lib is None and backend_decl.core_backend_name(backend):  # a layer runs its core's code
         lib = backend_decl.library_of(backend_decl.core_backend_name(backend))
     if lib is not None:
-        return dict(backend_dist=lib.dist or lib.name, backend_version=env.get(lib.column))
+        return dict(versions=record, backend_dist=lib.dist or lib.name, backend_version=record.get(lib.name))
+    if own != versions.OWN_CODE:  # an engine's own kernels
+        return dict(versions=record, backend_dist=own, backend_version=record.get(own))
     sha = env.get("git_sha")
-    return dict(backend_dist="qlabench", backend_version=env.get("qlabench_version"),
+    return dict(versions=record, backend_dist="qlabench", backend_version=env.get("qlabench_version"),
                 backend_git_sha=sha.removesuffix("+dirty") if sha else None,
                 backend_git_dirty=sha.endswith("+dirty") if sha else None)
 
 
 def make_row(point, *, run_id: str, suite: str, env: dict, status: Status, reason: str | None = None,
-             **fields) -> ResultRow:
-    """The one place a row is assembled from a point, its run and environment, and its outcome."""
+             found_versions: dict | None = None, **fields) -> ResultRow:
+    """The one place a row is assembled from a point, its run and environment, and its outcome. `found_versions`:
+    the versions its backend read at the call (Backend.found_versions)."""
     import datetime as dt
 
     p = point
     return ResultRow(
         run_id=run_id, suite=suite, timestamp=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        **{k: env.get(k) for k in ENV_FIELDS}, **backend_provenance(p.backend, env),
+        **{k: env.get(k) for k in ENV_FIELDS}, **backend_provenance(p.backend, env, found_versions),
         **identity.columns(p), num_seqs=p.num_seqs, total_tokens=p.total_tokens,
         status=Status(status).value, reason=reason, **fields,
     )

@@ -17,7 +17,9 @@ from importlib import metadata
 from pathlib import Path
 
 from qlabench import __version__
+from qlabench.core.engine_switches import ENGINES
 from qlabench.core.libraries import LIBRARIES
+from qlabench.core.versions import ENGINE_KEY
 
 _DISTS = {lib.column: lib.dist for lib in LIBRARIES if lib.dist}  # version column -> its distribution
 # Fields whose change can move timings; their hash is the env fingerprint used by resume and compare.
@@ -195,6 +197,9 @@ def capture(device: str) -> dict:
         "gpu_uuid": None,
     }
     env.update({k: dist_version(d) for k, d in _DISTS.items()})
+    # the engines whose own kernels engine backends call, where installed (a kernel site is no installed
+    # distribution: its backends report its version themselves, Backend.found_versions); no column of their own
+    env[ENGINE_KEY] = {e: v for e in ENGINES if (v := dist_version(e))}
     if dev.type == "cuda":
         idx = dev.index if dev.index is not None else torch.cuda.current_device()
         env["device"] = device_model(device)

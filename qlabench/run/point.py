@@ -157,6 +157,7 @@ def run_point(p: Point, ctx: MeasureContext) -> ResultRow:
     row = PointRow(p, ctx)
     if refused := refusal(p, backend, ctx.device):
         return row.done(*refused)
+    row.backend(backend)
     on_cuda = torch.device(ctx.device).type == "cuda"
     check_call_s = 0.0
     # Wall seconds of each phase of this point, kept in the phases_s column: what a point costs

@@ -125,6 +125,11 @@ class PointRow:
         # the threads this process measures with (pinned on CPU: the suite's run.cpu_threads; resume matches it)
         self.fields: dict = {"cpu_threads": torch.get_num_threads()}
         self.details: dict = {}  # kept as the row's extra_json
+        self.found_versions: dict = {}  # what the backend read of its call's library versions (Backend.found_versions)
+
+    def backend(self, backend: Backend) -> None:
+        """The versions its backend read of the libraries its call uses, for the row's record (core/versions.py)."""
+        self.found_versions = backend.found_versions()
 
     def first_call(self, first_call_s: float, check_call_s: float = 0.0) -> None:
         """The first full call's wall time; the first point of a compile group in this process (or launch)
@@ -217,5 +222,6 @@ class PointRow:
         s = self.session
         extra = {"extra_json": json.dumps(self.details, sort_keys=True)} if status is Status.OK else {}
         return make_row(self.p, run_id=s.run_id, suite=s.suite.name, env=s.env, status=status,
-                        reason=reason[:500] if reason else None, **{**self.fields, **extra, **fields})
+                        reason=reason[:500] if reason else None, found_versions=self.found_versions,
+                        **{**self.fields, **extra, **fields})
 

@@ -26,7 +26,7 @@ from qlabench.core.errors import RowError, StoreError
 from qlabench.core.names import name_problem
 from qlabench.core.result import ResultRow
 from qlabench.store.keys import KEY_COLUMNS
-from qlabench.store.schema import arrow_schema, check_rows, upgrade
+from qlabench.store.schema import VERSION_INPUTS, arrow_schema, check_rows, upgrade
 
 
 def under_root(root: str | os.PathLike, *names: str) -> Path:
@@ -284,9 +284,11 @@ def read_table(path: str | os.PathLike, columns: Iterable[str] | None = None) ->
         else:
             schema = pf.schema_arrow  # (built anew on each access)
             wanted = set(KEY_COLUMNS) | set(_ALWAYS_READ) | set(columns)
+            # a file before schema 8 has its version record derived from these (schema.py: _v7_to_v8_versions)
+            inputs = set(VERSION_INPUTS) if "versions" in wanted and "versions" not in schema.names else set()
             # One thread: a projected read is small, and threads cost more CPU than they save (a view reads a
             # whole tree this way, measured on 2 cores).
-            table = pf.read(columns=[c for c in schema.names if c in wanted], use_threads=False)
+            table = pf.read(columns=[c for c in schema.names if c in wanted | inputs], use_threads=False)
             table = table.replace_schema_metadata(schema.metadata)
     except (OSError, pa.ArrowInvalid) as e:
         raise StoreError(f"{path}: cannot read parquet: {e}") from e

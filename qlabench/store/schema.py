@@ -42,6 +42,15 @@ Version history (bump SCHEMA_VERSION and add an upgrade step when a column chang
        host_ms, eager_rel_noise and launch_bound stay null (not measured). checked_at_size is read off
        what the row says it was checked against: true where the oracle's problem, or a full-size
        reference (`oracle` "... @<total_tokens> tokens"), covered the point's own tokens.
+  8: one version record per row (issue 54; core/versions.py).
+     - New column `versions` (map<string, string>): the version of every library the backend's call used, its
+       own first (FlashQLA, TileLang, FLA, Triton, FlashInfer, an engine's, a plugin's distribution and
+       commit, torch). Upgrade step `_v7_to_v8_versions` derives it from what an older row recorded: its
+       libraries' version columns, qlabench's version for its own kernels, a plugin's backend_dist,
+       backend_version and backend_git_sha, an engine backend's kernel source in its details (extra_json
+       `engine`). Older engine backends' rows recorded qlabench as their backend_dist and its version as
+       their backend_version; the step gives them their engine's name and version (null where their
+       details name none).
 
 Every file is written with the full current schema. Other tools reading a folder of files of different
 versions see the union of their columns only when asked to (results/README.md shows pyarrow, polars
@@ -58,11 +67,12 @@ from functools import lru_cache
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from qlabench.core import backend_decl, versions
 from qlabench.core.errors import SchemaError
 from qlabench.core.identity import required_axes
 from qlabench.core.result import checked_at_size_of, row_fields
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 METADATA_KEY = b"qlabench.schema_version"
 
 _KINDS = {
@@ -74,6 +84,7 @@ _KINDS = {
     "list<float64>": pa.list_(pa.float64()),
     "list<string>": pa.list_(pa.string()),
     "map<string,float64>": pa.map_(pa.string(), pa.float64()),
+    "map<string,string>": pa.map_(pa.string(), pa.string()),
     "list<autotune>": pa.list_(pa.struct([("kernel", pa.string()), ("num_warps", pa.int64()),
                                           ("num_stages", pa.int64()), ("num_ctas", pa.int64()),
                                           ("kwargs", pa.map_(pa.string(), pa.string()))])),
@@ -229,9 +240,45 @@ def _v6_to_v7_times(table: pa.Table) -> pa.Table:
     return table
 
 
+# What `_v7_to_v8_versions` reads: a projected read that asks for `versions` reads these too (store/files.py).
+VERSION_INPUTS = versions.INPUTS
+
+
+def _v7_to_v8_versions(table: pa.Table) -> pa.Table:
+    """Version 7 -> 8: each row's version record derived from its version columns (core/versions.py: derived),
+    and an engine backend's backend_dist and backend_version made its engine's (they named qlabench)."""
+    if "versions" in table.column_names or "backend" not in table.column_names:
+        return table
+    if not any(c in table.column_names for c in VERSION_INPUTS if c != "backend"):
+        return table  # a projected read that asked for none of it
+    names = [c for c in VERSION_INPUTS if c in table.column_names]
+    cols = {c: table.column(c).to_pylist() for c in names}
+    n = table.num_rows
+    engines = {b: getattr(backend_decl.find(str(b)), "engine", None) for b in set(cols["backend"])}
+    details = cols.pop("extra_json", [None] * n)  # read only for an engine's rows: their kernels' source
+    dist, version = list(cols.get("backend_dist", [None] * n)), list(cols.get("backend_version", [None] * n))
+    records, seen = [], {}
+    for i, vals in enumerate(zip(*cols.values())):
+        engine = engines[vals[0]]
+        key = (vals, details[i] if engine else None)  # a file's rows share a few stacks: derive each once
+        if key not in seen:
+            seen[key] = versions.derived({**dict(zip(cols, vals)), "extra_json": key[1]})
+        records.append(seen[key])
+        if engine:
+            dist[i], version[i] = engine, seen[key].get(engine)
+    for name, values in (("backend_dist", dist), ("backend_version", version)):
+        arr = pa.array(values, pa.string())
+        if name in table.column_names:
+            table = table.set_column(table.column_names.index(name), pa.field(name, pa.string()), arr)
+        else:
+            table = table.append_column(pa.field(name, pa.string()), arr)
+    kind = _KINDS["map<string,string>"]
+    return table.append_column(pa.field("versions", kind), pa.array([list(r.items()) for r in records], kind))
+
+
 # (version the step upgrades from, step), oldest first: a version-v file runs every step with from >= v.
 _UPGRADES = ((1, _v1_to_v2), (2, _v2_to_v3), (3, _v3_to_v4_replicate), (4, _v4_to_v5_phases),
-             (5, _v5_to_v6_sensitivity), (6, _v6_to_v7_times))
+             (5, _v5_to_v6_sensitivity), (6, _v6_to_v7_times), (7, _v7_to_v8_versions))
 
 
 # Columns every row must have a value in: the point key columns that are not nullable, and the status.

@@ -49,3 +49,19 @@ def test_every_run_shown_says_its_date_device_card_git_versions_and_regime(tmp_p
     (line,) = show_rows([tmp_path]).runs
     assert line.startswith("run r1: 2026-01-01, NVIDIA H200 (card GPU-1234abcd-5), host h, git 0123456789")
     assert line.endswith("; sustained")
+
+
+def test_every_run_shown_names_the_versions_its_rows_calls_used(tmp_path, make_row):
+    """The run line reads each row's version record: an engine's version, a plugin's package and commit (and a
+    row from before the record has it derived from what it did record)."""
+    versions = {"my-gdn-kernels": "1.2.0", "torch": "2.11.0", "my-gdn-kernels commit": "0123456789abcdef0123"}
+    rows = _rows(make_row, "cpu", {"naive-chunk": 1.0, "naive-recurrent": 2.0}, "r1", "2026-01-01T00:00:00+00:00",
+                 torch_version="2.11.0")
+    rows += [make_row(backend="their-kernel", median_ms=0.5, run_id="r1", timestamp="2026-01-01T00:00:00+00:00",
+                      backend_dist="my-gdn-kernels", backend_version="1.2.0", versions=versions),
+             make_row(backend="older-kernel", median_ms=0.7, run_id="r1", timestamp="2026-01-01T00:00:00+00:00",
+                      backend_dist="old-dist", backend_version="0.3")]
+    write_rows(tmp_path / "r.parquet", rows)
+    (line,) = show_rows([tmp_path], baseline="naive-chunk").runs
+    assert "my-gdn-kernels 1.2.0 + my-gdn-kernels commit 0123456789ab" in line, line
+    assert "old-dist 0.3" in line and "torch 2.11.0" in line, line

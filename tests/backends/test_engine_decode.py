@@ -220,6 +220,9 @@ def test_a_site_provides_the_kernels_and_every_row_names_it(tmp_path, fresh_impo
         assert why == "" and mods, why
         assert source["from"] == "kernel site" and source["site"] == str(site)
         assert source["version"] == manifest[engine]["version"]
+    # no distribution is installed: the rows' version record takes the engine's version from the site's manifest
+    assert REGISTRY["vllm-decode"].found_versions() == {"vllm": "0.33.0"}
+    assert REGISTRY["sglang-mtp"].found_versions() == {"sglang": "0.5.23"}
     ok, why = REGISTRY["sglang-mtp"].available()  # imports; on a machine without CUDA that is the reason left
     assert ok or why == "needs a CUDA GPU (none visible)"
 

@@ -65,3 +65,27 @@ def test_a_call_is_shortened_to_its_switches_and_an_engine_to_its_flag():
         "SGLang: --linear-attn-prefill-backend flashinfer (its default on SM90)"]
     assert engine_flags("fla", "prefill", "NVIDIA H200")[0] == "vLLM: --gdn-prefill-backend triton"
     assert engine_flags(None, "prefill", None) == []
+
+
+def test_a_plugins_row_shows_its_packages_version_not_not_recorded(tmp_path, make_row):
+    from qlabench.core import backend_decl
+    from qlabench.core.decl_types import BackendDecl, Provider
+
+    d = BackendDecl("my-gdn", "my kernel", "my_gdn.kernel:fn", roles=frozenset({"prefill"}),
+                    provider=Provider("my-gdn-kernels", "1.2.0"))
+    backend_decl.register(d)
+    try:
+        # as a plugin's rows were written before the version record: backend_dist and backend_version only
+        plugin = make_row(**{**H, "backend": "my-gdn", "run_id": "r1", "timestamp": "2026-01-01T00:00:00+00:00",
+                             "median_ms": 0.2, "samples_ms": (0.2,) * 3, "rel_noise": 0.01,
+                             "backend_dist": "my-gdn-kernels", "backend_version": "1.2.0"})
+        rows = [plugin] + [make_row(**{**H, "backend": b, "run_id": "r1", "timestamp": "2026-01-01T00:00:00+00:00",
+                                       "median_ms": ms, "samples_ms": (ms,) * 3, "rel_noise": n}) for b, ms, n in ALL]
+        f = write_rows(tmp_path / "r.parquet", rows)
+        r = CliRunner().invoke(app, ["advise", str(f), "--model", "qwen3.5-397b", "--tp", "8", "--seqlens", "32768",
+                                     "--current", "my-gdn"], env={"COLUMNS": "200"})
+    finally:
+        backend_decl.unregister(d.name)
+    assert r.exit_code == 0, r.output
+    line = next(ln for ln in r.output.splitlines() if ln.split()[:1] == ["my-gdn"])
+    assert "1.2.0" in line.split() and "not recorded" not in line, line

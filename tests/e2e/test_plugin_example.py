@@ -21,6 +21,7 @@ from plugin_fixture import EXAMPLE, dist_info, on_path, suite_beside_naive_chunk
 from typer.testing import CliRunner
 
 from qlabench.cli import app
+from qlabench.core.versions import versions_of
 from qlabench.store.files import read_results
 
 DIST = "qlabench-gdn-example"
@@ -69,6 +70,10 @@ def test_a_package_outside_qlabench_adds_two_backends_that_run_rank_and_gate(plu
     assert set(mine["backend_dist"]) == {DIST} and set(mine["backend_version"]) == {"0.1.0"}
     # installed from this checkout: its commit is recorded (the example lives in qlabench's own repository)
     assert mine["backend_git_sha"].notna().all()
+    # one version record: the package's version and its checkout's commit, beside torch's
+    (sha,) = set(mine["backend_git_sha"])
+    for rec in map(versions_of, mine.to_dict("records")):
+        assert rec[DIST] == "0.1.0" and rec[f"{DIST} commit"].startswith(sha) and "torch" in rec, rec
 
     shown = cli("show", tmp_path / "base" / "plugin-cpu", "--format", "csv")
     assert shown.exit_code == 0, shown.output
@@ -81,6 +86,7 @@ def test_a_package_outside_qlabench_adds_two_backends_that_run_rank_and_gate(plu
     (case,) = json.loads(adv.output)["cases"]
     by = {e["backend"]: e for e in case["entries"]}
     assert by["gdn-example"]["status"] == "ok" and by["gdn-example"]["time_ms"] > 0
+    assert by["gdn-example"]["version"] == "0.1.0"  # the package's, never "not recorded"
     assert by["gdn-example-off"]["status"] == "incorrect" and by["gdn-example-off"]["time_ms"] is None
     # ranked among the timed, never the wrong one (provisional: the library candidates have no row on this CPU)
     assert (case["recommended"] or case["provisional"]) in ("gdn-example", "naive-chunk")

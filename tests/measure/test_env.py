@@ -61,6 +61,37 @@ def test_rows_record_flashinfers_version_and_old_fingerprints_stay():
     assert envmod.fingerprint(dict(e, flashinfer_version="0.6.13")) != envmod.fingerprint(without)
 
 
+def test_an_engine_backends_row_records_the_engines_version_not_qlabenchs(monkeypatch):
+    import dataclasses
+    from importlib import metadata
+
+    from qlabench.core.point import Point
+    from qlabench.core.result import Status, make_row
+    from qlabench.core.versions import ENGINE_KEY
+    from qlabench.measure import env as envmod
+
+    real = metadata.version
+
+    def version(name):  # vLLM installed at 0.34.0; SGLang not
+        if name == "vllm":
+            return "0.34.0"
+        if name == "sglang":
+            raise metadata.PackageNotFoundError(name)
+        return real(name)
+
+    monkeypatch.setattr(envmod.metadata, "version", version)
+    e = envmod.capture("cpu")
+    assert e[ENGINE_KEY] == {"vllm": "0.34.0"}
+    p = Point(backend="vllm-decode", mode="decode", layout="dense", batch=4, seqlens=(1,) * 4, h_qk=2, h_v=4, K=16,
+              V=16, dtype="bfloat16", state_dtype="float32", state_layout="vk", pool=8)
+    row = make_row(p, run_id="r", suite="s", env=e, status=Status.SKIPPED, reason="backend unavailable: no CUDA")
+    assert (row.backend_dist, row.backend_version) == ("vllm", "0.34.0") != ("qlabench", e["qlabench_version"])
+    assert row.versions["vllm"] == "0.34.0" and list(row.versions)[0] == "vllm"
+    sgl = make_row(dataclasses.replace(p, backend="sglang-decode"), run_id="r", suite="s", env=e,
+                   status=Status.SKIPPED, reason="backend unavailable: no CUDA")
+    assert sgl.backend_dist == "sglang" and sgl.backend_version is None and "sglang" not in sgl.versions
+
+
 def test_a_copy_that_names_no_commit_records_the_digest_of_its_sources(tmp_path):
     """A row made by a copy that is no checkout and names no commit still says which code made it."""
     from qlabench.measure.env import source_digest

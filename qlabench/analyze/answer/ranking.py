@@ -18,12 +18,12 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from qlabench.analyze.answer.rows import version_column, version_of
+from qlabench.analyze.answer.rows import version_name, version_of
 from qlabench.analyze.evidence.accuracy import timed_path
 from qlabench.analyze.evidence.records import records
 from qlabench.core.backend_decl import find, label_of
 from qlabench.core.launch import TIME_COLUMN
-from qlabench.core.libraries import package_name, version_columns
+from qlabench.core.libraries import version_columns
 from qlabench.store.keys import key_value
 
 _ERRORS = ("err_o", "err_ht", "err_dq", "err_dk", "err_dv", "err_dg", "err_dbeta", "err_dh0")
@@ -213,6 +213,8 @@ _READS = tuple(dict.fromkeys((
     "backend", "mode", "status", "reason", "timestamp", "run_id", "device", "device_index", "gpu_uuid",
     "device_ms", "eager_ms", "host_ms", *TIME_COLUMN.values(), "rel_noise", "eager_rel_noise", "timer",
     "launch_bound", *_ERRORS, "extra_mem_mib", "kernels", "extra_json", "checked_at_size", "check_tokens",
+    # the version record (core/versions.py: versions_of), and what it is derived from in a row without one
+    "versions", "backend_dist", "backend_version", "backend_git_sha", "backend_git_dirty", "qlabench_version",
     *version_columns())))
 
 
@@ -238,8 +240,7 @@ def rank(rows: pd.DataFrame, workload_modes: tuple[str, ...], current: str, laun
 
 
 def version_label(e: Entry) -> str:
-    col = version_column(e.backend)
-    lib = package_name(col) if col else None
+    lib = version_name(e.backend)
     if not lib:
         return ""
     return f"{lib} {e.version}" if e.version else f"{lib} (version not recorded)"

@@ -12,27 +12,28 @@ import pandas as pd
 
 from qlabench.analyze.answer.question import Case, GateRegime, Question
 from qlabench.analyze.evidence.problem import Problem, split_problems
-from qlabench.core.backend_decl import library_of
-from qlabench.core.libraries import version_columns, version_key
+from qlabench.analyze.evidence.stacks import STACK_INPUTS
+from qlabench.core import versions
+from qlabench.core.libraries import version_key
 from qlabench.core.point import FLASHQLA_GATE_SCALE, FLASHQLA_GATE_ZERO_FRAC
 from qlabench.store.keys import key_value
 
 
-def version_column(backend: str) -> str | None:
-    """The version column of the library whose version decides which rows of a backend go together."""
-    lib = library_of(backend)
-    return lib.column if lib else None
+def version_name(backend: str) -> str | None:
+    """The name, in a row's version record, of the library whose version decides which rows of a backend go
+    together: its own (core/versions.py: own_name), 'flash-qla' for flash_qla, a plugin's distribution."""
+    return versions.own_name(backend)
 
 
 def version_series(rows: pd.DataFrame) -> pd.Series:
     """`version_of` of every row."""
-    cols = [c for c in ("backend", *version_columns()) if c in rows]
+    cols = [c for c in STACK_INPUTS if c in rows]
     return pd.Series([version_of(r) for r in rows[cols].to_dict("records")], index=rows.index, dtype=object)
 
 
 def version_of(row) -> str | None:
-    col = version_column(str(row["backend"]))
-    return key_value(row.get(col)) if col else None
+    """The version of the row's backend's own library, from its version record."""
+    return key_value(versions.own_version(row))
 
 
 def effective_gate(df: pd.DataFrame) -> pd.DataFrame:

@@ -22,6 +22,7 @@ from qlabench.analyze.blocks.params import heads_param
 from qlabench.analyze.kit.ties import faster_beyond_noise
 from qlabench.core.errors import ConfigError
 from qlabench.core.text import md_code
+from qlabench.core.versions import READ, versions_of
 
 AUTO, NOCP = "flashinfer", "flashinfer-nocp"
 
@@ -106,7 +107,8 @@ def flashinfer_cp_block(ctx: BlockContext, suite: str | None = None) -> str:
     d = newest_run_per_heads(ctx.rows, (AUTO, NOCP), suite)
     d = d.assign(_lens=d["seqlens"].map(_lens))
     runs = list(dict.fromkeys(d.sort_values("timestamp", kind="stable")["run_id"].astype(str)))
-    versions = sorted(set(d["flashinfer_version"].dropna())) or ["not recorded"]
+    recorded = {versions_of(r).get("flashinfer") for r in d[[c for c in READ if c in d]].to_dict("records")}
+    versions = sorted(v for v in recorded if v) or ["not recorded"]
     layouts = list(dict.fromkeys(d.sort_values("total_tokens", ascending=False, kind="stable")["_lens"]))
     heads = sorted({(int(a), int(b)) for a, b in zip(d["h_qk"], d["h_v"])}, key=lambda h: (h[1], h[0]))
     run_of = {h: str(d[(d["h_qk"] == h[0]) & (d["h_v"] == h[1])]["run_id"].iloc[0]) for h in heads}

@@ -6,9 +6,10 @@ For 0.x libraries (tilelang, fla-core, flash-qla) the major version is "0.<minor
 since their minor releases are the ones that change kernels. A library installed on one side only is
 shown but not blocking: its rows appear as status changes anyway.
 
-A plugin backend's own code (the `backend_*` columns: its distribution's version, the commit of the checkout
-it was imported from) is a library of its own: a changed version or commit is listed per backend, as
-`<backend> version` / `<backend> commit`, and a different major version blocks as a library's does.
+A plugin backend's own code (its distribution's version, the commit of the checkout it was imported from) and an
+engine backend's engine are libraries of their own, read from the rows' version record (core/versions.py): a
+changed version or commit is listed per backend, as `<backend> version` / `<backend> commit`, and a different
+major version blocks as a library's does.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from dataclasses import dataclass
 import pandas as pd
 
 from qlabench.core.errors import QlabenchError
-from qlabench.core.libraries import LIBRARIES, version_columns
+from qlabench.core import versions
+from qlabench.core.libraries import BY_NAME, version_columns
 from qlabench.store.keys import plain_value
 
 VERSIONED = version_columns(moves_timings_only=True)
@@ -77,34 +79,38 @@ def env_diff(base: pd.DataFrame, head: pd.DataFrame) -> list[EnvField]:
     return out + backend_diff(base, head)
 
 
-_NOT_PLUGINS = {"qlabench", *(lib.dist or lib.name for lib in LIBRARIES)}  # their versions are columns above
-
-
-def _backend_values(df: pd.DataFrame, backend: str, col: str) -> tuple[str, ...]:
+def _own_values(df: pd.DataFrame, backend: str) -> tuple[str | None, dict[str, tuple[str, ...]]]:
+    """The name of `backend`'s own code in its rows' version record (core/versions.py: own_key) and the distinct
+    values of its version and its checkout's commit there."""
     rows = df[df["backend"] == backend]
-    if col == "backend_git_sha" and "backend_git_dirty" in rows.columns:
-        vals = {f"{plain_value(s)}{'+dirty' if plain_value(d) else ''}"
-                for s, d in zip(rows[col], rows["backend_git_dirty"]) if plain_value(s) is not None}
-        return tuple(sorted(vals))
-    return _values(rows, col)
+    recs = rows[[c for c in versions.READ if c in rows.columns]].to_dict("records")
+    keys = {versions.own_key(r) for r in recs}
+    own = next(iter(keys)) if len(keys) == 1 else None
+    found: dict[str, set[str]] = {"version": set(), "commit": set()}
+    for r in recs:
+        rec = versions.versions_of(r)
+        for what, key in (("version", own), ("commit", f"{own}{versions.COMMIT}")):
+            if rec.get(key) is not None:
+                found[what].add(rec[key])
+    return own, {what: tuple(sorted(v)) for what, v in found.items()}
 
 
 def backend_diff(base: pd.DataFrame, head: pd.DataFrame) -> list[EnvField]:
-    """Per plugin backend on both sides: its version and checkout commit where they differ (backend_* columns)."""
-    need = {"backend", "backend_dist", "backend_version"}
-    if not (need <= set(base.columns) and need <= set(head.columns)):
+    """Per backend on both sides whose own code has no environment column above (a plugin's distribution, an
+    engine's kernels): its version and checkout commit where they differ, read from the rows' version record."""
+    if "backend" not in base.columns or "backend" not in head.columns:
         return []
     out = []
-    plugins = {str(b) for b, d in zip(base["backend"], base["backend_dist"])
-               if plain_value(d) is not None and plain_value(d) not in _NOT_PLUGINS}
-    for backend in sorted(plugins & {str(b) for b in head["backend"]}):
-        for col, what in (("backend_version", "version"), ("backend_git_sha", "commit")):
-            if col not in base.columns or col not in head.columns:
-                continue
-            b, h = _backend_values(base, backend, col), _backend_values(head, backend, col)
+    for backend in sorted({str(b) for b in base["backend"]} & {str(b) for b in head["backend"]}):
+        own, b_vals = _own_values(base, backend)
+        _, h_vals = _own_values(head, backend)
+        if own is None or own == versions.OWN_CODE or own in BY_NAME:
+            continue
+        for what in ("version", "commit"):
+            b, h = b_vals[what], h_vals[what]
             if b == h:
                 continue
-            blocking = col == "backend_version" and bool(b and h) and {major(v) for v in b} != {major(v) for v in h}
+            blocking = what == "version" and bool(b and h) and {major(v) for v in b} != {major(v) for v in h}
             out.append(EnvField(f"{backend} {what}", b, h, blocking, "different major versions" if blocking else ""))
     return out
 

@@ -21,13 +21,12 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from qlabench.core.libraries import version_columns
 from qlabench.core.modes import mode_of
 from qlabench.core.result import CHECKED_TENSORS
 from qlabench.core.tolerances import TOLERANCES, error_ratio, tolerance_dtype
 from qlabench.analyze.evidence.problem import problem_keys
 from qlabench.analyze.evidence.records import records
-from qlabench.analyze.evidence.stacks import main_version
+from qlabench.analyze.evidence.stacks import STACK_INPUTS, main_version
 from qlabench.store.keys import key_value
 
 # The reference a row's `oracle` column names -> its short name in a mark.
@@ -222,7 +221,7 @@ def checked_keys(df: pd.DataFrame) -> pd.Series:
     """What a check is the check of: the problem (evidence.problem_keys: backend and problem, any layout, seed
     or model label) and the version of the backend's own library. FlashInfer 0.6's float64 checks are no
     checks of a 0.7 row: another version is another kernel."""
-    cols = [c for c in ("backend", *version_columns()) if c in df.columns]
+    cols = [c for c in STACK_INPUTS if c in df.columns]
     versions = [main_version(r) for r in records(df, cols)]
     return pd.Series([f"{k}|{v}" for k, v in zip(problem_keys(df), versions)], index=df.index, dtype=object)
 

@@ -32,7 +32,7 @@ from qlabench.analyze.evidence.problem import problem_keys
 from qlabench.analyze.evidence.records import records
 from qlabench.core.errors import QlabenchError, SchemaError
 from qlabench.core.identity import problem_axes
-from qlabench.core.libraries import version_columns
+from qlabench.core import versions
 from qlabench.core.result import CHECKED_TENSORS
 from qlabench.store.files import read_table, result_files
 from qlabench.store.keys import KEY_COLUMNS, newest_rows, plain_value
@@ -40,12 +40,14 @@ from qlabench.store.keys import KEY_COLUMNS, newest_rows, plain_value
 # Two medians of one problem disagree beyond this relative difference: between two runs on the H200 the
 # same point moves by up to 3.4% (docs/FLASHQLA-STUDY.md), so 5% is more than run-to-run drift.
 DISAGREE = 0.05
-# What a row records that can make the same problem take another time.
-RECORDED = ("layout", "timer", "device") + version_columns()
+# What a row records that can make the same problem take another time: these, and the versions of the libraries its
+# call used (its version record, core/versions.py; the columns it is derived from in older files).
+RECORDED = ("layout", "timer", "device")
 # The columns a comparison reads (besides the key, status, timestamp and run id every read keeps), the
 # believed-row rule's scalars among them (belief.py); the kernel lists, most of a file's bytes, are read
 # afterwards for the disagreeing rows alone.
-READ = RECORDED + ("median_ms", "reason", "oracle", "check_tokens") + tuple(f"err_{t}" for t in CHECKED_TENSORS)
+READ = (RECORDED + versions.READ + ("median_ms", "reason", "oracle", "check_tokens")
+        + tuple(f"err_{t}" for t in CHECKED_TENSORS))
 KERNEL_COLUMNS = ("kernels", "kernel_dur_us")
 KERNEL_NAMES = "kernels.list.element"  # the names' column path inside the parquet file
 KERNEL_BATCH = 64  # rows decoded at a time when only some rows' kernel lists are wanted
@@ -330,6 +332,11 @@ def recorded_differences(mine: dict, theirs: dict) -> list[str]:
         a, b = plain_value(mine.get(c)), plain_value(theirs.get(c))
         if a is not None and b is not None and a != b:
             out.append(f"{c} {a} here, {b} there")
+    a, b = versions.versions_of(mine), versions.versions_of(theirs)
+    for key in a:
+        if key in b and a[key] != b[key]:
+            out.append(f"{versions.short(key, a[key])} here, {b[key][:12] if key.endswith(versions.COMMIT) else b[key]}"
+                       " there")
     moved = most_moved_kernel(mine, theirs)
     if moved:
         out.append(f"the kernel that moved most: {moved}")

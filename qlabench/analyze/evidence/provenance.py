@@ -12,8 +12,7 @@ import pandas as pd
 from qlabench.analyze.evidence.problem import device_series
 from qlabench.analyze.evidence.records import records
 from qlabench.analyze.evidence.regimes import regime_series
-from qlabench.analyze.evidence.stacks import stack_label
-from qlabench.core.backend_decl import stack_columns
+from qlabench.analyze.evidence.stacks import STACK_INPUTS, stack_label
 from qlabench.store.keys import plain_value
 
 SHORT_SHA = 10  # characters of a git sha or a GPU UUID a line shows
@@ -29,9 +28,7 @@ def run_lines(df: pd.DataFrame) -> list[str]:
     git 6a76bc9; fla 0.6.0, flash-qla 0.1.3 + tilelang 0.1.15; sustained'."""
     if df.empty or "run_id" not in df.columns:
         return []
-    backends = set(df["backend"]) if "backend" in df.columns else set()
-    cols = [c for c in ("backend", "run_id", "timestamp", "host", "gpu_uuid", "git_sha", "torch_version",
-                        *{c for b in backends for c in stack_columns(b)}) if c in df.columns]
+    cols = [c for c in ("run_id", "timestamp", "host", "gpu_uuid", "git_sha", *STACK_INPUTS) if c in df.columns]
     d = df[cols].assign(_device=device_series(df), _regime=regime_series(df))
     out = []
     for run, grp in sorted(d.groupby("run_id", sort=False), key=lambda kv: str(kv[1]["timestamp"].min())):

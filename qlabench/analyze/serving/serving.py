@@ -9,8 +9,9 @@ import pandas as pd
 
 from qlabench.analyze.serving.frame import SERVING_MODES, peaks, serving_frame
 from qlabench.analyze.serving.winners import crossings, not_ok, over_peak, winner_ranges, winners
+from qlabench.core import versions
 from qlabench.core.errors import QlabenchError
-from qlabench.core.libraries import version_columns, version_key
+from qlabench.core.libraries import version_key
 
 
 
@@ -38,17 +39,17 @@ class Serving:
         return bool(self.rows["pct_hbm"].notna().any())
 
     def versions(self) -> pd.DataFrame:
-        """Per backend, the library versions its rows ran with (several: the rows mix runs)."""
+        """Per backend, the versions of the libraries its rows' calls used (several: the rows mix runs); '-' where
+        a backend's call does not use a library another's does."""
         recs = []
         for backend, g in self.rows.groupby("backend", sort=True):
             rec = {"backend": backend}
-            for c in version_columns():
-                if c in g.columns:
-                    vals = sorted({str(v) for v in g[c].dropna()}, key=version_key)
-                    rec[c.removesuffix("_version")] = ", ".join(vals) or "-"
-            recs.append(rec)
-        out = pd.DataFrame(recs)
-        return out[[c for c in out.columns if c == "backend" or (out[c] != "-").any()]]
+            for r in g[[c for c in versions.READ if c in g.columns]].to_dict("records"):
+                for lib, v in versions.versions_of(r).items():  # the libraries its call used (core/versions.py)
+                    rec.setdefault(lib, set()).add(v)
+            recs.append({k: v if k == "backend" else ", ".join(sorted(v, key=version_key)) for k, v in rec.items()})
+        out = pd.DataFrame(recs).fillna("-")
+        return out[[c for c in out.columns if c != "torch"] + [c for c in out.columns if c == "torch"]]  # torch: all
 
     def summary_line(self) -> str:
         counts = self.rows["status"].value_counts().to_dict()

@@ -10,11 +10,11 @@ import pandas as pd
 
 from qlabench.analyze.answer.ranking import version_label
 from qlabench.analyze.site.folders import Folder
-from qlabench.core.backend_decl import library_of
 from qlabench.analyze.site.history import PointHistory
 from qlabench.analyze.site.html import esc, figure, md, page, table
 from qlabench.analyze.site.rankings import CURRENT, Ranking
 from qlabench.core.names import slug
+from qlabench.core.versions import OWN_CODE, READ, own_key, own_version
 
 HOME = ("index", "index.html")
 
@@ -159,9 +159,10 @@ def folder_page(f: Folder, rows: pd.DataFrame, rankings: list[Ranking]) -> str:
     runs = []
     for file, grp in mine.groupby("file", sort=True):
         status = Counter(grp["status"])
-        # each backend's own library, as its declaration names it
-        libs = {lib for lib in map(library_of, grp["backend"].unique()) if lib is not None}
-        versions = sorted({f"{lib.name} {v}" for lib in libs if lib.column in grp for v in grp[lib.column].dropna().unique()})
+        # each backend's own library and its version, from the rows' version record (core/versions.py)
+        recs = grp[[c for c in READ if c in grp.columns]].to_dict("records")
+        versions = sorted({f"{own} {own_version(r)}" for r in recs
+                           if (own := own_key(r)) not in (None, OWN_CODE) and own_version(r)})
         shas = sorted({str(s)[:7] for s in grp["git_sha"].dropna().unique()})
         runs.append(([esc(file), esc(", ".join(sorted(grp["suite"].dropna().unique()))),
                       esc(str(grp["timestamp"].min())[:16].replace("T", " ")), esc(len(grp)),

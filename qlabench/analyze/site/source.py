@@ -21,11 +21,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from qlabench.analyze.answer.rows import version_column
 from qlabench.analyze.site.folders import KERNEL_TIMINGS, SERVING, Folder, read_catalog
 from qlabench.analyze.evidence import believed
 from qlabench.analyze.evidence.hbm_peaks import one_peak, stream_peaks
 from qlabench.analyze.evidence import read_evidence
+from qlabench.core import versions
 from qlabench.core.errors import ConfigError
 
 
@@ -48,13 +48,16 @@ class SiteRows:
         return sorted(set(self.rows.loc[self.rows["current"], "folder"]))
 
     def history(self) -> pd.DataFrame:
-        """Every ok row of a library backend, each with `library` and `version` (its library's version)."""
+        """Every ok row of a backend of a library of its own (a library's, an engine's, a plugin's: not qlabench's
+        own kernels), each with `library` and `version`: its own library's name and version in its version record
+        (core/versions.py)."""
         df = self.rows[self.rows["status"] == "ok"]
-        cols = df["backend"].map(lambda b: version_column(str(b)))
-        df = df[cols.notna()].copy()
-        cols = cols[cols.notna()]
-        df["library"] = cols.str.removesuffix("_version").str.replace("_", "-")
-        df["version"] = [df.at[i, c] for i, c in cols.items()]
+        recs = df[[c for c in versions.READ if c in df.columns]].to_dict("records")
+        own = pd.Series([versions.own_key(r) for r in recs], index=df.index, dtype=object)
+        mine = (own.notna() & (own != versions.OWN_CODE)).to_numpy()
+        df = df[mine].copy()
+        df["library"] = own[mine]
+        df["version"] = [versions.own_version(r) for r, m in zip(recs, mine) if m]
         return df
 
 

@@ -44,6 +44,7 @@ def run_cp_point(p: Point, rk: Rank) -> dict | None:
     verdict = rk.from_rank0(refusal(p, backend, "cuda" if rk.on_cuda else "cpu", world=rk.world))
     if verdict is not None:
         return row(*verdict)
+    record.backend(backend)
     os.environ.update(backend.env)
 
     full = step = ctx = out = None
