@@ -159,7 +159,7 @@ EOF
     git archive HEAD | tar x -C "$tmp/qlabench-offline/qlabench"
   else
     mkdir -p "$tmp/qlabench-offline/qlabench"
-    cp -r qlabench tests scripts pyproject.toml "$tmp/qlabench-offline/qlabench/"
+    cp -r qlabench publish tests scripts pyproject.toml "$tmp/qlabench-offline/qlabench/"
     [ -f GIT_SHA ] && sha=$(cat GIT_SHA)
   fi
   echo "$sha" > "$tmp/qlabench-offline/qlabench/GIT_SHA"
@@ -201,7 +201,8 @@ print("".join(":" + p for p in sys.path if p not in before and p != sys.argv[1])
     || { echo "offline-host: $1: its .pth files fail when read as a site folder" >&2; exit 2; }
 }
 if [ -d "$SITE" ]; then SITE=$(cd "$SITE" && pwd); extra=$(pth_dirs "$SITE") || exit 2; export PYTHONPATH=$SITE$extra${PYTHONPATH:+:$PYTHONPATH}; fi
-export PYTHONPATH=$REPO${PYTHONPATH:+:$PYTHONPATH}
+# the checkout's publish/ last: `selfbench` is this repository's (python -m qlabench_publish), not the package's
+export PYTHONPATH=$REPO${PYTHONPATH:+:$PYTHONPATH}:$REPO/publish
 # NVLink multicast stays off in every process on multi-GPU hosts; qlabench also sets these in every
 # process it starts (qlabench/run/distributed/safety.py).
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
@@ -342,7 +343,7 @@ EOF
     log="$DEST/selfbench-$WHAT$tag.log"
     { echo "== before"; gpu_state; } > "$log"
     # shellcheck disable=SC2046,SC2086
-    limited python3 -m qlabench selfbench "$WHAT" --suite "$SUITE" --out "$dst" $(max_time) ${SELFBENCH_ARGS:-} 2>&1 \
+    limited python3 -m qlabench_publish selfbench "$WHAT" --suite "$SUITE" --out "$dst" $(max_time) ${SELFBENCH_ARGS:-} 2>&1 \
       | quiet >> "$log"
     ran "$log" "${PIPESTATUS[0]}"
     { echo "== after"; gpu_state; } >> "$log"

@@ -194,5 +194,20 @@ def write_fixture(path: Path = FIXTURE) -> Path:
     return write_table(path, table)
 
 
+# FlashInfer's auto, nocp and forcecp rows for the auto-CP regret table (core/libraries.py AUTO_CHOICES): two runs,
+# one of auto and use_cp=False only, one of all three variants
+FI_STACK = {"flashinfer_version": "0.7.2.post1", "torch_version": "2.11.0+cu130"}
+FI_SPLIT = (("kernel_cutlass_kernel_flashinfergdn_kernelsCPDeltaRulePrefillSm90_object_at_0", 90.0),)
+FI_WHOLE = (("kernel_cutlass_kernel_flashinfergdn_kernels_FullyFusedDeltaRuleSm90_object_at_0", 50.0),)
+CP_RUN = dict(run_id="fi-cp", timestamp="2026-12-01T12:30:00+00:00")  # auto and use_cp=False only
+CURRENT = dict(run_id="fi-current", timestamp="2026-12-01T16:30:00+00:00")  # all three variants
+
+
+def fi(backend, seqlens, ms, *, run, gpu=0, heads=(2, 8)):
+    kernels = FI_WHOLE if backend == "flashinfer-nocp" else FI_SPLIT
+    return row(backend, "fwd", seqlens, *heads, ms, kernels=kernels, device_index=gpu, stack=FI_STACK, **run)
+
+
 if __name__ == "__main__":
     print(write_fixture())
+

@@ -30,13 +30,12 @@ MAX_MODULE_LINES = 400
 
 # Floors inside analyze/ (docs/ARCHITECTURE.md, "Floors of analyze"): a package may import its own modules and
 # those of a lower floor, never a higher or an equal one. The evidence layer at the bottom, the views' kit above
-# it, the answer to a question (what advise, the site, the study page and the docs' blocks all rank with) above
-# that, the docs' blocks machinery (markers, parameters, context, rendering, the prose check) above that, and the
-# views on top: each a package with its library entry point, none importing another. A view's docs block is the
-# view's own (`study/blocks.py`); what quotes several views is assembled above them, in the command line.
-ANALYZE_FLOORS = {"evidence": 0, "data": 0, "kit": 1, "answer": 2, "blocks": 3,
-                  "advise": 4, "cold_start": 4, "compare": 4, "layer": 4, "numerics": 4, "plot": 4,
-                  "serving": 4, "show": 4, "site": 4, "sm_budget": 4, "study": 4, "large_batch": 4}
+# it, the answer to a question (what advise, the site and the study page all rank with) above that, and the views
+# on top: each a package with its library entry point, none importing another; what quotes several views is put
+# together above them, in the command line (or, for this repository's docs, in publish/: tests/publish/).
+ANALYZE_FLOORS = {"evidence": 0, "data": 0, "kit": 1, "answer": 2,
+                  "advise": 3, "cold_start": 3, "compare": 3, "layer": 3, "numerics": 3, "plot": 3,
+                  "serving": 3, "show": 3, "site": 3, "sm_budget": 3, "study": 3, "large_batch": 3}
 
 
 def module_name(path: Path, root: Path) -> str:
@@ -177,12 +176,12 @@ def test_an_import_up_a_floor_of_analyze_is_reported():
          "qlabench.analyze.kit.ties": {"qlabench.analyze.answer.ranking"},
          "qlabench.analyze.show.view": {"qlabench.analyze.answer.answer", "qlabench.analyze.kit.labels"},
          "qlabench.analyze.site.rankings": {"qlabench.analyze.advise.suite", "qlabench.analyze.answer.answer"},
-         "qlabench.analyze.blocks.advice": {"qlabench.analyze.site.rankings"},
+         "qlabench.analyze.answer.rows": {"qlabench.analyze.site.rankings"},
          "qlabench.analyze.newview.x": set()}
     assert sorted(arrows_against_floors(g)) == [
         "qlabench.analyze.answer.ranking -> qlabench.analyze.advise.suite (analyze/answer may not import "
         "analyze/advise)",
-        "qlabench.analyze.blocks.advice -> qlabench.analyze.site.rankings (analyze/blocks may not import analyze/site)",
+        "qlabench.analyze.answer.rows -> qlabench.analyze.site.rankings (analyze/answer may not import analyze/site)",
         "qlabench.analyze.evidence.newer -> qlabench.analyze.compare.kernels (analyze/evidence may not import "
         "analyze/compare)",
         "qlabench.analyze.kit.ties -> qlabench.analyze.answer.ranking (analyze/kit may not import analyze/answer)",
@@ -190,30 +189,21 @@ def test_an_import_up_a_floor_of_analyze_is_reported():
         "qlabench.analyze.site.rankings -> qlabench.analyze.advise.suite (analyze/site may not import analyze/advise)"]
 
 
-def test_the_blocks_machinery_imports_no_view_and_no_view_another():
-    """The docs' blocks machinery stands below every view: a block quoting a view is the view's (`study/blocks.py`,
-    on the machinery), never the machinery's; and a view quoting another view's rendering is refused, the site's
-    serving page drawn with the serving report's figures and a docs block with the study's tables alike."""
-    g = {"qlabench.analyze.blocks.registry": {"qlabench.analyze.study.blocks", "qlabench.analyze.blocks.context",
-                                              "qlabench.analyze.answer.answer", "qlabench.analyze.kit.ties"},
-         "qlabench.analyze.blocks.context": {"qlabench.analyze.study.study", "qlabench.analyze.evidence.current"},
-         "qlabench.analyze.study.blocks": {"qlabench.analyze.blocks.context", "qlabench.analyze.study.page"},
-         "qlabench.analyze.site.serving": {"qlabench.analyze.serving.figures", "qlabench.analyze.site.html"},
-         "qlabench.analyze.cold_start.blocks": {"qlabench.analyze.blocks.params", "qlabench.analyze.serving.blocks"},
-         "qlabench.cli.blocks_registry": {"qlabench.analyze.study.blocks", "qlabench.analyze.serving.blocks"}}
+def test_no_view_imports_another():
+    """A view quoting another view's rendering is refused: the site's serving page is drawn from the section the
+    serving view makes, handed to it by the command line, never by importing the serving view's figures."""
+    g = {"qlabench.analyze.site.serving": {"qlabench.analyze.serving.figures", "qlabench.analyze.site.html"},
+         "qlabench.analyze.cold_start.table": {"qlabench.analyze.serving.frame", "qlabench.analyze.kit.tables"}}
     assert sorted(arrows_against_floors(g)) == [
-        "qlabench.analyze.blocks.context -> qlabench.analyze.study.study (analyze/blocks may not import analyze/study)",
-        "qlabench.analyze.blocks.registry -> qlabench.analyze.study.blocks (analyze/blocks may not import "
-        "analyze/study)",
-        "qlabench.analyze.cold_start.blocks -> qlabench.analyze.serving.blocks (analyze/cold_start may not import "
+        "qlabench.analyze.cold_start.table -> qlabench.analyze.serving.frame (analyze/cold_start may not import "
         "analyze/serving)",
         "qlabench.analyze.site.serving -> qlabench.analyze.serving.figures (analyze/site may not import "
         "analyze/serving)"]
 
 
 def test_the_floors_of_analyze_hold():
-    """No import up from the evidence layer, the kit, the answer floor or the blocks machinery, and no view importing
-    another view (docs/ARCHITECTURE.md)."""
+    """No import up from the evidence layer, the kit or the answer floor, and no view importing another view
+    (docs/ARCHITECTURE.md)."""
     assert arrows_against_floors(import_graph(PACKAGE)) == []
 
 

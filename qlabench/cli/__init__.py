@@ -15,25 +15,25 @@
     gate_study.py compare-study
     ab.py         ab (two variants, interleaved rounds)
     merge.py      merge
-    selfbench.py  selfbench
     warmup.py     warmup, _warm-group
     autotune.py   autotune-regret
     cold_start.py cold-start (first calls in a fresh process, kernel caches empty and warm)
-    docs.py       docs render, docs check (the generated blocks of README.md and docs/*.md)
-    blocks_registry.py  every block the docs may hold, the views' own included (docs render|check)
     views.py, listings.py, progress.py   rich renderings, listings and the sweep progress bar
     records.py    a table too wide for the console as one block per row
 
 Every command is registered by name through `command()` and its module is imported only when it runs
 (cli/lazy.py), behind the one error boundary: a QlabenchError becomes `error: ...` on stderr and exit code 2;
 any other exception is a bug and keeps its traceback.
+
+This repository's own publishing (the docs' blocks and their check, the harness's self-benchmarks) has no command
+here: it is not installed with qlabench, and runs from a checkout as `python -m qlabench_publish` (publish/).
 """
 
 from __future__ import annotations
 
 import sys
 
-from qlabench.cli.app import app, baseline_app, command, docs_app, err_console, run_app
+from qlabench.cli.app import app, baseline_app, command, err_console, run_app
 
 app.add_typer(run_app, name="run")
 command(run_app, "sweep", "run:sweep_cmd")
@@ -59,11 +59,7 @@ command(baseline_app, "save", "baseline:baseline_save_cmd")
 command(app, "compare-study", "gate_study:compare_study_cmd")
 command(app, "ab", "ab:ab_cmd")
 command(app, "merge", "merge:merge_cmd")
-command(app, "selfbench", "selfbench:selfbench_cmd")
 command(app, "cold-start", "cold_start:cold_start_cmd")
-app.add_typer(docs_app, name="docs")
-command(docs_app, "render", "docs:render_cmd")
-command(docs_app, "check", "docs:check_cmd")
 
 
 def main() -> None:

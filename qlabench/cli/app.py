@@ -78,4 +78,3 @@ def _group(help: str, **kwargs) -> typer.Typer:
 app = _group("Benchmark and profile Gated DeltaNet kernels.", pretty_exceptions_enable=False, add_completion=False)
 run_app = _group("Run benchmarks.")
 baseline_app = _group("Manage the baselines gates compare against.")
-docs_app = _group("The docs' generated blocks: figures rendered from the current evidence.")

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from qlabench.analyze.study import build_study
-from study_rows import FQ_CP, FQ_NOCP, row
+from study_rows import CP_RUN, CURRENT, FQ_CP, FQ_NOCP, fi, row
 
 S = (32768,)
 OLD = dict(run_id="first", timestamp="2026-11-30T14:09:00+00:00")
@@ -69,16 +69,6 @@ def test_a_ratio_across_runs_names_them():
 
 
 # -- FlashInfer: the same table from its own three variants (core/libraries.py AUTO_CHOICES) ------------------
-FI_STACK = {"flashinfer_version": "0.7.2.post1", "torch_version": "2.11.0+cu130"}
-FI_SPLIT = (("kernel_cutlass_kernel_flashinfergdn_kernelsCPDeltaRulePrefillSm90_object_at_0", 90.0),)
-FI_WHOLE = (("kernel_cutlass_kernel_flashinfergdn_kernels_FullyFusedDeltaRuleSm90_object_at_0", 50.0),)
-CP_RUN = dict(run_id="fi-cp", timestamp="2026-12-01T12:30:00+00:00")  # auto and use_cp=False only
-CURRENT = dict(run_id="fi-current", timestamp="2026-12-01T16:30:00+00:00")  # all three variants
-
-
-def fi(backend, seqlens, ms, *, run, gpu=0, heads=(2, 8)):
-    kernels = FI_WHOLE if backend == "flashinfer-nocp" else FI_SPLIT
-    return row(backend, "fwd", seqlens, *heads, ms, kernels=kernels, device_index=gpu, stack=FI_STACK, **run)
 
 
 def test_flashinfer_gets_its_own_regret_rows_from_its_three_variants():
@@ -127,22 +117,3 @@ def test_both_libraries_are_one_table_and_the_page_shows_a_section_each(tmp_path
     assert "fi-current" in section and "forcecp not measured" in section and "1.25" in section
     assert (tmp_path / "cp_regret.png").exists() and (tmp_path / "cp_regret_flashinfer.png").exists()
 
-
-def test_the_docs_block_lists_one_librarys_points_above_a_floor_with_their_runs():
-    from qlabench.analyze.blocks.context import BlockContext
-    from qlabench.analyze.study.blocks import auto_cp_regret_block, current_study
-    from qlabench.analyze.evidence.current import CurrentEvidence
-    from qlabench.core.errors import ConfigError
-
-    pairs = [fi("flashinfer", (1024,) * 8, 0.124, run=CURRENT), fi("flashinfer-nocp", (1024,) * 8, 0.052, run=CURRENT),
-             fi("flashinfer", (32768,), 0.234, run=CP_RUN), fi("flashinfer-nocp", (32768,), 1.425, run=CP_RUN)]
-    df = pd.DataFrame([r.as_dict() for r, _ in pairs])
-    ctx = BlockContext(catalog=None)
-    ctx.__dict__.update(evidence=CurrentEvidence((), (), df))
-    ctx.built[current_study] = build_study(df)  # what ctx.derived(current_study) gives
-    text = auto_cp_regret_block(ctx, "flashinfer", above="1.02")
-    assert "`fi-cp`" in text and "`fi-current`" in text and "of 2 points" in text
-    table = text.split("Listed:")[1]
-    assert "2.38" in table and "0.16" not in table  # 0.234 / 1.425: auto won, below the floor
-    with pytest.raises(ConfigError, match="library must be one of"):
-        auto_cp_regret_block(ctx, "fla")

@@ -31,7 +31,7 @@ def _commands(group: typer.Typer, prefix: str = ""):
 
 def test_every_command_is_behind_the_boundary():
     commands = dict(_commands(app))
-    assert {"run sweep", "compare", "gate", "baseline save", "profile", "merge", "selfbench", "warmup",
+    assert {"run sweep", "compare", "gate", "baseline save", "profile", "merge", "warmup",
             "backends", "suites", "plot", "plot-sm", "kernels", "compare-study", "_ncu-child",
             "_warm-group"} <= set(commands)
     for name, callback in commands.items():
@@ -86,7 +86,7 @@ def test_a_bug_shows_its_traceback_on_the_console(tmp_path, data_dir):
 def test_python_dash_m_shows_the_help():
     proc = subprocess.run([sys.executable, "-m", "qlabench", "--help"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    for name in ("run", "compare", "gate", "selfbench", "merge", "warmup", "profile"):
+    for name in ("run", "compare", "gate", "merge", "warmup", "profile"):
         assert name in proc.stdout
 
 

@@ -15,7 +15,7 @@ import typer
 from typer.testing import CliRunner
 
 from qlabench.cli import app
-from qlabench.cli.app import baseline_app, docs_app, exits_on_error, run_app
+from qlabench.cli.app import baseline_app, exits_on_error, run_app
 from qlabench.cli.lazy import registered
 
 HEAVY = ("torch", "pandas", "pyarrow", "numpy", "matplotlib", "scipy")
@@ -69,9 +69,9 @@ def _eager(lazy: typer.Typer, **kwargs) -> typer.Typer:
 
 def test_the_help_is_what_eager_registration_printed():
     eager = _eager(app, pretty_exceptions_enable=False, add_completion=False)
-    for sub, name in ((run_app, "run"), (baseline_app, "baseline"), (docs_app, "docs")):
+    for sub, name in ((run_app, "run"), (baseline_app, "baseline")):
         eager.add_typer(_eager(sub), name=name)
-    for args in (["--help"], [], ["run", "--help"], ["docs", "--help"], ["baseline", "--help"],
+    for args in (["--help"], [], ["run", "--help"], ["baseline", "--help"],
                  ["run", "sweep", "--help"], ["advise", "--help"], ["nosuch"], ["run", "nosuch"]):
         lazy_out = CliRunner().invoke(app, args, env={"COLUMNS": "120"})
         eager_out = CliRunner().invoke(eager, args, env={"COLUMNS": "120"})
@@ -79,6 +79,6 @@ def test_the_help_is_what_eager_registration_printed():
 
 
 def test_a_listed_help_line_is_the_functions_docstring():
-    for group in (app, run_app, baseline_app, docs_app):
+    for group in (app, run_app, baseline_app):
         for name, entry in registered(group).items():
             assert entry.doc() == inspect.getdoc(entry.function()), name

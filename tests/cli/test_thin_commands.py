@@ -22,6 +22,4 @@ def test_shared_options_are_declared_once():
         where = [p.name for p in CLI.glob("*.py") if re.search(rf'"{flag}"', p.read_text())]
         # the hidden internal commands (_warm-group, _ncu-child) and profile's GPU default keep their own --device
         allowed = {"options.py", "profile.py", "warmup.py"} if flag == "--device" else {"options.py"}
-        if flag == "--timer":
-            allowed.add("selfbench.py")  # a repeatable list of timers, not the one timer of a run
         assert set(where) <= allowed, (flag, where)

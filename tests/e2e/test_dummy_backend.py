@@ -93,8 +93,8 @@ def test_the_site_and_the_docs_block_rank_a_backend_declared_by_a_test_alone(tmp
     assert any("dummy-gdn" in t for t in ranking), sorted(pages)
 
     # the docs' advise block, on the same catalog's current evidence
-    from qlabench.analyze.advise.blocks import advise_block
-    from qlabench.analyze.blocks.context import BlockContext
+    from qlabench_publish.blocks.advise import advise_block
+    from qlabench_publish.blocks.context import BlockContext
     from qlabench.store.catalog import load_catalog
 
     block = advise_block(BlockContext(load_catalog(results.parent)), "qwen3.5-0.8b", "8", "64", current="naive-chunk")

@@ -30,7 +30,6 @@ FOLDER_OUTS = {  # command -> its arguments before the out option; the out optio
     "run sweep": (["run", "sweep", "--suite", "{tiny}", "--device", "cpu"], "--out"),
     "ab": (["ab", "current", "current", "--suite", "{tiny}", "--no-warmup"], "--out"),
     "compare-study": (["compare-study", "--suite", "{tiny}"], "--out"),
-    "selfbench": (["selfbench", "precision", "--suite", "{tiny}", "--device", "cpu"], "--out"),
     "plot": (["plot", "{results}"], "-o"),
     "plot-sm": (["plot-sm", "{results}"], "-o"),
     "report": (["report", "{results}"], "-o"),

@@ -53,11 +53,29 @@ def _wheel(source: Path, copy: list[str], work: Path, name: str) -> Path:
 
 
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory):
-    """(bin folder of the fresh environment, a folder outside the checkout to work in, its environment variables)."""
+def work(tmp_path_factory) -> Path:
     work = tmp_path_factory.mktemp("wheel")
     assert REPO not in work.parents
-    ours = _wheel(REPO, ["pyproject.toml", "README.md", "qlabench"], work, "qlabench")
+    return work
+
+
+@pytest.fixture(scope="module")
+def ours(work) -> Path:
+    """qlabench's wheel, built from a tree that holds this repository's publishing package beside it (publish/), as
+    the checkout does: pyproject.toml must leave it out."""
+    return _wheel(REPO, ["pyproject.toml", "README.md", "qlabench", "publish"], work, "qlabench")
+
+
+def test_the_wheel_carries_qlabench_and_not_this_repositorys_publishing(ours):
+    import zipfile
+
+    tops = {name.split("/")[0] for name in zipfile.ZipFile(ours).namelist()}
+    assert "qlabench" in tops and not any(t.startswith(("qlabench_publish", "publish")) for t in tops), sorted(tops)
+
+
+@pytest.fixture(scope="module")
+def installed(work, ours):
+    """(bin folder of the fresh environment, a folder outside the checkout to work in, its environment variables)."""
     plugin = _wheel(EXAMPLE, ["pyproject.toml", "gdn_example"], work, "plugin")
     venv = work / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)

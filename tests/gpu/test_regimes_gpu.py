@@ -1,5 +1,5 @@
 """The timing regimes on a real GPU (measure/timing/regimes.py, probes/capture_alloc.py, probes/clock_trace.py,
-workflows/selfbench/regimes.py): every regime gives per-call times of the same call, within reason of one
+qlabench_publish/selfbench/regimes.py): every regime gives per-call times of the same call, within reason of one
 another, and the study writes its tables. Run with `pytest -m gpu` on a CUDA host; skipped elsewhere."""
 
 from __future__ import annotations
@@ -75,8 +75,8 @@ def test_allocations_of_a_call_eagerly_and_in_capture():
 
 def test_the_study_writes_its_tables_and_page(tmp_path, data_dir):
     from qlabench.core.spec import load_suite
-    from qlabench.workflows.selfbench.regimes import RegimesRequest, run_regimes
-    from qlabench.workflows.selfbench.regimes_report import short_table
+    from qlabench_publish.selfbench.regimes import RegimesRequest, run_regimes
+    from qlabench_publish.selfbench.regimes_report import short_table
 
     req = RegimesRequest(suite=load_suite(str(data_dir / "regimes-gpu.toml")), out=tmp_path, calls=(1, 8),
                          rep_ms=20.0, sustained_ms=50.0, isolated_samples=5, idle_gap_ms=5.0,

@@ -3,7 +3,8 @@ batch: time, achieved TB/s and share of the measured HBM bandwidth limit, the wi
 winner changes, and every row that is not ok or above the limit. Pure pandas and matplotlib; reads the store.
 
 Computing (`build_serving`, `serving_from_paths` -> `Serving`) is apart from rendering (`figures.py`,
-`write_serving`: the markdown page and its PNGs). `blocks.py` is the docs' `serving-against` block.
+`write_serving`: the markdown page and its PNGs). The docs' `serving-against` block quoting it is
+this repository's publishing (publish/qlabench_publish/blocks/serving.py).
 """
 
 from qlabench.analyze.serving.serving import Serving, build_serving, serving_from_paths

@@ -1,8 +1,9 @@
 """The FlashQLA study: our results against FlashQLA's published H200 table, in one page.
 
 Computing (`build_study`, `study_from_paths` -> `Study`) is apart from rendering (`figures` returns
-matplotlib Figures, `write_report` writes the markdown page and its PNGs). Reads the store only. `blocks.py` is
-the docs' `study-summary` and `auto-cp-regret` blocks.
+matplotlib Figures, `write_report` writes the markdown page and its PNGs). Reads the store only. The docs'
+`study-summary` and `auto-cp-regret` blocks quoting it are this repository's publishing
+(publish/qlabench_publish/blocks/study.py).
 """
 
 from qlabench.analyze.study.published import load_published

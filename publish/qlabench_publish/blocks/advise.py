@@ -1,0 +1,119 @@
+"""The `advise` block: `qlabench advise`'s answer for one model, TP degree and list of cases, as a table.
+
+    <!-- qlabench:block advise model=qwen3.5-397b tp=8 seqlens=32768,4x8192,8x1024 -->
+    <!-- qlabench:block advise model=qwen3.5-397b tp=8 seqlens=32768,8192 workload=train -->
+
+`workload` is `prefill` (the default: the forward) or `train` (a training step: forward and backward).
+Each case's recommendation, its time and speedup over FLA, the runner-up, the runs the times come from,
+and the caveats that say a library's own choice is the wrong one or that rows are missing; the same
+`answer_case` the command runs, on the current evidence.
+"""
+
+from __future__ import annotations
+
+from qlabench.analyze.answer.answer import answer_case
+from qlabench.analyze.answer.question import make_question
+from qlabench_publish.blocks.context import BlockContext
+from qlabench_publish.blocks.params import int_param
+from qlabench.analyze.evidence.problem import cards
+from qlabench.core.errors import ConfigError
+from qlabench.core.text import md_code
+
+
+def advise_block(ctx: BlockContext, model: str, tp: str, seqlens: str, current: str = "fla",
+                 workload: str = "prefill") -> str:
+    if workload not in ("prefill", "train"):  # decode is the serving page's (serving-against), by batch not seqlens
+        raise ConfigError(f"parameter workload={workload}: must be prefill or train")
+    q = make_question(model, int_param("tp", tp), workload, seqlens, None, current)
+    cases = [_answered(ctx, q, c) for c in q.cases]
+    runs = sorted({r for c in cases for e in c.entries for r in e.runs})
+    tag = {r: chr(ord("A") + i) for i, r in enumerate(runs)}
+    h_qk, h_v = q.heads
+    asked = "" if workload == "prefill" else f" --workload {workload}"
+    what = "prefill" if workload == "prefill" else "a training step (forward + backward)"
+    launched = sorted({c.launch for c in cases if any(e.ok for e in c.entries)}) or [q.launch_regime]
+    how = " and ".join({"eager": "launched eagerly (unverified: docs/BENCHMARKS.md, 'Three times')",
+                        "graph": "replayed in a CUDA graph"}[x] for x in launched)
+    lines = [f"{q.model} at TP{q.tp} (h {h_qk}/{h_v}), {what}, the published gate, times of the call {how}; "
+             f"`qlabench advise --model {q.model} --tp {q.tp} --seqlens {seqlens}{asked}` on the current evidence:", "",
+             f"| case | use | ms | x vs {current} | runner-up | runs (use, runner-up; {current}) |",
+             "|---|---|---:|---:|---|---|"]
+    notes = []
+    for c in cases:
+        timed = [e for e in c.entries if e.ok]
+        if not timed:
+            lines.append(f"| {c.case.label} | no backend has a correct time here | - | - | - | - |")
+        else:
+            best, second = timed[0], (timed[1] if len(timed) > 1 else None)
+            runner = f"{second.backend} ({second.time_ms:.3f})" if second else "-"
+            x = f"{best.speedup:.2f}x" if best.speedup else "-"
+            used = sorted({tag[r] for r in best.runs + (second.runs if second else ())})
+            base = next((e for e in c.entries if e.backend == current and e.ok), None)
+            base_runs = f"; {', '.join(sorted({tag[r] for r in base.runs}))}" if base else ""
+            use = (f"tie: {', '.join(md_code(e.backend) for e in c.tie_set)}" if c.tied else md_code(best.backend)) \
+                if c.best else f"none yet; provisional {md_code(best.backend)}"
+            lines.append(f"| {c.case.label} | {use} | {best.time_ms:.3f} | {x} | {runner} | "
+                         f"{', '.join(used)}{base_runs} |")
+        notes += [f"- {c.case.label}: {n}" for n in c.caveats
+                  if n.startswith(("unmeasured:", "unranked:", "launch:", "auto CP:", "tie:", "check:", "order:"))]
+    # the card of each run: a time that sums or compares runs of two cards (a training step's forward and backward,
+    # a speedup) holds the cards' difference too, and the reader must be able to see it
+    on = {r: cards(ctx.rows[ctx.rows["run_id"] == r]) for r in runs}
+    lines += ["", "Runs: " + "; ".join(f"{tag[r]} = {ctx.run_label(r)}"
+                                       + (f" on {', '.join(c[:12] for c in on[r])}" if on[r] else "")
+                                       for r in runs) + "."]
+    if len({c for r in runs for c in on[r]}) > 1:
+        lines.append("These runs ran on more than one card: a time or ratio across runs of two cards also holds the "
+                     "cards' and the runs' difference.")
+    recommended = {c.best.backend: c.best.call for c in cases if c.best and c.best.call}
+    if recommended:
+        lines += ["", "The calls:", "", *(f"- `{b}`: `{call}`" for b, call in recommended.items())]
+    if notes:
+        lines += ["", *notes]
+    return "\n".join(lines)
+
+
+def answer_runs_block(ctx: BlockContext, models: str, seqlens: str, workload: str = "prefill") -> str:
+    """`<!-- qlabench:block answer-runs models=qwen3.5-397b:8+4,sym-h32:1 seqlens=32768,4x8192 -->`: for each model
+    at each TP degree, how many runs and cards the times of its answer come from (every candidate with a time, every
+    case): an answer is one run's when that is 1, and the count says how far each is from it."""
+    out = ["| model at TP | heads | runs | cards | one run |", "|---|---|---:|---:|---|"]
+    asked = one = 0
+    for model, tps in _models(models):
+        for tp in tps:
+            q = make_question(model, tp, workload, seqlens, None, "fla")
+            runs = sorted({r for c in q.cases for e in _answered(ctx, q, c).entries if e.ok for r in e.runs})
+            per_run = [cards(ctx.rows[ctx.rows["run_id"] == r]) for r in runs]
+            on, unknown = {c for cs in per_run for c in cs}, sum(not cs for cs in per_run)
+            # a run that recorded no card may have run on any: it is counted apart, never as one of the others
+            where = f"{len(on)}" + (f" (+ {unknown} run{'s' * (unknown > 1)} without one recorded)" if unknown else "")
+            asked, one = asked + 1, one + (len(runs) == 1)
+            out.append(f"| {q.model} TP{q.tp} | {q.heads[0]}/{q.heads[1]} | {len(runs)} | {where} | "
+                       f"{'yes' if len(runs) == 1 else 'no'} |")
+    others = ("" if one == asked else "; the others sum or rank times of several runs (`advise`'s `mixed runs` "
+              "caveat names them)")
+    return "\n".join([f"{one} of {asked} answers ({workload}, cases {seqlens}) cite one run{others}:", "", *out])
+
+
+def _answered(ctx: BlockContext, q, case):
+    """`answer_case` on the context's rows, once per render for each question and case: a page's `advise` and
+    `answer-runs` blocks ask the same ones."""
+    seen = ctx.derived(_no_answers)
+    if (q, case) not in seen:
+        seen[(q, case)] = answer_case(ctx.rows, q, case)
+    return seen[(q, case)]
+
+
+def _no_answers(ctx: BlockContext) -> dict:
+    return {}
+
+
+def _models(value: str) -> list[tuple[str, list[int]]]:
+    """'qwen3.5-397b:8+4,sym-h32:1' -> [('qwen3.5-397b', [8, 4]), ('sym-h32', [1])]."""
+    out = []
+    for part in value.split(","):
+        model, _, tps = part.partition(":")
+        if not model or not tps:
+            raise ConfigError(f"parameter models={value}: each entry is MODEL:TP[+TP...], got {part!r}")
+        out.append((model, [int_param("models", t) for t in tps.split("+")]))
+    return out
