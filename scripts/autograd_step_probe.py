@@ -83,8 +83,9 @@ def step_fn(lib: str, inputs):
 FORWARD_ONLY = False  # --mode fwd: the forward alone, under no_grad (an engine's prefill)
 
 
-def eager_ms(step, calls: int = 20, bursts: int = 15) -> tuple[float, float]:
-    """(median ms per step over bursts of `calls` steps launched back to back, relative IQR)."""
+def eager_ms(step, calls: int = 20, bursts: int = 15, primed: bool = False) -> tuple[float, float]:
+    """(median ms per step over bursts of `calls` steps launched back to back, relative IQR); `primed`: one step
+    launched before each burst's start event, so the burst does not start on an idle device."""
     for _ in range(3):
         step()
     torch.cuda.synchronize()
@@ -92,6 +93,8 @@ def eager_ms(step, calls: int = 20, bursts: int = 15) -> tuple[float, float]:
     for _ in range(bursts):
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         torch.cuda.synchronize()
+        if primed:
+            step()
         a.record()
         for _ in range(calls):
             step()
@@ -121,15 +124,19 @@ def main(argv=None) -> int:
             ms, noise = eager_ms(step_fn(lib, inputs))
             rows.append({"heads": a.heads, "case": case, "library": lib, "mode": a.mode, "eager_ms": round(ms, 4),
                          "rel_iqr": round(noise, 4), "gpu": torch.cuda.get_device_name(0)})
-    w = csv.DictWriter(sys.stdout, fieldnames=list(rows[0]))
-    w.writeheader()
-    w.writerows(rows)
-    if a.out:
-        with open(a.out, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(rows[0]))
-            w.writeheader()
-            w.writerows(rows)
+    write_rows(rows, a.out)
     return 0
+
+
+def write_rows(rows: list[dict], out: str | None) -> None:
+    """The rows as CSV on stdout, and into `out` when given."""
+    targets = [sys.stdout] + ([open(out, "w", newline="")] if out else [])
+    for f in targets:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+        if f is not sys.stdout:
+            f.close()
 
 
 if __name__ == "__main__":

@@ -21,7 +21,6 @@ A stage that moves both columns is the process state; a row above its own proces
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import sys
 import tempfile
@@ -41,30 +40,10 @@ from qlabench.measure.timing.launch import measure_launch  # noqa: E402
 LIB_BACKEND = {"flash_qla": "flash_qla", "fla": "fla"}
 
 
-def primed_ms(fn, calls: int = 20, bursts: int = 15) -> float:
-    """The standalone loop with one call launched before each burst's start event."""
-    import statistics
-
-    import torch
-
-    per = []
-    for _ in range(bursts):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        torch.cuda.synchronize()
-        fn()
-        a.record()
-        for _ in range(calls):
-            fn()
-        b.record()
-        torch.cuda.synchronize()
-        per.append(a.elapsed_time(b) / calls)
-    return statistics.median(per)
-
-
 def measure(stage: str, calls: dict, rows: list) -> None:
     for (case, lib), fn in calls.items():
         standalone, noise = probe.eager_ms(fn)
-        primed = primed_ms(fn)
+        primed, _ = probe.eager_ms(fn, primed=True)
         q = measure_launch(fn)
         rows.append({"stage": stage, "case": case, "library": lib, "standalone_ms": round(standalone, 4),
                      "standalone_rel_iqr": round(noise, 4), "standalone_primed_ms": round(primed, 4),
@@ -129,14 +108,7 @@ def main(argv=None) -> int:
         r = by_key.get((row["case"], LIB_BACKEND[row["library"]]))
         if r is not None:
             row["row_eager_ms"] = round(r["eager_ms"], 4) if r.get("eager_ms") else f"{r['status']}: {r.get('reason')}"
-    w = csv.DictWriter(sys.stdout, fieldnames=list(rows[0]))
-    w.writeheader()
-    w.writerows(rows)
-    if a.out:
-        with open(a.out, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(rows[0]))
-            w.writeheader()
-            w.writerows(rows)
+    probe.write_rows(rows, a.out)
     return 0
 
 
