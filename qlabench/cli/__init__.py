@@ -31,9 +31,7 @@ here: it is not installed with qlabench, and runs from a checkout as `python -m 
 
 from __future__ import annotations
 
-import sys
-
-from qlabench.cli.app import app, baseline_app, command, err_console, run_app
+from qlabench.cli.app import app, baseline_app, command, run_app, serve
 
 app.add_typer(run_app, name="run")
 command(run_app, "sweep", "run:sweep_cmd")
@@ -64,11 +62,7 @@ command(app, "cold-start", "cold_start:cold_start_cmd")
 
 def main() -> None:
     """The console script (`qlabench`) and `python -m qlabench`."""
-    try:
-        app()
-    except KeyboardInterrupt:
-        err_console.print("interrupted")
-        sys.exit(130)
+    serve(app)
 
 
 __all__ = ["app", "main"]

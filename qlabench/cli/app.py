@@ -13,6 +13,8 @@ No module here imports the package's `__init__`.
 
 from __future__ import annotations
 
+import sys
+
 import functools
 from collections.abc import Callable
 
@@ -63,6 +65,15 @@ def exits_on_error(fn: Callable) -> Callable:
             raise typer.Exit(getattr(e, "exit_code", EXIT_USAGE)) from None
 
     return wrapper
+
+
+def serve(typer_app: typer.Typer) -> None:
+    """Run `typer_app` as a console script: Ctrl-C ends it with "interrupted" and exit 130, as a shell expects."""
+    try:
+        typer_app()
+    except KeyboardInterrupt:
+        err_console.print("interrupted")
+        sys.exit(130)
 
 
 def command(group: typer.Typer, name: str, target: str, **kwargs) -> None:

@@ -10,11 +10,10 @@ each is put behind qlabench's own error boundary, so a QlabenchError is one line
 
 from __future__ import annotations
 
-import sys
 
 import typer
 
-from qlabench.cli.app import err_console, exits_on_error
+from qlabench.cli.app import exits_on_error, serve
 from qlabench_publish.cli.docs import check_cmd, render_cmd
 from qlabench_publish.cli.selfbench import selfbench_cmd
 
@@ -30,11 +29,7 @@ app.command("selfbench")(exits_on_error(selfbench_cmd))
 
 def main() -> None:
     """`python -m qlabench_publish`."""
-    try:
-        app()
-    except KeyboardInterrupt:
-        err_console.print("interrupted")
-        sys.exit(130)
+    serve(app)
 
 
 __all__ = ["app", "main"]
