@@ -90,3 +90,12 @@ def test_a_listed_help_line_is_the_functions_docstring():
     for group in (app, run_app, baseline_app):
         for name, entry in registered(group).items():
             assert entry.doc() == inspect.getdoc(entry.function()), name
+
+
+def test_an_answer_needs_no_toml_writer():
+    # tomli_w writes the suite `advise --suite-out/--measure` makes; an answer alone must run on a host without it
+    probe = ("import sys; import qlabench.analyze.advise.suite, qlabench.cli.advise; "
+             "print('tomli_w' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "False"

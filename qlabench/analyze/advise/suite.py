@@ -14,8 +14,6 @@ try:
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
-import tomli_w
-
 from qlabench.analyze.answer.question import WORKLOAD_MODES, Case, Question
 from qlabench.core.errors import ConfigError
 from qlabench.core.names import default_name
@@ -70,6 +68,8 @@ def missing_suite(q: Question, missing: dict[Case, list[str]]) -> str:
     header = [_comment(f"Written by `qlabench advise` for {q.model} at TP{q.tp}, {q.workload}, gate {q.gate.label}:"),
               _comment("the points its answer is missing. Run it on the GPU, then ask again with its results:"),
               _comment(f"  qlabench run sweep --suite THIS_FILE && qlabench advise ... results/{suite_name(q)}")]
+    import tomli_w  # only a suite being written needs the writer; an answer alone does not
+
     text = "\n".join(header) + "\n" + tomli_w.dumps(doc)
     try:
         same = tomllib.loads(text) == doc
