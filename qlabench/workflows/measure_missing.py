@@ -67,7 +67,7 @@ def plan_measure(q: Question, ans: Advice, results: Iterable = (), out: str | Pa
     (the plan says so); one that misses rows is a DeviceError (no GPU to measure them on)."""
     from qlabench.measure.env import device_model
 
-    if device is None and not ans.missing_by_case():
+    if device is None and not ans.to_measure_by_case():
         try:
             resolve_device("cuda")
         except DeviceError:  # nothing to measure, and nothing to measure it on: say so, not an error

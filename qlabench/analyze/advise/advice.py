@@ -26,9 +26,10 @@ class Advice(Answer):
 
 def advise(q: Question, results: Iterable[str | os.PathLike] = (),
            cold_start: Iterable[str | os.PathLike] | None = None, also: Iterable[str | os.PathLike] = ()) -> Advice:
-    """`answer_question(q, results, cold_start, also)` with the suite measuring its missing points (None: none)."""
+    """`answer_question(q, results, cold_start, also)` with the suite measuring its missing points (None: none):
+    candidates without a row, and those whose rows a new run makes rankable (Answer.to_measure_by_case)."""
     ans = Advice(**vars(answer_question(q, results, cold_start, also)))
-    if missing := ans.missing_by_case():
+    if missing := ans.to_measure_by_case():
         ans.suite_toml = missing_suite(q, missing)
     unmeasured = list(dict.fromkeys(c.case for c in ans.cases if not c.entries))
     if q.gpu is not None and unmeasured:  # published, not measured: never ranked with the rows
@@ -37,13 +38,14 @@ def advise(q: Question, results: Iterable[str | os.PathLike] = (),
 
 
 def missing_on(ans: Answer, device: str) -> dict[Case, list[str]]:
-    """Per case, the candidates with no row on GPU model `device` (as rows record it): the case's answer on that
-    model misses them, and a case with no answer there misses every candidate. What `advise --measure` measures:
-    rows of another GPU answer nothing about this one."""
+    """Per case, the candidates with no row on GPU model `device` (as rows record it), or only rows a new run
+    makes rankable there (CaseAnswer.stale): the case's answer on that model misses them, and a case with no answer
+    there misses every candidate. What `advise --measure` measures: rows of another GPU answer nothing about this
+    one."""
     out: dict[Case, list[str]] = {}
     for case in ans.question.cases:
         here = [c for c in ans.cases if c.case == case and c.device == device]
-        missing = (list(dict.fromkeys(b for c in here for b in c.missing)) if here
+        missing = (list(dict.fromkeys(b for c in here for b in c.missing + c.stale)) if here
                    else list(candidates(ans.question.workload)))
         if missing:
             out[case] = missing

@@ -26,7 +26,7 @@ from qlabench.analyze.answer.engines import engines_for
 from qlabench.analyze.answer.first_call import attach_first_calls, load_cold_start
 from qlabench.analyze.answer.tuning import tuning_caveats
 from qlabench.analyze.answer.question import WORKLOAD_MODES, Case, Question
-from qlabench.analyze.answer.ranking import Entry, rank
+from qlabench.analyze.answer.ranking import Entry, rank, remeasurable
 from qlabench.analyze.answer.spread import SameCall, apply_floor, order_flips, same_call_floor
 from qlabench.analyze.answer.rows import at_gate, case_problems, newest_run, newest_version
 from qlabench.analyze.evidence.current import rows_or_current
@@ -59,6 +59,11 @@ class CaseAnswer:
     def unranked(self) -> list[str]:
         """Candidates with rows here that could not be ranked (not checked at size, no time in this regime)."""
         return [e.backend for e in self.entries if e.status == "unranked"]
+
+    @property
+    def stale(self) -> list[str]:
+        """Unranked candidates a new run makes rankable (ranking.remeasurable): measured again with the missing."""
+        return [e.backend for e in self.entries if remeasurable(e)]
 
     @property
     def best(self) -> Entry | None:
@@ -144,6 +149,14 @@ class Answer:
         out: dict[Case, list[str]] = {}
         for c in self.cases:
             out[c.case] = list(dict.fromkeys(out.get(c.case, []) + c.missing))
+        return {c: m for c, m in out.items() if m}
+
+    def to_measure_by_case(self) -> dict[Case, list[str]]:
+        """Per case, the candidates a run would add to the answer: the unmeasured and the stale (rows unranked for a
+        reason a new run fixes: checked on a reduced problem only, or measured before eager times were recorded)."""
+        out: dict[Case, list[str]] = {}
+        for c in self.cases:
+            out[c.case] = list(dict.fromkeys(out.get(c.case, []) + c.missing + c.stale))
         return {c: m for c, m in out.items() if m}
 
 

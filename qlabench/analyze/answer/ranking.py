@@ -105,7 +105,7 @@ def _na(v) -> bool:
 
 def _values(rows: list[dict], column: str) -> list:
     """`rows[column].dropna()` of the records: [] where the frame had no such column."""
-    return [v for r in rows if not _na(v := r[column])] if column in rows[0] else []
+    return [v for r in rows if not _na(v := r[column])] if rows and column in rows[0] else []
 
 
 def _median(rows: list[dict], column: str) -> float | None:
@@ -134,6 +134,18 @@ def row_path(backend: str, extra_json, kernels, mode: str = "fwd") -> str | None
     return "cp" if any(mark in str(k) for k in names) else "unsplit"
 
 
+# Why rows are unranked where a new run of today's qlabench makes them rankable: it checks every row at its own size
+# and times every CUDA call eagerly too. A call that cannot be captured in a CUDA graph stays without a graph time, so
+# that reason is not one a new run fixes.
+NOT_AT_SIZE = "not checked at this call's size"
+NO_EAGER = "no eager time (not measured"
+
+
+def remeasurable(e: Entry) -> bool:
+    """The entry is unranked for a reason a new run fixes (`advise --measure` and `--suite-out` measure it again)."""
+    return e.status == "unranked" and (e.reason or "").startswith((NOT_AT_SIZE, NO_EAGER))
+
+
 def _unranked(rows: list[dict], launch: str) -> str | None:
     """Why rows with a time are shown unranked in `launch`: checked on a reduced problem only, or no time of
     that regime recorded (the other regime's is shown)."""
@@ -141,11 +153,11 @@ def _unranked(rows: list[dict], launch: str) -> str | None:
     if "checked_at_size" in has and not all(not _na(v) and bool(v) for v in (r["checked_at_size"] for r in rows)):
         tokens = sorted({int(t) for t in _values(rows, "check_tokens")})
         on = f" (checked on {tokens[0]} tokens)" if tokens else ""
-        return f"not checked at this call's size{on}: unverified, never ranked"
+        return f"{NOT_AT_SIZE}{on}: unverified, never ranked"
     col = TIME_COLUMN[launch]
     if not _values(rows, col):
         timer = sorted({str(t) for t in _values(rows, "timer")})
-        what = "no CUDA-graph time (its call was not captured" if launch == "graph" else "no eager time (not measured"
+        what = "no CUDA-graph time (its call was not captured" if launch == "graph" else NO_EAGER
         return f"{what}{': timed with ' + '/'.join(timer) if timer else ''})"
     return None
 
