@@ -17,7 +17,7 @@ import pandas as pd
 
 from qlabench.analyze.answer.question import Question
 from qlabench.analyze.answer.ranking import Entry, rank, version_label
-from qlabench.analyze.answer.rows import at_gate, newest_run, newest_version, version_of, version_series
+from qlabench.analyze.answer.rows import at_gate, newest_run, newest_version, version_series
 from qlabench.analyze.answer.question import GateRegime
 from qlabench.analyze.evidence.regimes import regime_series
 from qlabench.analyze.kit.ties import tie_noise
