@@ -157,8 +157,8 @@ def still_to_run(suite: Suite, out_root: str | Path, options: RunOptions, device
     except DeviceError:
         return list(suite.points)
     check = suite.check.enabled if options.check is None else options.check
-    done = resume.done_keys(out_root, suite.name, env.capture(device), checked=check,
-                            cpu_threads=resume_threads(suite, device, torch.get_num_threads()),
+    threads = resume_threads(suite, device, torch.get_num_threads())
+    done = resume.done_keys(out_root, suite.name, env.capture(device), checked=check, cpu_threads=threads,
                             reference=suite.check.reference, regime=suite.timing.regime)
     return resume.remaining(suite.points, done)
 
