@@ -40,8 +40,9 @@ class _WarmBar:
     place when the sweep starts (`then`)."""
 
     def __init__(self, console: Console, points: int):
-        columns = ((TextColumn("warming"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-                   if console.is_terminal else (MofNCompleteColumn(), TextColumn("points warmed,"), TimeElapsedColumn()))
+        bar = (TextColumn("warming"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+        count = (MofNCompleteColumn(), TextColumn("points warmed,"), TimeElapsedColumn())
+        columns = bar if console.is_terminal else count
         self.console = console
         self.bar = Progress(*columns, console=console, transient=console.is_terminal)
         self.task = self.bar.add_task("warm", total=points)

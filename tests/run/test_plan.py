@@ -112,7 +112,8 @@ def test_a_sweep_reads_its_suite_once(tmp_path, data_dir, monkeypatch):
 
     reads = []
     parse = spec.parse_suite
-    monkeypatch.setattr(spec, "parse_suite", lambda data, path="<suite>", **k: reads.append(path) or parse(data, path, **k))
+    monkeypatch.setattr(spec, "parse_suite",
+                        lambda data, path="<suite>", **k: reads.append(path) or parse(data, path, **k))
     r = invoke("run", "sweep", "--suite", data_dir / "tiny-cpu.toml", "--out", tmp_path / "out", "--backends",
                "naive-chunk", "--modes", "fwd", "--device", "cpu", "--warmup")
     assert r.exit_code == 0, r.output
