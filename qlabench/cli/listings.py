@@ -11,7 +11,6 @@ from rich.markup import escape
 from rich.table import Table
 
 from qlabench.core.dtypes import SHORT_DTYPE as _SHORT_DTYPE
-from qlabench.core.regimes import lead_in_ms
 
 if TYPE_CHECKING:  # a suite's parser is not imported by the listings that hold none (backends, models)
     from qlabench.core.spec import Suite
@@ -40,22 +39,22 @@ def points_table(suite: Suite, limit: int | None = None, width: int | None = Non
     return t
 
 
-def print_dry_run(console: Console, s: Suite, costs_from: Sequence[str | Path] = ()) -> None:
-    """`run sweep --dry-run`: the points (the first SHOWN_POINTS), a bound on the sampling time, what the points
-    cost when they were last measured (`costs_from`, else the current evidence), the count."""
+def print_dry_run(console: Console, plan, costs_from: Sequence[str | Path] = ()) -> None:
+    """`run sweep --dry-run` of a plan made without the device (run/plan.py): its warm-up, the points (the first
+    SHOWN_POINTS), the bound on their sampling time (the plan's estimate), what they cost when they were last
+    measured (`costs_from`, else the current evidence), the count."""
     from qlabench.analyze.evidence.costs import duration  # pandas: only when a dry run asks
+    from qlabench.cli.costs import print_recorded_costs
+    from qlabench.cli.warming import warm_line
 
+    s, cost = plan.suite, plan.estimate
+    console.print(warm_line(plan.warmup), highlight=False)
     console.print(points_table(s, limit=SHOWN_POINTS, width=console.width))
     if len(s.points) > SHOWN_POINTS:
         console.print(f"... and {len(s.points) - SHOWN_POINTS} more")
-    lead_in = lead_in_ms(s.timing.regime, s.timing.sustained_ms) / 1e3
-    per_point = s.timing.max_time_s + lead_in
-    total = (per_point + s.timing.min_time_s) * len(s.points)  # sampling only, no compile
-    console.print(f"sampling takes at most {per_point:g} s per point"
-                  + (f" ({lead_in:g} s of it the sustained regime's lead-in)" if lead_in else "")
-                  + f": up to {duration(total)}, plus checks, compiles and an autotuning library's tuning")
-    from qlabench.cli.costs import print_recorded_costs
-
+    console.print(f"sampling takes at most {cost.per_point_s:g} s per point"
+                  + (f" ({cost.lead_in_s:g} s of it the sustained regime's lead-in)" if cost.lead_in_s else "")
+                  + f": up to {duration(cost.sampling_s)}, plus checks, compiles and an autotuning library's tuning")
     print_recorded_costs(console, s.points, costs_from)
     console.print(f"{len(s.points)} points in suite {s.name!r} ({s.path})")
 

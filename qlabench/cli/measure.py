@@ -22,7 +22,7 @@ def measure_and_answer(console: Console, q, ans, results: list[Path], out: Path,
 
     writable_folder(out)
     plan = plan_measure(q, ans, results, out, device, True if warmup_jobs else warmup, warmup_jobs)
-    if plan.suite is None:
+    if plan.sweep is None:
         on = plan.model if plan.device != "none" else ", ".join(ans.devices) or "no GPU"
         console.print(f"nothing to measure: every candidate has a row for every case on {on}", highlight=False)
         return ans
@@ -31,7 +31,7 @@ def measure_and_answer(console: Console, q, ans, results: list[Path], out: Path,
                   highlight=False)
     console.print(estimate_line(plan.cost, plan.model), highlight=False)
     signal.signal(signal.SIGTERM, _terminated)  # as `run sweep`: rows compacted, temp folders removed
-    res, warmed = warm_and_sweep(console, plan.suite, out, plan.options, plan.warmup, plan.prices)
+    res, warmed = warm_and_sweep(console, plan.sweep, out, plan.prices)
     counts = ", ".join(f"{n} {s}" for s, n in res.status_counts().items()) or "none"
     console.print(f"{len(res.rows)} rows ({counts}) on {res.device} -> {res.path}", highlight=False)
     console.print(time_line(res.time_breakdown(warmed.wall_s if warmed else 0.0)), highlight=False)

@@ -62,15 +62,13 @@ def sweep_cmd(
     from qlabench.cli.listings import print_dry_run
     from qlabench.cli.views import print_sweep_summary
     from qlabench.core.errors import ConfigError
-    from qlabench.core.spec import load_suite
     from qlabench.core.spec_limits import MAX_POINTS
     from qlabench.measure.caches import use_cache_dir
     from qlabench.run.executors import executor_factory
     from qlabench.run.options import InProcess, RunOptions
-    from qlabench.run.plan import Selection, plan_sweep
+    from qlabench.run.plan import Selection, Warmup, plan_sweep
 
     use_cache_dir(cache_dir)
-    s = load_suite(suite, max_points=max_points or MAX_POINTS)
     factory = executor_factory(executor, ray_address=ray_address, gpus=gpus, isolate=not no_isolate,
                                multi_node=multi_node)
     if costs_from and not dry_run:
@@ -81,18 +79,13 @@ def sweep_cmd(
     options = RunOptions(device=device, timer=timer, check=False if no_check else None, executor=where,
                          resume=resume, max_time_s=max_time, replicates=replicates,
                          max_points=max_points or MAX_POINTS, allow_oversized=allow_oversized)
+    selection = Selection(backends=backends, modes=modes, heads=heads, seqlens=seqlens, shard=shard,
+                          cpu_threads=cpu_threads, ncu=with_ncu, autotune=autotune)
+    ask = Warmup(True if warmup_jobs else warmup, warmup_jobs, remote=executor == "ray")
     # every check of the suite and these options, before any work (a dry run's without the device)
-    plan = plan_sweep(s, options, Selection(backends=backends, modes=modes, heads=heads, seqlens=seqlens, shard=shard,
-                                            cpu_threads=cpu_threads, ncu=with_ncu, autotune=autotune),
-                      on_device=not dry_run)
-    s = plan.suite
-    from qlabench.cli.warming import warm_line
-    from qlabench.workflows.warm_sweep import plan_warmup
-
-    warm = plan_warmup(s, options, True if warmup_jobs else warmup, warmup_jobs, remote=executor == "ray", out=out)
+    plan = plan_sweep(suite, options, selection, on_device=not dry_run, warmup=ask, out=out)
     if dry_run:  # the warm-up first: a dry run's last line counts its points
-        console.print(warm_line(warm), highlight=False)
-        print_dry_run(console, s, costs_from or ())
+        print_dry_run(console, plan, costs_from or ())
         return
     opt.writable_folder(out)
     import signal
@@ -100,9 +93,9 @@ def sweep_cmd(
     from qlabench.cli.warming import warm_and_sweep
 
     signal.signal(signal.SIGTERM, _terminated)  # handled like Ctrl-C: rows compacted, temp folders removed
-    res, warmed = warm_and_sweep(console, s, out, options, warm, sweep_plan=plan)
+    res, warmed = warm_and_sweep(console, plan, out)
     try:
-        print_sweep_summary(console, res, baseline or s.baseline, out, warmed.wall_s if warmed else 0.0)
+        print_sweep_summary(console, res, baseline or plan.suite.baseline, out, warmed.wall_s if warmed else 0.0)
     except BrokenPipeError:  # stdout's reader has gone; the rows are written, so this is no failure
         from qlabench.cli.progress import stdout_gone
 

@@ -16,46 +16,65 @@ def warm_line(plan) -> str:
             f"process{'es' if plan.jobs > 1 else ''} before the sweep")
 
 
-def warm_and_sweep(console: Console, suite, out, options, plan, prices: dict | None = None, sweep_plan=None):
-    """`warm_then_sweep` with a bar for each: the warm-up's points, then the sweep's (counting `prices` down,
-    each point's priced seconds, where given). `sweep_plan`: the run's checked plan (run/plan.py), run as it is."""
+def warm_and_sweep(console: Console, plan, out, prices: dict | None = None):
+    """`warm_then_sweep` of a plan (run/plan.py) with a bar for each: the warm-up's points, then the sweep's
+    (counting `prices` down, each point's priced seconds, where given)."""
     from qlabench.cli.progress import RichProgress
     from qlabench.workflows.warm_sweep import warm_then_sweep
 
-    if plan.jobs or plan.groups:  # a CPU sweep of the naive backends says nothing of a warm-up it never needed
-        console.print(warm_line(plan), highlight=False)
-    if not plan.jobs:
-        with RichProgress(console, prices) as prog:
-            return warm_then_sweep(suite, out, options, plan, progress=prog, sweep_plan=sweep_plan)
-    columns = ((TextColumn("warming"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()) if console.is_terminal
-               else (MofNCompleteColumn(), TextColumn("points warmed,"), TimeElapsedColumn()))
-    bar = Progress(*columns, console=console, transient=console.is_terminal)
-    task = bar.add_task("warm", total=plan.points)
-
-    def point(i, status):
-        bar.advance(task)
-        if status.startswith("error"):
-            bar.console.print(f"  [red]warm-up[/red] point {i}: {escape(status)}", highlight=False)
-
-    def group(r):
-        if r.returncode:
-            bar.console.print(f"  [red]warm-up[/red] {escape(r.label)}: exit {r.returncode}", highlight=False)
-
-    state = {"bar": True}
-
-    class _Then(RichProgress):
-        def start(self, total):  # the warm-up is over when the sweep starts: its bar makes way
-            if state["bar"]:
-                state["bar"] = False
-                bar.stop()
-                console.print(f"warmed in {bar.tasks[0].elapsed or 0:.1f}s", highlight=False)
-            super().start(total)
-
-    bar.start()
+    warm = plan.warmup
+    if warm.jobs or warm.groups:  # a CPU sweep of the naive backends says nothing of a warm-up it never needed
+        console.print(warm_line(warm), highlight=False)
+    bar = _WarmBar(console, warm.points) if warm.jobs else None
     try:
-        with _Then(console, prices) as prog:
-            return warm_then_sweep(suite, out, options, plan, progress=prog, on_warm_point=point,
-                                   on_warm_group=group, sweep_plan=sweep_plan)
+        with RichProgress(console, prices) if bar is None else bar.then(prices) as prog:
+            return warm_then_sweep(plan, out, progress=prog, on_warm_point=bar and bar.point,
+                                   on_warm_group=bar and bar.group)
     finally:
-        if state["bar"]:
+        if bar is not None:
             bar.stop()
+
+
+class _WarmBar:
+    """The warm-up's bar: each point warmed advances it, a failure is a line under it; the sweep's bar takes its
+    place when the sweep starts (`then`)."""
+
+    def __init__(self, console: Console, points: int):
+        bar = (TextColumn("warming"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+        count = (MofNCompleteColumn(), TextColumn("points warmed,"), TimeElapsedColumn())
+        columns = bar if console.is_terminal else count
+        self.console = console
+        self.bar = Progress(*columns, console=console, transient=console.is_terminal)
+        self.task = self.bar.add_task("warm", total=points)
+        self.bar.start()
+        self.shown = True
+
+    def point(self, i, status):
+        self.bar.advance(self.task)
+        if status.startswith("error"):
+            self.bar.console.print(f"  [red]warm-up[/red] point {i}: {escape(status)}", highlight=False)
+
+    def group(self, r):
+        if r.returncode:
+            self.bar.console.print(f"  [red]warm-up[/red] {escape(r.label)}: exit {r.returncode}", highlight=False)
+
+    def stop(self) -> bool:
+        """Take the bar away (once); whether it was still shown."""
+        shown, self.shown = self.shown, False
+        if shown:
+            self.bar.stop()
+        return shown
+
+    def then(self, prices: dict | None):
+        """The sweep's progress, which first takes the warm-up's bar away: the warm-up is over when the sweep starts."""
+        from qlabench.cli.progress import RichProgress
+
+        warm = self
+
+        class _Then(RichProgress):
+            def start(self, total):
+                if warm.stop():
+                    warm.console.print(f"warmed in {warm.bar.tasks[0].elapsed or 0:.1f}s", highlight=False)
+                super().start(total)
+
+        return _Then(self.console, prices)

@@ -33,22 +33,21 @@ def warmup_cmd(
     from qlabench.measure.caches import use_cache_dir
 
     use_cache_dir(cache_dir)
-    from qlabench.core.spec import load_suite, resolve_suite_path
+    from qlabench.core.spec import resolve_suite_path
+    from qlabench.run.plan import Selection, plan_sweep
     from qlabench.run.warmup import head_groups, warm_suite
 
-    from qlabench.run.plan import Selection, plan_sweep
-
     path = str(resolve_suite_path(suite))
-    s = load_suite(path)
     # the sweep's plan, without its device (warm-up runs each group where --device says): every check of the
-    # suite and the flags; the groups' processes read the suite file again, so the plan's points go as indices
-    plan = plan_sweep(s, selection=Selection(backends=backends, modes=modes, heads=heads, seqlens=seqlens),
+    # suite and the flags; the groups' processes read the suite file, so the plan's points go as indices into it
+    plan = plan_sweep(path, selection=Selection(backends=backends, modes=modes, heads=heads, seqlens=seqlens),
                       on_device=False)
+    source = plan.source
     only = None
     if any(v is not None for v in (backends, modes, heads, seqlens)):  # an empty value is an error, not no filter
         planned = set(plan.suite.points)
-        only = {i for i, p in enumerate(s.points) if p in planned}
-    groups = head_groups(s.points, only)
+        only = {i for i, p in enumerate(source) if p in planned}
+    groups = head_groups(source, only)
     with Progress(*Progress.get_default_columns(), TimeElapsedColumn(), console=console) as prog:
         task = prog.add_task(f"warming {len(groups)} compile groups", total=len(groups))
         points = prog.add_task(f"{sum(map(len, groups))} points", total=sum(map(len, groups)))
@@ -73,7 +72,7 @@ def warmup_cmd(
         def point(i, status):
             prog.advance(points)
             if status.startswith("error"):
-                prog.console.print(f"  [red]{escape(s.points[i].label())}[/red]: {escape(status)}")
+                prog.console.print(f"  [red]{escape(source[i].label())}[/red]: {escape(status)}")
 
         def done(r):
             style = "green" if r.returncode == 0 else "red"
@@ -84,7 +83,7 @@ def warmup_cmd(
                     prog.console.print("  " + escape(ln))
             prog.advance(task)
 
-        results = warm_suite(path, s, jobs, device, only=only, on_done=done, on_build_step=build_step,
+        results = warm_suite(path, source, jobs, device, only=only, on_done=done, on_build_step=build_step,
                              on_build_done=build_done, on_point=point)
     if build_failed or any(r.returncode for r in results):
         raise typer.Exit(1)

@@ -193,14 +193,22 @@ def run_sweep(suite: Suite | SweepPlan, out_root: str | Path = "results", option
     SMBudgetError) if they cannot be honoured, e.g. an unknown timer name, graph / events on a CPU
     device, or an `sm_budget` without CUDA green contexts.
     """
-    t0 = time.perf_counter()
     if isinstance(suite, SweepPlan):
         if options is not None:
             raise TypeError("run_sweep(plan): the plan holds its options (plan_sweep(suite, options))")
         plan = suite if suite.on_device else plan_sweep(suite.suite, suite.options)
     else:  # a library caller's suite: its backend names are left to each point's row, as they always were
         plan = plan_sweep(suite, options, names=False)
-    suite, opts, device, timer = plan.suite, plan.options, plan.device, plan.timer
+    return run_plan(plan, out_root, progress)
+
+
+def run_plan(plan: SweepPlan, out_root: str | Path = "results", progress: Progress | bool | None = None) -> RunResult:
+    """Execute a plan made on its device (`plan_sweep`): nothing is planned or checked again, but the output folder
+    (a bad one fails before any worker starts) and, under a resume's lock, the points already recorded ok."""
+    if not plan.on_device:
+        raise TypeError("run_plan(plan): a plan made without its device (a dry run's) is priced, never run")
+    t0 = time.perf_counter()
+    suite, opts, device, timer, check = plan.suite, plan.options, plan.device, plan.timer, plan.check
     caller_threads = torch.get_num_threads()  # given back at the end: an in-process sweep pins them
     if progress is True:
         progress = TextProgress()
@@ -208,34 +216,32 @@ def run_sweep(suite: Suite | SweepPlan, out_root: str | Path = "results", option
         progress = None
     env = envmod.capture(device)
     run_id = opts.run_id or new_run_id()
-    check = suite.check.enabled if opts.check is None else opts.check
+    points = order_points(suite.points)
+    job = WorkerJob(suite=suite, run_id=run_id, timer=timer, check=check)
+
+    def new_executors() -> dict[bool, Executor]:
+        """A round's executors, by whether they take distributed points: those run through launches of their
+        ranks (distributed/launch.py) wherever the others run, and never alongside them."""
+        if isinstance(opts.executor, InProcess):
+            single = InlineExecutor(MeasureContext(suite=suite, device=device, env=env, run_id=run_id, timer=timer,
+                                                   registry=opts.executor.registry or REGISTRY, check=check))
+        else:
+            single = (opts.executor or local_executor)(job, device, env)
+        return {False: single, True: CPLauncher(job, device, env)}
 
     writer = PartWriter(out_root, suite.name, run_id, metadata={"suite_path": suite.path, "run_id": run_id,
                                                                 "baseline": suite.baseline or ""})
     check_writable(writer)  # before any worker starts: a bad --out fails here (exit 2), not after measuring
-    points = order_points(suite.points)
     resumed = 0
-    job = WorkerJob(suite=suite, run_id=run_id, timer=timer, check=check)
-    # A --resume holds the suite folder's lock: two at once would measure the same points twice.
+    # A --resume holds the suite folder's lock: two at once would measure the same points twice; what is done is
+    # read under it, so a resume that finished meanwhile is not measured again.
     with resumemod.resume_lock(out_root, suite.name) if opts.resume else contextlib.nullcontext():
         if opts.resume:
-            done = resumemod.done_keys(out_root, suite.name, env, checked=check,
-                                       cpu_threads=resume_threads(suite, device, caller_threads),
+            done = resumemod.done_keys(out_root, suite.name, env, checked=check, cpu_threads=plan.resume_threads,
                                        reference=suite.check.reference, regime=suite.timing.regime)
             todo = resumemod.remaining(points, done)
             resumed = len(points) - len(todo)
             points = todo
-
-        def new_executors() -> dict[bool, Executor]:
-            """The round's executors, by whether they take distributed points: those run through launches of
-            their ranks (distributed/launch.py) wherever the others run, and never alongside them."""
-            if isinstance(opts.executor, InProcess):
-                single = InlineExecutor(MeasureContext(suite=suite, device=device, env=env, run_id=run_id,
-                                                       timer=timer, registry=opts.executor.registry or REGISTRY,
-                                                       check=check))
-            else:
-                single = (opts.executor or local_executor)(job, device, env)
-            return {False: single, True: CPLauncher(job, device, env)}
 
         recorder = _Recorder(writer, progress)
 
@@ -277,28 +283,6 @@ def run_sweep(suite: Suite | SweepPlan, out_root: str | Path = "results", option
                                    f"{not_run} point(s) not measured; run the same command with --resume to continue")
         return RunResult(run_id, path, recorder.rows, device, time.perf_counter() - t0, resumed=resumed,
                          not_run=not_run, workers_started=workers_started, workers=workers)
-
-
-def still_to_run(suite: Suite, out_root: str | Path, options: RunOptions) -> list[Point]:
-    """The points `run_sweep(suite, out_root, options)` would measure: all of them, or with `resume` those no row
-    in `out_root` holds ok in this environment yet (what a warm-up ahead of a resumed sweep needs compiled)."""
-    if not options.resume:
-        return list(suite.points)
-    device = resolve_device(options.device or suite.device)
-    check = suite.check.enabled if options.check is None else options.check
-    done = resumemod.done_keys(out_root, suite.name, envmod.capture(device), checked=check,
-                               cpu_threads=resume_threads(suite, device, torch.get_num_threads()),
-                               reference=suite.check.reference, regime=suite.timing.regime)
-    return resumemod.remaining(suite.points, done)
-
-
-def resume_threads(suite: Suite, device: str, default_threads: int) -> int | None:
-    """The CPU thread count a resumed row must have been measured with (rows record `cpu_threads`): on CPU
-    a time at 1 thread is no answer for 4, so a resume with another --cpu-threads measures again. None on
-    CUDA, where the kernels, not torch's CPU threads, are timed."""
-    if torch.device(device).type != "cpu":
-        return None
-    return suite.run.cpu_threads or default_threads  # 0: torch's default in a fresh process, as here
 
 
 def _run_round(points: list[Point], suite_order: Sequence[Point], executors: dict[bool, Executor],

@@ -13,8 +13,9 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from qlabench.core import identity
 from qlabench.core.point import Point
@@ -59,12 +60,12 @@ def parse_point_line(line: str) -> tuple[int, str] | None:
     return (int(index), status) if index.isdigit() else None
 
 
-def jit_builds(suite: Suite, only: set[int] | None = None) -> dict[str, object]:
-    """backend name -> its JitBuild, for the backends of this suite's single-device points that have one."""
+def jit_builds(points: Sequence[Point], only: set[int] | None = None) -> dict[str, object]:
+    """backend name -> its JitBuild, for the backends of these single-device points that have one."""
     from qlabench.backends import REGISTRY
 
     by_backend: dict[str, list[Point]] = {}
-    for i, p in enumerate(suite.points):
+    for i, p in enumerate(points):
         if not p.distributed and (only is None or i in only):
             by_backend.setdefault(p.backend, []).append(p)
     out = {}
@@ -95,7 +96,7 @@ class _BuildThread(threading.Thread):
                                       f"{type(e).__name__}: {e}")
 
 
-def head_groups(points: tuple[Point, ...], only: set[int] | None = None) -> list[list[int]]:
+def head_groups(points: Sequence[Point], only: set[int] | None = None) -> list[list[int]]:
     """Point indices grouped by compile group (backend, head configuration, dims, dtype) and mode.
 
     Finer than a compile group on purpose: a backend's forward and backward kernels compile
@@ -148,6 +149,40 @@ def warmup_jobs(groups: int, want: bool | None, jobs: int | None, cores: int | N
     if auto >= 2:
         return auto
     return max(1, auto) if want else 0
+
+
+@dataclass(frozen=True)
+class WarmupPlan:
+    """What a warm-up ahead of a sweep will do: `jobs` processes (0: none, `why` says why) over `groups` compile
+    groups of the points `only` names: indices into the points of the suite file at `path`, which the warm-up
+    processes read (`qlabench _warm-group`)."""
+
+    jobs: int
+    groups: int
+    points: int
+    only: frozenset[int]
+    path: str
+    why: str = ""
+
+
+def plan_warmup(todo: Sequence[Point], source: Sequence[Point], path: str, device: str, want: bool | None = None,
+                jobs: int | None = None, cores: int | None = None, elsewhere: bool = False) -> WarmupPlan:
+    """The warm-up ahead of a sweep that measures `todo` on `device`: `want` None lets the host decide
+    (`warmup_jobs`), `jobs` sets the processes; `elsewhere`: the points run in this process or on other machines
+    (Ray), whose caches a warm-up here misses. `source`: the points of the suite file at `path`, in its order."""
+    if want is False:
+        return WarmupPlan(0, 0, 0, frozenset(), path, "--no-warmup")
+    if elsewhere:
+        return WarmupPlan(0, 0, 0, frozenset(), path, "the points run in this process or elsewhere")
+    path = str(Path(path))
+    if not Path(path).is_file():
+        return WarmupPlan(0, 0, 0, frozenset(), path, "the suite has no file the warm-up processes can read")
+    mine = {todo[i] for i in compiling_points(todo, device)}
+    only = frozenset(i for i, p in enumerate(source) if p in mine)
+    groups = len(head_groups(source, set(only)))
+    n = warmup_jobs(groups, want, jobs, cores)
+    why = "" if n else ("nothing here compiles" if not groups else "no core to spare for it")
+    return WarmupPlan(n, groups, len(only), only, path, why)
 
 
 def warm_points(suite: Suite, indices: list[int], device: str,
@@ -209,18 +244,19 @@ class _Group:
         return "".join(self.lines)[-2000:]
 
 
-def warm_suite(suite_path: str, suite: Suite, jobs: int, device: str | None, only: set[int] | None = None,
+def warm_suite(suite_path: str, points: Sequence[Point], jobs: int, device: str | None, only: set[int] | None = None,
                on_done: Callable[[GroupResult], None] | None = None,
                on_build_step: StepCallback | None = None,
                on_build_done: Callable[[BuildResult], None] | None = None,
                on_point: PointCallback | None = None) -> list[GroupResult]:
-    """Warm all compile groups of a suite (or of the points `only` names) with up to `jobs` processes at once;
-    `on_done` hears of each group as it ends, `on_point` of each point as its group's process warms it.
+    """Warm all compile groups of the suite file `suite_path`, whose `points` they are (or of the points `only`
+    names), with up to `jobs` processes at once; `on_done` hears of each group as it ends, `on_point` of each point
+    as its group's process warms it. The processes read the file and warm its points by their index there.
 
     A backend with a JitBuild (FlashInfer) builds first, in a thread beside the other groups; its own
     groups start when the build is done, and are reported failed without running if it failed."""
-    groups = head_groups(suite.points, only)
-    builds = {name: _BuildThread(name, b, on_build_step) for name, b in jit_builds(suite, only).items()}
+    groups = head_groups(points, only)
+    builds = {name: _BuildThread(name, b, on_build_step) for name, b in jit_builds(points, only).items()}
     for t in builds.values():
         t.start()
     reported: set[str] = set()
@@ -230,7 +266,7 @@ def warm_suite(suite_path: str, suite: Suite, jobs: int, device: str | None, onl
     env = dict(os.environ, PYTHONUNBUFFERED="1")
 
     def waiting(idx: list[int]) -> bool:
-        t = builds.get(suite.points[idx[0]].backend)
+        t = builds.get(points[idx[0]].backend)
         return t is not None and t.is_alive()
 
     def report_builds() -> None:
@@ -244,12 +280,12 @@ def warm_suite(suite_path: str, suite: Suite, jobs: int, device: str | None, onl
         report_builds()
         ready = []
         for gi, idx in [g for g in pending if not waiting(g[1])]:
-            t = builds.get(suite.points[idx[0]].backend)
+            t = builds.get(points[idx[0]].backend)
             if t is None or t.result is None or t.result.ok:
                 ready.append((gi, idx))
                 continue
             pending.remove((gi, idx))  # its build failed: reported, not run
-            res = GroupResult(gi, _label(suite.points[idx[0]]), len(idx), 1, 0.0,
+            res = GroupResult(gi, _label(points[idx[0]]), len(idx), 1, 0.0,
                               f"not run: error: {t.result.label} failed: {t.result.error}")
             results.append(res)
             if on_done:
@@ -268,7 +304,7 @@ def warm_suite(suite_path: str, suite: Suite, jobs: int, device: str | None, onl
             if group.proc.poll() is None:
                 continue
             running.remove(group)
-            res = GroupResult(group.index, _label(suite.points[group.idx[0]]), len(group.idx),
+            res = GroupResult(group.index, _label(points[group.idx[0]]), len(group.idx),
                               group.proc.returncode, time.perf_counter() - group.t0, group.log_tail())
             results.append(res)
             if on_done:

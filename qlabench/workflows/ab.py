@@ -195,7 +195,7 @@ def warm_variant(suite: Suite, v: Variant, jobs: int, device: str | None) -> tup
 
     t0 = time.perf_counter()
     with worker_pythonpath(v):
-        res = warm_suite(str(Path(suite.path).resolve()), suite, jobs, device)
+        res = warm_suite(str(Path(suite.path).resolve()), suite.points, jobs, device)
     failed = [r for r in res if r.returncode]
     why = next((ln.strip() for r in failed for ln in reversed(r.log_tail.splitlines()) if ln.strip()), "")
     if failed and not why:

@@ -20,31 +20,28 @@ from qlabench.analyze.answer import Case, Question
 from qlabench.analyze.evidence.costs import DeviceCost, point_costs, point_prices
 from qlabench.analyze.evidence.current import rows_or_current
 from qlabench.core.errors import ConfigError, DeviceError
-from qlabench.core.spec import Suite, load_suite
 from qlabench.run.options import RunOptions
-from qlabench.run.sweep import new_run_id, resolve_device
-from qlabench.workflows.warm_sweep import WarmupPlan, plan_warmup
+from qlabench.run.plan import SweepPlan, Warmup, plan_sweep, resolve_device
+from qlabench.run.sweep import new_run_id
 
 
 @dataclass
 class MeasurePlan:
-    """What `advise --measure` will measure here: nothing (`suite` None: every candidate has its rows on `model`),
-    or `suite` (written at `suite_path`) run with `options` after `warmup`; `cost`: its points priced from the
+    """What `advise --measure` will measure here: nothing (`sweep` None: every candidate has its rows on `model`),
+    or the suite written at `suite_path`, as `sweep` plans it (with its warm-up); `cost`: its points priced from the
     evidence of one GPU model (`cost.device`: this one where it has rows, else the one with most of them)."""
 
     device: str  # as a sweep takes it: cuda, cuda:1, cpu
     model: str  # as rows record it: 'NVIDIA H200'
     missing: dict[Case, list[str]] = field(default_factory=dict)
-    suite: Suite | None = None
+    sweep: SweepPlan | None = None
     suite_path: Path | None = None
-    options: RunOptions | None = None
-    warmup: WarmupPlan | None = None
     cost: DeviceCost | None = None
     prices: dict = field(default_factory=dict)  # each point's priced seconds on `cost.device` (None: not priced)
 
     @property
     def points(self) -> int:
-        return len(self.suite.points) if self.suite else 0
+        return len(self.sweep.suite.points) if self.sweep else 0
 
 
 def _here(device: str | None) -> str:
@@ -85,14 +82,13 @@ def plan_measure(q: Question, ans: Advice, results: Iterable = (), out: str | Pa
         plan.suite_path.write_text(missing_suite(q, plan.missing))
     except OSError as e:
         raise ConfigError(f"--out {out}: cannot write the suite {plan.suite_path}: {e.strerror or e}") from None
-    plan.suite = load_suite(str(plan.suite_path))
     # the suite times with CUDA graphs, as the study does; a CPU has only the wall clock
-    plan.options = RunOptions(device=where, timer=None if where.startswith("cuda") else "auto", run_id=run_id)
-    plan.options.check_size(plan.suite)
-    plan.warmup = plan_warmup(plan.suite, plan.options, warmup, warmup_jobs, cores)
+    options = RunOptions(device=where, timer=None if where.startswith("cuda") else "auto", run_id=run_id)
+    plan.sweep = plan_sweep(str(plan.suite_path), options, warmup=Warmup(warmup, warmup_jobs, cores))
+    points = plan.sweep.suite.points
     rows, _, _ = rows_or_current(list(results))
-    priced = point_costs(plan.suite.points, rows)
+    priced = point_costs(points, rows)
     plan.cost = next((d for d in priced if d.device == plan.model), priced[0] if priced else None)
     if plan.cost is not None:
-        plan.prices = dict(zip(plan.suite.points, point_prices(plan.suite.points, rows, plan.cost.device)))
+        plan.prices = dict(zip(points, point_prices(points, rows, plan.cost.device)))
     return plan

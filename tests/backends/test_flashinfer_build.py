@@ -164,7 +164,7 @@ def test_warmup_holds_a_backends_groups_until_its_build_is_done(tmp_path, monkey
 
     t = threading.Thread(target=release)
     t.start()
-    results = warmup.warm_suite(path, suite, jobs=2, device="cpu",
+    results = warmup.warm_suite(path, suite.points, jobs=2, device="cpu",
                                 on_build_step=lambda label, k, n, what: events.append(("step", label, k, n)),
                                 on_build_done=lambda b: events.append(("built", b.label, b.ok, b.wall_s)))
     t.join()
@@ -183,6 +183,6 @@ def test_a_failed_build_fails_its_groups_without_running_them(tmp_path, monkeypa
     monkeypatch.setattr(type(backend), "jit_build", lambda self, pts: JitBuild("fake module", run))
     monkeypatch.setattr(warmup.subprocess, "Popen", lambda *a, **kw: pytest.fail("a group ran after a failed build"))
     built = []
-    results = warmup.warm_suite(path, suite, jobs=2, device="cpu", on_build_done=built.append)
+    results = warmup.warm_suite(path, suite.points, jobs=2, device="cpu", on_build_done=built.append)
     assert [b.ok for b in built] == [False] and "ninja exit 1" in built[0].error
     assert [r.returncode for r in results] == [1] and "not run" in results[0].log_tail

@@ -44,7 +44,7 @@ def test_a_project_error_from_a_command_is_one_line_and_exit_2(monkeypatch, tmp_
     def fails(*a, **k):
         raise error
 
-    monkeypatch.setattr(sweep_module, "run_sweep", fails)
+    monkeypatch.setattr(sweep_module, "run_plan", fails)
     result = invoke("run", "sweep", "--suite", data_dir / "tiny-cpu.toml", "--out", tmp_path / "out")
     assert result.exit_code == 2
     assert result.stderr == f"error: {error}\n"  # one line, markup-like text kept as is
@@ -52,11 +52,11 @@ def test_a_project_error_from_a_command_is_one_line_and_exit_2(monkeypatch, tmp_
 
 
 @pytest.mark.parametrize("error", [RuntimeError, ValueError, KeyError])
-def test_a_bug_inside_run_sweep_is_not_turned_into_exit_2(monkeypatch, tmp_path, data_dir, error):
+def test_a_bug_inside_the_sweep_is_not_turned_into_exit_2(monkeypatch, tmp_path, data_dir, error):
     def bug(*a, **k):
-        raise error("a bug in run_sweep")
+        raise error("a bug in run_plan")
 
-    monkeypatch.setattr(sweep_module, "run_sweep", bug)
+    monkeypatch.setattr(sweep_module, "run_plan", bug)
     result = invoke("run", "sweep", "--suite", data_dir / "tiny-cpu.toml", "--out", tmp_path / "out")
     assert result.exit_code not in (0, 2)
     assert isinstance(result.exception, error)
@@ -69,8 +69,8 @@ def test_a_bug_shows_its_traceback_on_the_console(tmp_path, data_dir):
         "import sys\n"
         "import qlabench.run.sweep as s\n"
         "def bug(*a, **k):\n"
-        "    raise RuntimeError('a bug in run_sweep')\n"
-        "s.run_sweep = bug\n"
+        "    raise RuntimeError('a bug in run_plan')\n"
+        "s.run_plan = bug\n"
         "from qlabench.cli import main\n"
         f"sys.argv = ['qlabench', 'run', 'sweep', '--suite', {str(data_dir / 'tiny-cpu.toml')!r}, "
         f"'--out', {str(tmp_path / 'out')!r}]\n"
@@ -79,7 +79,7 @@ def test_a_bug_shows_its_traceback_on_the_console(tmp_path, data_dir):
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 1
     assert "Traceback (most recent call last)" in proc.stderr
-    assert "RuntimeError: a bug in run_sweep" in proc.stderr
+    assert "RuntimeError: a bug in run_plan" in proc.stderr
     assert "error:" not in proc.stderr
 
 

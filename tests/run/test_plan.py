@@ -12,7 +12,7 @@ from qlabench.cli import app
 from qlabench.core.errors import BackendError, ConfigError, DeviceError
 from qlabench.core.spec import load_suite
 from qlabench.run.options import InProcess, RunOptions
-from qlabench.run.plan import Selection, plan_sweep
+from qlabench.run.plan import Selection, Warmup, plan_sweep
 
 
 def invoke(*args):
@@ -103,3 +103,56 @@ def test_a_plan_carries_its_options_into_run_sweep(tmp_path, data_dir):
     assert {(r.backend, r.mode) for r in res.rows} == {("naive-chunk", "fwd")}
     with pytest.raises(TypeError, match="the plan holds its options"):
         run_sweep(plan, tmp_path, dataclasses.replace(plan.options))
+
+
+def test_a_sweep_reads_its_suite_once(tmp_path, data_dir, monkeypatch):
+    """The plan loads the suite and its warm-up takes its points by index from what was read: nothing reads the
+    file again (the warm-up's plan read it a second time, and the sweep's command a first)."""
+    import qlabench.core.spec as spec
+
+    reads = []
+    parse = spec.parse_suite
+    monkeypatch.setattr(spec, "parse_suite",
+                        lambda data, path="<suite>", **k: reads.append(path) or parse(data, path, **k))
+    r = invoke("run", "sweep", "--suite", data_dir / "tiny-cpu.toml", "--out", tmp_path / "out", "--backends",
+               "naive-chunk", "--modes", "fwd", "--device", "cpu", "--warmup")
+    assert r.exit_code == 0, r.output
+    assert len(reads) == 1
+
+
+def test_a_plan_holds_its_warm_up_and_sampling_bound(data_dir):
+    path = str(data_dir / "tiny-cpu.toml")
+    plan = plan_sweep(path, RunOptions(device="cpu"), Selection(backends="naive-chunk"), warmup=Warmup(want=False))
+    assert plan.source == load_suite(path).points and set(plan.suite.points) < set(plan.source)
+    assert plan.warmup.jobs == 0 and plan.warmup.why == "--no-warmup"
+    t = plan.suite.timing
+    assert plan.estimate.sampling_s == (t.max_time_s + plan.estimate.lead_in_s + t.min_time_s) * len(plan.suite.points)
+    assert plan_sweep(path, RunOptions(device="cpu")).warmup.jobs == 0  # none asked: none planned
+
+
+def test_a_dry_runs_plan_is_never_run(tmp_path, data_dir):
+    from qlabench.run.sweep import run_plan
+
+    dry = plan_sweep(str(data_dir / "tiny-cpu.toml"), RunOptions(device="cpu"), on_device=False)
+    with pytest.raises(TypeError, match="a plan made without its device"):
+        run_plan(dry, tmp_path)
+    assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--backends", "nope"], "no backend 'nope'"),
+    (["--shard", "3/2"], "need 0 <= I < N"),
+    (["--autotune", "sometimes"], "--autotune must be one of"),
+    (["--max-points", "2"], "over the limit of 2"),
+    (["--device", "cuda:7"], "CUDA is not available"),
+    (["--timer", "nope"], "nope"),
+])
+def test_each_check_of_the_suite_and_its_options_fails_in_the_plan_before_any_work(flags, message, tmp_path,
+                                                                                     data_dir, monkeypatch):
+    import qlabench.run.sweep as sweeps
+
+    monkeypatch.setattr(sweeps, "run_plan", lambda *a, **k: pytest.fail("the sweep started"))
+    r = invoke("run", "sweep", "--suite", data_dir / "tiny-cpu.toml", "--out", tmp_path / "out", *flags)
+    assert r.exit_code == 2, r.output
+    assert r.stderr.startswith("error: ") and message in " ".join(r.stderr.split()), r.stderr
+    assert not (tmp_path / "out").exists()

@@ -26,7 +26,7 @@ def test_a_groups_process_reports_each_point_as_it_is_warmed(data_dir):
     path = str(data_dir / "tiny-cpu.toml")
     suite = load_suite(path)
     heard = []
-    results = warm_suite(path, suite, jobs=2, device="cpu", only={0, 1},
+    results = warm_suite(path, suite.points, jobs=2, device="cpu", only={0, 1},
                          on_point=lambda i, status: heard.append(("point", i, status)),
                          on_done=lambda r: heard.append(("group", r.points, r.returncode)))
     assert [r.returncode for r in results] == [0] * len(results)

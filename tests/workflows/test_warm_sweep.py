@@ -1,5 +1,5 @@
-"""A sweep's warm-up (workflows/warm_sweep.py, run/warmup.py): how many processes the host can spare, which
-points compile, and a warm-up that runs before the sweep's first point."""
+"""A sweep's warm-up (workflows/warm_sweep.py; planned by run/plan.py with run/warmup.py): how many processes the
+host can spare, which points compile, and a warm-up that runs before the sweep's first point."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ import dataclasses
 from qlabench.core.point import Point
 from qlabench.core.spec import load_suite
 from qlabench.run.options import InProcess, RunOptions
-from qlabench.run.warmup import compiling_points, warmup_jobs
-from qlabench.workflows.warm_sweep import WarmupPlan, plan_warmup, warm_then_sweep
+from qlabench.run.plan import Warmup, plan_sweep
+from qlabench.run.warmup import WarmupPlan, compiling_points, warmup_jobs
+from qlabench.workflows.warm_sweep import warm_then_sweep
 
 
 def _p(backend: str, distributed: bool = False) -> Point:
@@ -36,11 +37,11 @@ def test_only_points_of_compiling_backends_on_cuda_are_warmed():
 
 
 def test_a_cpu_sweep_of_the_naive_backends_plans_no_warm_up(data_dir):
-    suite = load_suite(str(data_dir / "tiny-cpu.toml"))
-    plan = plan_warmup(suite, RunOptions(device="cpu"), cores=64)
+    suite = str(data_dir / "tiny-cpu.toml")
+    plan = plan_sweep(suite, RunOptions(device="cpu"), warmup=Warmup(cores=64)).warmup
     assert plan.jobs == 0 and plan.why == "nothing here compiles"
-    assert plan_warmup(suite, RunOptions(executor=InProcess()), want=True).jobs == 0
-    assert plan_warmup(suite, RunOptions(), want=False).why == "--no-warmup"
+    assert plan_sweep(suite, RunOptions(executor=InProcess()), warmup=Warmup(want=True)).warmup.jobs == 0
+    assert plan_sweep(suite, RunOptions(), warmup=Warmup(want=False)).warmup.why == "--no-warmup"
 
 
 def test_the_warm_up_runs_before_the_sweep_and_the_sweep_measures_every_point(data_dir, tmp_path):
@@ -48,8 +49,9 @@ def test_the_warm_up_runs_before_the_sweep_and_the_sweep_measures_every_point(da
     points, then the sweep measures them, and the warm-up's seconds are its own."""
     path = str(data_dir / "tiny-cpu.toml")
     suite = load_suite(path)
-    suite = dataclasses.replace(suite, points=suite.points[:2])
-    plan = WarmupPlan(jobs=2, groups=2, points=2, only=frozenset({0, 1}), path=path)
+    plan = plan_sweep(dataclasses.replace(suite, points=suite.points[:2]), RunOptions(device="cpu"))
+    plan = dataclasses.replace(plan, source=suite.points,
+                               warmup=WarmupPlan(jobs=2, groups=2, points=2, only=frozenset({0, 1}), path=path))
     order = []
 
     class Heard:
@@ -62,7 +64,7 @@ def test_the_warm_up_runs_before_the_sweep_and_the_sweep_measures_every_point(da
         def point_done(self, row):
             pass
 
-    res, warmed = warm_then_sweep(suite, tmp_path, RunOptions(device="cpu"), plan, progress=Heard(),
+    res, warmed = warm_then_sweep(plan, tmp_path, progress=Heard(),
                                   on_warm_point=lambda i, status: order.append(("warm", i, status)))
     assert sorted(order[:2]) == [("warm", 0, "ok"), ("warm", 1, "ok")] and order[2] == ("sweep", 2)
     assert warmed is not None and warmed.failed == 0 and warmed.wall_s > 0 and warmed.jobs == 2
@@ -71,7 +73,8 @@ def test_the_warm_up_runs_before_the_sweep_and_the_sweep_measures_every_point(da
 
 
 def test_a_resumed_sweep_warms_only_what_it_still_measures(data_dir, tmp_path):
-    from qlabench.run.sweep import run_sweep, still_to_run
+    from qlabench.run.plan import still_to_run
+    from qlabench.run.sweep import run_sweep
 
     suite = load_suite(str(data_dir / "tiny-cpu.toml"))
     run_sweep(dataclasses.replace(suite, points=suite.points[:2]), tmp_path, RunOptions(device="cpu"))
@@ -84,7 +87,8 @@ def test_a_gpu_suite_is_planned_on_a_host_without_one(tmp_path):
     """A dry run prices a GPU suite on a CPU box: its warm-up is planned for the device the suite asks for (the
     sweep itself refuses a device that is not there)."""
     suite = load_suite("h200-smoke")
-    plan = plan_warmup(suite, RunOptions(), cores=16)
+    plan = plan_sweep("h200-smoke", RunOptions(), on_device=False, warmup=Warmup(cores=16)).warmup
     compiling = [p for p in suite.points if not p.backend.startswith("naive")]
     assert plan.points == len(compiling) and 0 < plan.groups <= plan.points and plan.jobs == min(plan.groups, 8)
-    assert plan_warmup(suite, RunOptions(resume=True), cores=16, out=tmp_path).points == plan.points
+    resumed = plan_sweep("h200-smoke", RunOptions(resume=True), on_device=False, warmup=Warmup(cores=16), out=tmp_path)
+    assert resumed.warmup.points == plan.points
