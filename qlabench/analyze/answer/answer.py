@@ -28,7 +28,7 @@ from qlabench.analyze.answer.tuning import tuning_caveats
 from qlabench.analyze.answer.question import WORKLOAD_MODES, Case, Question
 from qlabench.analyze.answer.ranking import Entry, rank, remeasurable
 from qlabench.analyze.answer.spread import SameCall, apply_floor, order_flips, same_call_floor
-from qlabench.analyze.answer.rows import at_gate, case_problems, newest_run, newest_version
+from qlabench.analyze.answer.rows import at_gate, case_problems, newest_version, one_run
 from qlabench.analyze.evidence.current import rows_or_current
 from qlabench.analyze.kit.ties import is_tie
 from qlabench.analyze.evidence import believed, device_series, devices_of, evidence_notes
@@ -258,8 +258,9 @@ def _answer(problem: pd.DataFrame, q: Question, case: Case, device: str | None, 
     left_out = sorted(set(problem.loc[testing, "backend"]))
     problem = problem[~testing]
     mine_rows = at_gate(problem, q.gate)
-    # the recommended timing regime's rows, where a backend has them, however new its other rows are
-    ranked = newest_run(newest_version(prefer_recommended(mine_rows, ["backend", "mode"])))
+    # the recommended timing regime's rows, where a backend has them, however new its other rows are; of those, one
+    # run that measured every candidate where one did
+    ranked = one_run(newest_version(prefer_recommended(mine_rows, ["backend", "mode"])))
     entries, launch, launch_notes = _ranked(ranked, q, modes)
     apply_floor(entries, floor.floor)
     entries = attach_checks(attach_calls(entries), ranked)

@@ -1,9 +1,11 @@
-"""The rows that answer one case of a question: same kernel problem, one library version per backend.
+"""The rows that answer one case of a question: same kernel problem, one library version per backend, one run.
 
 A kernel sees heads, head dims, dtype, the packed sequences and the gate values; the model name is only
 a label, so rows of any model with the same heads at its TP degree answer the question. Rows of several
 library versions of one backend (FlashQLA 0.1.2 and 0.1.3, say) are never mixed into one ranking: the
-newest version present leads, and the others become a caveat (caveats.py).
+newest version present leads, and the others become a caveat (caveats.py). Of those rows, one run that measured
+every candidate is read where one exists (one_run): two calls timed in one process on one card, one after the
+other, differ by less than the same call timed in two runs (docs/BENCHMARKS.md, "Ties").
 """
 
 from __future__ import annotations
@@ -125,3 +127,43 @@ def newest_run(rows: pd.DataFrame) -> pd.DataFrame:
         if k in newest and k not in run_of_newest and t == newest[k]:
             run_of_newest[k] = r
     return rows[[r == run_of_newest.get(k) for k, r in zip(keys, run_ids)]]
+
+
+def _good(row: dict) -> bool:
+    """An ok row checked at its own size (where the row says): one a ranking reads."""
+    if row.get("status") != "ok":
+        return False
+    at_size = row.get("checked_at_size", True)
+    return not _missing(at_size) and bool(at_size)
+
+
+def one_run(rows: pd.DataFrame) -> pd.DataFrame:
+    """The rows of the newest run that measured every (backend, mode) of `rows` as well as any run did (a good row
+    wherever some run has one: ok, checked at its size); where no run did, each (backend, mode)'s newest run
+    (newest_run), and the answer says which runs it mixes (caveats.mixing_caveats)."""
+    if rows.empty or "run_id" not in rows:
+        return newest_run(rows)
+    cols = [c for c in ("backend", "mode", "run_id", "timestamp", "status", "checked_at_size") if c in rows]
+    records = rows[cols].to_dict("records")
+    wanted: set[tuple] = set()  # every (backend, mode) the rows hold
+    wanted_good: set[tuple] = set()  # those of them some run measured well
+    held: dict[object, set[tuple]] = {}
+    held_good: dict[object, set[tuple]] = {}
+    newest: dict[object, object] = {}
+    for r in records:
+        k, run, t = (r["backend"], r["mode"]), r["run_id"], r.get("timestamp")
+        if _missing(k[0]) or _missing(k[1]) or _missing(run) or _missing(t):
+            continue
+        good = _good(r)
+        wanted.add(k)
+        held.setdefault(run, set()).add(k)
+        if good:
+            wanted_good.add(k)
+            held_good.setdefault(run, set()).add(k)
+        if run not in newest or t > newest[run]:
+            newest[run] = t
+    complete = [run for run in held if held[run] >= wanted and held_good.get(run, set()) >= wanted_good]
+    if len(held) < 2 or not complete:
+        return newest_run(rows)
+    best = max(complete, key=lambda run: newest[run])
+    return rows[rows["run_id"] == best]
