@@ -36,6 +36,17 @@ def test_a_prefill_ranks_on_the_eager_time_by_default_and_on_the_device_time_whe
     assert graph.launch == "graph" and graph.fastest.time_ms == 0.39
 
 
+def test_the_unverified_eager_note_is_for_launch_bound_calls_only(tmp_path, make_row):
+    """A call whose eager time is its device time (not launch-bound) is checked by that device time: its eager
+    ranking says nothing of the launch probe; one launch-bound candidate brings the note back."""
+    bound = [row(make_row, "fla", 3.6, 3.62, launch_bound=False),
+             row(make_row, "flash_qla", 1.05, 1.06, launch_bound=False)]
+    note = "eager: these times are qlabench's own launch probe"
+    assert not any(n.startswith(note) for n in ask(tmp_path, bound).cases[0].caveats)
+    bound[1] = row(make_row, "flash_qla", 1.05, 2.6, launch_bound=True)
+    assert any(n.startswith(note) for n in ask(tmp_path, bound).cases[0].caveats)
+
+
 def test_where_the_two_regimes_have_different_winners_the_answer_says_so_in_one_line(tmp_path, make_row):
     # a fast kernel behind a costly launch: fastest on the device, slowest eagerly (FlashQLA's auto CP at 1x8192)
     rs = [row(make_row, "fla", 0.9, 1.0), row(make_row, "flash_qla", 0.163, 0.539),

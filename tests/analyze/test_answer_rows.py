@@ -69,6 +69,7 @@ def test_one_run_is_not_a_run_whose_row_is_bad_where_another_run_measured_that_c
         assert set(one_run(df)["run_id"]) == {"a", "b"}
         assert list(one_run(df)["backend"]) == ["fla", "flash_qla"]
     # where no run measured the candidate well, a complete run is still one run
-    df = _runs(("fla", "fwd", "2026-12-04T10", "a", "ok", True), ("flash_qla", "fwd", "2026-12-04T11", "a", "error", True),
+    df = _runs(("fla", "fwd", "2026-12-04T10", "a", "ok", True),
+               ("flash_qla", "fwd", "2026-12-04T11", "a", "error", True),
                ("fla", "fwd", "2026-12-05T10", "b", "ok", True))
     assert set(one_run(df)["run_id"]) == {"a"}

@@ -239,3 +239,23 @@ def test_the_answer_runs_block_counts_each_answers_runs_and_cards(tmp_path, make
     bad = _doc(tmp_path, "b.md", "answer-runs models=qwen3.5-397b seqlens=8x1024")
     with pytest.raises(BlockError, match="each entry is MODEL:TP"):
         check_files([bad], BlockContext(load_catalog(res)), BLOCKS)
+
+
+def test_the_advise_block_names_the_gpu_of_its_answer_and_keeps_to_the_gpu_it_is_given(tmp_path, make_row):
+    """Rows of two GPU models answer one case apart: the block says which model its table is, and `gpu=` holds it
+    to one (a page about the H200's evidence never shows an H100's answer because that one has more rows)."""
+    res = tmp_path / "results"
+    (res / "run").mkdir(parents=True)
+    specs = (("fla", 0.137, "R1", "NVIDIA H200"), ("flash_qla", 0.062, "R1", "NVIDIA H200"),
+             ("fla", 0.2, "R2", "NVIDIA H100 80GB HBM3"), ("flash_qla", 0.3, "R2", "NVIDIA H100 80GB HBM3"),
+             ("flash_qla-nocp", 0.25, "R2", "NVIDIA H100 80GB HBM3"))
+    for b, ms, run, device in specs:
+        write_rows(res / "run" / f"{run}-{b}.parquet",
+                   [make_row(**ROW, backend=b, seqlens=(1024,) * 8, total_tokens=8192, median_ms=ms,
+                             samples_ms=(ms,) * 3, run_id=run, device=device, timestamp="2026-12-01T00:00:00+00:00")])
+    largest = _rendered(tmp_path, res, "advise model=qwen3.5-397b tp=8 seqlens=8x1024")
+    assert "(h 2/8) on NVIDIA H100 80GB HBM3, prefill" in largest, largest
+    held = _rendered(tmp_path, res, "advise model=qwen3.5-397b tp=8 seqlens=8x1024 gpu=H200")
+    assert "(h 2/8) on NVIDIA H200, prefill" in held and '--gpu "H200"' in held
+    assert "| 8x1024 | `flash_qla` | 0.062 | 2.21x | fla (0.137) |" in held, held
+    assert "H100" not in held

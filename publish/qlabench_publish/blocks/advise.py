@@ -1,9 +1,11 @@
 """The `advise` block: `qlabench advise`'s answer for one model, TP degree and list of cases, as a table.
 
     <!-- qlabench:block advise model=qwen3.5-397b tp=8 seqlens=32768,4x8192,8x1024 -->
-    <!-- qlabench:block advise model=qwen3.5-397b tp=8 seqlens=32768,8192 workload=train -->
+    <!-- qlabench:block advise model=qwen3.5-397b tp=8 seqlens=32768,8192 workload=train gpu=H200 -->
 
-`workload` is `prefill` (the default: the forward) or `train` (a training step: forward and backward).
+`workload` is `prefill` (the default: the forward) or `train` (a training step: forward and backward). `gpu`, as
+`advise --gpu`: the rows of that GPU model only (a page about one card's evidence names it); the table's first
+line names the GPU model(s) its answers come from either way.
 Each case's recommendation, its time and speedup over FLA, the runner-up, the runs the times come from,
 and the caveats that say a library's own choice is the wrong one or that rows are missing; the same
 `answer_case` the command runs, on the current evidence.
@@ -11,7 +13,7 @@ and the caveats that say a library's own choice is the wrong one or that rows ar
 
 from __future__ import annotations
 
-from qlabench.analyze.answer.answer import answer_case
+from qlabench.analyze.answer.answer import answer_case, of_gpu
 from qlabench.analyze.answer.question import make_question
 from qlabench_publish.blocks.context import BlockContext
 from qlabench_publish.blocks.params import int_param
@@ -21,11 +23,12 @@ from qlabench.core.text import md_code
 
 
 def advise_block(ctx: BlockContext, model: str, tp: str, seqlens: str, current: str = "fla",
-                 workload: str = "prefill") -> str:
+                 workload: str = "prefill", gpu: str | None = None) -> str:
     if workload not in ("prefill", "train"):  # decode is the serving page's (serving-against), by batch not seqlens
         raise ConfigError(f"parameter workload={workload}: must be prefill or train")
-    q = make_question(model, int_param("tp", tp), workload, seqlens, None, current)
+    q = make_question(model, int_param("tp", tp), workload, seqlens, None, current, gpu=gpu)
     cases = [_answered(ctx, q, c) for c in q.cases]
+    devices = sorted({c.device for c in cases if c.device})
     runs = sorted({r for c in cases for e in c.entries for r in e.runs})
     tag = {r: chr(ord("A") + i) for i, r in enumerate(runs)}
     h_qk, h_v = q.heads
@@ -34,7 +37,9 @@ def advise_block(ctx: BlockContext, model: str, tp: str, seqlens: str, current: 
     launched = sorted({c.launch for c in cases if any(e.ok for e in c.entries)}) or [q.launch_regime]
     how = " and ".join({"eager": "launched eagerly (unverified: docs/BENCHMARKS.md, 'Three times')",
                         "graph": "replayed in a CUDA graph"}[x] for x in launched)
-    lines = [f"{q.model} at TP{q.tp} (h {h_qk}/{h_v}), {what}, the published gate, times of the call {how}; "
+    asked += f' --gpu "{gpu}"' if gpu else ""
+    on_gpu = f" on {' and '.join(devices)}" if devices else ""
+    lines = [f"{q.model} at TP{q.tp} (h {h_qk}/{h_v}){on_gpu}, {what}, the published gate, times of the call {how}; "
              f"`qlabench advise --model {q.model} --tp {q.tp} --seqlens {seqlens}{asked}` on the current evidence:", "",
              f"| case | use | ms | x vs {current} | runner-up | runs (use, runner-up; {current}) |",
              "|---|---|---:|---:|---|---|"]
@@ -100,7 +105,12 @@ def _answered(ctx: BlockContext, q, case):
     `answer-runs` blocks ask the same ones."""
     seen = ctx.derived(_no_answers)
     if (q, case) not in seen:
-        seen[(q, case)] = answer_case(ctx.rows, q, case)
+        rows = ctx.rows
+        if q.gpu is not None:  # as `advise --gpu`: that GPU model's rows, its same-call floor read from them too
+            if ("rows", q.gpu) not in seen:
+                seen[("rows", q.gpu)] = of_gpu(ctx.rows, q.gpu)[0]
+            rows = seen[("rows", q.gpu)]
+        seen[(q, case)] = answer_case(rows, q, case)
     return seen[(q, case)]
 
 

@@ -272,12 +272,13 @@ def _answer(problem: pd.DataFrame, q: Question, case: Case, device: str | None, 
     missing = [b for b in candidates(q.workload, measured=measured, named=(q.current,)) if b not in present]
     timed = [e for e in entries if e.ok]
     flips = order_flips(timed[0], timed[1], mine_rows, launch) if len(timed) > 1 else []
-    if launch == "eager" and timed:
-        # measured on the H200 (docs/BENCHMARKS.md, "Three times"): the worker's eager times read above the same call
-        # launched by a standalone process on the same host, by a factor that varied between points
-        launch_notes.append("eager: these times are qlabench's own launch probe, inside its worker; on the H200 they "
-                            "read above a standalone launch of the same call on the same host (docs/BENCHMARKS.md, "
-                            "'Three times'): unverified; the device times (--launch graph) are")
+    if launch == "eager" and any(e.launch_bound is not False for e in timed):
+        # measured on the H200 (docs/BENCHMARKS.md, "Three times"): the worker's eager times of launch-bound calls read
+        # apart from the same call launched by a standalone process on the same host, by a factor that varied between
+        # points; a call whose eager time is its device time (not launch-bound) is checked by that device time
+        launch_notes.append("eager: these times are qlabench's own launch probe, inside its worker; where a call is "
+                            "launch-bound they read apart from a standalone launch of the same call on the same host "
+                            "(docs/BENCHMARKS.md, 'Three times'): unverified; the device times (--launch graph) are")
     notes = (cv.missing_caveats(entries, missing) + cv.unranked_caveats(entries) + launch_notes
              + _launch_difference(ranked, q, modes, entries, launch, floor)
              + cv.current_caveats(entries, q.current) + cv.tie_caveats(entries, flips)
