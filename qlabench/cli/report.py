@@ -38,6 +38,8 @@ def report_cmd(
     sm_budget: bool = typer.Option(False, "--sm-budget", help="The SM-budget page instead (rows held to a share "
                                    "of the GPU's SMs): the winner per budget, each library's auto-CP regret, time "
                                    "against SMs, extra device memory per call"),
+    gpu: str = typer.Option(None, "--gpu", help="The study page on this GPU model's rows only (H200, \"H100\"), as "
+                            "`advise --gpu` (default: every GPU of the results)"),
     large_batch: bool = typer.Option(False, "--large-batch", help="The large-batch page instead (packed batches "
                                      "of many sequences, e.g. results/h200-large-batch/large-batch): every "
                                      "backend's time, FlashQLA's kernels beside its total and FlashInfer's fused "
@@ -57,6 +59,8 @@ def report_cmd(
     def read_results(paths):  # every run: the numerics and layer pages pick their rows themselves
         return read_evidence(paths, all_runs=True).rows
 
+    if (serving or sm_budget or large_batch) and gpu:
+        raise ConfigError("--gpu belongs to the study page, not to --serving, --sm-budget or --large-batch")
     if serving and (published or layer or numerics):
         raise ConfigError("--published, --layer and --numerics belong to the study page, not to --serving")
     if serving and not results:
@@ -87,10 +91,11 @@ def report_cmd(
     from qlabench.analyze.study import study_from_paths, write_report
 
     args = [*map(str, results or ()), *(("--published", published) if published else ()),
+            *(("--gpu", gpu) if gpu else ()),
             *(a for p in layer or () for a in ("--layer", str(p))),
             *(a for p in numerics or () for a in ("--numerics", str(p))), "--out", str(out)]
     study = study_from_paths(results or (), published, tolerance, numerics=numerics,
-                             command=shlex.join(["qlabench", "report", *args]))
+                             command=shlex.join(["qlabench", "report", *args]), gpu=gpu)
     layer_rows = read_results(layer) if layer else None
     files = write_report(study, out, layer_rows)
     console.print(study.summary.line, highlight=False, soft_wrap=True)

@@ -20,7 +20,7 @@ from qlabench.analyze.study import build_study, load_published, study_from_paths
 from qlabench.analyze.study.explain import explain_value
 from qlabench.analyze.study.published import published_path
 from qlabench.cli import app
-from qlabench.core.errors import QlabenchError
+from qlabench.core.errors import ConfigError, QlabenchError
 from qlabench.core.point import FLASHQLA_GATE_SCALE
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -301,6 +301,26 @@ def test_cli_report_of_a_missing_path_exits_2_with_one_line(tmp_path):
 def test_study_from_paths_reads_files_and_folders():
     s = study_from_paths([study_rows.FIXTURE])
     assert s.sources == (str(study_rows.FIXTURE),) and s.summary.per_backend["flash_qla"] == (4, 203)
+
+
+def test_report_gpu_holds_the_study_to_one_gpu_model(tmp_path):
+    """An H100 run beside the H200 evidence: `--gpu H200` keeps the page on the H200's rows; a model with no row is
+    one message; --gpu is the study page's only."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    t = pq.read_table(study_rows.FIXTURE).slice(0, 5)  # its schema metadata kept: a results file
+    for name, value in (("device", "NVIDIA H100 80GB HBM3"), ("run_id", "h100-run")):
+        t = t.set_column(t.schema.get_field_index(name), name, pa.array([value] * 5, t.schema.field(name).type))
+    pq.write_table(t, tmp_path / "h100.parquet")
+    both = study_from_paths([study_rows.FIXTURE, tmp_path / "h100.parquet"])
+    held = study_from_paths([study_rows.FIXTURE, tmp_path / "h100.parquet"], gpu="H200")
+    assert "h100-run" in set(both.rows["run_id"]) and "h100-run" not in set(held.rows["run_id"])
+    assert len(held.rows) == len(study_from_paths([study_rows.FIXTURE]).rows)
+    with pytest.raises(ConfigError, match="--gpu GB200: no row of that GPU model"):
+        study_from_paths([study_rows.FIXTURE], gpu="GB200")
+    r = CliRunner().invoke(app, ["report", "--serving", str(tmp_path), "--gpu", "H200", "--out", str(tmp_path / "o")])
+    assert r.exit_code == 2 and "--gpu belongs to the study page" in r.stderr
 
 
 def test_the_study_imports_neither_torch_nor_a_backend():

@@ -55,3 +55,18 @@ def test_the_report_explains_flashinfers_flat_curve():
 def test_nothing_to_draw_is_no_figure():
     st = build_study(frame([row("flashinfer", "fwd", (32768,), 2, 8, 1.6, kernels=FI, stack=STACK_012)]))
     assert heads_figure(st) == []
+
+
+def test_the_flashinfer_heads_sentence_says_what_the_rows_show_flat_or_growing():
+    """0.6's one block per value head on idle SMs kept the time flat; 0.7's split call covers the SMs at the fewest
+    heads and its time grows with them: the sentence follows the numbers, never one version's story."""
+    from qlabench.analyze.study.page import flashinfer_heads_sentence
+
+    def at(h_v, ms, blocks, cov):
+        return {"h_v": h_v, "heads": f"h{h_v // 4}/{h_v}", "median_ms": ms, "main_blocks": blocks, "sm_coverage": cov}
+
+    flat = flashinfer_heads_sentence(at(8, 1.62, 8, 0.06), at(64, 1.55, 64, 0.48), 32768)
+    assert "one per value head" in flat and flat.endswith("more heads fill idle SMs instead of adding time.")
+    grows = flashinfer_heads_sentence(at(8, 0.239, 128, 0.98), at(64, 1.507, 128, 0.98), 32768)
+    assert "6.3x the time" in grows and "one per value head" not in grows
+    assert grows.endswith("the SMs are already covered at the fewest heads, so the added heads add time.")

@@ -36,7 +36,8 @@ def test_the_committed_study_page_is_what_its_command_produces(tmp_path, monkeyp
     args = _command()
     results, opts = _options(args)
     assert opts.get("--out") == ["docs/flashqla-study"]
-    study = study_from_paths(results, numerics=opts.get("--numerics", ()), command=shlex.join(args))
+    gpu = opts.get("--gpu", [None])[-1]
+    study = study_from_paths(results, numerics=opts.get("--numerics", ()), command=shlex.join(args), gpu=gpu)
     layer = read_results(opts["--layer"]) if "--layer" in opts else None
     page = write_report(study, tmp_path, layer).page.read_text()
     assert page == PAGE.read_text(), "docs/flashqla-study/report.md is stale: run the command at its top"

@@ -165,11 +165,12 @@ def cross_gpu_note(comparison: pd.DataFrame, table: PublishedTable) -> str:
 
 def study_from_paths(paths: Iterable[str | os.PathLike], published: str | os.PathLike | None = None,
                      tolerance: float = DEFAULT_TOLERANCE,
-                     numerics: Iterable[str | os.PathLike] = (), command: str = "") -> Study:
+                     numerics: Iterable[str | os.PathLike] = (), command: str = "", gpu: str | None = None) -> Study:
     """read_results(paths) and the published table (default: FlashQLA's H200 table; a CSV file, or a GPU name
     such as 'GB200': study.published.resolve_published), into a Study; the rows of `numerics` folders count as
     error evidence. No paths: the current evidence results/catalog.toml
-    names, with its history listed beside the versions."""
+    names, with its history listed beside the versions. `gpu`: that GPU model's rows only (as `advise --gpu`; the
+    sources still list every folder read)."""
     from qlabench.analyze.evidence.current import history_notes, rows_or_current
     from qlabench.analyze.evidence import believed, read_evidence
 
@@ -179,6 +180,12 @@ def study_from_paths(paths: Iterable[str | os.PathLike], published: str | os.Pat
     table = resolve_published(published)  # before any row is read: a name that names no table is one message
     df, paths, from_catalog = rows_or_current(paths)  # every run: the study picks its rows per stack itself
     df = believed(df)
+    if gpu is not None:
+        from qlabench.analyze.answer.answer import of_gpu
+
+        df = of_gpu(df, gpu)[0]
+        if df.empty:
+            raise ConfigError(f"--gpu {gpu}: no row of that GPU model in these results")
     numerics = list(numerics or ())
     sources = [_shown(p) for p in paths] if from_catalog else [str(p) for p in paths]  # as the user gave them
     return build_study(df, load_published(table), tolerance, sources=sources,
