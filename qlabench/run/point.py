@@ -253,12 +253,13 @@ def run_point(p: Point, ctx: MeasureContext) -> ResultRow:
             t = ctx.suite.timing
             row.calls_sensitivity(*measure_calls_sensitivity(plan, ctx.device, fn, m, t.sensitivity_calls))
             lap("calls_sensitivity")
-        if p.is_serving and (over := row.bandwidth(ctx.peaks() if on_cuda else None)):
-            return row.done(Status.INCORRECT, over)
         row.details.update({**m.details, **timer_details})
         row.details.update(backend.point_details(
             fn, tuple(row.fields.get("kernels", ())), tuple(row.fields.get("kernel_dur_us", ())),
             row.fields["median_ms"], lambda g: summarize(plan.make(ctx.device).measure(g).samples_ms).median))
+        # after point_details: whether the step's states fit in L2 decides what a time above HBM's limit means
+        if p.is_serving and (over := row.bandwidth(ctx.peaks() if on_cuda else None, row.details.get("l2_resident"))):
+            return row.done(Status.INCORRECT, over)
         if on_cuda and ctx.suite.profile.ncu and grant:
             row.details["ncu"] = {"skipped": "Nsight Compute runs the point in its own process, on the whole GPU"}
         elif on_cuda and ctx.suite.profile.ncu:

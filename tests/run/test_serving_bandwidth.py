@@ -41,6 +41,18 @@ def test_a_step_faster_than_hbm_allows_fails_its_check():
     assert done.status == "incorrect" and done.hbm_frac > 1
 
 
+def test_above_the_limit_with_its_states_in_l2_is_an_l2_time_not_a_wrong_kernel():
+    """On an H100 (50 MB of L2) three decode rows of 25-34 MB pools read 103-112% of HBM's limit: their states
+    stayed in L2 across steps. Such a row stays ok and says so; the same time with states beyond L2 fails."""
+    r = row(0.100)
+    assert r.bandwidth(PEAKS, l2_resident=True) is None and r.fields["hbm_frac"] > 1
+    done = r.done(Status.OK)
+    assert "L2 time" in json.loads(done.extra_json)["above_hbm_limit"]
+    for beyond in (False, None):  # beyond L2, or not known: the check stands
+        why = row(0.100).bandwidth(PEAKS, l2_resident=beyond)
+        assert why and "faster than the measured HBM peaks allow" in why
+
+
 def test_without_peaks_there_is_no_fraction_and_no_verdict():
     r = row(0.100)
     assert r.bandwidth(None) is None and r.fields["hbm_frac"] is None and r.fields["bytes_moved"] > 0
