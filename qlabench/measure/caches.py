@@ -1,4 +1,5 @@
-"""Where compiled kernels are cached: TileLang, Triton, Inductor and FlashInfer all pointed at one qlabench folder.
+"""Where compiled kernels are cached: TileLang, Triton, Inductor, FlashInfer and the CuTe DSL all pointed at one
+qlabench folder.
 
 FlashQLA's TileLang JIT costs 30-100 s per new head configuration and FLA's Triton compile+autotune
 30-40 s; pointing every library at one persistent folder lets a second sweep (a new process) reuse them.
@@ -19,6 +20,9 @@ _VARS = {
     "TRITON_CACHE_DIR": "triton",
     "TORCHINDUCTOR_CACHE_DIR": "inductor",
     "FLASHINFER_WORKSPACE_BASE": "flashinfer",  # its JIT modules land in <this>/.cache/flashinfer/<version>/<arch>
+    # FlashInfer 0.7's CuTe DSL kernels (nvidia-cutlass-dsl): left alone they go to $TMPDIR/<user>/cutlass_python_cache,
+    # outside the folder a user carries to another host or empties for a cold start
+    "CUTE_DSL_CACHE_DIR": "cute-dsl",
 }
 
 
