@@ -145,23 +145,19 @@ def one_run(rows: pd.DataFrame) -> pd.DataFrame:
         return newest_run(rows)
     cols = [c for c in ("backend", "mode", "run_id", "timestamp", "status", "checked_at_size") if c in rows]
     records = rows[cols].to_dict("records")
-    wanted: set[tuple] = set()  # every (backend, mode) the rows hold
-    wanted_good: set[tuple] = set()  # those of them some run measured well
-    held: dict[object, set[tuple]] = {}
-    held_good: dict[object, set[tuple]] = {}
+    held: dict[object, set[tuple]] = {}  # per run, the (backend, mode)s it measured
+    held_good: dict[object, set[tuple]] = {}  # per run, those it measured well
     newest: dict[object, object] = {}
     for r in records:
         k, run, t = (r["backend"], r["mode"]), r["run_id"], r.get("timestamp")
         if _missing(k[0]) or _missing(k[1]) or _missing(run) or _missing(t):
             continue
-        good = _good(r)
-        wanted.add(k)
         held.setdefault(run, set()).add(k)
-        if good:
-            wanted_good.add(k)
+        if _good(r):
             held_good.setdefault(run, set()).add(k)
         if run not in newest or t > newest[run]:
             newest[run] = t
+    wanted, wanted_good = set().union(*held.values()), set().union(*held_good.values())
     complete = [run for run in held if held[run] >= wanted and held_good.get(run, set()) >= wanted_good]
     if len(held) < 2 or not complete:
         return newest_run(rows)
