@@ -37,6 +37,22 @@ DEFAULT_LAUNCH = {"train": "eager", "prefill": "eager", "decode": "graph"}
 # (docs/BENCHMARKS.md), so a smaller gap says nothing about the launch.
 LAUNCH_BOUND_MIN = 0.05
 
+# The eager probe primes each burst (one call launched before its start event) and holds at least this many calls
+# a burst (measure/timing/launch.py). Before it did (qlabench before 2995594, 2026-12-05) a long call got one to
+# three calls a burst, each burst starting on an idle device, so the first call's launch latency sat in the
+# figure: FLA at 1x32768 read 1.797 ms against 1.1626 standalone in one process (docs/BENCHMARKS.md, "The cause: a
+# burst that starts on an idle device"). A row's `eager_launch` details say which probe measured it.
+PRIMED_MIN_CALLS = 4
+
+
+def unprimed_eager(details: dict | None) -> bool:
+    """Whether a row's eager time came from the probe before it primed its bursts: events-timed bursts of fewer
+    than PRIMED_MIN_CALLS calls and no `primed` mark (`details`: the row's extra_json `eager_launch`)."""
+    if not isinstance(details, dict) or details.get("timer") != "events" or details.get("primed"):
+        return False
+    calls = _finite(details.get("calls_per_burst"))
+    return calls is not None and calls < PRIMED_MIN_CALLS
+
 
 def _finite(x) -> float | None:
     try:

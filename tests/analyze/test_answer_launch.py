@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from qlabench.analyze.answer import answer_question, make_question
+from qlabench.analyze.answer.launch_probe import BETWEEN_PROCESSES
 from qlabench.analyze.answer.spread import same_call_floor
 from qlabench.store.files import write_rows
 
@@ -31,7 +32,7 @@ def test_a_prefill_ranks_on_the_eager_time_by_default_and_on_the_device_time_whe
     eager = ask(tmp_path, rs).cases[0]
     assert eager.launch == "eager" and eager.fastest.backend == "flash_qla" and eager.fastest.time_ms == 0.47
     assert eager.fastest.device_ms == 0.39 and eager.fastest.launch_bound is None  # not recorded in these rows
-    assert any(n.startswith("eager: these times are qlabench's own launch probe") for n in eager.caveats)
+    assert BETWEEN_PROCESSES in eager.caveats
     graph = ask(tmp_path, rs, launch="graph").cases[0]
     assert graph.launch == "graph" and graph.fastest.time_ms == 0.39
 
@@ -41,10 +42,31 @@ def test_the_unverified_eager_note_is_for_launch_bound_calls_only(tmp_path, make
     ranking says nothing of the launch probe; one launch-bound candidate brings the note back."""
     bound = [row(make_row, "fla", 3.6, 3.62, launch_bound=False),
              row(make_row, "flash_qla", 1.05, 1.06, launch_bound=False)]
-    note = "eager: these times are qlabench's own launch probe"
-    assert not any(n.startswith(note) for n in ask(tmp_path, bound).cases[0].caveats)
+    assert not any(n.startswith("eager:") for n in ask(tmp_path, bound).cases[0].caveats)
     bound[1] = row(make_row, "flash_qla", 1.05, 2.6, launch_bound=True)
-    assert any(n.startswith(note) for n in ask(tmp_path, bound).cases[0].caveats)
+    assert BETWEEN_PROCESSES in ask(tmp_path, bound).cases[0].caveats
+
+
+def _launch(calls, **more):
+    return json.dumps({"eager_launch": {"calls_per_burst": calls, "bursts": 15, "timer": "events", **more}})
+
+
+def test_an_eager_time_from_the_unprimed_probe_is_named_and_unverified(tmp_path, make_row):
+    """Rows of the probe before it primed its bursts (one to three calls a burst) read high: the answer names those
+    entries; a launch-bound entry of the primed probe keeps the between-process note; a graph ranking needs
+    neither."""
+    rs = [row(make_row, "fla", 3.6, 4.8, launch_bound=True, extra_json=_launch(1)),
+          row(make_row, "flash_qla", 1.05, 1.8, launch_bound=True, extra_json=_launch(4, primed=True)),
+          row(make_row, "flash_qla-nocp", 7.0, 7.8, launch_bound=True, extra_json=_launch(3))]
+    notes = ask(tmp_path, rs).cases[0].caveats
+    stale = [n for n in notes if n.startswith("eager: ")]
+    assert stale[0].startswith("eager: fla, flash_qla-nocp: measured before qlabench's probe primed its bursts")
+    assert BETWEEN_PROCESSES in notes  # flash_qla's own time is the primed probe's
+    rs[1] = row(make_row, "flash_qla", 1.05, 1.8, launch_bound=True, extra_json=_launch(2))
+    notes = ask(tmp_path, rs).cases[0].caveats
+    assert BETWEEN_PROCESSES not in notes
+    assert any(n.startswith("eager: every launch-bound time here: measured before") for n in notes)
+    assert not any(n.startswith("eager:") for n in ask(tmp_path, rs, launch="graph").cases[0].caveats)
 
 
 def test_where_the_two_regimes_have_different_winners_the_answer_says_so_in_one_line(tmp_path, make_row):

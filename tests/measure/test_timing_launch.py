@@ -30,3 +30,12 @@ def test_a_burst_is_primed_one_call_is_launched_before_its_start_mark():
                                    lambda: log.append("end"), lambda: next(ticks))
     assert log == ["call", "start", "call", "call", "call", "end"]
     assert launched == 0.5  # the thread's time over the timed calls only
+
+
+def test_an_events_measurement_says_its_bursts_were_primed_so_views_can_tell_it_from_the_old_probe():
+    from qlabench.core.launch import unprimed_eager
+
+    m = launch.LaunchMeasurement(1.0, 0.01, 0.9, 4, 15, "events")
+    assert m.details() == {"calls_per_burst": 4, "bursts": 15, "timer": "events", "primed": True}
+    assert not unprimed_eager(m.details())
+    assert launch.MIN_CALLS == 4  # core/launch.py's PRIMED_MIN_CALLS: fewer a burst is the unprimed probe's

@@ -17,6 +17,7 @@ from qlabench.analyze.answer.answer import answer_case, of_gpu
 from qlabench.analyze.answer.question import make_question
 from qlabench_publish.blocks.context import BlockContext
 from qlabench_publish.blocks.params import int_param
+from qlabench.analyze.answer.launch_probe import BETWEEN_PROCESSES
 from qlabench.analyze.evidence.problem import cards
 from qlabench.core.errors import ConfigError
 from qlabench.core.text import md_code
@@ -59,8 +60,11 @@ def advise_block(ctx: BlockContext, model: str, tp: str, seqlens: str, current: 
                 if c.best else f"none yet; provisional {md_code(best.backend)}"
             lines.append(f"| {c.case.label} | {use} | {best.time_ms:.3f} | {x} | {runner} | "
                          f"{', '.join(used)}{base_runs} |")
+        # the eager note of every launch-bound ranking is the header's "unverified"; one naming rows of the unprimed
+        # probe says which times read high
         notes += [f"- {c.case.label}: {n}" for n in c.caveats
-                  if n.startswith(("unmeasured:", "unranked:", "launch:", "auto CP:", "tie:", "check:", "order:"))]
+                  if n.startswith(("unmeasured:", "unranked:", "launch:", "auto CP:", "tie:", "check:", "order:",
+                                   "eager:")) and n != BETWEEN_PROCESSES]
     # the card of each run: a time that sums or compares runs of two cards (a training step's forward and backward,
     # a speedup) holds the cards' difference too, and the reader must be able to see it
     on = {r: cards(ctx.rows[ctx.rows["run_id"] == r]) for r in runs}

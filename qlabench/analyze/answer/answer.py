@@ -26,6 +26,7 @@ from qlabench.analyze.answer.engines import engines_for
 from qlabench.analyze.answer.first_call import attach_first_calls, load_cold_start
 from qlabench.analyze.answer.tuning import tuning_caveats
 from qlabench.analyze.answer.question import WORKLOAD_MODES, Case, Question
+from qlabench.analyze.answer.launch_probe import launch_probe_caveats
 from qlabench.analyze.answer.ranking import Entry, rank, remeasurable
 from qlabench.analyze.answer.spread import SameCall, apply_floor, order_flips, same_call_floor
 from qlabench.analyze.answer.rows import at_gate, case_problems, newest_version, one_run
@@ -272,13 +273,7 @@ def _answer(problem: pd.DataFrame, q: Question, case: Case, device: str | None, 
     missing = [b for b in candidates(q.workload, measured=measured, named=(q.current,)) if b not in present]
     timed = [e for e in entries if e.ok]
     flips = order_flips(timed[0], timed[1], mine_rows, launch) if len(timed) > 1 else []
-    if launch == "eager" and any(e.launch_bound is not False for e in timed):
-        # measured on the H200 (docs/BENCHMARKS.md, "Three times"): the worker's eager times of launch-bound calls read
-        # apart from the same call launched by a standalone process on the same host, by a factor that varied between
-        # points; a call whose eager time is its device time (not launch-bound) is checked by that device time
-        launch_notes.append("eager: these times are qlabench's own launch probe, inside its worker; where a call is "
-                            "launch-bound they read apart from a standalone launch of the same call on the same host "
-                            "(docs/BENCHMARKS.md, 'Three times'): unverified; the device times (--launch graph) are")
+    launch_notes += launch_probe_caveats(timed, ranked, launch)  # analyze/answer/launch_probe.py
     notes = (cv.missing_caveats(entries, missing) + cv.unranked_caveats(entries) + launch_notes
              + _launch_difference(ranked, q, modes, entries, launch, floor)
              + cv.current_caveats(entries, q.current) + cv.tie_caveats(entries, flips)

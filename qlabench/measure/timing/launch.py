@@ -23,13 +23,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from qlabench.core.launch import PRIMED_MIN_CALLS
 from qlabench.measure.timing.stats import summarize
 
 ROUNDS = 15  # bursts; the median over them is the row's eager time
 MIN_ROUNDS = 5  # a slow call stops after this many once MAX_S has passed
 MAX_S = 2.0  # wall seconds a probe may take beyond its first MIN_ROUNDS bursts
 TARGET_BURST_MS = 5.0  # a burst long enough that event resolution and a burst's edges are not the noise
-MIN_CALLS = 4  # even a long call is timed over a few: the per-call figure is a loop's, not one launch's
+MIN_CALLS = PRIMED_MIN_CALLS  # even a long call is timed over a few: the per-call figure is a loop's, not one launch's
 MAX_CALLS = 50
 
 
@@ -43,7 +44,10 @@ class LaunchMeasurement:
     how: str  # "events" (CUDA events around eager bursts) or "wall" (a CPU call's own time)
 
     def details(self) -> dict:
-        return {"calls_per_burst": self.calls, "bursts": self.rounds, "timer": self.how}
+        # `primed`: each burst began with one call launched before its start event (core/launch.py,
+        # unprimed_eager tells the rows of the probe before it did)
+        return {"calls_per_burst": self.calls, "bursts": self.rounds, "timer": self.how,
+                **({"primed": True} if self.how == "events" else {})}
 
 
 def from_wall(samples_ms) -> LaunchMeasurement:
