@@ -38,6 +38,7 @@ import torch
 from qlabench.backends._gpu import needs_cuda, package_missing
 from qlabench.backends.base import Backend, Outputs
 from qlabench.core.point import Point
+from qlabench.core.result import device_unsupported_why
 from qlabench.measure import caches as cache
 from qlabench.measure.env import dist_version
 from qlabench.measure.inputs import GDNInputs
@@ -67,8 +68,7 @@ def unsupported_reason(supported: bool, device: str, capability: tuple[int, int]
     if supported:
         return ""
     sm = f"SM{capability[0]}{capability[1]}" if capability else device
-    return (f"not supported on {sm} by flashinfer {version or '(version unknown)'}: "
-            f"is_gdn_train_supported({device!r}) returned False")
+    return device_unsupported_why(sm, "flashinfer", version, f"is_gdn_train_supported({device!r}) returned False")
 
 
 def packed(inp: GDNInputs) -> dict:

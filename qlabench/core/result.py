@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import enum
 import math
+import re
 from dataclasses import dataclass, field, fields
 
 from qlabench.core import backend_decl, identity, versions
@@ -25,6 +26,23 @@ class Status(str, enum.Enum):
 # How a skipped row says its backend could not run here at all (not installed, failed to import): such a row
 # measured nothing, unlike one skipped because the backend does not run that point.
 UNAVAILABLE = "backend unavailable"
+
+
+# How a skipped row says its backend does not run on this GPU at all, whatever the point (its library's own check of
+# the device said no): `device_unsupported_why` writes it, `off_device` reads it back, so a row at one point answers
+# for every point of that GPU model (FlashInfer's training route on SM90).
+_OFF_DEVICE = re.compile(r"^(?:unsupported: )?not supported on (\S+) by (\S+) (\(version unknown\)|\S+): ")
+
+
+def device_unsupported_why(arch: str, library: str, version: str | None, check: str) -> str:
+    """The reason of a backend that does not run on this device: `arch` (e.g. "SM90"), the library and version
+    whose check said so, and the check (e.g. "is_gdn_train_supported('cuda') returned False")."""
+    return f"not supported on {arch} by {library} {version or '(version unknown)'}: {check}"
+
+
+def off_device(status, reason) -> bool:
+    """Whether a row was skipped because its backend does not run on that GPU at any point (device_unsupported_why)."""
+    return status == Status.SKIPPED.value and bool(_OFF_DEVICE.match(str(reason or "")))
 
 
 def unavailable(status, reason) -> bool:

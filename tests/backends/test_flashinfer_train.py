@@ -14,6 +14,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
+from qlabench.core.result import off_device
 from qlabench.backends import REGISTRY
 from qlabench.backends import flashinfer_train as ft
 from qlabench.backends.reference import recurrent_gated_delta_rule
@@ -91,6 +92,7 @@ def test_where_is_gdn_train_supported_says_no_the_row_is_skipped_with_its_answer
     row = _run(monkeypatch, fake_gdn_train(supported=False), "fwd_bwd")
     assert row.status == "skipped" and row.reason.startswith("unsupported: not supported on ")
     assert "is_gdn_train_supported('cpu') returned False" in row.reason
+    assert off_device(row.status, row.reason)  # a view reads it as "does not run on this GPU", at every point
 
 
 def test_the_reason_on_the_h200_names_sm90_the_version_and_the_check():

@@ -36,7 +36,7 @@ from qlabench.analyze.evidence import believed, device_series, devices_of, evide
 from qlabench.analyze.evidence.regimes import prefer_recommended, regime_note, regime_series
 from qlabench.core.backend_decl import candidates, is_testing
 from qlabench.core.gpu_names import names_gpu
-from qlabench.core.result import unavailable
+from qlabench.core.result import off_device, unavailable
 
 
 @dataclass
@@ -175,7 +175,7 @@ def answer_cases(df: pd.DataFrame, q: Question, case: Case, floor_rows: pd.DataF
         return [_answer(df.iloc[0:0].assign(_zero=[], _scale=[]), q, case, None, "", SameCall(None, 0),
                         measured_in(evidence, modes, None))]
     out = [_answer(p.rows, q, case, p.device, p.label, _floor(evidence, p.device, q.launch_regime),
-                   measured_in(evidence, modes, p.device)) for p in found]
+                   measured_in(evidence, modes, p.device), off_device_in(evidence, modes, p.device)) for p in found]
     for a in out:  # each answer says what else the rows hold, answered apart
         apart = [o.title for o in out if o is not a]
         if apart:
@@ -252,8 +252,24 @@ def measured_in(df: pd.DataFrame, modes: tuple[str, ...], device: str | None) ->
     return set(rows["backend"])
 
 
+def off_device_in(df: pd.DataFrame, modes: tuple[str, ...], device: str | None) -> dict[str, str]:
+    """The backends that do not run on this GPU model at any point, with why: every row of theirs in these modes on it
+    skipped by the library's own check of the device (core/result.py, `off_device`). One such row answers for every
+    point of the model, so they are not missing where no row of theirs was taken."""
+    if df.empty or device is None:
+        return {}
+    rows = df[df["mode"].isin(modes)]
+    rows = rows[(device_series(rows) == device).to_numpy()]
+    out: dict[str, str] = {}
+    for backend, mine in rows.groupby("backend", sort=False):
+        flags = [off_device(st, why) for st, why in zip(mine["status"], mine["reason"])]
+        if flags and all(flags):
+            out[str(backend)] = str(mine["reason"].iloc[-1]).removeprefix("unsupported: ")
+    return out
+
+
 def _answer(problem: pd.DataFrame, q: Question, case: Case, device: str | None, label: str,
-            floor: SameCall, measured: set[str]) -> CaseAnswer:
+            floor: SameCall, measured: set[str], off: dict[str, str] | None = None) -> CaseAnswer:
     modes = WORKLOAD_MODES[q.workload]
     testing = problem["backend"].map(is_testing).astype(bool)  # rows that time the harness are never ranked
     left_out = sorted(set(problem.loc[testing, "backend"]))
@@ -270,11 +286,15 @@ def _answer(problem: pd.DataFrame, q: Question, case: Case, device: str | None, 
     present = {e.backend for e in entries if not unavailable(e.status, e.reason)}
     # a candidate is a backend these rows' evidence measured, or the one the question names: a package installed
     # since (a plugin) changes no answer drawn from evidence that predates it
-    missing = [b for b in candidates(q.workload, measured=measured, named=(q.current,)) if b not in present]
+    off = {b: why for b, why in (off or {}).items() if b not in present}  # its own row here says it, if it has one
+    missing = [b for b in candidates(q.workload, measured=measured, named=(q.current,))
+               if b not in present and b not in off]
     timed = [e for e in entries if e.ok]
     flips = order_flips(timed[0], timed[1], mine_rows, launch) if len(timed) > 1 else []
     launch_notes += launch_probe_caveats(timed, ranked, launch)  # analyze/answer/launch_probe.py
-    notes = (cv.missing_caveats(entries, missing) + cv.unranked_caveats(entries) + launch_notes
+    off_notes = [f"off device: {b} does not run on this GPU model ({why}; from its rows at other points)"
+                 for b, why in off.items()]
+    notes = (cv.missing_caveats(entries, missing) + off_notes + cv.unranked_caveats(entries) + launch_notes
              + _launch_difference(ranked, q, modes, entries, launch, floor)
              + cv.current_caveats(entries, q.current) + cv.tie_caveats(entries, flips)
              + auto_choice_caveats(entries)
