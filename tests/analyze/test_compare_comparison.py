@@ -121,3 +121,24 @@ def test_a_baseline_of_another_suite_is_refused(make_row):
     with pytest.raises(StoreError, match="another suite"):
         compare_frames(base, head)
     assert compare_frames(base, head, allow_other_suite=True).timed
+
+
+def test_backends_keeps_one_librarys_rows_on_both_sides_and_refuses_a_name_a_side_lacks(make_row, tmp_path):
+    """A version A/B of one library against a base run that also holds another library's rows: --backends leaves the
+    other rows out instead of counting them missing (the H200 serving comparison of FlashInfer 0.7.2 and 0.7.4)."""
+    from qlabench.analyze.compare.comparison import compare_paths
+    from qlabench.core.errors import ConfigError
+    from qlabench.store.files import write_rows
+
+    base = [make_row(run_id="b", seed=s, replicate=r, backend=b) for b in ("naive-chunk", "naive-recurrent")
+            for s, r in ((0, 0), (1, 1), (2, 2))]
+    head = [make_row(run_id="h", seed=s, replicate=r, backend="naive-chunk") for s, r in ((0, 0), (1, 1), (2, 2))]
+    write_rows(tmp_path / "base.parquet", base)
+    write_rows(tmp_path / "head.parquet", head)
+    whole = compare_paths([tmp_path / "base.parquet"], [tmp_path / "head.parquet"])
+    assert any(p.verdict == Verdict.MISSING for p in whole.pairs)
+    one = compare_paths([tmp_path / "base.parquet"], [tmp_path / "head.parquet"], backends=["naive-chunk"])
+    assert one.pairs and all(p.verdict != Verdict.MISSING for p in one.pairs)
+    assert {p.backend for p in one.pairs} == {"naive-chunk"}
+    with pytest.raises(ConfigError, match="no row of naive-recurrent in the head"):
+        compare_paths([tmp_path / "base.parquet"], [tmp_path / "head.parquet"], backends=["naive-recurrent"])
