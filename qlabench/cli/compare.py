@@ -78,12 +78,10 @@ def compare_cmd(
     threshold: float = _threshold, alpha: float = _alpha, min_samples: int = _min_samples, fail_on: str = _fail_on,
     allow_env_mismatch: bool = _allow_env, fmt: str = _format, top: int = _top, output: Path = _output,
     show_all: bool = _all, drift: bool = _drift, method: str = _method, noise_factor: float = _noise_factor,
-    host_floor: float = _host_floor, history: list[Path] = _history,
+    host_floor: float = _host_floor, history: list[Path] = _history, backends: str = shared.BACKENDS,
     allow_other_suite: bool = typer.Option(False, "--allow-other-suite", help="Compare rows of two different "
                                            "suites (refused by default: another suite measures another way)"),
     accept_inconclusive: bool = _accept, control: str = _control, host_shift: str = _host_shift,
-    backends: str = typer.Option(None, "--backends", help="Only these backends' rows on both sides (comma list): "
-                                 "the other backends of a side are left out, not counted as missing"),
 ):
     """Compare HEAD with BASE point by point; exit 1 on a regression, 3 on inconclusive points (docs/GATING.md)."""
     from qlabench.analyze.compare import compare_paths
@@ -93,8 +91,7 @@ def compare_cmd(
     opt, parse = _options(threshold, alpha, min_samples, drift, method, noise_factor, host_floor, control, host_shift)
     c = compare_paths([base], [head], opt, history=history or (), fail_on=parse(fail_on),
                       allow_env_mismatch=allow_env_mismatch, allow_other_suite=allow_other_suite,
-                      accept_inconclusive=accept_inconclusive,
-                      backends=[b.strip() for b in backends.split(",") if b.strip()] if backends else None)
+                      accept_inconclusive=accept_inconclusive, backends=backends)
     _emit(c, fmt, top, output, show_all, "qlabench compare")
     raise typer.Exit(c.exit_code)
 

@@ -20,12 +20,12 @@ import pandas as pd
 from qlabench.analyze.evidence.belief import believed
 from qlabench.analyze.evidence.tree import read_evidence
 from qlabench.analyze.kit.labels import gate_label_of, heads_label, layout_label
-from qlabench.core.errors import ConfigError, StoreError
+from qlabench.core.errors import StoreError
 from qlabench.analyze.compare.control import ControlShift, control_shift
 from qlabench.analyze.compare.drift import Shift, shift_verdict, suite_shift
 from qlabench.analyze.compare.envguard import EnvField, check_env, env_diff
 from qlabench.analyze.compare.kernels import kernel_change
-from qlabench.analyze.compare.match import Pair, match_rows, normalized_rows, row_key
+from qlabench.analyze.compare.match import Pair, match_rows, normalized_rows, only_backends, row_key
 from qlabench.analyze.compare.stats import PairStats, geometric_mean, pair_stats, run_stats
 from qlabench.analyze.compare.verdict import (
     DEFAULT_FAIL_ON,
@@ -380,24 +380,11 @@ def read_results(paths: list) -> pd.DataFrame:
     return read_evidence(paths, all_runs=True).rows
 
 
-def only_backends(df: pd.DataFrame, backends: Iterable[str] | None, side: str) -> pd.DataFrame:
-    """`df`'s rows of `backends` (all of them for None); a ConfigError naming a backend with no row on `side`:
-    a filter that keeps nothing of a side would compare nothing and say so only as "missing"."""
-    if backends is None:
-        return df
-    wanted = list(dict.fromkeys(backends))
-    have = set(df["backend"]) if len(df) else set()
-    if absent := [b for b in wanted if b not in have]:
-        raise ConfigError(f"--backends: no row of {', '.join(absent)} in the {side} (it has: "
-                          f"{', '.join(sorted(have)) or 'no rows'})")
-    return df[df["backend"].isin(wanted)]
-
-
 def compare_paths(base: Iterable[str | os.PathLike], head: Iterable[str | os.PathLike], options=None,
-                  history: Iterable[str | os.PathLike] = (), backends: Iterable[str] | None = None,
+                  history: Iterable[str | os.PathLike] = (), backends: str | Iterable[str] | None = None,
                   **kwargs) -> Comparison:
-    """`compare_frames` of the rows read from `base` and `head` (and `history`); `backends`: only these backends'
-    rows on both sides (two runs of different suites, or a version A/B of one library beside others' rows)."""
+    """`compare_frames` of the rows read from `base` and `head` (and `history`); `backends` (a comma list or names):
+    only these backends' rows on both sides (a version A/B of one library beside other libraries' rows)."""
     base, head, history = list(base), list(head), list(history)
     if history:
         kwargs["history"] = read_results(history)

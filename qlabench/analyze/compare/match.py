@@ -9,10 +9,12 @@ Two ok rows with different timers are reported as missing + new (they measured d
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import pandas as pd
 
+from qlabench.core.errors import ConfigError
 from qlabench.store.keys import KEY_COLUMNS, plain_value, point_key
 from qlabench.store.replicates import latest_run_per_point
 
@@ -70,3 +72,17 @@ def match_rows(base: pd.DataFrame, head: pd.DataFrame) -> list[Pair]:
             pairs.append(Pair(k, brow, hrow, tuple(breps), tuple(hreps)))
     pairs.extend(Pair(k, None, hreps[-1], (), tuple(hreps)) for k, hreps in h.items() if k not in b)
     return pairs
+
+
+def only_backends(df: pd.DataFrame, backends: str | Iterable[str] | None, side: str) -> pd.DataFrame:
+    """`df`'s rows of `backends` (all of them for None); a ConfigError naming a backend with no row on `side`:
+    a filter that keeps nothing of a side would compare nothing and say so only as "missing"."""
+    if backends is None:
+        return df
+    names = backends.split(",") if isinstance(backends, str) else backends
+    wanted = list(dict.fromkeys(b.strip() for b in names if b.strip()))
+    have = set(df["backend"]) if len(df) else set()
+    if absent := [b for b in wanted if b not in have]:
+        raise ConfigError(f"--backends: no row of {', '.join(absent)} in the {side} (it has: "
+                          f"{', '.join(sorted(have)) or 'no rows'})")
+    return df[df["backend"].isin(wanted)]
