@@ -14,10 +14,10 @@ and the caveats that say a library's own choice is the wrong one or that rows ar
 from __future__ import annotations
 
 from qlabench.analyze.answer.answer import answer_case, of_gpu
+from qlabench.analyze.answer.launch_probe import BETWEEN_PROCESSES
 from qlabench.analyze.answer.question import make_question
 from qlabench_publish.blocks.context import BlockContext
 from qlabench_publish.blocks.params import int_param
-from qlabench.analyze.answer.launch_probe import BETWEEN_PROCESSES
 from qlabench.analyze.evidence.problem import cards
 from qlabench.core.errors import ConfigError
 from qlabench.core.text import md_code

@@ -260,12 +260,16 @@ def off_device_in(df: pd.DataFrame, modes: tuple[str, ...], device: str | None) 
         return {}
     rows = df[df["mode"].isin(modes)]
     rows = rows[(device_series(rows) == device).to_numpy()]
-    out: dict[str, str] = {}
-    for backend, mine in rows.groupby("backend", sort=False):
-        flags = [off_device(st, why) for st, why in zip(mine["status"], mine["reason"])]
-        if flags and all(flags):
-            out[str(backend)] = str(mine["reason"].iloc[-1]).removeprefix("unsupported: ")
-    return out
+    why: dict[str, str] = {}  # the backends with such a skip (few rows are skipped: only theirs are read)
+    skipped = rows[rows["status"] == "skipped"]
+    for b, st, reason in zip(skipped["backend"], skipped["status"], skipped["reason"]):
+        if off_device(st, reason):
+            why[str(b)] = str(reason).removeprefix("unsupported: ")
+    if not why:
+        return {}
+    flags = [off_device(st, r) for st, r in zip(rows["status"], rows["reason"])]
+    others = {str(b) for b, off in zip(rows["backend"], flags) if not off}  # a row that ran, or failed otherwise
+    return {b: w for b, w in why.items() if b not in others}
 
 
 def _answer(problem: pd.DataFrame, q: Question, case: Case, device: str | None, label: str,

@@ -11,26 +11,16 @@ A call that is not launch-bound is checked by its device time and needs neither 
 
 from __future__ import annotations
 
-import json
-
 import pandas as pd
 
 from qlabench.analyze.answer.ranking import Entry
+from qlabench.analyze.evidence.records import detail
 from qlabench.core.launch import unprimed_eager
 
 BETWEEN_PROCESSES = ("eager: a launch-bound call runs at the host's pace; qlabench's probe and a standalone loop read "
                      "the same in one process, but such a call's eager time moved between processes on one host by "
                      "more than its row's noise (docs/BENCHMARKS.md, 'Three times'): unverified; the device times "
                      "(--launch graph) are what runs agree on")
-
-
-def _eager_launch(raw) -> dict | None:
-    if not isinstance(raw, str) or not raw:
-        return None
-    try:
-        return json.loads(raw).get("eager_launch")
-    except (ValueError, AttributeError):
-        return None
 
 
 def launch_probe_caveats(entries: list[Entry], ranked: pd.DataFrame, launch: str) -> list[str]:
@@ -45,7 +35,7 @@ def launch_probe_caveats(entries: list[Entry], ranked: pd.DataFrame, launch: str
     unprimed_runs: set[tuple[str, str]] = set()
     if len(ranked) and "extra_json" in ranked:
         for b, run, raw in zip(ranked["backend"], ranked["run_id"], ranked["extra_json"]):
-            if unprimed_eager(_eager_launch(raw)):
+            if unprimed_eager(detail(raw, "eager_launch")):
                 unprimed_runs.add((b, run))
     stale = [e.backend for e in bound if any((e.backend, r) in unprimed_runs for r in e.runs)]
     notes = []

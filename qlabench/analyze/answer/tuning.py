@@ -9,12 +9,10 @@ Which backends autotune is theirs to declare (core/backend_decl.py: `autotune_mo
 
 from __future__ import annotations
 
-import json
-
 import pandas as pd
 
 from qlabench.analyze.answer.ranking import Entry
-from qlabench.analyze.evidence.records import records
+from qlabench.analyze.evidence.records import detail, records
 from qlabench.core.spec_limits import TUNED_FOR_POINT
 from qlabench.core.backend_decl import autotuning
 
@@ -22,13 +20,7 @@ from qlabench.core.backend_decl import autotuning
 def tuned_for(row) -> str | None:
     """"point", "point-cached", "process", or None when a row that autotuned did not record which (made before
     it was)."""
-    raw = row.get("extra_json")
-    if not isinstance(raw, str) or not raw:
-        return None
-    try:
-        return json.loads(raw).get("autotune_tuned_for")
-    except ValueError:
-        return None
+    return detail(row.get("extra_json"), "autotune_tuned_for")
 
 
 _READS = ("autotune", "extra_json")  # what tuned_for and order_dependent read of a row

@@ -14,7 +14,6 @@ and never gets a speedup where it is the faster side: a kernel that is fast and 
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from dataclasses import dataclass
@@ -25,7 +24,7 @@ from qlabench.core.modes import mode_of
 from qlabench.core.result import CHECKED_TENSORS
 from qlabench.core.tolerances import TOLERANCES, error_ratio, tolerance_dtype
 from qlabench.analyze.evidence.problem import problem_keys
-from qlabench.analyze.evidence.records import records
+from qlabench.analyze.evidence.records import detail, records
 from qlabench.analyze.evidence.stacks import STACK_INPUTS, main_version
 from qlabench.store.keys import key_value
 
@@ -127,13 +126,7 @@ def row_check(row, source: str = "row") -> Check | None:
 
 def _check_path(extra_json) -> dict:
     """A row's traced `check_path` ({"checked": ..., "timed": ...}) from its `extra_json`, {} where it traced none."""
-    raw = key_value(extra_json)
-    if not raw or "check_path" not in raw:  # most rows traced no path: no need to parse their details
-        return {}
-    try:
-        path = json.loads(raw).get("check_path") or {}
-    except (ValueError, AttributeError):
-        return {}
+    path = detail(extra_json, "check_path")
     return path if isinstance(path, dict) else {}
 
 
@@ -152,13 +145,7 @@ def timed_path(extra_json) -> str | None:
     traced = _check_path(extra_json).get("timed")
     if traced is not None:
         return traced
-    raw = key_value(extra_json)
-    if not raw or "call_path" not in raw:
-        return None
-    try:
-        path = json.loads(raw).get("call_path")
-    except (ValueError, AttributeError):
-        return None
+    path = detail(extra_json, "call_path")
     return path if isinstance(path, str) else None
 
 

@@ -8,10 +8,13 @@ groups). Here the records are built once and grouped in Python, in the order gro
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
+
+from qlabench.store.keys import key_value
 
 
 def records(df: pd.DataFrame, columns: Sequence[str] | None = None) -> list[dict]:
@@ -85,3 +88,16 @@ def grouped_records(df: pd.DataFrame, by: str | Sequence[str], sort: bool = Fals
             groups.setdefault(k, []).append(r)
     items = list(groups.items())
     return sorted(items, key=lambda kv: kv[0]) if sort else items
+
+
+def detail(extra_json, key: str):
+    """One entry of a row's details (its `extra_json` text): the value under `key`, None where the row has no
+    details, they do not parse, or they hold no such key. Most rows hold few keys: text without the key's name is
+    not parsed."""
+    raw = key_value(extra_json)
+    if not isinstance(raw, str) or key not in raw:
+        return None
+    try:
+        return json.loads(raw).get(key)
+    except (ValueError, AttributeError):
+        return None

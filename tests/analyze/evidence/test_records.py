@@ -77,3 +77,15 @@ def test_records_of_a_frame_with_a_repeated_column_are_pandas_records():
         theirs = df.to_dict("records")
     with pytest.warns(UserWarning, match="not unique"):
         assert records(df) == theirs
+
+
+def test_detail_reads_one_key_of_a_rows_details_and_none_where_there_is_nothing_to_read():
+    from qlabench.analyze.evidence.records import detail
+
+    raw = '{"eager_launch": {"calls_per_burst": 4, "primed": true}, "call_path": "cp"}'
+    assert detail(raw, "eager_launch") == {"calls_per_burst": 4, "primed": True}
+    assert detail(raw, "call_path") == "cp"
+    assert detail(raw, "check_path") is None  # not in the text: not parsed
+    assert detail(None, "call_path") is None and detail(float("nan"), "call_path") is None
+    assert detail('{"call_path": ', "call_path") is None  # details that do not parse
+    assert detail('["call_path"]', "call_path") is None  # details that are no mapping
