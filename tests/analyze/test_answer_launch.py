@@ -125,4 +125,53 @@ def test_a_winner_another_run_orders_the_other_way_is_a_tie(tmp_path, make_row):
           row(make_row, "flash_qla-nocp", 0.50, 0.56, run="b", timestamp="2026-01-01T00:00:00+00:00")]
     c = ask(tmp_path, rs).cases[0]
     assert c.fastest.backend == "flash_qla" and c.flips == ["b"] and c.tied and c.tie_set[1].backend == "flash_qla-nocp"
-    assert any("b ordered them the other way, so neither has won" in n for n in c.caveats)
+    # run b measured both again in fresh processes: their ranges overlap, so the tie line names the range (the
+    # line naming the run that ordered them the other way is for a runner-up the range does not already tie)
+    assert any(n.startswith("tie: flash_qla, flash_qla-nocp") for n in c.caveats)
+    assert any(n.startswith("spread: measured in fresh processes here, flash_qla 0.450-0.600 ms in 2")
+               for n in c.caveats)
+
+
+def test_a_call_measured_in_fresh_processes_ranks_inside_the_range_they_span(tmp_path, make_row):
+    """FlashQLA's launch-bound training step read 1.19-1.68 ms eagerly in four processes on one H100: one run's
+    row alone (its own noise a few percent) would call it faster than a rival inside that range. Measured again in
+    fresh processes (another run's replicates), the entry's noise is the range, the two are a tie, and the eager
+    note says the ranking stands on the range rather than calling it unverified."""
+    t = dict(timestamp="2026-01-02T00:00:00+00:00")
+    rs = [row(make_row, "flash_qla", 1.05, 1.30, run="a", launch_bound=True, eager_rel_noise=0.02, **t),
+          row(make_row, "fla", 1.30, 1.40, run="a", launch_bound=True, eager_rel_noise=0.02, **t),
+          row(make_row, "flash_qla-nocp", 7.0, 7.1, run="a", launch_bound=False, eager_rel_noise=0.02, **t)]
+    c = ask(tmp_path, rs).cases[0]
+    assert c.fastest.backend == "flash_qla" and not c.tied and c.fastest.processes == 1
+    assert BETWEEN_PROCESSES in c.caveats
+    later = dict(timestamp="2026-01-03T00:00:00+00:00")
+    rs += [row(make_row, b, d, e, run="reps", replicate=i, launch_bound=True, eager_rel_noise=0.02, **later)
+           for i, (e_q, e_f) in enumerate([(1.2, 1.38), (1.6, 1.41)])
+           for b, d, e in (("flash_qla", 1.05, e_q), ("fla", 1.3, e_f))]
+    c = ask(tmp_path, rs).cases[0]
+    q = next(e for e in c.entries if e.backend == "flash_qla")
+    # the run of every candidate is still the answer's (the replicates' run lacks -nocp): the others widen its noise
+    assert q.time_ms == 1.30 and q.runs == ("a",)
+    assert q.processes == 3 and q.process_range == (1.2, 1.6) and abs(q.rel_noise - 0.4 / 1.3) < 1e-9
+    assert c.tied and {e.backend for e in c.tie_set} == {"flash_qla", "fla"}
+    assert any(n.startswith("spread: measured in fresh processes here, flash_qla 1.200-1.600 ms in 3")
+               for n in c.caveats)
+    assert BETWEEN_PROCESSES not in c.caveats
+    assert any(n.startswith("eager: the launch-bound calls here were each measured in fresh processes")
+               for n in c.caveats)
+
+
+def test_the_unprimed_probe_and_other_versions_never_widen_a_range(tmp_path, make_row):
+    """An eager time of the probe before it primed its bursts reads high for a reason of the method, and a row of
+    another version is another call: neither is a re-measurement of the ranked call."""
+    rs = [row(make_row, "flash_qla", 1.05, 1.30, run="a", launch_bound=True, timestamp="2026-01-02T00:00:00+00:00",
+              extra_json=_launch(4, primed=True)),
+          row(make_row, "flash_qla", 1.05, 2.60, run="old", launch_bound=True, timestamp="2026-01-01T00:00:00+00:00",
+              extra_json=_launch(1)),
+          row(make_row, "fla", 3.6, 3.62, run="a", launch_bound=False, timestamp="2026-01-02T00:00:00+00:00")]
+    c = ask(tmp_path, rs).cases[0]
+    q = next(e for e in c.entries if e.backend == "flash_qla")
+    assert q.processes == 1 and not any(n.startswith("spread:") for n in c.caveats)
+    graph = ask(tmp_path, rs, launch="graph").cases[0]  # the device times of both runs agree: nothing to widen
+    assert next(e for e in graph.entries if e.backend == "flash_qla").processes == 2
+    assert not any(n.startswith("spread:") for n in graph.caveats)

@@ -100,9 +100,14 @@ def test_site_ranking_is_advises_answer_for_397b_tp8(study_rankings):
     """The site ranks the committed tree's current rows from a narrowed copy (analyze/site/rankings.py:
     ADVISE_COLUMNS); advise, given no results, the catalog's current evidence whole. Every entry, speedup
     and caveat must agree."""
-    r = next(r for r in study_rankings if (r.model, r.tp, r.workload) == ("qwen3.5-397b", 8, "prefill"))
+    ours = [r for r in study_rankings if (r.model, r.tp, r.workload) == ("qwen3.5-397b", 8, "prefill")]
+    # one ranking per GPU model the current rows measured it on, the one with most rows under the plain name
+    assert [r.gpu for r in ours] == ["NVIDIA H200", "NVIDIA H100 80GB HBM3"] and [r.primary for r in ours] == [True, False]
+    assert ours[0].slug == "qwen3.5-397b-tp8-prefill" and ours[1].slug.startswith("qwen3.5-397b-tp8-prefill-NVIDIA-H100")
+    assert ours[1].title.endswith("· NVIDIA H100 80GB HBM3")
+    r = ours[0]
     cases = ",".join(c.case.label for c in r.cases)
-    answer = advise(make_question("qwen3.5-397b", 8, "prefill", cases))  # the catalog's current evidence
+    answer = advise(make_question("qwen3.5-397b", 8, "prefill", cases, gpu=r.gpu))  # the catalog's current evidence
     assert len(r.cases) >= 10
     for mine, theirs in zip(r.cases, answer.cases, strict=True):
         assert mine.case == theirs.case
@@ -210,6 +215,27 @@ def test_the_serving_page_shows_the_winner_per_group_from_the_serving_folder(tmp
     bare = build_site(root, tmp_path / "bare", serving=None)
     assert not (bare.out / "serving.html").exists() and not any(p.name.startswith("serving_") for p in bare.figures)
     assert 'href="serving.html"' not in (bare.out / "index.html").read_text()
+
+
+def test_the_serving_page_of_two_gpu_models_writes_file_safe_figures(tmp_path):
+    """Serving rows of two GPU models draw a figure per model, its stem holding the model as the rows spell it
+    ('NVIDIA H100 80GB HBM3'): the page still builds, its figure names made file-safe."""
+    import pandas as pd
+    import pyarrow as pa
+
+    from qlabench.store.files import write_table
+    from qlabench.store.schema import arrow_schema
+    from serving_rows import fla_ms, serving_row
+
+    rows = [{**serving_row("fla-recurrent", "kv", n, fla_ms(n)), "device": gpu, "run_id": gpu}
+            for n in (1, 16) for gpu in ("NVIDIA H200", "NVIDIA H100 80GB HBM3")]
+    root = tmp_path / "results"
+    (root / "h200-serving").mkdir(parents=True)
+    write_table(root / "h200-serving" / "s.parquet", pa.Table.from_pandas(pd.DataFrame(rows), schema=arrow_schema(),
+                                                                           preserve_index=False))
+    site = build_site(root, tmp_path / "site", serving=serving_section)
+    names = [p.name for p in site.figures if p.name.startswith("serving_time_")]
+    assert any("H100" in n for n in names) and all(" " not in n for n in names)
 
 
 def test_a_tie_and_a_provisional_answer_are_never_counted_as_wins():

@@ -304,8 +304,10 @@ def test_study_from_paths_reads_files_and_folders():
 
 
 def test_report_gpu_holds_the_study_to_one_gpu_model(tmp_path):
-    """An H100 run beside the H200 evidence: `--gpu H200` keeps the page on the H200's rows; a model with no row is
-    one message; --gpu is the study page's only."""
+    """An H100 run beside the H200 evidence: the H200's table is compared with the H200's rows, by default too (the
+    H100's left out and named: its newer row of a point must not stand in for the H200's); `--gpu H100` compares
+    the H100's rows with it, as a cross-GPU table; a model with no row is one message; --gpu is the study page's
+    only."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -315,8 +317,11 @@ def test_report_gpu_holds_the_study_to_one_gpu_model(tmp_path):
     pq.write_table(t, tmp_path / "h100.parquet")
     both = study_from_paths([study_rows.FIXTURE, tmp_path / "h100.parquet"])
     held = study_from_paths([study_rows.FIXTURE, tmp_path / "h100.parquet"], gpu="H200")
-    assert "h100-run" in set(both.rows["run_id"]) and "h100-run" not in set(held.rows["run_id"])
-    assert len(held.rows) == len(study_from_paths([study_rows.FIXTURE]).rows)
+    other = study_from_paths([study_rows.FIXTURE, tmp_path / "h100.parquet"], gpu="H100")
+    assert "h100-run" not in set(both.rows["run_id"]) and "h100-run" not in set(held.rows["run_id"])
+    assert any("5 rows of NVIDIA H100 80GB HBM3 left out" in line for line in both.apart)
+    assert len(both.rows) == len(held.rows) == len(study_from_paths([study_rows.FIXTURE]).rows)
+    assert set(other.rows["run_id"]) == {"h100-run"} and "cross-GPU table" in other.summary.cross_gpu
     with pytest.raises(ConfigError, match="--gpu GB200: no row of that GPU model"):
         study_from_paths([study_rows.FIXTURE], gpu="GB200")
     r = CliRunner().invoke(app, ["report", "--serving", str(tmp_path), "--gpu", "H200", "--out", str(tmp_path / "o")])

@@ -77,6 +77,15 @@ def test_a_named_column_or_a_unit_checks_the_value_of_that_column(tree):
     assert "0.91 s is no value of run(s) R1 in a s column" in d
 
 
+def test_a_table_column_named_in_code_in_its_header_checks_that_columns_values(tree):
+    """A header cell may name its column in code, as prose does ('FlashQLA (`sm_coverage`)'): the code span is no
+    prose, but the name it holds still says which column the cells below quote."""
+    table = ["| backend | FlashQLA (`sm_coverage`) |", "|---|---:|", "| flash_qla | 0.83 |"]
+    assert drift(tree, *dated("run=R1", *table)) == []
+    (d,) = drift(tree, *dated("run=R1", *table[:2], "| flash_qla | 0.77 |"))
+    assert "0.77 is no time of run(s) R1" in d
+
+
 def test_a_run_is_cited_by_id_or_by_results_path_and_must_exist(tree):
     assert drift(tree, *dated("run=results/other", "it took 3.5 ms")) == []
     (d,) = drift(tree, *dated("run=R9", "it took 3.5 ms"))

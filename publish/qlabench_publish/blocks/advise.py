@@ -14,7 +14,7 @@ and the caveats that say a library's own choice is the wrong one or that rows ar
 from __future__ import annotations
 
 from qlabench.analyze.answer.answer import answer_case, of_gpu
-from qlabench.analyze.answer.launch_probe import BETWEEN_PROCESSES
+from qlabench.analyze.answer.launch_probe import between_processes_note
 from qlabench.analyze.answer.question import make_question
 from qlabench_publish.blocks.context import BlockContext
 from qlabench_publish.blocks.params import int_param
@@ -60,11 +60,11 @@ def advise_block(ctx: BlockContext, model: str, tp: str, seqlens: str, current: 
                 if c.best else f"none yet; provisional {md_code(best.backend)}"
             lines.append(f"| {c.case.label} | {use} | {best.time_ms:.3f} | {x} | {runner} | "
                          f"{', '.join(used)}{base_runs} |")
-        # the eager note of every launch-bound ranking is the header's "unverified"; one naming rows of the unprimed
-        # probe says which times read high
+        # the eager note of every launch-bound ranking (measured in one process or in several) is the header's
+        # "unverified"; one naming rows of the unprimed probe says which times read high
         notes += [f"- {c.case.label}: {n}" for n in c.caveats
                   if n.startswith(("unmeasured:", "unranked:", "launch:", "auto CP:", "tie:", "check:", "order:",
-                                   "eager:")) and n != BETWEEN_PROCESSES]
+                                   "eager:")) and not between_processes_note(n)]
     # the card of each run: a time that sums or compares runs of two cards (a training step's forward and backward,
     # a speedup) holds the cards' difference too, and the reader must be able to see it
     on = {r: cards(ctx.rows[ctx.rows["run_id"] == r]) for r in runs}
@@ -82,15 +82,17 @@ def advise_block(ctx: BlockContext, model: str, tp: str, seqlens: str, current: 
     return "\n".join(lines)
 
 
-def answer_runs_block(ctx: BlockContext, models: str, seqlens: str, workload: str = "prefill") -> str:
+def answer_runs_block(ctx: BlockContext, models: str, seqlens: str, workload: str = "prefill",
+                      gpu: str | None = None) -> str:
     """`<!-- qlabench:block answer-runs models=qwen3.5-397b:8+4,sym-h32:1 seqlens=32768,4x8192 -->`: for each model
     at each TP degree, how many runs and cards the times of its answer come from (every candidate with a time, every
-    case): an answer is one run's when that is 1, and the count says how far each is from it."""
+    case): an answer is one run's when that is 1, and the count says how far each is from it. `gpu`: the answers
+    on that GPU model (as `advise --gpu`); None: each case's largest problem, whichever GPU model holds it."""
     out = ["| model at TP | heads | runs | cards | one run |", "|---|---|---:|---:|---|"]
     asked = one = 0
     for model, tps in _models(models):
         for tp in tps:
-            q = make_question(model, tp, workload, seqlens, None, "fla")
+            q = make_question(model, tp, workload, seqlens, None, "fla", gpu=gpu)
             runs = sorted({r for c in q.cases for e in _answered(ctx, q, c).entries if e.ok for r in e.runs})
             per_run = [cards(ctx.rows[ctx.rows["run_id"] == r]) for r in runs]
             on, unknown = {c for cs in per_run for c in cs}, sum(not cs for cs in per_run)
@@ -101,7 +103,8 @@ def answer_runs_block(ctx: BlockContext, models: str, seqlens: str, workload: st
                        f"{'yes' if len(runs) == 1 else 'no'} |")
     others = ("" if one == asked else "; the others sum or rank times of several runs (`advise`'s `mixed runs` "
               "caveat names them)")
-    return "\n".join([f"{one} of {asked} answers ({workload}, cases {seqlens}) cite one run{others}:", "", *out])
+    on = f" on {gpu}" if gpu else ""
+    return "\n".join([f"{one} of {asked} answers ({workload}, cases {seqlens}){on} cite one run{others}:", "", *out])
 
 
 def _answered(ctx: BlockContext, q, case):

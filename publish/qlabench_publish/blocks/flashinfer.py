@@ -21,6 +21,7 @@ from qlabench_publish.blocks.context import BlockContext
 from qlabench_publish.blocks.params import heads_param
 from qlabench.analyze.kit.ties import faster_beyond_noise
 from qlabench.core.errors import ConfigError
+from qlabench.core.gpu_names import names_gpu
 from qlabench.core.text import md_code
 from qlabench.core.versions import READ, versions_of
 
@@ -156,10 +157,15 @@ def flashinfer_cp_block(ctx: BlockContext, suite: str | None = None) -> str:
     return "\n".join(lines)
 
 
-def library_vs_block(ctx: BlockContext, heads: str, backends: str, suite: str | None = None) -> str:
+def library_vs_block(ctx: BlockContext, heads: str, backends: str, suite: str | None = None,
+                     gpu: str | None = None) -> str:
+    """`gpu`: the run is one on that GPU model (its name as `advise --gpu` takes it); None: any."""
     h = heads_param("heads", heads)
     names = tuple(backends.split(","))
-    d = one_run(ctx.rows, names, h, suite)
+    rows = ctx.rows
+    if gpu is not None:
+        rows = rows[rows["device"].map(lambda d: isinstance(d, str) and names_gpu(gpu, d)).astype(bool)]
+    d = one_run(rows, names, h, suite)
     d = d.assign(_lens=d["seqlens"].map(_lens))
     run = str(d["run_id"].iloc[0])
     common = set.intersection(*(set(d[d["backend"] == b]["_lens"]) for b in names))
@@ -167,7 +173,8 @@ def library_vs_block(ctx: BlockContext, heads: str, backends: str, suite: str | 
                if x in common]
     ms = {(r["backend"], r["_lens"]): float(r["median_ms"]) for r in d.to_dict("records")}
     noise = {(r["backend"], r["_lens"]): r.get("rel_noise") for r in d.to_dict("records")}
-    lines = [f"h {h[0]}/{h[1]}, one run ({ctx.run_label(run)}), median ms; bold: the fastest per column, where it is "
+    on = f" on {d['device'].iloc[0]}" if "device" in d else ""
+    lines = [f"h {h[0]}/{h[1]}, one run ({ctx.run_label(run)}){on}, median ms; bold: the fastest per column, where it is "
              "faster than every other beyond both rows' noise (no bold: a tie).", "",
              "| backend | " + " | ".join(_layout(x) for x in layouts) + " |", "|---|" + "---:|" * len(layouts)]
     best = {}

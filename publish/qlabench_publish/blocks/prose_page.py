@@ -309,7 +309,9 @@ def read_page(where: str, text: str) -> Page:
             cells = _cells(line)
             if units is None:  # a table's header row: its own paragraph
                 flush()
-                named, units = _header_columns([_strip_marks(c) for c in cells]), _column_units(_strip_marks(line))
+                # the names from the line as written: a column named in code (`eager_ms`) is gone from `line`
+                named = _header_columns([_strip_marks(c) for c in _cells(lines[i])])
+                units = _column_units(_strip_marks(line))
                 cell_units = [""] * len(cells)
             elif all(set(_strip_marks(c)) <= set("-: ") for c in cells):
                 continue

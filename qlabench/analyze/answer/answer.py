@@ -28,7 +28,7 @@ from qlabench.analyze.answer.tuning import tuning_caveats
 from qlabench.analyze.answer.question import WORKLOAD_MODES, Case, Question
 from qlabench.analyze.answer.launch_probe import launch_probe_caveats
 from qlabench.analyze.answer.ranking import Entry, rank, remeasurable
-from qlabench.analyze.answer.spread import SameCall, apply_floor, order_flips, same_call_floor
+from qlabench.analyze.answer.spread import SameCall, apply_floor, between_processes, order_flips, same_call_floor
 from qlabench.analyze.answer.rows import at_gate, case_problems, newest_version, one_run
 from qlabench.analyze.evidence.current import rows_or_current
 from qlabench.analyze.kit.ties import is_tie
@@ -225,11 +225,13 @@ def _ranked(ranked: pd.DataFrame, q: Question, modes: tuple[str, ...]) -> tuple[
 
 
 def _launch_difference(ranked: pd.DataFrame, q: Question, modes: tuple[str, ...], entries: list[Entry],
-                       launch: str, floor: SameCall) -> list[str]:
-    """One line where the other launch regime has another winner beyond the measured spread."""
+                       launch: str, floor: SameCall, current_rows: pd.DataFrame) -> list[str]:
+    """One line where the other launch regime has another winner beyond the measured spread (between processes
+    too: `current_rows`, every run's rows of the problem)."""
     other = "graph" if launch == "eager" else "eager"
     alt = rank(ranked, modes, q.current, other)
     apply_floor(alt, floor.floor if other == launch else None)
+    between_processes(alt, current_rows, other)
     a, b = next((e for e in entries if e.ok), None), next((e for e in alt if e.ok), None)
     if a is None or b is None or a.backend == b.backend:
         return []
@@ -281,9 +283,11 @@ def _answer(problem: pd.DataFrame, q: Question, case: Case, device: str | None, 
     mine_rows = at_gate(problem, q.gate)
     # the recommended timing regime's rows, where a backend has them, however new its other rows are; of those, one
     # run that measured every candidate where one did
-    ranked = one_run(newest_version(prefer_recommended(mine_rows, ["backend", "mode"])))
+    current_rows = newest_version(prefer_recommended(mine_rows, ["backend", "mode"]))
+    ranked = one_run(current_rows)
     entries, launch, launch_notes = _ranked(ranked, q, modes)
     apply_floor(entries, floor.floor)
+    spread_notes = between_processes(entries, current_rows, launch)  # every run's measurement of a call, not the one
     entries = attach_checks(attach_calls(entries), ranked)
     regimes = _attach_regimes(entries, ranked)
     # a backend skipped as unavailable on the host measured nothing: it is missing, not "does not run here"
@@ -299,7 +303,7 @@ def _answer(problem: pd.DataFrame, q: Question, case: Case, device: str | None, 
     off_notes = [f"off device: {b} does not run on this GPU model ({why}; from its rows at other points)"
                  for b, why in off.items()]
     notes = (cv.missing_caveats(entries, missing) + off_notes + cv.unranked_caveats(entries) + launch_notes
-             + _launch_difference(ranked, q, modes, entries, launch, floor)
+             + _launch_difference(ranked, q, modes, entries, launch, floor, current_rows) + spread_notes
              + cv.current_caveats(entries, q.current) + cv.tie_caveats(entries, flips)
              + auto_choice_caveats(entries)
              + cv.gate_caveats(problem, q, modes, entries) + cv.version_caveats(mine_rows, modes, q, entries)

@@ -5,8 +5,10 @@ Two findings on the H200 (docs/BENCHMARKS.md, "Three times"):
   launch's latency per call: their eager times are flagged by name;
 - with primed bursts, qlabench's probe and a standalone loop read one distribution when interleaved in one
   process, but a launch-bound call's eager time moved between processes on one host by more than its row's
-  noise (FlashQLA's training step at 2/8), so an eager ranking of launch-bound calls stays unverified.
-A call that is not launch-bound is checked by its device time and needs neither note.
+  noise (FlashQLA's training step at 2/8); over fresh processes on one H100 the two read the same range.
+So an eager ranking of launch-bound calls measured in one process stays unverified; one whose launch-bound calls
+were each measured in fresh processes (replicates, other runs) ranks inside their range (spread.py,
+between_processes) and says so. A call that is not launch-bound is checked by its device time and needs neither.
 """
 
 from __future__ import annotations
@@ -21,6 +23,16 @@ BETWEEN_PROCESSES = ("eager: a launch-bound call runs at the host's pace; qlaben
                      "the same in one process, but such a call's eager time moved between processes on one host by "
                      "more than its row's noise (docs/BENCHMARKS.md, 'Three times'): unverified; the device times "
                      "(--launch graph) are what runs agree on")
+# every launch-bound entry was measured in more than one process: its range is in the ranking (the spread note)
+RANKED_ON_RANGE = ("eager: the launch-bound calls here were each measured in fresh processes, and their eager times "
+                   "are ranked inside the range those measurements span (qlabench's probe and a standalone loop read "
+                   "the same range over processes: docs/BENCHMARKS.md, 'Three times')")
+
+
+def between_processes_note(note: str) -> bool:
+    """Whether `note` is one of the two notes on how a launch-bound eager time moves between processes (a page
+    whose header says so already leaves them out)."""
+    return note == BETWEEN_PROCESSES or note.endswith(RANKED_ON_RANGE.split("launch-bound calls", 1)[1])
 
 
 def launch_probe_caveats(entries: list[Entry], ranked: pd.DataFrame, launch: str) -> list[str]:
@@ -45,6 +57,9 @@ def launch_probe_caveats(entries: list[Entry], ranked: pd.DataFrame, launch: str
                      "calls a burst, each starting on an idle device), so the time reads high by up to one launch's "
                      "latency per call (docs/BENCHMARKS.md, 'The cause: a burst that starts on an idle device'): "
                      "unverified until re-measured")
-    if len(stale) < len(bound):
-        notes.append(BETWEEN_PROCESSES)
+    primed = [e for e in bound if e.backend not in stale]
+    if primed:
+        ranged = all(e.processes > 1 for e in primed)
+        notes.append(RANKED_ON_RANGE.replace("the launch-bound calls", "the other launch-bound calls") if ranged and stale
+                     else RANKED_ON_RANGE if ranged else BETWEEN_PROCESSES)
     return notes

@@ -58,6 +58,10 @@ class Entry:
     device_ms: float | None = None
     eager_ms: float | None = None
     host_ms: float | None = None
+    # the measurements of its call at this point in fresh processes (every current run's and replicate's, its
+    # ranked run's included) and the range of their times in the ranked regime (spread.py, between_processes)
+    processes: int = 1
+    process_range: tuple[float, float] | None = None
     launch_bound: bool | None = None  # its eager time exceeds its device time beyond noise
     launch: str | None = None  # the launch regime its time_ms is ("graph" or "eager")
     own_noise: float | None = None  # rel_noise before the same-call floor was applied (ties.apply_floor)

@@ -13,6 +13,12 @@ relative gaps. Other backends of the library (another call: vLLM's arguments, th
 "slower" caveats and winners then use the larger of an entry's own noise (with its replicates' spread) and
 that floor (`apply_floor`). A winner that another run of these rows orders the other way is a tie too
 (`order_flips`).
+
+The same call measured in fresh processes lands further apart still where it is launch-bound: FlashQLA's training
+step at 2/8 read 1.19-1.68 ms eagerly in four processes on one H100, a standalone loop 1.15-1.64 ms in three
+(docs/BENCHMARKS.md, 'Three times'), each process's own noise a few percent. So an entry measured in more than one
+process at its point (the replicates of its run, and every other current run of the same setting and version)
+takes the range of those measurements as its noise where it is wider (`between_processes`), and says so.
 """
 
 from __future__ import annotations
@@ -25,7 +31,8 @@ import pandas as pd
 from qlabench.analyze.answer.ranking import Entry, row_path
 from qlabench.core.backend_decl import auto_choices
 from qlabench.core.identity import key_axes
-from qlabench.core.launch import TIME_COLUMN
+from qlabench.analyze.evidence.records import detail
+from qlabench.core.launch import TIME_COLUMN, unprimed_eager
 
 MIN_PAIRS = 5  # fewer same-call pairs than this give no floor (the rows' own noise then stands alone)
 
@@ -113,3 +120,36 @@ def order_flips(a: Entry, b: Entry, rows: pd.DataFrame, launch: str) -> list[str
         if a.backend in t and b.backend in t and t[b.backend] < t[a.backend]:
             flips.append(str(run))
     return sorted(flips)
+
+
+def between_processes(entries: list[Entry], rows: pd.DataFrame, launch: str) -> list[str]:
+    """Widen each ranked entry's noise to the range of its time over the processes that measured its call at this
+    point (`rows`: one problem's rows of the ranked regime and version, every run; a run's replicates are fresh
+    processes), the eager times of the probe before it primed its bursts left out (they read high for a reason
+    of the method, launch_probe.py). One note names the entries it widened."""
+    column = TIME_COLUMN[launch]
+    if rows.empty or column not in rows:
+        return []
+    ok = rows[(rows["status"] == "ok") & rows[column].notna()]
+    if launch == "eager" and "extra_json" in ok:
+        ok = ok[pd.Series([not unprimed_eager(detail(raw, "eager_launch")) for raw in ok["extra_json"]],
+                          index=ok.index, dtype=bool)]
+    replicate = ok["replicate"].fillna(-1) if "replicate" in ok else pd.Series(-1, index=ok.index)
+    per = ok.assign(_rep=replicate).groupby(["backend", "mode", "run_id", "_rep"])[column].median()
+    widened = []
+    for e in entries:
+        if not e.ok or not e.modes or (e.backend, e.modes[0]) not in per.index:
+            continue
+        times = per.loc[(e.backend, e.modes[0])]
+        if len(times) < 2:
+            continue
+        lo, hi, mid = float(times.min()), float(times.max()), float(times.median())
+        e.processes, e.process_range = len(times), (lo, hi)
+        spread = (hi - lo) / mid if mid > 0 else 0.0
+        if spread > (e.rel_noise or 0.0):
+            e.rel_noise = spread
+            widened.append(f"{e.backend} {lo:.3f}-{hi:.3f} ms in {len(times)} ({spread:.1%})")
+    if not widened:
+        return []
+    return [f"spread: measured in fresh processes here, {'; '.join(widened)}: wider than its rows' own noise, so "
+            "its ties and caveats use that range"]

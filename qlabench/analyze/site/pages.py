@@ -54,7 +54,7 @@ def winners(r: Ranking) -> str:
 
 def index_page(rankings: list[Ranking], folders: list[Folder], rows: pd.DataFrame, root: str,
                current: list[str], serving: bool = False) -> str:
-    rank_rows = [([link(ranking_href(r), r.model), esc(r.tp), esc(r.workload), esc(len(r.cases)),
+    rank_rows = [([link(ranking_href(r), r.model), esc(r.tp), esc(r.workload), esc(r.gpu or ""), esc(len(r.cases)),
                    esc(winners(r))], "") for r in rankings]
     counts = rows.groupby("folder").agg(files=("file", "nunique"), rows=("file", "size"))
     folder_rows = []
@@ -68,7 +68,7 @@ def index_page(rankings: list[Ranking], folders: list[Folder], rows: pd.DataFram
             f'{", ".join(f"<code>{esc(c)}</code>" for c in current) or "no folder"} (the results catalog\'s current '
             "kernel timings); the history of each point reads every folder.</p>"
             "<h2>Which kernel, per model, TP degree and workload</h2>"
-            + table(["model", "TP", "workload", "cases", "answer"], rank_rows, numeric=[1, 3])
+            + table(["model", "TP", "workload", "GPU", "cases", "answer"], rank_rows, numeric=[1, 4])
             + ('<p>Serving (decode and multi-token verify steps against a state pool): '
                '<a href="serving.html">the fastest correct variant by batch</a>.</p>' if serving else "")
             + "<h2>Results folders</h2>" + table(["folder", "status", "files", "rows", "what"], folder_rows, numeric=[2, 3]))

@@ -13,6 +13,7 @@ import pandas as pd
 
 from qlabench.analyze.answer.answer import CaseAnswer, answer_case
 from qlabench.analyze.answer.question import PUBLISHED, WORKLOAD_MODES, Case, Question
+from qlabench.analyze.evidence import device_series
 from qlabench.core.models import lookup
 from qlabench.core.names import slug
 from qlabench.store.keys import key_value
@@ -36,15 +37,20 @@ class Ranking:
     workload: str
     question: Question
     cases: list[CaseAnswer]
+    # the GPU model every case is answered on: a ranking per GPU model (rows of two are never ranked together);
+    # the one with most rows keeps the plain file name
+    gpu: str | None = None
+    primary: bool = True
 
     @property
     def slug(self) -> str:
         """The ranking's file names (a model label as the rows spell it may hold a space or a capital)."""
-        return slug(f"{self.model}-tp{self.tp}-{self.workload}")
+        on = "" if self.primary or not self.gpu else f"-{self.gpu}"
+        return slug(f"{self.model}-tp{self.tp}-{self.workload}{on}")
 
     @property
     def title(self) -> str:
-        return f"{self.model} TP{self.tp} · {self.workload}"
+        return f"{self.model} TP{self.tp} · {self.workload}" + (f" · {self.gpu}" if self.gpu else "")
 
 
 def model_tps(rows: pd.DataFrame) -> list[tuple[str, int]]:
@@ -87,15 +93,22 @@ def rankings(current: pd.DataFrame) -> list[Ranking]:
         for workload in WORKLOAD_MODES:
             q = Question(model, tp, workload, (), PUBLISHED, CURRENT)
             h_qk, h_v = q.heads
-            mine = current[(current["h_qk"] == h_qk) & (current["h_v"] == h_v)]
-            cases = cases_of(mine, q, workload)
-            if not cases:
-                continue
-            q = Question(model, tp, workload, tuple(cases), PUBLISHED, CURRENT)
-            by_case = mine.groupby(mine["seqlens"].map(lambda s: tuple(int(x) for x in s)))
-            answers = [answer_case(by_case.get_group(c.seqlens), q, c, current) for c in cases]
-            for a in answers:
-                attach_first_calls(a.entries, cold, WORKLOAD_MODES[workload])
-            if any(a.entries for a in answers):
-                out.append(Ranking(model, tp, workload, q, answers))
+            heads = current[(current["h_qk"] == h_qk) & (current["h_v"] == h_v)]
+            devices = device_series(heads)
+            # one ranking per GPU model, the one with most rows first (it keeps the plain file name)
+            by_rows = sorted(devices.value_counts().items(), key=lambda kv: (-kv[1], str(kv[0])))
+            first = True
+            for gpu, _ in by_rows:
+                mine = heads[devices == gpu]
+                cases = cases_of(mine, q, workload)
+                if not cases:
+                    continue
+                qg = Question(model, tp, workload, tuple(cases), PUBLISHED, CURRENT, gpu=str(gpu))
+                by_case = mine.groupby(mine["seqlens"].map(lambda s: tuple(int(x) for x in s)))
+                answers = [answer_case(by_case.get_group(c.seqlens), qg, c, current) for c in cases]
+                for a in answers:
+                    attach_first_calls(a.entries, cold, WORKLOAD_MODES[workload])
+                if any(a.entries for a in answers):
+                    out.append(Ranking(model, tp, workload, qg, answers, str(gpu), first))
+                    first = False
     return out

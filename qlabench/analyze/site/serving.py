@@ -17,7 +17,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from qlabench.analyze.site.html import esc, figure, page, table
-from qlabench.store.files import under_root
+from qlabench.analyze.kit.figures import png_path
 
 HREF = "serving.html"
 _HEAD = ["model · TP · tokens per step · state", "fastest correct variant, by batch", "largest batch",
@@ -44,7 +44,7 @@ def serving_page(section_of: SectionOf, rows: pd.DataFrame, img: Path,
     s = section_of(rows, sorted(set(rows["folder"])))
     figs = []
     for stem, fig in s.time_figures:
-        path = under_root(img, f"{stem}.png")
+        path = png_path(img, stem)  # file-safe: a stem holds the context as the rows spell it ('NVIDIA H100 ...')
         fig.savefig(path, dpi=90)
         figs.append(path)
     body = [f"<p>{esc(s.summary)}. From {esc(', '.join(s.sources))}; the same answer as "

@@ -100,6 +100,7 @@ def render(study: Study, figures: dict[str, str], layer_rows: pd.DataFrame | Non
            f"Results: {', '.join(f'`{x}`' for x in study.sources) or '(a DataFrame)'}; {len(study.rows)} rows "
            f"({_status_counts(study)}), newest per point and library version. Published: {s.n_rows} rows "
            f"measured with {pub.stack_text} (mean of CUDA-graph replays, packed varlen, 25% zero-gate heads).", "",
+           *[f"Other GPUs: {line}." for line in study.apart], *([""] if study.apart else []),
            *([f"Made by `{study.command}`.", ""] if study.command else []),
            regime_line(study.rows), "",
            f"**{s.line}.**", "",

@@ -95,6 +95,7 @@ class Study:
     sources: tuple[str, ...] = field(default=())
     numerics: pd.DataFrame | None = None  # the rows whose checks count as error evidence (report --numerics)
     history: tuple[str, ...] = ()  # older evidence left out of these rows (analyze/evidence/current.py: history_notes)
+    apart: tuple[str, ...] = ()  # rows of other GPU models left out (of_table_gpu)
     command: str = ""  # the command that makes the page, written at its top
     table: PublishedTable = field(default_factory=published_table)  # the published table and its provenance
 
@@ -136,6 +137,7 @@ def build_study(results: pd.DataFrame, published: pd.DataFrame | None = None,
     check_tolerance(tolerance)
     table = table or published_table()
     pub = load_published(table) if published is None else published
+    results, apart = of_table_gpu(results, table)
     prepared = prepare(whole_device(results))  # the table is whole-GPU: a row held to an SM budget is not its
 
     rows = with_error_marks(newest_per_stack(prepared), numerics)
@@ -148,7 +150,30 @@ def build_study(results: pd.DataFrame, published: pd.DataFrame | None = None,
         gate_zero_frac=gate_sweep(primary_rows, "gate_zero_frac"), gate_scale=gate_sweep(primary_rows, "gate_scale"),
         versions=versions_table(rows, table), stacks=stack_comparison(rows, comparison_all, tolerance),
         summary=summarise(comparison, len(pub), tolerance, cross_gpu_note(comparison, table)), tolerance=tolerance,
-        sources=tuple(map(str, sources)), numerics=numerics, history=tuple(history), command=command, table=table)
+        sources=tuple(map(str, sources)), numerics=numerics, history=tuple(history), apart=tuple(apart), command=command,
+        table=table)
+
+
+def of_table_gpu(results: pd.DataFrame, table: PublishedTable) -> tuple[pd.DataFrame, list[str]]:
+    """The rows of one GPU model, the others left out and named: the table's GPU where the evidence holds rows of
+    it (a same-GPU comparison), else the model with most rows (a cross-GPU table, which cross_gpu_note says). An
+    H100's newer row of a point never stands in for the H200's beside a published value, nor do two GPUs' rows
+    share one cross-GPU table (`report --gpu` picks another)."""
+    if results.empty or "device" not in results:
+        return results, []
+    devices = results["device"].astype(object)
+    known = devices.map(lambda d: isinstance(d, str) and bool(d)).astype(bool)
+    models = devices[known].value_counts()
+    if len(models) < 2:
+        return results, []
+    on_table = [d for d in models.index if table.gpu is not None and table.measured_on(str(d))]
+    keep = on_table[0] if on_table else sorted(models.items(), key=lambda kv: (-kv[1], str(kv[0])))[0][0]
+    mine = devices == keep
+    why = (f"FlashQLA's table was measured on {table.gpu}, and this evidence holds rows of it" if on_table else
+           f"one GPU model's rows, the one with most, beside FlashQLA's table of {table.gpu}")
+    others = sorted({str(d) for d in devices[~mine].dropna()})
+    return results[mine], [f"{int((~mine).sum())} rows of {', '.join(others)} left out: {why} (`report --gpu` and "
+                           "`advise --gpu` read the others)"]
 
 
 def cross_gpu_note(comparison: pd.DataFrame, table: PublishedTable) -> str:

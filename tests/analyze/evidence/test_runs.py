@@ -56,8 +56,10 @@ def test_one_run_id_in_two_folders_is_two_runs_never_averaged(tmp_path, make_row
     write_rows(tmp_path / "b" / "r1.parquet", run_rows(make_row, 1.5))
     ans = advise(question(), [tmp_path / "a", tmp_path / "b"])
     fq = next(e for e in ans.cases[0].entries if e.backend == "flash_qla")
-    # one run's replicates, not two runs' medians averaged into a 1.15 ms time with a 117% noise
-    assert fq.rows == 1 and fq.time_ms in (0.4, 1.5) and fq.rel_noise == pytest.approx(0.003)
+    # one run's time, not two runs' medians averaged into 1.15 ms; the other run is another measurement of the
+    # same call, so the two runs' range is the entry's noise (analyze/answer/spread.py, between_processes)
+    assert fq.rows == 1 and fq.time_ms in (0.4, 1.5) and fq.processes == 2 and fq.process_range == (0.4, 1.5)
+    assert fq.rel_noise == pytest.approx(1.1 / 0.95)
     assert any("run id r1 names 2 different runs" in n for n in ans.notes)
 
 
