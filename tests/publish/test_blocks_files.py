@@ -241,6 +241,23 @@ def test_the_answer_runs_block_counts_each_answers_runs_and_cards(tmp_path, make
         check_files([bad], BlockContext(load_catalog(res)), BLOCKS)
 
 
+def test_the_library_vs_and_answer_runs_blocks_keep_to_the_gpu_they_are_given(tmp_path, make_row):
+    """One run on each of two GPU models, the H100's newer: without `gpu=` the comparison reads the newest run of
+    either; with it, that GPU model's run, named in the block's text."""
+    res = tmp_path / "results"
+    (res / "run").mkdir(parents=True)
+    for run, gpu, ts, fq in (("R200", "NVIDIA H200", "2026-12-01T00:00:00+00:00", 0.062),
+                             ("R100", "NVIDIA H100 80GB HBM3", "2026-12-02T00:00:00+00:00", 0.090)):
+        write_rows(res / "run" / f"{run}.parquet",
+                   [make_row(**ROW, backend=b, seqlens=(1024,) * 8, total_tokens=8192, median_ms=ms,
+                             samples_ms=(ms,) * 3, run_id=run, device=gpu, timestamp=ts)
+                    for b, ms in (("fla", 0.137), ("flash_qla", fq))])
+    vs = _rendered(tmp_path, res, "library-vs heads=2/8 backends=flash_qla,fla gpu=H200")
+    assert "one run (`R200`" in vs and "on NVIDIA H200, median ms" in vs and "0.062" in vs and "0.090" not in vs
+    runs = _rendered(tmp_path, res, "answer-runs models=qwen3.5-397b:8 seqlens=8x1024 gpu=H100")
+    assert "1 of 1 answers (prefill, cases 8x1024) on H100 cite one run:" in runs, runs
+
+
 def test_the_advise_block_names_the_gpu_of_its_answer_and_keeps_to_the_gpu_it_is_given(tmp_path, make_row):
     """Rows of two GPU models answer one case apart: the block says which model its table is, and `gpu=` holds it
     to one (a page about the H200's evidence never shows an H100's answer because that one has more rows)."""

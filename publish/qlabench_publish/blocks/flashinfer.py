@@ -19,9 +19,9 @@ import pandas as pd
 
 from qlabench_publish.blocks.context import BlockContext
 from qlabench_publish.blocks.params import heads_param
+from qlabench.analyze.answer.answer import of_gpu
 from qlabench.analyze.kit.ties import faster_beyond_noise
 from qlabench.core.errors import ConfigError
-from qlabench.core.gpu_names import names_gpu
 from qlabench.core.text import md_code
 from qlabench.core.versions import READ, versions_of
 
@@ -162,10 +162,7 @@ def library_vs_block(ctx: BlockContext, heads: str, backends: str, suite: str | 
     """`gpu`: the run is one on that GPU model (its name as `advise --gpu` takes it); None: any."""
     h = heads_param("heads", heads)
     names = tuple(backends.split(","))
-    rows = ctx.rows
-    if gpu is not None:
-        rows = rows[rows["device"].map(lambda d: isinstance(d, str) and names_gpu(gpu, d)).astype(bool)]
-    d = one_run(rows, names, h, suite)
+    d = one_run(ctx.rows if gpu is None else of_gpu(ctx.rows, gpu)[0], names, h, suite)
     d = d.assign(_lens=d["seqlens"].map(_lens))
     run = str(d["run_id"].iloc[0])
     common = set.intersection(*(set(d[d["backend"] == b]["_lens"]) for b in names))

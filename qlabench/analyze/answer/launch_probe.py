@@ -24,15 +24,17 @@ BETWEEN_PROCESSES = ("eager: a launch-bound call runs at the host's pace; qlaben
                      "more than its row's noise (docs/BENCHMARKS.md, 'Three times'): unverified; the device times "
                      "(--launch graph) are what runs agree on")
 # every launch-bound entry was measured in more than one process: its range is in the ranking (the spread note)
-RANKED_ON_RANGE = ("eager: the launch-bound calls here were each measured in fresh processes, and their eager times "
-                   "are ranked inside the range those measurements span (qlabench's probe and a standalone loop read "
-                   "the same range over processes: docs/BENCHMARKS.md, 'Three times')")
+_RANGE = ("were each measured in fresh processes, and their eager times are ranked inside the range those measurements "
+          "span (qlabench's probe and a standalone loop read the same range over processes: docs/BENCHMARKS.md, "
+          "'Three times')")
+RANKED_ON_RANGE = f"eager: the launch-bound calls here {_RANGE}"
+RANKED_ON_RANGE_OTHERS = f"eager: the other launch-bound calls here {_RANGE}"  # beside the unprimed probe's note
 
 
 def between_processes_note(note: str) -> bool:
     """Whether `note` is one of the two notes on how a launch-bound eager time moves between processes (a page
     whose header says so already leaves them out)."""
-    return note == BETWEEN_PROCESSES or note.endswith(RANKED_ON_RANGE.split("launch-bound calls", 1)[1])
+    return note in (BETWEEN_PROCESSES, RANKED_ON_RANGE, RANKED_ON_RANGE_OTHERS)
 
 
 def launch_probe_caveats(entries: list[Entry], ranked: pd.DataFrame, launch: str) -> list[str]:
@@ -60,6 +62,5 @@ def launch_probe_caveats(entries: list[Entry], ranked: pd.DataFrame, launch: str
     primed = [e for e in bound if e.backend not in stale]
     if primed:
         ranged = all(e.processes > 1 for e in primed)
-        notes.append(RANKED_ON_RANGE.replace("the launch-bound calls", "the other launch-bound calls") if ranged and stale
-                     else RANKED_ON_RANGE if ranged else BETWEEN_PROCESSES)
+        notes.append((RANKED_ON_RANGE_OTHERS if stale else RANKED_ON_RANGE) if ranged else BETWEEN_PROCESSES)
     return notes
