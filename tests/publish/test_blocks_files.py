@@ -276,3 +276,36 @@ def test_the_advise_block_names_the_gpu_of_its_answer_and_keeps_to_the_gpu_it_is
     assert "(h 2/8) on NVIDIA H200, prefill" in held and '--gpu "H200"' in held
     assert "| 8x1024 | `flash_qla` | 0.062 | 2.21x | fla (0.137) |" in held, held
     assert "H100" not in held
+
+
+def test_the_advise_blocks_header_says_how_the_eager_times_stand(tmp_path, make_row):
+    """The header's word on eager times follows the cases: a launch-bound call measured in one process is
+    "unverified"; measured again in fresh processes (a later run's replicates) it is ranked on its range; with no
+    launch-bound call the header says neither."""
+    res = tmp_path / "results"
+    (res / "run").mkdir(parents=True)
+    at = dict(ROW, seqlens=(32768,), total_tokens=32768, eager_rel_noise=0.02)
+
+    def rows(bound: bool, run: str, ts: str, replicate: int = 0):
+        return [make_row(**at, backend=b, median_ms=d, device_ms=d, eager_ms=e if bound else d * 1.001,
+                         host_ms=e * 0.9, launch_bound=bound, run_id=run, replicate=replicate, timestamp=ts)
+                for b, d, e in (("flash_qla", 1.05, 1.3), ("fla", 3.6, 3.62))]
+
+    write_rows(res / "run" / "a.parquet", rows(False, "a", "2026-12-01T00:00:00+00:00"))
+    quiet = _rendered(tmp_path, res, "advise model=qwen3.5-397b tp=8 seqlens=32768")
+    assert "times of the call launched eagerly; `qlabench advise" in quiet, quiet
+    write_rows(res / "run" / "a.parquet", rows(True, "a", "2026-12-01T00:00:00+00:00"))
+    one = _rendered(tmp_path, res, "advise model=qwen3.5-397b tp=8 seqlens=32768")
+    assert "launched eagerly (unverified: docs/BENCHMARKS.md, 'Three times')" in one, one
+    write_rows(res / "run" / "reps.parquet", rows(True, "reps", "2026-12-02T00:00:00+00:00", 1)
+               + rows(True, "reps", "2026-12-02T00:00:00+00:00", 2))
+    ranged = _rendered(tmp_path, res, "advise model=qwen3.5-397b tp=8 seqlens=32768")
+    assert "launched eagerly (launch-bound calls ranked on the range of their times in fresh processes" in ranged
+    assert "(unverified: docs/BENCHMARKS.md" not in ranged, ranged
+    # the same rows, but the first run's times from the probe before it primed its bursts: unverified again
+    unprimed = '{"eager_launch": {"calls_per_burst": 1, "bursts": 15, "timer": "events"}}'
+    write_rows(res / "run" / "a.parquet", [r.__class__(**{**r.__dict__, "extra_json": unprimed})
+                                           for r in rows(True, "a", "2026-12-03T00:00:00+00:00")])
+    stale = _rendered(tmp_path, res, "advise model=qwen3.5-397b tp=8 seqlens=32768")
+    assert "launched eagerly (unverified: docs/BENCHMARKS.md, 'Three times')" in stale, stale
+    assert "measured before qlabench's probe primed its bursts" in stale

@@ -14,7 +14,7 @@ and the caveats that say a library's own choice is the wrong one or that rows ar
 from __future__ import annotations
 
 from qlabench.analyze.answer.answer import answer_case, of_gpu
-from qlabench.analyze.answer.launch_probe import between_processes_note
+from qlabench.analyze.answer.launch_probe import between_processes_note, eager_unverified
 from qlabench.analyze.answer.question import make_question
 from qlabench_publish.blocks.context import BlockContext
 from qlabench_publish.blocks.params import int_param
@@ -36,7 +36,7 @@ def advise_block(ctx: BlockContext, model: str, tp: str, seqlens: str, current: 
     asked = "" if workload == "prefill" else f" --workload {workload}"
     what = "prefill" if workload == "prefill" else "a training step (forward + backward)"
     launched = sorted({c.launch for c in cases if any(e.ok for e in c.entries)}) or [q.launch_regime]
-    how = " and ".join({"eager": "launched eagerly (unverified: docs/BENCHMARKS.md, 'Three times')",
+    how = " and ".join({"eager": f"launched eagerly{_eager_standing(cases)}",
                         "graph": "replayed in a CUDA graph"}[x] for x in launched)
     asked += f' --gpu "{gpu}"' if gpu else ""
     on_gpu = f" on {' and '.join(devices)}" if devices else ""
@@ -60,8 +60,8 @@ def advise_block(ctx: BlockContext, model: str, tp: str, seqlens: str, current: 
                 if c.best else f"none yet; provisional {md_code(best.backend)}"
             lines.append(f"| {c.case.label} | {use} | {best.time_ms:.3f} | {x} | {runner} | "
                          f"{', '.join(used)}{base_runs} |")
-        # the eager note of every launch-bound ranking (measured in one process or in several) is the header's
-        # "unverified"; one naming rows of the unprimed probe says which times read high
+        # the between-process notes are the header's (_eager_standing); one naming rows of the unprimed probe says
+        # which times read high
         notes += [f"- {c.case.label}: {n}" for n in c.caveats
                   if n.startswith(("unmeasured:", "unranked:", "launch:", "auto CP:", "tie:", "check:", "order:",
                                    "eager:")) and not between_processes_note(n)]
@@ -80,6 +80,19 @@ def advise_block(ctx: BlockContext, model: str, tp: str, seqlens: str, current: 
     if notes:
         lines += ["", *notes]
     return "\n".join(lines)
+
+
+def _eager_standing(cases) -> str:
+    """What the header says of the eager times, from the cases' own eager notes: unverified where a launch-bound
+    call was measured in one process only or by the unprimed probe, ranked on its range where each was measured in
+    several, nothing where no ranked call is launch-bound."""
+    notes = [n for c in cases for n in c.caveats]
+    if any(eager_unverified(n) for n in notes):
+        return " (unverified: docs/BENCHMARKS.md, 'Three times')"
+    if any(between_processes_note(n) for n in notes):
+        return (" (launch-bound calls ranked on the range of their times in fresh processes: docs/BENCHMARKS.md, "
+                "'Three times')")
+    return ""
 
 
 def answer_runs_block(ctx: BlockContext, models: str, seqlens: str, workload: str = "prefill",

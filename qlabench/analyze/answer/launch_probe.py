@@ -31,6 +31,18 @@ RANKED_ON_RANGE = f"eager: the launch-bound calls here {_RANGE}"
 RANKED_ON_RANGE_OTHERS = f"eager: the other launch-bound calls here {_RANGE}"  # beside the unprimed probe's note
 
 
+# the end of the note naming times of the probe before it primed its bursts (launch_probe_caveats)
+UNPRIMED = ("measured before qlabench's probe primed its bursts (one to three calls a burst, each starting on an idle "
+            "device), so the time reads high by up to one launch's latency per call (docs/BENCHMARKS.md, 'The cause: a "
+            "burst that starts on an idle device'): unverified until re-measured")
+
+
+def eager_unverified(note: str) -> bool:
+    """Whether `note` says an eager ranking is unverified: launch-bound calls measured in one process only, or
+    times of the unprimed probe."""
+    return note == BETWEEN_PROCESSES or (note.startswith("eager: ") and note.endswith(UNPRIMED))
+
+
 def between_processes_note(note: str) -> bool:
     """Whether `note` is one of the two notes on how a launch-bound eager time moves between processes (a page
     whose header says so already leaves them out)."""
@@ -55,10 +67,7 @@ def launch_probe_caveats(entries: list[Entry], ranked: pd.DataFrame, launch: str
     notes = []
     if stale:
         who = "every launch-bound time here" if len(stale) == len(bound) > 2 else ", ".join(stale)
-        notes.append(f"eager: {who}: measured before qlabench's probe primed its bursts (one to three "
-                     "calls a burst, each starting on an idle device), so the time reads high by up to one launch's "
-                     "latency per call (docs/BENCHMARKS.md, 'The cause: a burst that starts on an idle device'): "
-                     "unverified until re-measured")
+        notes.append(f"eager: {who}: {UNPRIMED}")
     primed = [e for e in bound if e.backend not in stale]
     if primed:
         ranged = all(e.processes > 1 for e in primed)
