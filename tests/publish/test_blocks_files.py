@@ -9,7 +9,7 @@ from qlabench_publish.blocks import BlockContext, check_files, render_files
 from qlabench_publish.blocks.markers import BlockError
 from qlabench_publish.cli.blocks_registry import BLOCKS
 from qlabench.store.catalog import load_catalog
-from qlabench.store.files import write_rows
+from qlabench.store.files import read_rows, write_rows
 
 ROW = dict(h_qk=2, h_v=8, K=128, V=128, dtype="bfloat16", model="qwen3.5-397b", tp=8, layout="varlen", batch=1,
            num_seqs=1, timer="graph", rel_noise=0.003, fla_version="0.6.0", flash_qla_version="0.1.3",
@@ -94,6 +94,29 @@ def test_the_flashinfer_cp_block_takes_each_head_configuration_from_its_newest_r
     assert "| 2/8 | `R1b` | 0.125 / **0.052** CP |" in text and "| 4/16 | `R2` | 0.300 / **0.200** CP |" in text
     assert "R3" not in text and "0.900" not in text
     assert "at 2 head configurations (2/8, 4/16) of suite `study`" in text
+
+
+def test_the_flashinfer_cp_block_keeps_to_the_gpu_it_is_given(tmp_path, ctx, make_row):
+    """A head configuration measured on an H100 alone sits in no table of the H200's: with `gpu=` the block reads
+    that GPU model's runs and names it; without, it names both models."""
+    res = ctx.catalog.root
+    rows = [make_row(**{**ROW, "h_qk": 4, "h_v": 16}, backend=b, seqlens=(1024,) * 8, total_tokens=8192,
+                     median_ms=ms, run_id="R100", device="NVIDIA H100 80GB HBM3",
+                     timestamp="2026-12-02T00:00:00+00:00", extra_json='{"flashinfer_cp": true}')
+            for b, ms in (("flashinfer", 0.3), ("flashinfer-nocp", 0.2))]
+    write_rows(res / "run" / "R100.parquet", rows)
+    write_rows(res / "run" / "R1.parquet", [r.__class__(**{**r.__dict__, "device": "NVIDIA H200"})
+                                            for r in read_rows(res / "run" / "R1.parquet")])
+    fresh = BlockContext(load_catalog(res))
+    both = _doc(tmp_path, "both.md", "flashinfer-cp")
+    render_files([both], fresh, BLOCKS)
+    text = both.read_text()
+    assert "| 4/16 | `R100` |" in text and " on NVIDIA H100 80GB HBM3 and NVIDIA H200, each" in text, text
+    held = _doc(tmp_path, "held.md", "flashinfer-cp gpu=H200")
+    render_files([held], fresh, BLOCKS)
+    text = held.read_text()
+    assert "| 2/8 | `R1` | 0.125 / **0.052** CP |" in text and "R100" not in text and "4/16" not in text, text
+    assert "(2/8) on NVIDIA H200, each from one run" in text
 
 
 def test_an_unknown_block_or_argument_is_an_error(tmp_path, ctx):

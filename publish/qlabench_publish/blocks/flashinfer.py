@@ -1,6 +1,6 @@
 """FlashInfer 0.7's own CP decision against `use_cp=False`, and FlashInfer against FlashQLA, from one run.
 
-    <!-- qlabench:block flashinfer-cp suite=flashqla-study -->
+    <!-- qlabench:block flashinfer-cp suite=flashqla-study gpu=H200 -->
     <!-- qlabench:block library-vs heads=2/8 backends=flash_qla,flashinfer,flashinfer-nocp suite=flashqla-study -->
 
 No ratio divides times of two runs: `library-vs` is one run, the newest of the current evidence (of `suite`, when
@@ -104,8 +104,10 @@ def newest_run_per_heads(rows: pd.DataFrame, backends: tuple[str, ...], suite: s
     return pd.concat(keep)
 
 
-def flashinfer_cp_block(ctx: BlockContext, suite: str | None = None) -> str:
-    d = newest_run_per_heads(ctx.rows, (AUTO, NOCP), suite)
+def flashinfer_cp_block(ctx: BlockContext, suite: str | None = None, gpu: str | None = None) -> str:
+    """`gpu`: the runs of that GPU model only (as `advise --gpu`): a head configuration measured on one model
+    alone must not sit in a table of another's; None: any, each row naming its run and the header the models."""
+    d = newest_run_per_heads(ctx.rows if gpu is None else of_gpu(ctx.rows, gpu)[0], (AUTO, NOCP), suite)
     d = d.assign(_lens=d["seqlens"].map(_lens))
     runs = list(dict.fromkeys(d.sort_values("timestamp", kind="stable")["run_id"].astype(str)))
     recorded = {versions_of(r).get("flashinfer") for r in d[[c for c in READ if c in d]].to_dict("records")}
@@ -115,7 +117,7 @@ def flashinfer_cp_block(ctx: BlockContext, suite: str | None = None) -> str:
     run_of = {h: str(d[(d["h_qk"] == h[0]) & (d["h_v"] == h[1])]["run_id"].iloc[0]) for h in heads}
     lines = [f"FlashInfer {', '.join(versions)}, at {len(heads)} head configuration"
              f"{'s' if len(heads) > 1 else ''} ({', '.join(f'{a}/{b}' for a, b in heads)})"
-             + (f" of suite `{suite}`" if suite else "") + ", each from "
+             + (f" of suite `{suite}`" if suite else "") + _on(d) + ", each from "
              + ("one run: " if len(runs) == 1 else "the newest run that measured it (the run column): ")
              + "; ".join(ctx.run_label(r) for r in runs)
              + ". Median ms, `flashinfer` (its own choice) / `flashinfer-nocp` (`use_cp=False`); CP: the auto call "
@@ -155,6 +157,12 @@ def flashinfer_cp_block(ctx: BlockContext, suite: str | None = None) -> str:
                      f"{min(wrong.values()):.2f}-{max(wrong.values()):.2f}x (worst: {worst[0][0]}/{worst[0][1]}, "
                      f"{_layout(worst[1])}).")
     return "\n".join(lines)
+
+
+def _on(d: pd.DataFrame) -> str:
+    """' on <GPU model(s)>' of the rows, where recorded."""
+    models = sorted({str(x) for x in d["device"].dropna()}) if "device" in d else []
+    return f" on {' and '.join(models)}" if models else ""
 
 
 def library_vs_block(ctx: BlockContext, heads: str, backends: str, suite: str | None = None,
