@@ -79,6 +79,19 @@ def test_where_the_two_regimes_have_different_winners_the_answer_says_so_in_one_
     assert len(lines) == 1 and "(--launch graph)" in lines[0]
 
 
+def test_no_launch_line_where_the_other_regimes_winner_ties_this_regimes_winner(tmp_path, make_row):
+    """FlashQLA fastest in a graph, and eagerly the same as its -nocp within their noise (27B TP1 8192 on an H100):
+    the winner does not depend on the launch, whichever of the tie is listed first."""
+    rs = [row(make_row, "fla", 1.0, 3.1), row(make_row, "flash_qla", 0.5, 2.058, eager_rel_noise=0.02),
+          row(make_row, "flash_qla-nocp", 0.9, 2.05, eager_rel_noise=0.02)]
+    c = ask(tmp_path, rs).cases[0]
+    assert c.fastest.backend == "flash_qla-nocp"
+    assert not any(n.startswith("launch: replayed in a CUDA graph") for n in c.caveats)
+    rs[1] = row(make_row, "flash_qla", 0.5, 2.3, eager_rel_noise=0.02)  # beyond the noise: the line comes back
+    assert any(n.startswith("launch: replayed in a CUDA graph, flash_qla is fastest")
+               for n in ask(tmp_path, rs).cases[0].caveats)
+
+
 def test_rows_without_an_eager_time_are_ranked_on_their_device_time_and_the_answer_says_so(tmp_path, make_row):
     rs = [make_row(**{**H, "backend": b, "run_id": "old", "median_ms": ms}) for b, ms in (("fla", 0.9),
                                                                                         ("flash_qla", 0.4))]

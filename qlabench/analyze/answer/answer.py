@@ -227,7 +227,8 @@ def _ranked(ranked: pd.DataFrame, q: Question, modes: tuple[str, ...]) -> tuple[
 def _launch_difference(ranked: pd.DataFrame, q: Question, modes: tuple[str, ...], entries: list[Entry],
                        launch: str, floor: SameCall, current_rows: pd.DataFrame) -> list[str]:
     """One line where the other launch regime has another winner beyond the measured spread (between processes
-    too: `current_rows`, every run's rows of the problem)."""
+    too: `current_rows`, every run's rows of the problem), in either regime: two winners that tie in one of them are
+    one answer, not two."""
     other = "graph" if launch == "eager" else "eager"
     alt = rank(ranked, modes, q.current, other)
     apply_floor(alt, floor.floor if other == launch else None)
@@ -237,6 +238,10 @@ def _launch_difference(ranked: pd.DataFrame, q: Question, modes: tuple[str, ...]
         return []
     runner = next((e for e in alt if e.ok and e.backend == a.backend), None)
     if runner is not None and is_tie(b.time_ms, runner.time_ms, b.rel_noise, runner.rel_noise):
+        return []
+    # and the other way round: the other regime's winner tied with this one's winner here is no other winner
+    mine = next((e for e in entries if e.ok and e.backend == b.backend), None)
+    if mine is not None and is_tie(a.time_ms, mine.time_ms, a.rel_noise, mine.rel_noise):
         return []
     name = {"graph": "replayed in a CUDA graph", "eager": "launched eagerly"}
     return [f"launch: {name[other]}, {b.backend} is fastest ({b.time_ms:.3f} ms) where {name[launch]} {a.backend} is "
