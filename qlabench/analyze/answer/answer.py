@@ -236,12 +236,11 @@ def _launch_difference(ranked: pd.DataFrame, q: Question, modes: tuple[str, ...]
     a, b = next((e for e in entries if e.ok), None), next((e for e in alt if e.ok), None)
     if a is None or b is None or a.backend == b.backend:
         return []
-    runner = next((e for e in alt if e.ok and e.backend == a.backend), None)
-    if runner is not None and is_tie(b.time_ms, runner.time_ms, b.rel_noise, runner.rel_noise):
-        return []
-    # and the other way round: the other regime's winner tied with this one's winner here is no other winner
-    mine = next((e for e in entries if e.ok and e.backend == b.backend), None)
-    if mine is not None and is_tie(a.time_ms, mine.time_ms, a.rel_noise, mine.rel_noise):
+    def ties(winner: Entry, ranking: list[Entry], backend: str) -> bool:  # backend's entry there ties that winner
+        e = next((e for e in ranking if e.ok and e.backend == backend), None)
+        return e is not None and is_tie(winner.time_ms, e.time_ms, winner.rel_noise, e.rel_noise)
+
+    if ties(b, alt, a.backend) or ties(a, entries, b.backend):
         return []
     name = {"graph": "replayed in a CUDA graph", "eager": "launched eagerly"}
     return [f"launch: {name[other]}, {b.backend} is fastest ({b.time_ms:.3f} ms) where {name[launch]} {a.backend} is "
