@@ -131,6 +131,24 @@ def test_a_ratio_beside_the_two_numbers_it_divides_is_checked_by_arithmetic(tree
     assert "2.2x is in none of the file(s)" in d
 
 
+# -- how sharp a check is -------------------------------------------------------------------------------------
+
+def test_a_number_whose_neighbours_pass_too_is_counted_blurred_and_one_held_alone_is_not(tree):
+    # R1's fla row samples 0.2301, 0.2371 and 0.2502: its deciles fill 0.23-0.25, so at two decimals 0.23 and 0.25
+    # pass beside 0.24, while at three no row holds 0.238 beside 0.237
+    report = check(tree, *dated("run=R1", "FLA at 0.24 ms", "FLA at 0.237 ms"))
+    assert report.drift == []
+    assert report.blurred["docs/P.md"] == [2, 1]
+    assert unchecked_lines(report)[-2:] == [
+        "numbers checked against cited runs and files: 2; blurred (their last digit one up and one down would pass "
+        "too, so the check cannot tell them from a neighbour): 1 (50%)", "  docs/P.md: 1 of 2 blurred"]
+
+
+def test_a_drift_is_not_counted_as_checked(tree):
+    report = check(tree, *dated("run=R1", "FLA at 0.301 ms"))
+    assert len(report.drift) == 1 and report.blurred["docs/P.md"] == [0, 0]
+
+
 # -- (d) unchecked ---------------------------------------------------------------------------------------------
 
 def test_an_unchecked_section_is_counted_with_its_reason(tree):

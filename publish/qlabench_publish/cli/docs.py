@@ -54,4 +54,5 @@ def check_cmd(files: list[Path] = _files):
         raise typer.Exit(1)
     console.print(f"every block of {len(paths)} files matches the current evidence, and every decimal of their "
                   "prose is a block's or what the runs and files its section cites hold, but the unchecked lines "
-                  "counted above", highlight=False, soft_wrap=True)
+                  "counted above (the blurred ones pass with a neighbouring value too)", highlight=False,
+                  soft_wrap=True)
