@@ -141,7 +141,8 @@ def test_a_number_whose_neighbours_pass_too_is_counted_blurred_and_one_held_alon
     assert report.blurred["docs/P.md"] == [2, 1]
     assert unchecked_lines(report)[-2:] == [
         "numbers checked against cited runs and files: 2; blurred (their last digit one up and one down would pass "
-        "too, so the check cannot tell them from a neighbour): 1 (50%)", "  docs/P.md: 1 of 2 blurred"]
+        "too, so the check cannot tell them from a neighbour): 1 (50%)",
+        "  docs/P.md: 1 of 2 blurred; most in the dated section at line 3 (1 of 2, its runs holding 3 rows)"]
 
 
 def test_a_drift_is_not_counted_as_checked(tree):

@@ -73,6 +73,8 @@ class ProseReport:
     numeric_lines: dict[str, dict[str, int]] = field(default_factory=dict)  # page -> {'block'|'dated'|...: n}
     # page -> [numbers checked against runs and files, of them those whose neighbours pass too]
     blurred: dict[str, list[int]] = field(default_factory=dict)
+    # (page, the line of a dated section's opening marker) -> [checked, blurred, rows its runs hold]
+    blurred_sections: dict[tuple[str, int], list[int]] = field(default_factory=dict)
 
     def unchecked_by_page(self) -> dict[str, list[Unchecked]]:
         out: dict[str, list[Unchecked]] = {}
@@ -207,12 +209,15 @@ def _check_page(page: Page, sources: Sources, report: ProseReport) -> None:
         rows = sources.rows(s.runs) if s.runs else None
         files = [sources.files[f] for f in s.files if f in sources.files]
         tally = report.blurred.setdefault(page.path, [0, 0])
+        section = report.blurred_sections.setdefault((page.path, s.start + 1), [0, 0, rows.rows if rows else 0])
         for q in loose:
             others = [o for o in line.numbers if o is not q]
             if _passes(q, rows, files, named_in[s], others):
                 near = _neighbours(q)
-                tally[0] += 1
-                tally[1] += bool(near) and all(_passes(n, rows, files, named_in[s], others) for n in near)
+                blur = bool(near) and all(_passes(n, rows, files, named_in[s], others) for n in near)
+                for t in (tally, section):
+                    t[0] += 1
+                    t[1] += blur
             else:
                 says = ([_runs_say(q, s.runs)] if s.runs else []) + (
                     [f"in none of the file(s) {', '.join(s.files)} at the decimals shown"] if s.files else [])
@@ -264,5 +269,12 @@ def unchecked_lines(report: ProseReport) -> list[str]:
         out.append(f"numbers checked against cited runs and files: {checked}; blurred (their last digit one up and "
                    f"one down would pass too, so the check cannot tell them from a neighbour): {blurred} "
                    f"({100 * blurred / checked:.0f}%)")
-        out += [f"  {page}: {b} of {c} blurred" for page, (c, b) in report.blurred.items() if b]
+        for page, (c, b) in report.blurred.items():
+            if b:
+                # where sharpening pays most: the page's section with the most blurred numbers
+                (_, at), (sc, sb, rows) = max(((k, v) for k, v in report.blurred_sections.items() if k[0] == page),
+                                              key=lambda kv: (kv[1][1], -kv[0][1]))
+                cites = f", its runs holding {rows} rows" if rows else ""
+                out.append(f"  {page}: {b} of {c} blurred; most in the dated section at line {at} ({sb} of {sc}"
+                           f"{cites})")
     return out
