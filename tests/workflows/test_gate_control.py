@@ -12,6 +12,7 @@ import dataclasses
 import pytest
 
 from qlabench.analyze.compare import CompareOptions, Verdict
+from qlabench.analyze.compare.comparison import compare_paths
 from qlabench.backends.synthetic import SLOWDOWN_ENV
 from qlabench.core.errors import ConfigError
 from qlabench.core.spec import parse_suite
@@ -63,7 +64,11 @@ def test_a_slower_kernel_against_a_baseline_from_a_loaded_box_is_not_a_pass(suit
                for n in c.notes), c.notes
     if c.control.action == "normalised":  # the box was quiet enough to see the shift beyond the control's noise
         assert 0.4 < c.control.ratio < 0.75, c.control
-        assert all(p.change > 0 for p in mine), [(p.change, p.reason) for p in mine]
+        # the head's times were divided by the control's shift: each point's change is its raw change over that
+        # shift (its sign is the box's to decide: a loaded CI box once read -4% at a run-to-run noise of 24%)
+        raw = {p.key: p for p in compare_paths([saved], [tmp_path / "head"]).pairs}
+        for p in mine:
+            assert 1 + p.change == pytest.approx((1 + raw[p.key].change) / c.control.ratio, rel=1e-9), p.reason
 
 
 def test_a_named_control_must_be_a_backend_of_the_suite_and_the_default_needs_its_rows(suite, tmp_path):
