@@ -71,10 +71,19 @@ class ProseReport:
     drift: list[Drift] = field(default_factory=list)
     unchecked: list[Unchecked] = field(default_factory=list)
     numeric_lines: dict[str, dict[str, int]] = field(default_factory=dict)  # page -> {'block'|'dated'|...: n}
-    # page -> [numbers checked against runs and files, of them those whose neighbours pass too]
-    blurred: dict[str, list[int]] = field(default_factory=dict)
-    # (page, the line of a dated section's opening marker) -> [checked, blurred, rows its runs hold]
+    # (page, the line of a dated section's opening marker) -> [numbers checked against its runs and files, of them
+    # those whose neighbours pass too, the rows its runs hold]
     blurred_sections: dict[tuple[str, int], list[int]] = field(default_factory=dict)
+
+    @property
+    def blurred(self) -> dict[str, list[int]]:
+        """page -> [numbers checked against runs and files, of them blurred]."""
+        out: dict[str, list[int]] = {}
+        for (page, _), (checked, blurred, _) in self.blurred_sections.items():
+            total = out.setdefault(page, [0, 0])
+            total[0] += checked
+            total[1] += blurred
+        return out
 
     def unchecked_by_page(self) -> dict[str, list[Unchecked]]:
         out: dict[str, list[Unchecked]] = {}
@@ -208,16 +217,14 @@ def _check_page(page: Page, sources: Sources, report: ProseReport) -> None:
             continue
         rows = sources.rows(s.runs) if s.runs else None
         files = [sources.files[f] for f in s.files if f in sources.files]
-        tally = report.blurred.setdefault(page.path, [0, 0])
-        section = report.blurred_sections.setdefault((page.path, s.start + 1), [0, 0, rows.rows if rows else 0])
+        tally = report.blurred_sections.setdefault((page.path, s.start + 1), [0, 0, rows.rows if rows else 0])
         for q in loose:
             others = [o for o in line.numbers if o is not q]
             if _passes(q, rows, files, named_in[s], others):
                 near = _neighbours(q)
                 blur = bool(near) and all(_passes(n, rows, files, named_in[s], others) for n in near)
-                for t in (tally, section):
-                    t[0] += 1
-                    t[1] += blur
+                tally[0] += 1
+                tally[1] += blur
             else:
                 says = ([_runs_say(q, s.runs)] if s.runs else []) + (
                     [f"in none of the file(s) {', '.join(s.files)} at the decimals shown"] if s.files else [])
@@ -264,12 +271,13 @@ def unchecked_lines(report: ProseReport) -> list[str]:
     for page, items in report.unchecked_by_page().items():
         n = len({line for u in items for line in u.lines})
         out.append(f"  {page}: {n} unchecked: " + "; ".join(u.text for u in items))
-    checked, blurred = (sum(t[i] for t in report.blurred.values()) for i in (0, 1))
+    pages = report.blurred
+    checked, blurred = (sum(t[i] for t in pages.values()) for i in (0, 1))
     if checked:
         out.append(f"numbers checked against cited runs and files: {checked}; blurred (their last digit one up and "
                    f"one down would pass too, so the check cannot tell them from a neighbour): {blurred} "
                    f"({100 * blurred / checked:.0f}%)")
-        for page, (c, b) in report.blurred.items():
+        for page, (c, b) in pages.items():
             if b:
                 # where sharpening pays most: the page's section with the most blurred numbers
                 (_, at), (sc, sb, rows) = max(((k, v) for k, v in report.blurred_sections.items() if k[0] == page),
