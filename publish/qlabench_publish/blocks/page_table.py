@@ -15,21 +15,13 @@ where the prose check could only say each number was held somewhere in the files
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 from qlabench.core.errors import ConfigError
 from qlabench_publish.blocks.context import BlockContext
+from qlabench_publish.blocks.prose_page import table_cells
 
 _FENCE = re.compile(r"\s*(`{3,}|~{3,})")
 _ALIGN = re.compile(r":?-+:?")
-_CELL_SPLIT = re.compile(r"(?<!\\)\|")  # a cell's own pipe is written \| (core/text.py: md_text)
-
-
-def _cells(line: str) -> list[str]:
-    inner = line.strip()
-    inner = inner[1:] if inner.startswith("|") else inner
-    inner = inner[:-1] if inner.endswith("|") and not inner.endswith("\\|") else inner
-    return [c.strip() for c in _CELL_SPLIT.split(inner)]
 
 
 def tables(text: str) -> list[list[str]]:
@@ -49,7 +41,7 @@ def tables(text: str) -> list[list[str]]:
             continue
         if runs[-1]:
             runs.append([])
-    return [t for t in runs if len(t) >= 2 and all(_ALIGN.fullmatch(c) for c in _cells(t[1]))]
+    return [t for t in runs if len(t) >= 2 and all(_ALIGN.fullmatch(c) for c in table_cells(t[1]))]
 
 
 def _indices(text: str | None, count: int, what: str) -> list[int]:
@@ -78,7 +70,7 @@ def page_table_block(ctx: BlockContext, file: str, table: str = "1", columns: st
     which = _indices(table, len(found), "table")
     if len(which) != 1:
         raise ConfigError(f"page-table: table must be one number, got {table!r}")
-    lines = [_cells(line) for line in found[which[0]]]
+    lines = [table_cells(line) for line in found[which[0]]]
     width = len(lines[0])
     if ragged := [i for i, row in enumerate(lines) if len(row) != width]:
         raise ConfigError(f"page-table: table {table} of {file}: line {ragged[0] + 1} has {len(lines[ragged[0]])} "

@@ -179,10 +179,11 @@ def _column_unit(cell: str) -> str:
 
 
 def _column_units(header: str) -> list[str]:
-    return [_column_unit(c) for c in _cells(header)]
+    return [_column_unit(c) for c in table_cells(header)]
 
 
-def _cells(line: str) -> list[str]:
+def table_cells(line: str) -> list[str]:
+    """A markdown table line's cells, stripped; a cell's own pipe is written \\| (core/text.py: md_text)."""
     return [c.strip() for c in re.split(r"(?<!\\)\|", line.strip().strip("|"))]
 
 
@@ -306,11 +307,11 @@ def read_page(where: str, text: str) -> Page:
             continue
         exempt = []
         if line.lstrip().startswith("|"):
-            cells = _cells(line)
+            cells = table_cells(line)
             if units is None:  # a table's header row: its own paragraph
                 flush()
                 # the names from the line as written: a column named in code (`eager_ms`) is gone from `line`
-                named = _header_columns([_strip_marks(c) for c in _cells(lines[i])])
+                named = _header_columns([_strip_marks(c) for c in table_cells(lines[i])])
                 units = _column_units(_strip_marks(line))
                 cell_units = [""] * len(cells)
             elif all(set(_strip_marks(c)) <= set("-: ") for c in cells):
