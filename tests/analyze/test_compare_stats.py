@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from qlabench.analyze.compare import CompareOptions, Verdict, pair_stats
-from qlabench.analyze.compare.stats import geometric_mean
+from qlabench.analyze.compare.stats import _resampled_medians, geometric_mean
 from qlabench.analyze.compare.verdict import Failure, parse_fail_on, status_verdict, timing_verdict
 from qlabench.core.errors import QlabenchError
 
@@ -23,6 +23,15 @@ def noisy(rng, median_ms: float, n: int, rel_noise: float = 0.03) -> np.ndarray:
 
 def verdict(base, head, opt=OPT) -> Verdict:
     return timing_verdict(pair_stats(base, head, opt.alpha), opt)[0]
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 10, 11, 100])
+@pytest.mark.parametrize("decimals", [2, 12])  # 2: many tied samples, as timers with a coarse clock give
+def test_resampled_medians_are_np_medians_of_the_same_draws_bit_for_bit(n, decimals):
+    x = np.round(np.random.default_rng(n).lognormal(0.0, 0.2, n), decimals)
+    slow = np.median(np.random.default_rng(7).choice(x, size=(500, n), replace=True), axis=1)
+    fast = _resampled_medians(x, np.random.default_rng(7), 500)
+    assert np.array_equal(slow, fast)
 
 
 def test_bootstrap_is_reproducible_and_brackets_the_ratio():

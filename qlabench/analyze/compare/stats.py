@@ -51,12 +51,34 @@ class PairStats:
     suite_sigma: bool = False  # sigma_between was raised to the suite's median run-to-run noise
 
 
+def _resampled_medians(x: np.ndarray, rng: np.random.Generator, resamples: int) -> np.ndarray:
+    """The median of each of `resamples` resamples (with replacement) of x: the draws of
+    `rng.choice(x, size=(resamples, n))` and the medians np.median gives them, bit for bit, without
+    partitioning every resample. x sorted, a resample's median is the value at its middle rank, and the
+    middle rank is read off the cumulative counts of the ranks drawn (linear, where a partition per
+    row cost compare two thirds of its time over thousands of points)."""
+    n = x.size
+    drawn = rng.integers(0, n, size=(resamples, n))  # what rng.choice(x, size=(resamples, n)) draws
+    order = np.argsort(x, kind="stable")
+    ranks = np.empty(n, dtype=np.int64)
+    ranks[order] = np.arange(n)
+    rows = np.arange(resamples, dtype=np.int64)[:, None] * n
+    counts = np.bincount((ranks[drawn] + rows).ravel(), minlength=resamples * n).reshape(resamples, n)
+    below = np.cumsum(counts, axis=1)
+    s = x[order]
+    upper = s[(below <= n // 2).sum(axis=1)]  # the (n // 2)-th smallest draw, counting from 0
+    if n % 2:
+        return upper
+    lower = s[(below <= n // 2 - 1).sum(axis=1)]
+    return np.mean(np.stack([lower, upper], axis=1), axis=1)  # np.median's mean of the two middle values
+
+
 def bootstrap_ratio_ci(base: np.ndarray, head: np.ndarray, confidence: float,
                        resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED) -> tuple[float, float]:
     """Percentile interval of median(head*)/median(base*) over independent resamples of each side."""
     rng = np.random.default_rng(seed)
-    b = np.median(rng.choice(base, size=(resamples, base.size), replace=True), axis=1)
-    h = np.median(rng.choice(head, size=(resamples, head.size), replace=True), axis=1)
+    b = _resampled_medians(base, rng, resamples)
+    h = _resampled_medians(head, rng, resamples)
     tail = (1.0 - confidence) / 2.0
     lo, hi = np.quantile(h / b, [tail, 1.0 - tail])
     return float(lo), float(hi)
