@@ -175,7 +175,9 @@ def answer_cases(df: pd.DataFrame, q: Question, case: Case, floor_rows: pd.DataF
         return [_answer(df.iloc[0:0].assign(_zero=[], _scale=[]), q, case, None, "", SameCall(None, 0),
                         measured_in(evidence, modes, None))]
     out = [_answer(p.rows, q, case, p.device, p.label, _floor(evidence, p.device, q.launch_regime),
-                   measured_in(evidence, modes, p.device), off_device_in(evidence, modes, p.device)) for p in found]
+                   set(_per_frame(evidence, ("measured", modes, p.device), lambda: measured_in(evidence, modes, p.device))),
+                   dict(_per_frame(evidence, ("off", modes, p.device), lambda: off_device_in(evidence, modes, p.device))))
+           for p in found]
     for a in out:  # each answer says what else the rows hold, answered apart
         apart = [o.title for o in out if o is not a]
         if apart:
@@ -184,22 +186,27 @@ def answer_cases(df: pd.DataFrame, q: Question, case: Case, floor_rows: pd.DataF
     return out
 
 
-# {id(frame): {(device, launch): SameCall}}, an entry dropped with its frame. Not the frame's `attrs`: pandas
-# deep-copies those into every frame derived from it (each filter and take of an answer), SameCalls included.
-_FLOORS: dict[int, dict[tuple, SameCall]] = {}
+# {id(frame): {key: value}}, an entry dropped with its frame: what answer_cases reads from the whole evidence once per
+# frame, not once per case (a site page answers hundreds of cases from one frame). Not the frame's `attrs`: pandas
+# deep-copies those into every frame derived from it (each filter and take of an answer).
+_PER_FRAME: dict[int, dict[tuple, object]] = {}
+
+
+def _per_frame(df: pd.DataFrame, key: tuple, compute):
+    cache = _PER_FRAME.get(id(df))
+    if cache is None:
+        cache = _PER_FRAME[id(df)] = {}
+        weakref.finalize(df, _PER_FRAME.pop, id(df), None)
+    if key not in cache:
+        cache[key] = compute()
+    return cache[key]
 
 
 def _floor(df: pd.DataFrame, device: str | None, launch: str) -> SameCall:
     """The same-call floor of `df`'s rows on `device`, computed once per frame, GPU model and regime (every case
     of a question, and every question of a page, reads the same frame)."""
-    cache = _FLOORS.get(id(df))
-    if cache is None:
-        cache = _FLOORS[id(df)] = {}
-        weakref.finalize(df, _FLOORS.pop, id(df), None)
-    key = (device, launch)
-    if key not in cache:
-        cache[key] = same_call_floor(df[df["device"] == device] if device is not None else df.iloc[0:0], launch)
-    return cache[key]
+    return _per_frame(df, ("floor", device, launch), lambda: same_call_floor(
+        df[df["device"] == device] if device is not None else df.iloc[0:0], launch))
 
 
 def answer_case(df: pd.DataFrame, q: Question, case: Case, floor_rows: pd.DataFrame | None = None) -> CaseAnswer:
