@@ -51,3 +51,22 @@ def test_a_skip_of_one_point_only_or_an_ok_row_elsewhere_keeps_the_backend_a_mis
     rows[2] = row(make_row, "flashinfer-train", 32768, status="skipped", reason=OFF)
     rows.append(row(make_row, "flashinfer-train", 16384, 1.0))  # it ran at another point: the skip is not the GPU's
     assert "flashinfer-train" in ask(tmp_path, rows, "8192").cases[0].missing
+
+
+def test_a_host_without_the_package_says_nothing_of_the_gpu_model_and_the_newer_complete_run_is_ranked(
+        tmp_path, make_row):
+    """A row skipped because the package is not installed on that host is no sign that the backend runs on the GPU
+    model: the off-device skip elsewhere still answers for it, and a run that timed every other candidate later is
+    the one ranked (H100, 2026-12-07)."""
+    old = dict(run_id="old", timestamp="2026-12-06T10:00:00")
+    new = dict(run_id="new", timestamp="2026-12-07T10:00:00")
+    rows = [row(make_row, "flash_qla", 32768, 1.8, **old), row(make_row, "fla", 32768, 3.7, **old),
+            row(make_row, "flashinfer-train", 32768, status="skipped", reason=OFF, **old),
+            row(make_row, "flash_qla", 32768, 1.3, **new), row(make_row, "fla", 32768, 3.8, **new),
+            row(make_row, "flashinfer-train", 32768, status="skipped",
+                reason="backend unavailable: flashinfer-python is not installed", **new)]
+    case = ask(tmp_path, rows, "32768").cases[0]
+    assert case.best is not None and case.best.backend == "flash_qla" and case.best.time_ms == 1.3
+    assert [tuple(e.runs) for e in case.entries if e.ok] == [("new",), ("new",)]
+    assert "flashinfer-train" not in case.missing
+    assert any(n.startswith("off device: flashinfer-train does not run on this GPU model") for n in case.caveats)

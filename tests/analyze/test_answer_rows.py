@@ -73,3 +73,19 @@ def test_one_run_is_not_a_run_whose_row_is_bad_where_another_run_measured_that_c
                ("flash_qla", "fwd", "2026-12-04T11", "a", "error", True),
                ("fla", "fwd", "2026-12-05T10", "b", "ok", True))
     assert set(one_run(df)["run_id"]) == {"a"}
+
+
+def test_a_run_that_lacks_only_a_backend_off_this_gpu_model_is_one_run_of_every_candidate():
+    """H100, 2026-12-07: a newer run of every candidate that runs on SM90, with FlashInfer's training route (which
+    does not) skipped as not installed there, stands for the answer; told nothing of the GPU model, the older run
+    that holds that route's skipped row does."""
+    df = _runs(("fla", "fwd_bwd", "2026-12-06T10", "old", "ok", True),
+               ("flash_qla", "fwd_bwd", "2026-12-06T11", "old", "ok", True),
+               ("flashinfer-train", "fwd_bwd", "2026-12-06T12", "old", "skipped", True),
+               ("fla", "fwd_bwd", "2026-12-07T10", "new", "ok", True),
+               ("flash_qla", "fwd_bwd", "2026-12-07T11", "new", "ok", True))
+    assert set(one_run(df)["run_id"]) == {"old"}
+    assert set(one_run(df, off_device={"flashinfer-train"})["run_id"]) == {"new"}
+    # a backend that may run here is still wanted: a newer run without it does not stand for the answer
+    assert set(one_run(df, off_device={"flash_qla"})["run_id"]) == {"old"}
+    assert set(one_run(df.iloc[[0, 1, 2, 3]], off_device={"flashinfer-train"})["run_id"]) == {"old"}

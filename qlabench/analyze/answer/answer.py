@@ -280,8 +280,10 @@ def off_device_in(df: pd.DataFrame, modes: tuple[str, ...], device: str | None) 
             why[str(b)] = str(reason).removeprefix("unsupported: ")
     if not why:
         return {}
-    flags = [off_device(st, r) for st, r in zip(rows["status"], rows["reason"])]
-    others = {str(b) for b, off in zip(rows["backend"], flags) if not off}  # a row that ran, or failed otherwise
+    # a row that ran, or failed otherwise; not one skipped because the host lacked the package: that says nothing of
+    # whether the backend runs on this GPU model
+    says_nothing = [off_device(st, r) or unavailable(st, r) for st, r in zip(rows["status"], rows["reason"])]
+    others = {str(b) for b, skip in zip(rows["backend"], says_nothing) if not skip}
     return {b: w for b, w in why.items() if b not in others}
 
 
@@ -295,7 +297,7 @@ def _answer(problem: pd.DataFrame, q: Question, case: Case, device: str | None, 
     # the recommended timing regime's rows, where a backend has them, however new its other rows are; of those, one
     # run that measured every candidate where one did
     current_rows = newest_version(prefer_recommended(mine_rows, ["backend", "mode"]))
-    ranked = one_run(current_rows)
+    ranked = one_run(current_rows, off_device=set(off or {}))
     entries, launch, launch_notes = _ranked(ranked, q, modes)
     apply_floor(entries, floor.floor)
     spread_notes = between_processes(entries, current_rows, launch)  # every run's measurement of a call, not the one

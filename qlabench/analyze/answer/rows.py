@@ -10,6 +10,8 @@ other, differ by less than the same call timed in two runs (docs/BENCHMARKS.md, 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import pandas as pd
 
 from qlabench.analyze.answer.question import Case, GateRegime, Question
@@ -137,14 +139,19 @@ def _good(row: dict) -> bool:
     return not _missing(at_size) and bool(at_size)
 
 
-def one_run(rows: pd.DataFrame) -> pd.DataFrame:
+def one_run(rows: pd.DataFrame, off_device: Iterable[str] = ()) -> pd.DataFrame:
     """The rows of the newest run that measured every (backend, mode) of `rows` as well as any run did (a good row
     wherever some run has one: ok, checked at its size); where no run did, each (backend, mode)'s newest run
-    (newest_run), and the answer says which runs it mixes (caveats.mixing_caveats)."""
+    (newest_run), and the answer says which runs it mixes (caveats.mixing_caveats).
+
+    off_device: backends that do not run on this GPU model at all (answer.off_device_in): no run can measure them
+    well, so a run that holds no row of theirs is not missing them; the answer names them from their rows
+    elsewhere."""
     if rows.empty or "run_id" not in rows:
         return newest_run(rows)
     cols = [c for c in ("backend", "mode", "run_id", "timestamp", "status", "checked_at_size") if c in rows]
     records = rows[cols].to_dict("records")
+    off = set(off_device)
     held: dict[object, set[tuple]] = {}  # per run, the (backend, mode)s it measured
     held_good: dict[object, set[tuple]] = {}  # per run, those it measured well
     newest: dict[object, object] = {}
@@ -152,11 +159,13 @@ def one_run(rows: pd.DataFrame) -> pd.DataFrame:
         k, run, t = (r["backend"], r["mode"]), r["run_id"], r.get("timestamp")
         if _missing(k[0]) or _missing(k[1]) or _missing(run) or _missing(t):
             continue
+        if run not in newest or t > newest[run]:
+            newest[run] = t
+        if k[0] in off:
+            continue
         held.setdefault(run, set()).add(k)
         if _good(r):
             held_good.setdefault(run, set()).add(k)
-        if run not in newest or t > newest[run]:
-            newest[run] = t
     wanted, wanted_good = set().union(*held.values()), set().union(*held_good.values())
     complete = [run for run in held if held[run] >= wanted and held_good.get(run, set()) >= wanted_good]
     if len(held) < 2 or not complete:
