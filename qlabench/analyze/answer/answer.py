@@ -11,7 +11,6 @@ rankings, the study page and the docs' advise block).
 from __future__ import annotations
 
 import os
-import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,8 +26,9 @@ from qlabench.analyze.answer.first_call import attach_first_calls, load_cold_sta
 from qlabench.analyze.answer.tuning import tuning_caveats
 from qlabench.analyze.answer.question import WORKLOAD_MODES, Case, Question
 from qlabench.analyze.answer.launch_probe import launch_probe_caveats
+from qlabench.analyze.answer.measured import floor_of, measured_in, measured_on, off_device_on
 from qlabench.analyze.answer.ranking import Entry, rank, remeasurable
-from qlabench.analyze.answer.spread import SameCall, apply_floor, between_processes, order_flips, same_call_floor
+from qlabench.analyze.answer.spread import SameCall, apply_floor, between_processes, order_flips
 from qlabench.analyze.answer.rows import at_gate, case_problems, newest_version, one_run
 from qlabench.analyze.evidence.current import rows_or_current
 from qlabench.analyze.kit.ties import is_tie
@@ -36,7 +36,7 @@ from qlabench.analyze.evidence import believed, device_series, devices_of, evide
 from qlabench.analyze.evidence.regimes import prefer_recommended, regime_note, regime_series
 from qlabench.core.backend_decl import candidates, is_testing
 from qlabench.core.gpu_names import names_gpu
-from qlabench.core.result import off_device, unavailable
+from qlabench.core.result import unavailable
 
 
 @dataclass
@@ -174,39 +174,14 @@ def answer_cases(df: pd.DataFrame, q: Question, case: Case, floor_rows: pd.DataF
     if not found:
         return [_answer(df.iloc[0:0].assign(_zero=[], _scale=[]), q, case, None, "", SameCall(None, 0),
                         measured_in(evidence, modes, None))]
-    out = [_answer(p.rows, q, case, p.device, p.label, _floor(evidence, p.device, q.launch_regime),
-                   set(_per_frame(evidence, ("measured", modes, p.device), lambda: measured_in(evidence, modes, p.device))),
-                   dict(_per_frame(evidence, ("off", modes, p.device), lambda: off_device_in(evidence, modes, p.device))))
-           for p in found]
+    out = [_answer(p.rows, q, case, p.device, p.label, floor_of(evidence, p.device, q.launch_regime),
+                   measured_on(evidence, modes, p.device), off_device_on(evidence, modes, p.device)) for p in found]
     for a in out:  # each answer says what else the rows hold, answered apart
         apart = [o.title for o in out if o is not a]
         if apart:
             a.caveats.insert(0, f"apart: these rows also answer this case {'; '.join(apart)}: answered "
                              "separately, never ranked together (another GPU model or another problem)")
     return out
-
-
-# {id(frame): {key: value}}, an entry dropped with its frame: what answer_cases reads from the whole evidence once per
-# frame, not once per case (a site page answers hundreds of cases from one frame). Not the frame's `attrs`: pandas
-# deep-copies those into every frame derived from it (each filter and take of an answer).
-_PER_FRAME: dict[int, dict[tuple, object]] = {}
-
-
-def _per_frame(df: pd.DataFrame, key: tuple, compute):
-    cache = _PER_FRAME.get(id(df))
-    if cache is None:
-        cache = _PER_FRAME[id(df)] = {}
-        weakref.finalize(df, _PER_FRAME.pop, id(df), None)
-    if key not in cache:
-        cache[key] = compute()
-    return cache[key]
-
-
-def _floor(df: pd.DataFrame, device: str | None, launch: str) -> SameCall:
-    """The same-call floor of `df`'s rows on `device`, computed once per frame, GPU model and regime (every case
-    of a question, and every question of a page, reads the same frame)."""
-    return _per_frame(df, ("floor", device, launch), lambda: same_call_floor(
-        df[df["device"] == device] if device is not None else df.iloc[0:0], launch))
 
 
 def answer_case(df: pd.DataFrame, q: Question, case: Case, floor_rows: pd.DataFrame | None = None) -> CaseAnswer:
@@ -252,39 +227,6 @@ def _launch_difference(ranked: pd.DataFrame, q: Question, modes: tuple[str, ...]
     name = {"graph": "replayed in a CUDA graph", "eager": "launched eagerly"}
     return [f"launch: {name[other]}, {b.backend} is fastest ({b.time_ms:.3f} ms) where {name[launch]} {a.backend} is "
             f"({a.time_ms:.3f} ms): the winner depends on how the call is launched (--launch {other})"]
-
-
-def measured_in(df: pd.DataFrame, modes: tuple[str, ...], device: str | None) -> set[str]:
-    """The backends whose rows of these modes the evidence holds on this GPU model (any, for None): with the one
-    the question names, the candidates of an answer drawn from it (backend_decl.candidates)."""
-    if df.empty:
-        return set()
-    rows = df[df["mode"].isin(modes)]
-    if device is not None:
-        rows = rows[(device_series(rows) == device).to_numpy()]
-    return set(rows["backend"])
-
-
-def off_device_in(df: pd.DataFrame, modes: tuple[str, ...], device: str | None) -> dict[str, str]:
-    """The backends that do not run on this GPU model at any point, with why: every row of theirs in these modes on it
-    skipped by the library's own check of the device (core/result.py, `off_device`). One such row answers for every
-    point of the model, so they are not missing where no row of theirs was taken."""
-    if df.empty or device is None:
-        return {}
-    rows = df[df["mode"].isin(modes)]
-    rows = rows[(device_series(rows) == device).to_numpy()]
-    why: dict[str, str] = {}  # the backends with such a skip (few rows are skipped: only theirs are read)
-    skipped = rows[rows["status"] == "skipped"]
-    for b, st, reason in zip(skipped["backend"], skipped["status"], skipped["reason"]):
-        if off_device(st, reason):
-            why[str(b)] = str(reason).removeprefix("unsupported: ")
-    if not why:
-        return {}
-    # a row that ran, or failed otherwise; not one skipped because the host lacked the package: that says nothing of
-    # whether the backend runs on this GPU model
-    says_nothing = [off_device(st, r) or unavailable(st, r) for st, r in zip(rows["status"], rows["reason"])]
-    others = {str(b) for b, skip in zip(rows["backend"], says_nothing) if not skip}
-    return {b: w for b, w in why.items() if b not in others}
 
 
 def _answer(problem: pd.DataFrame, q: Question, case: Case, device: str | None, label: str,

@@ -144,7 +144,7 @@ def one_run(rows: pd.DataFrame, off_device: Iterable[str] = ()) -> pd.DataFrame:
     wherever some run has one: ok, checked at its size); where no run did, each (backend, mode)'s newest run
     (newest_run), and the answer says which runs it mixes (caveats.mixing_caveats).
 
-    off_device: backends that do not run on this GPU model at all (answer.off_device_in): no run can measure them
+    off_device: backends that do not run on this GPU model at all (measured.off_device_in): no run can measure them
     well, so a run that holds no row of theirs is not missing them; the answer names them from their rows
     elsewhere."""
     if rows.empty or "run_id" not in rows:
