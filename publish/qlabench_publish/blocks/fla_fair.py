@@ -63,14 +63,14 @@ def fair_table(rows: pd.DataFrame, before: str, after: str, heads: set[str] | No
     return pd.DataFrame(out, columns=["heads", "shape", *COLUMNS])
 
 
-def run_rows(ctx: BlockContext, run: str) -> tuple[pd.DataFrame, str]:
+def run_rows(ctx: BlockContext, run: str, block: str = "fla-fair") -> tuple[pd.DataFrame, str]:
     """The rows of `run` and its citation (the id and the folder of its file), from the one results file under
     the catalog's root that holds it; a ConfigError when none or several do."""
     root = ctx.catalog.root
     holders = [f for f in result_files([root]) if run in run_ids(f)]
     if len(holders) != 1:
         where = "no results file holds it" if not holders else f"{len(holders)} results files hold it"
-        raise ConfigError(f"fla-fair: run {run!r}: {where} under {root}")
+        raise ConfigError(f"{block}: run {run!r}: {where} under {root}")
     rows = read_results(holders)
     rel = holders[0].relative_to(root.parent) if holders[0].is_relative_to(root.parent) else holders[0]
     return rows[rows["run_id"] == run], f"{md_code(run)} ({md_code(rel.parent)})"
