@@ -9,7 +9,11 @@ bursts, per step. None of qlabench's code runs here.
 
     python3 scripts/autograd_step_probe.py --heads 2/8 --seqlens 32768,8x1024 [--out FILE.csv]
 
-Compare with `qlabench show RESULTS --mode fwd_bwd` (the eager column) on the same host.
+Compare with `qlabench show RESULTS --mode fwd_bwd` (the eager column) on the same host. The libraries compile into
+their own default caches here; after a `qlabench warmup`, point them at qlabench's to compile nothing again:
+
+    TILELANG_CACHE_DIR=~/.cache/qlabench/tilelang TRITON_CACHE_DIR=~/.cache/qlabench/triton FLA_CACHE_RESULTS=1 \
+        python3 scripts/autograd_step_probe.py ...
 """
 
 from __future__ import annotations
