@@ -15,7 +15,8 @@ RUN = "20261205T000000Z-three"
 def _row(make_row, backend, seqlens, device, eager, host, heads=(4, 16), bound=None, **extra):
     return make_row(run_id=RUN, backend=backend, seqlens=seqlens, num_seqs=len(seqlens), total_tokens=sum(seqlens),
                     layout="varlen", h_qk=heads[0], h_v=heads[1], tp=8 // heads[0] * 2 if heads[0] <= 8 else 1,
-                    model="qwen3.5-397b", median_ms=device if device is not None else eager, device_ms=device, eager_ms=eager, host_ms=host,
+                    model="qwen3.5-397b", median_ms=device if device is not None else eager, device_ms=device,
+                    eager_ms=eager, host_ms=host,
                     launch_bound=bound, **extra)
 
 
@@ -24,12 +25,6 @@ def _context(tmp_path, rows):
 
     write_rows(tmp_path / "results" / "current" / "answer" / f"{RUN}.parquet", rows)
     return BlockContext(catalog=Catalog(root=tmp_path / "results", entries=()))
-
-
-def test_call_names():
-    from qlabench_publish.blocks.three_times import call_name
-
-    assert [call_name(s) for s in ((32768,), (8192,) * 4, (7212, 25556))] == ["32768", "4x8192", "7212+25556"]
 
 
 def test_each_line_names_the_fastest_by_each_time_flashqlas_best_setting_fla_and_the_launch_bound_rows(
@@ -44,7 +39,8 @@ def test_each_line_names_the_fastest_by_each_time_flashqlas_best_setting_fla_and
             _row(make_row, "fla-intracp", (32768,), None, 1.1, 0.5),  # no device time: not counted as either
             _row(make_row, "flash_qla-forcecp", (32768,), 0.1, 0.1, 0.1, status="error"),  # not ok: left out
             # the run's replicates of one backend read their median
-            *[_row(make_row, "fla", (1024,) * 8, d, e, e, bound=True) for d, e in ((0.2, 1.0), (0.3, 1.2), (0.25, 5.0))],
+            *[_row(make_row, "fla", (1024,) * 8, d, e, e, bound=True)
+              for d, e in ((0.2, 1.0), (0.3, 1.2), (0.25, 5.0))],
             _row(make_row, "flash_qla", (1024,) * 8, 0.099, 0.187, 0.18, bound=True),
             _row(make_row, "fla", (32768,), 3.4, 3.5, 1.0, heads=(16, 64), bound=False)]
     text = three_times_block(_context(tmp_path, rows), RUN)

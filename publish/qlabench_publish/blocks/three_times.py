@@ -19,6 +19,7 @@ from __future__ import annotations
 import pandas as pd
 
 from qlabench.core.errors import ConfigError
+from qlabench.core.select import sequences_label
 from qlabench.core.text import md_code
 from qlabench_publish.blocks.context import BlockContext
 from qlabench_publish.blocks.fla_fair import run_rows
@@ -34,14 +35,6 @@ def md_cells(table: pd.DataFrame) -> str:
     return "\n".join([head, rule, *("| " + " | ".join(map(str, r)) + " |" for r in table.itertuples(index=False))])
 
 
-def call_name(seqlens) -> str:
-    """'32768' for one sequence, '4x8192' for equal ones, '7212+25556' otherwise."""
-    lens = [int(x) for x in seqlens]
-    if len(lens) == 1:
-        return str(lens[0])
-    return f"{len(lens)}x{lens[0]}" if len(set(lens)) == 1 else "+".join(map(str, lens))
-
-
 def _fastest(times: pd.DataFrame, col: str, backends=None) -> pd.Series | None:
     t = times if backends is None else times[times["backend"].isin(backends)]
     t = t.dropna(subset=[col])
@@ -54,9 +47,13 @@ def three_times_table(rows: pd.DataFrame, mode: str = "fwd") -> pd.DataFrame:
     out = []
     if ok.empty:
         return pd.DataFrame(out)
-    ok = ok.assign(call=ok["seqlens"].map(call_name), tokens=ok["seqlens"].map(lambda s: -sum(int(x) for x in s)))
-    for (hq, hv, call), g in sorted(ok.groupby(["h_qk", "h_v", "call"]), key=lambda kv: (kv[0][0], kv[1]["tokens"].iloc[0],
-                                                                                       kv[0][2])):
+    lens = ok["seqlens"].map(lambda s: [int(x) for x in s])
+    ok = ok.assign(call=lens.map(sequences_label), tokens=lens.map(sum))
+    groups = ok.groupby(["h_qk", "h_v", "call"])
+    # by heads, then the larger call first, then its name (32768 before 4x8192)
+    order = sorted(groups.groups, key=lambda k: (k[0], -groups.get_group(k)["tokens"].iloc[0], k[2]))
+    for hq, hv, call in order:
+        g = groups.get_group((hq, hv, call))
         times = g.groupby("backend", as_index=False)[["device_ms", "eager_ms", "host_ms"]].median()
         dev, eag = _fastest(times, "device_ms"), _fastest(times, "eager_ms")
         fq_dev, fq_eag = _fastest(times, "device_ms", FLASH_QLA), _fastest(times, "eager_ms", FLASH_QLA)
@@ -75,7 +72,8 @@ def three_times_table(rows: pd.DataFrame, mode: str = "fwd") -> pd.DataFrame:
             "fastest, device ms": named(dev, "device_ms"), "fastest, eager ms": named(eag, "eager_ms"),
             "its host ms": "-" if eag is None or pd.isna(eag["host_ms"]) else f"{eag['host_ms']:.3f}",
             "FlashQLA's best, device / eager ms": f"{fq(fq_dev, 'device_ms')} / {fq(fq_eag, 'eager_ms')}",
-            "fla, device / eager ms": "-" if fla.empty else f"{fla['device_ms'].iloc[0]:.3f} / {fla['eager_ms'].iloc[0]:.3f}",
+            "fla, device / eager ms": ("-" if fla.empty
+                                       else f"{fla['device_ms'].iloc[0]:.3f} / {fla['eager_ms'].iloc[0]:.3f}"),
             "launch-bound": f"{int(marked.astype(bool).sum())} of {len(marked)}",
         })
     return pd.DataFrame(out)
@@ -95,4 +93,4 @@ def three_times_block(ctx: BlockContext, run: str, mode: str = "fwd") -> str:
         md_cells(table)])
 
 
-__all__ = ["call_name", "three_times_block", "three_times_table"]
+__all__ = ["three_times_block", "three_times_table"]
