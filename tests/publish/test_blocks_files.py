@@ -264,6 +264,24 @@ def test_the_answer_runs_block_counts_each_answers_runs_and_cards(tmp_path, make
         check_files([bad], BlockContext(load_catalog(res)), BLOCKS)
 
 
+def test_the_answer_runs_block_tells_cases_of_several_runs_from_cases_of_one_run_each(tmp_path, make_row):
+    """Two cases each ranked on its own run's times (8x1024 from R1, 1x8192 from R2): the answer cites two runs but
+    compares none, and the block says so instead of calling it a sum or ranking of several runs."""
+    res = tmp_path / "results"
+    (res / "run").mkdir(parents=True)
+    for run, seqlens in (("R1", (1024,) * 8), ("R2", (8192,))):
+        for b, ms in (("fla", 0.2), ("flash_qla", 0.1)):
+            write_rows(res / "run" / f"{run}-{b}.parquet",
+                       [make_row(**dict(ROW, num_seqs=len(seqlens)), backend=b, seqlens=seqlens, total_tokens=8192,
+                                 median_ms=ms, samples_ms=(ms,) * 3, run_id=run, gpu_uuid="GPU-aaaaaaaa-1111",
+                                 timestamp="2026-12-01T00:00:00+00:00")])
+    text = _rendered(tmp_path, res, "answer-runs models=qwen3.5-397b:8 seqlens=8x1024,8192")
+    assert "0 of 1 answers (prefill, cases 8x1024,8192) cite one run; the others rank each case on one run's times, " \
+           "their cases from different runs:" in text, text
+    assert "| qwen3.5-397b TP8 | 2/8 | 2 | 1 | no |" in text
+    assert "sum or rank" not in text
+
+
 def test_the_library_vs_and_answer_runs_blocks_keep_to_the_gpu_they_are_given(tmp_path, make_row):
     """One run on each of two GPU models, the H100's newer: without `gpu=` the comparison reads the newest run of
     either; with it, that GPU model's run, named in the block's text."""

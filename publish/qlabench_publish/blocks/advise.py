@@ -102,11 +102,15 @@ def answer_runs_block(ctx: BlockContext, models: str, seqlens: str, workload: st
     case): an answer is one run's when that is 1, and the count says how far each is from it. `gpu`: the answers
     on that GPU model (as `advise --gpu`); None: each case's largest problem, whichever GPU model holds it."""
     out = ["| model at TP | heads | runs | cards | one run |", "|---|---|---:|---:|---|"]
-    asked = one = 0
+    asked = one = mixing = 0
     for model, tps in _models(models):
         for tp in tps:
             q = make_question(model, tp, workload, seqlens, None, "fla", gpu=gpu)
-            runs = sorted({r for c in q.cases for e in _answered(ctx, q, c).entries if e.ok for r in e.runs})
+            per_case = [{r for e in _answered(ctx, q, c).entries if e.ok for r in e.runs} for c in q.cases]
+            runs = sorted(set().union(*per_case))
+            # an answer whose cases each rank one run's times, from different runs, compares no two runs; one
+            # whose case holds times of several runs does
+            mixing += any(len(rs) > 1 for rs in per_case)
             per_run = [cards(ctx.rows[ctx.rows["run_id"] == r]) for r in runs]
             on, unknown = {c for cs in per_run for c in cs}, sum(not cs for cs in per_run)
             # a run that recorded no card may have run on any: it is counted apart, never as one of the others
@@ -114,8 +118,11 @@ def answer_runs_block(ctx: BlockContext, models: str, seqlens: str, workload: st
             asked, one = asked + 1, one + (len(runs) == 1)
             out.append(f"| {q.model} TP{q.tp} | {q.heads[0]}/{q.heads[1]} | {len(runs)} | {where} | "
                        f"{'yes' if len(runs) == 1 else 'no'} |")
-    others = ("" if one == asked else "; the others sum or rank times of several runs (`advise`'s `mixed runs` "
-              "caveat names them)")
+    mixed = "sum or rank times of several runs (`advise`'s `mixed runs` caveat names them)"
+    apart = "rank each case on one run's times, their cases from different runs"
+    spread = asked - one - mixing
+    others = (f"; of the others, {mixing} {mixed} and {spread} {apart}" if mixing and spread
+              else f"; the others {mixed}" if mixing else f"; the others {apart}" if spread else "")
     on = f" on {gpu}" if gpu else ""
     return "\n".join([f"{one} of {asked} answers ({workload}, cases {seqlens}){on} cite one run{others}:", "", *out])
 
