@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import statistics
 import tomllib
 from pathlib import Path
 
@@ -28,6 +29,18 @@ def _run_file(run_id: str) -> Path:
     return f
 
 
+def _replicate_times(run_id: str, case: str, backend: str) -> list[float]:
+    """The device times (graph) of one backend's rows of 397B TP8's forward at `case` ('32768', '4x8192') in the
+    run's file, a row per replicate."""
+    n, _, t = case.rpartition("x")
+    lengths = [int(t)] * (int(n) if n else 1)
+    df = pd.read_parquet(_run_file(run_id))
+    df = df[(df["backend"] == backend) & (df["mode"] == "fwd") & (df["h_qk"] == 2) & (df["h_v"] == 8)
+            & (df["status"] == "ok") & df["seqlens"].map(lambda s: [int(x) for x in s] == lengths)]
+    assert len(df) >= 1
+    return [float(x) for x in df["device_ms"]]
+
+
 def test_the_readme_question_from_committed_evidence_matches_show(monkeypatch):
     monkeypatch.chdir(REPO)
     # in the graph regime: the time `show` prints is the timer's median, the device time (an eager time is a column)
@@ -47,7 +60,11 @@ def test_the_readme_question_from_committed_evidence_matches_show(monkeypatch):
         table = pd.read_csv(io.StringIO(shown.output))
         row = table[table["sequences"] == (f"{case['case']} packed" if "x" in case["case"] else case["case"])]
         assert len(row) == 1
-        assert abs(best["time_ms"] - float(row[best["backend"]].iloc[0])) < 1e-9
+        # a run measured as replicates (each in fresh processes) is ranked on the median of its replicates' times;
+        # `show` prints the newest replicate's (one row per point): with one replicate the two are the same number
+        reps = _replicate_times(best["runs"][0], case["case"], best["backend"])
+        assert abs(best["time_ms"] - statistics.median(reps)) < 1e-9
+        assert any(abs(float(row[best["backend"]].iloc[0]) - t) < 1e-9 for t in reps)
         assert all(e["time_ms"] is None for e in case["entries"] if e["status"] != "ok")
 
 
