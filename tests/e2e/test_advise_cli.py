@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 from qlabench.backends.registry import REGISTRY
 from qlabench.cli import app
 from qlabench.core.backend_decl import candidates
+from qlabench.core.select import parse_sequences
 from qlabench.core.spec import load_suite
 
 REPO = Path(__file__).resolve().parents[2]
@@ -32,8 +33,7 @@ def _run_file(run_id: str) -> Path:
 def _replicate_times(run_id: str, case: str, backend: str) -> list[float]:
     """The device times (graph) of one backend's rows of 397B TP8's forward at `case` ('32768', '4x8192') in the
     run's file, a row per replicate."""
-    n, _, t = case.rpartition("x")
-    lengths = [int(t)] * (int(n) if n else 1)
+    lengths = list(parse_sequences(case))
     df = pd.read_parquet(_run_file(run_id))
     df = df[(df["backend"] == backend) & (df["mode"] == "fwd") & (df["h_qk"] == 2) & (df["h_v"] == 8)
             & (df["status"] == "ok") & df["seqlens"].map(lambda s: [int(x) for x in s] == lengths)]

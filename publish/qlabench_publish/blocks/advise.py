@@ -121,8 +121,12 @@ def answer_runs_block(ctx: BlockContext, models: str, seqlens: str, workload: st
     mixed = "sum or rank times of several runs (`advise`'s `mixed runs` caveat names them)"
     apart = "rank each case on one run's times, their cases from different runs"
     spread = asked - one - mixing
-    others = (f"; of the others, {mixing} {mixed} and {spread} {apart}" if mixing and spread
-              else f"; the others {mixed}" if mixing else f"; the others {apart}" if spread else "")
+    if mixing and spread:
+        others = f"; of the others, {mixing} {mixed} and {spread} {apart}"
+    elif mixing or spread:
+        others = f"; the others {mixed if mixing else apart}"
+    else:
+        others = ""
     on = f" on {gpu}" if gpu else ""
     return "\n".join([f"{one} of {asked} answers ({workload}, cases {seqlens}){on} cite one run{others}:", "", *out])
 
