@@ -46,11 +46,12 @@ def plot_sm_cmd(
 
 def _rows(results: list[Path], all_runs: bool):
     """The rows a plot draws, through the evidence layer and its rule for a believed row (an impossible or
-    unchecked time is drawn as no time): every run's with --all-runs, else the newest per point."""
-    from qlabench.analyze.evidence import believed, newest_per_point, read_evidence
+    unchecked time is drawn as no time): every run's with --all-runs, else the newest per point; a run's
+    replicates of a point are one point either way (analyze/evidence/replicates.py)."""
+    from qlabench.analyze.evidence import believed, fold_replicates, newest_per_point, read_evidence
 
     df = believed(read_evidence(results, all_runs=True).rows)
-    return df if all_runs else newest_per_point(df)
+    return fold_replicates(df) if all_runs else newest_per_point(df)
 
 
 def _check_out_folder(out: Path) -> None:

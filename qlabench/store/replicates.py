@@ -11,13 +11,14 @@ from __future__ import annotations
 import pandas as pd
 
 
-def latest_run_per_point(df: pd.DataFrame) -> pd.DataFrame:
-    """Every row of each point's newest run (by its newest row's timestamp): all its replicates."""
+def latest_run_per_point(df: pd.DataFrame, by: tuple[str, ...] = ()) -> pd.DataFrame:
+    """Every row of each point's newest run (by its newest row's timestamp): all its replicates. `by`: columns
+    that split a point further (the evidence layer's `device`: each GPU model's newest run)."""
     if df.empty:
         return df
-    from qlabench.store.keys import workload_keys
+    from qlabench.store.keys import KEY_COLUMNS, key_series
 
-    tmp = df.assign(_k=workload_keys(df, with_backend=True)).reset_index(drop=True)
+    tmp = df.assign(_k=key_series(df, (*KEY_COLUMNS, *by))).reset_index(drop=True)
     newest = tmp.sort_values("timestamp", kind="stable").drop_duplicates("_k", keep="last")
     keep = set(zip(newest["_k"], newest["run_id"]))
     mask = [(k, r) in keep for k, r in zip(tmp["_k"], tmp["run_id"])]

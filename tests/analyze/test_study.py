@@ -447,3 +447,24 @@ def test_rows_held_to_an_sm_budget_never_stand_for_a_published_whole_gpu_point(s
     both = build_study(pd.concat([rows.assign(sm_budget=None), held], ignore_index=True))
     assert both.summary == study.summary
     assert len(both.rows) == len(study.rows) and both.rows["sm_budget"].isna().all()
+
+
+def test_the_study_reads_a_run_s_replicates_as_one_row_at_their_median(tmp_path):
+    """A study run with --replicates: the page's time for a point is the median of its replicates (as advise ranks
+    it), never whichever replicate was written last."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    one = pq.read_table(study_rows.FIXTURE).slice(0, 1)  # its schema metadata kept: a results file
+    df = one.to_pandas()
+    point = df.iloc[0]
+    reps = pd.concat([df] * 3, ignore_index=True)
+    times = [point["median_ms"] * f for f in (1.0, 1.1, 1.3)]  # the newest (1.3x) is not the median (1.1x)
+    reps["replicate"] = [0, 1, 2]
+    reps["median_ms"] = times
+    reps["samples_ms"] = [[t] * 3 for t in times]
+    reps["timestamp"] = [(pd.Timestamp(point["timestamp"]) + pd.Timedelta(seconds=k)).isoformat() for k in range(3)]
+    pq.write_table(pa.Table.from_pandas(reps, schema=one.schema, preserve_index=False), tmp_path / "replicated.parquet")
+    rows = study_from_paths([tmp_path / "replicated.parquet"]).rows
+    (got,) = rows[rows["backend"] == point["backend"]]["median_ms"]
+    assert got == pytest.approx(times[1])

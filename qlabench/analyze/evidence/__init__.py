@@ -28,7 +28,10 @@ Identity (problem.py; the axes come from core/identity.py, flag `Axis.problem`)
   point_keys(df) -> Series        one key per row: the point (the store's key columns)
   whole_device(df) -> DataFrame  the rows not held to an SM budget: what a whole-GPU view reads
   newest_per_point(df) / newest_per_problem(df) -> DataFrame   the one "newest row" rule (store/keys.py);
-                                  per point it is the newest row on each GPU model (`device`)
+                                  per point it is the newest row on each GPU model (`device`), a
+                                  replicated run's replicates folded into one row (replicates.py)
+  fold_replicates(df) -> DataFrame   each run's replicates of a point as one row: the median time, the
+                                  spread between them as noise, a failed replicate as the row
   split_problems(df, across=("backend", "mode")) -> [Problem]  the rows as problems on one GPU model each
                                   (.device, .differs: the problem axes that set it apart, .label, .rows):
                                   what a ranking ranks within; never two models, never two problems
@@ -77,7 +80,6 @@ from qlabench.analyze.evidence.problem import (
     cards,
     device_series,
     devices_of,
-    newest_per_point,
     newest_per_problem,
     point_keys,
     problem_keys,
@@ -85,9 +87,10 @@ from qlabench.analyze.evidence.problem import (
     split_problems,
 )
 from qlabench.analyze.evidence.provenance import run_lines
+from qlabench.analyze.evidence.replicates import fold_replicates, newest_per_point
 from qlabench.analyze.evidence.stacks import run_mix, stack_label
 from qlabench.analyze.evidence.tree import Evidence, evidence_notes, read_evidence
 
 __all__ = ["Evidence", "Problem", "believed", "cards", "device_series", "devices_of", "evidence_notes",
-           "newest_per_point", "newest_per_problem", "point_keys", "problem_keys", "read_evidence", "run_lines",
+           "fold_replicates", "newest_per_point", "newest_per_problem", "point_keys", "problem_keys", "read_evidence", "run_lines",
            "run_mix", "split_problems", "whole_device", "stack_label"]

@@ -26,6 +26,7 @@ import pandas as pd
 
 from qlabench.analyze.evidence.accuracy import row_check
 from qlabench.analyze.evidence.records import records
+from qlabench.analyze.evidence.stored_time import number, time_problem
 from qlabench.core.bytes_model import StepBytes, bandwidth_fraction
 from qlabench.core.device_limits import fastest_ms, impossible_time
 from qlabench.core.errors import QlabenchError
@@ -41,40 +42,6 @@ READS = tuple(dict.fromkeys(("status", "reason", "device", "mode", "dtype", "sta
 # What a call's work (core/flops.py: work) and its device's floor depend on, besides the sequence lengths.
 WORK_AXES = ("mode", "layout", "batch", "h_qk", "h_v", "K", "V", "dtype", "state_dtype", "initial_state",
              "cp_world_size", "pool")
-# Relative slack between a stored median and the median of the stored samples (float round trips only).
-MEDIAN_SLACK = 1e-9
-
-
-def number(v) -> float:
-    """A stored value as a float; NaN where it is none (null, text, a missing column)."""
-    try:
-        x = float(v)
-    except (TypeError, ValueError):
-        return math.nan
-    return x
-
-
-def time_problem(row) -> str | None:
-    """Why a row's stored time cannot be believed; None when it can."""
-    ms = number(row.get("median_ms"))
-    if not math.isfinite(ms) or ms <= 0:
-        return f"stored median_ms {row.get('median_ms')!r} is not a time (must be a positive number): not believed"
-    samples = row.get("samples_ms")
-    if samples is not None and len(samples):
-        # a few hundred at most: faster in Python than numpy's median (a float array's floats read at once)
-        arr = sorted(samples.tolist() if isinstance(samples, np.ndarray) and samples.dtype.kind == "f"
-                     else (number(x) for x in samples))
-        if all(math.isfinite(x) for x in arr):
-            n = len(arr)
-            med = arr[n // 2] if n % 2 else (arr[n // 2 - 1] + arr[n // 2]) / 2
-            if abs(med - ms) > MEDIAN_SLACK * max(abs(med), abs(ms)):
-                return (f"stored median_ms {ms:g} is not the median of its own {len(arr)} samples ({med:g} ms): "
-                        "the row was edited or mis-written; not believed")
-        else:
-            return "its samples hold a non-finite time: not believed"
-    return None
-
-
 def physics_problem(row, floors: dict) -> str | None:
     """Why a row's time is impossible on its device (core/device_limits.py); None when it is possible or the
     frame lacks the point's axes. `floors` caches each point's floor: a table repeats its points."""

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from qlabench.analyze.evidence.belief import number
+from qlabench.analyze.evidence.stored_time import number
 from qlabench.core.errors import QlabenchError
 from qlabench.core.modes import SERVING_MODES
 

@@ -52,13 +52,6 @@ def whole_device(df: pd.DataFrame) -> pd.DataFrame:
     return df[df["sm_budget"].isna()]
 
 
-def newest_per_point(df: pd.DataFrame) -> pd.DataFrame:
-    """The newest row of each point on each GPU model: a newer row of another model never replaces a row."""
-    if df.empty:
-        return df
-    return newest_rows(df, (*KEY_COLUMNS, DEVICE) if DEVICE in df.columns else KEY_COLUMNS)
-
-
 def newest_per_problem(df: pd.DataFrame, keys: pd.Series | None = None) -> pd.DataFrame:
     """The newest row of each problem (any layout, seed or model label); `keys`: problem_keys(df), if built."""
     return newest_rows(df, problem_axes(), keys)

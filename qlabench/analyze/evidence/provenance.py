@@ -25,10 +25,12 @@ def _text(v) -> str | None:
 
 def run_lines(df: pd.DataFrame) -> list[str]:
     """One line per run of `df`, oldest first: 'run R: 2026-12-01, NVIDIA H200 (card GPU-1a2b...), host vm,
-    git 6a76bc9; fla 0.6.0, flash-qla 0.1.3 + tilelang 0.1.15; sustained'."""
+    git 6a76bc9; fla 0.6.0, flash-qla 0.1.3 + tilelang 0.1.15; sustained', and where its replicates were folded
+    (replicates.py), '; each time the median of K replicates'."""
     if df.empty or "run_id" not in df.columns:
         return []
-    cols = [c for c in ("run_id", "timestamp", "host", "gpu_uuid", "git_sha", *STACK_INPUTS) if c in df.columns]
+    cols = [c for c in ("run_id", "timestamp", "host", "gpu_uuid", "git_sha", "replicates", *STACK_INPUTS)
+            if c in df.columns]
     d = df[cols].assign(_device=device_series(df), _regime=regime_series(df))
     out = []
     for run, grp in sorted(d.groupby("run_id", sort=False), key=lambda kv: str(kv[1]["timestamp"].min())):
@@ -42,6 +44,8 @@ def run_lines(df: pd.DataFrame) -> list[str]:
         git = f"git {', '.join(s[:SHORT_SHA] for s in shas)}" if shas else "git sha not recorded"
         stacks = sorted({stack_label(r) for r in recs})
         regimes = "/".join(sorted(set(grp["_regime"])))
+        folded = grp["replicates"].dropna() if "replicates" in grp else ()
+        each = f"; each time the median of {int(max(folded))} replicates" if len(folded) else ""
         out.append(f"run {run}: {date}, {devices}{card}, host {', '.join(hosts) or '?'}, {git}; "
-                   f"{', '.join(stacks)}; {regimes}")
+                   f"{', '.join(stacks)}; {regimes}{each}")
     return out

@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 
 from qlabench.analyze.evidence.runs import check_runs
-from qlabench.analyze.evidence.problem import newest_per_point
+from qlabench.analyze.evidence.replicates import newest_per_point
 from qlabench.store.files import read_results
 
 

@@ -16,7 +16,7 @@ import math
 import pandas as pd
 
 from qlabench.analyze.evidence.belief import hbm_fraction
-from qlabench.analyze.evidence.problem import newest_per_point
+from qlabench.analyze.evidence.replicates import newest_per_point
 from qlabench.core import identity
 from qlabench.core.dtypes import DTYPE_BYTES
 from qlabench.core.modes import SERVING_MODES

@@ -1,8 +1,8 @@
 """`show`'s view: stored rows as a speedup table, with everything a reader needs to trust it.
 
 `show_rows(results, ...)` is the library entry point (`qlabench show` prints what it returns): the rows
-through the evidence layer (the current evidence when none are given), the newest per point and GPU model,
-believed, narrowed by a RowFilter; the speedup table against one baseline (and where that baseline came
+through the evidence layer (the current evidence when none are given), the newest per point and GPU model
+(a replicated run's replicates folded into one row: their median time, their spread as noise), believed, narrowed by a RowFilter; the speedup table against one baseline (and where that baseline came
 from); per run its date, GPU, host, git sha, versions and regime (evidence.run_lines); and the notes the
 evidence layer attached. Rows of two GPU models never share a table row.
 """
@@ -18,7 +18,8 @@ import pandas as pd
 
 from qlabench.analyze.evidence.current import rows_or_current
 from qlabench.analyze.evidence.accuracy import evidence_of
-from qlabench.analyze.evidence import believed, devices_of, evidence_notes, newest_per_point, read_evidence, run_lines
+from qlabench.analyze.evidence import (believed, devices_of, evidence_notes, fold_replicates, newest_per_point,
+                                       read_evidence, run_lines)
 from qlabench.analyze.kit.speedups import baseline_note, pick_baseline, speedup_table, suite_baselines
 from qlabench.analyze.show.row_filter import RowFilter
 from qlabench.core.errors import ConfigError
@@ -84,8 +85,7 @@ def show_rows(results: Iterable[str | os.PathLike] = (), *, baseline: str | None
     which of a row's times it prints (TIMES; the timer's own by default)."""
     df, paths, _ = rows_or_current(results)
     notes = evidence_notes(df)
-    if not all_runs:
-        df = newest_per_point(df)
+    df = fold_replicates(df) if all_runs else newest_per_point(df)  # a run's replicates: one row, their median
     df = _in_time(believed(df), time)
     if mode:
         df = df[df["mode"] == mode]

@@ -197,14 +197,14 @@ def study_from_paths(paths: Iterable[str | os.PathLike], published: str | os.Pat
     names, with its history listed beside the versions. `gpu`: that GPU model's rows only (as `advise --gpu`; the
     sources still list every folder read)."""
     from qlabench.analyze.evidence.current import history_notes, rows_or_current
-    from qlabench.analyze.evidence import believed, read_evidence
+    from qlabench.analyze.evidence import believed, fold_replicates, read_evidence
 
     def read_results(paths):  # every run: the numerics rows are error evidence, each row its own check
         return read_evidence(paths, all_runs=True).rows
 
     table = resolve_published(published)  # before any row is read: a name that names no table is one message
     df, paths, from_catalog = rows_or_current(paths)  # every run: the study picks its rows per stack itself
-    df = believed(df)
+    df = fold_replicates(believed(df))  # a run's replicates of a point: one row, as every view reads them
     if gpu is not None:
         from qlabench.analyze.answer.answer import of_gpu
 
