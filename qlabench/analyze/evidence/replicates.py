@@ -6,8 +6,8 @@ otherwise print whichever replicate happened to be written last, while `advise` 
 (analyze/answer/ranking.py): two views of one run would disagree. `fold_replicates` makes the K rows one:
 
 - a failed replicate is the point's row (a time next to a failure is not believed, as `advise` holds it), and
-  so is one whose stored time is not the median of its own samples (belief.py: time_problem), checked here
-  because the folded row holds no samples of its own to check;
+  so is one whose stored time is not the median of its own samples (stored_time.py, the rule belief.py holds
+  every row to), checked here because the folded row holds no samples of its own to check;
 - otherwise each time column is the median over the replicates, and each noise column the larger of the
   replicates' median noise and the spread between their times ((max - min) / median): two processes that read
   5% apart are no 0.3% measurement;
@@ -61,7 +61,7 @@ def newest_per_point(df: pd.DataFrame) -> pd.DataFrame:
 
 def fold_replicates(df: pd.DataFrame) -> pd.DataFrame:
     """`df` with the replicates of each run's point (and GPU model) folded into one row (the module docstring)."""
-    if df.empty or not replicated(df):
+    if df.empty or not replicated(df) or "run_id" not in df.columns:  # without run ids no two rows are one run's
         return df
     keys = key_series(df, KEY_COLUMNS) + "|" + device_series(df).astype(str) + "|" + df["run_id"].astype(str)
     df = df.reset_index(drop=True)
