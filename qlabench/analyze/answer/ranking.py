@@ -21,6 +21,7 @@ import pandas as pd
 from qlabench.analyze.answer.rows import version_name, version_of
 from qlabench.analyze.evidence.accuracy import timed_path
 from qlabench.analyze.evidence.records import records
+from qlabench.analyze.evidence.replicates import median_and_noise
 from qlabench.core.backend_decl import find, label_of
 from qlabench.core.launch import TIME_COLUMN
 from qlabench.core.libraries import version_columns
@@ -186,15 +187,12 @@ def _part(rows: list[dict], backend: str, launch: str) -> _Part:
         part.status, part.reason = "unranked", why
         return part
     medians = [float(m) for m in _values(rows, TIME_COLUMN[launch])]
-    mid = statistics.median(medians)
     noise_col = "rel_noise" if launch == "graph" else "eager_rel_noise"
     noise = [float(x) for x in _values(rows, noise_col)]
     # an eager time recorded by an older row's events timer carries its noise in rel_noise
     if not noise and "rel_noise" in has and launch == "eager":
         noise = [float(x) for x in _values([r for r in rows if r["timer"] in ("events", "wall")], "rel_noise")]
-    spread = (max(medians) - min(medians)) / mid if len(medians) > 1 and mid > 0 else None
-    known = [x for x in (statistics.median(noise) if noise else None, spread) if x is not None]
-    part.time_ms, part.rel_noise = mid, (max(known) if known else None)
+    part.time_ms, part.rel_noise = median_and_noise(medians, noise)  # as a folded row of replicates holds it
     return part
 
 

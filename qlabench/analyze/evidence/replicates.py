@@ -47,6 +47,16 @@ def replicated(df: pd.DataFrame) -> bool:
     return "replicate" in df.columns and bool(df["replicate"].notna().any())
 
 
+def median_and_noise(times: list[float], noises: list[float]) -> tuple[float, float | None]:
+    """The median of one point's `times` (never empty: replicates, or current runs) and its noise: the larger of
+    the median of their own `noises` and the spread between them ((max - min) / median); None when neither is
+    known. What `advise` ranks (analyze/answer/ranking.py) and what a folded row holds."""
+    mid = statistics.median(times)
+    spread = (max(times) - min(times)) / mid if len(times) > 1 and mid > 0 else None
+    known = [x for x in (statistics.median(noises) if noises else None, spread) if x is not None]
+    return mid, (max(known) if known else None)
+
+
 def newest_per_point(df: pd.DataFrame) -> pd.DataFrame:
     """The newest measurement of each point on each GPU model (a newer row of another model never replaces a
     row): its newest row, or where the newest run measured it as several replicates, their one folded row."""
@@ -120,13 +130,10 @@ def _fold(rows: list[tuple[int, dict]]) -> tuple[int, dict]:
         values = [float(r[col]) for r in recs if _known(r.get(col))]
         if not values:
             continue
-        mid = statistics.median(values)
-        change[col] = mid
+        noises = [float(r[noise]) for r in recs if _known(r.get(noise))] if noise in recs[0] else []
+        change[col], noisy = median_and_noise(values, noises)
         if noise is not None and noise in recs[0]:
-            spread = (max(values) - min(values)) / mid if len(values) > 1 and mid > 0 else None
-            noises = [float(r[noise]) for r in recs if _known(r.get(noise))]
-            known = [x for x in (statistics.median(noises) if noises else None, spread) if x is not None]
-            change[noise] = max(known) if known else None
+            change[noise] = noisy
     newest = recs[-1]
     was, now = newest.get("median_ms"), change.get("median_ms")
     for col in RATES:
@@ -148,4 +155,4 @@ def _known(v) -> bool:
     return v is not None and not (isinstance(v, float) and v != v)
 
 
-__all__ = ["REPLICATES", "fold_replicates", "newest_per_point", "replicated"]
+__all__ = ["REPLICATES", "fold_replicates", "median_and_noise", "newest_per_point", "replicated"]
