@@ -95,20 +95,19 @@ def fold_replicates(df: pd.DataFrame) -> pd.DataFrame:
         kept.append(at)
         changes.append(change)
     out = df.take(kept)
-    folded = {c for change in changes for c in change}
-    for col in folded:
-        values = [change.get(col, v) for change, v in zip(changes, out[col] if col in out else [None] * len(out))]
-        out[col] = _like(values, df[col] if col in df else None)
+    for col in {c for change in changes for c in change} - {REPLICATES}:  # every other one is a column read
+        out[col] = _like([change.get(col, v) for change, v in zip(changes, out[col])], out[col])
     out[REPLICATES] = pd.array([change.get(REPLICATES) for change in changes], dtype="Int64")
     return out.sort_index(kind="stable").reset_index(drop=True)
 
 
-def _like(values: list, column: pd.Series | None) -> pd.Series | list:
-    """`values` in the stored column's type where they fit it (a bool column with a null stays object)."""
-    if column is None:
+def _like(values: list, column: pd.Series) -> pd.Series | list:
+    """`values` in `column`'s type and index where they fit it (an object column, or a null in a bool one, stays
+    a list of objects)."""
+    if column.dtype == object:
         return values
     try:
-        return pd.Series(values, dtype=column.dtype).to_numpy() if column.dtype != object else values
+        return pd.Series(values, dtype=column.dtype, index=column.index)
     except (TypeError, ValueError):
         return values
 

@@ -1,10 +1,11 @@
 """`show`'s view: stored rows as a speedup table, with everything a reader needs to trust it.
 
 `show_rows(results, ...)` is the library entry point (`qlabench show` prints what it returns): the rows
-through the evidence layer (the current evidence when none are given), the newest per point and GPU model
-(a replicated run's replicates folded into one row: their median time, their spread as noise), believed, narrowed by a RowFilter; the speedup table against one baseline (and where that baseline came
-from); per run its date, GPU, host, git sha, versions and regime (evidence.run_lines); and the notes the
-evidence layer attached. Rows of two GPU models never share a table row.
+through the evidence layer (the current evidence when none are given), the newest per point and GPU model (a
+replicated run's replicates folded into one row: their median time, their spread as noise), believed, narrowed
+by a RowFilter; the speedup table against one baseline (and where that baseline came from); per run its date,
+GPU, host, git sha, versions and regime (evidence.run_lines); and the notes the evidence layer attached.
+Rows of two GPU models never share a table row.
 """
 
 from __future__ import annotations
