@@ -18,7 +18,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from qlabench.analyze.kit.labels import backend_label
-from qlabench.core.identity import heads_label
+from qlabench.core.identity import heads_label, layout_label
 from qlabench.core.text import one_line
 
 _STYLE = {"ok": "green", "incorrect": "red", "error": "red", "skipped": "yellow"}
@@ -89,8 +89,9 @@ class RichProgress:
             # escaped: reasons hold brackets ("qlabench[gpu]"), and so do CP labels ("[cp2 inter]"); a reason is
             # often a kernel package's own exception message, its control characters shown, never obeyed
             backend = backend_label({k: getattr(row, k, None) for k in ("backend", "cp_world_size", "cp_mode")})
+            # the case as a suite names it: a token count cannot tell 32768 from 4x8192 packed
             self._bar.console.print(f"[{style}]{row.status}[/{style}] {escape(one_line(backend))} {row.mode} "
-                                    f"{heads_label(row.h_qk, row.h_v)} {row.total_tokens} tok: "
+                                    f"{heads_label(row.h_qk, row.h_v)} {layout_label(row.layout, row.batch, row.seqlens)}: "
                                     f"{escape(one_line(what))}", highlight=False)
         if self._left is not None:
             self._left -= self._current

@@ -94,13 +94,16 @@ class TextProgress:
     def point_done(self, row: ResultRow) -> None:
         import sys
 
+        from qlabench.core.identity import layout_label
         from qlabench.core.text import one_line
 
         self.done += 1
         what = f"{row.median_ms:.4g} ms" if row.ok else row.reason
         # a reason is often a kernel package's own exception message: its control characters shown, never obeyed
+        # the case as a suite names it: a token count cannot tell 32768 from 4x8192 packed
+        case = layout_label(row.layout, row.batch, row.seqlens)
         print(one_line(f"[{self.done}/{self.total}] {row.status} {row.backend} {row.mode} h{row.h_qk}/{row.h_v} "
-                       f"{row.total_tokens} tok: {what}"), file=self.file or sys.stderr, flush=True)
+                       f"{case}: {what}"), file=self.file or sys.stderr, flush=True)
 
 
 def _problem_group(p: Point) -> tuple:

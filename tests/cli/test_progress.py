@@ -9,6 +9,7 @@ from qlabench.cli.progress import RichProgress
 
 class _Row:
     status, backend, mode, h_qk, h_v, total_tokens = "skipped", "flash_qla", "fwd", 2, 8, 8192
+    layout, batch, seqlens = "varlen", 1, (8192,)
     reason = "backend unavailable: flash-qla is not installed (pip install 'qlabench[gpu]')"
 
 
@@ -23,6 +24,7 @@ def test_reason_with_brackets_is_not_eaten_as_rich_markup():
 class _OkRow:
     status, backend, mode, h_qk, h_v, total_tokens, reason = "ok", "flash_qla", "fwd", 16, 16, 131072, None
     median_ms, cp_world_size, cp_mode = 1.9651, 2, "dual"
+    layout, batch, seqlens = "varlen", 1, (32768,) * 4
 
 
 def test_log_output_gets_a_line_per_finished_point():
@@ -31,7 +33,7 @@ def test_log_output_gets_a_line_per_finished_point():
     with RichProgress(Console(file=buf, width=200)) as prog:
         prog.start(1)
         prog.point_done(_OkRow())
-    assert "ok flash_qla [cp2 dual] fwd h16/16 131072 tok: 1.965 ms" in buf.getvalue()
+    assert "ok flash_qla [cp2 dual] fwd h16/16 4x32768 packed: 1.965 ms" in buf.getvalue()
 
 
 def test_terminal_output_leaves_ok_points_to_the_bar():

@@ -156,3 +156,18 @@ def test_the_library_users_text_progress_shows_control_characters_too(make_row):
     out = buf.getvalue()
     assert "\x1b" not in out and "\x07" not in out and out.count("\n") == 1
     assert r"RuntimeError: \x1b[2J\x1b]0;t\x07 second line" in out
+
+
+def test_the_text_progress_names_each_case_as_a_suite_does(make_row):
+    # 32768 tokens in one sequence and four packed sequences of 8192 are two cases: the line tells them apart
+    from qlabench.run.sweep import TextProgress
+
+    import io
+
+    buf = io.StringIO()
+    p = TextProgress(buf)
+    p.start(2)
+    p.point_done(make_row(layout="dense", batch=1, seqlens=(32768,)))
+    p.point_done(make_row(layout="varlen", batch=1, seqlens=(8192,) * 4))
+    first, second = buf.getvalue().splitlines()
+    assert " 1x32768: " in first and " 4x8192 packed: " in second
