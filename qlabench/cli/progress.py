@@ -90,9 +90,10 @@ class RichProgress:
             # often a kernel package's own exception message, its control characters shown, never obeyed
             backend = backend_label({k: getattr(row, k, None) for k in ("backend", "cp_world_size", "cp_mode")})
             # the case as a suite names it: a token count cannot tell 32768 from 4x8192 packed
+            case = layout_label(row.layout, row.batch, row.seqlens)
             self._bar.console.print(f"[{style}]{row.status}[/{style}] {escape(one_line(backend))} {row.mode} "
-                                    f"{heads_label(row.h_qk, row.h_v)} {layout_label(row.layout, row.batch, row.seqlens)}: "
-                                    f"{escape(one_line(what))}", highlight=False)
+                                    f"{heads_label(row.h_qk, row.h_v)} {case}: {escape(one_line(what))}",
+                                    highlight=False)
         if self._left is not None:
             self._left -= self._current
             self._bar.update(self._task, priced=self._priced())
