@@ -92,5 +92,5 @@ from qlabench.analyze.evidence.stacks import run_mix, stack_label
 from qlabench.analyze.evidence.tree import Evidence, evidence_notes, read_evidence
 
 __all__ = ["Evidence", "Problem", "believed", "cards", "device_series", "devices_of", "evidence_notes",
-           "fold_replicates", "newest_per_point", "newest_per_problem", "point_keys", "problem_keys", "read_evidence", "run_lines",
-           "run_mix", "split_problems", "whole_device", "stack_label"]
+           "fold_replicates", "newest_per_point", "newest_per_problem", "point_keys", "problem_keys",
+           "read_evidence", "run_lines", "run_mix", "split_problems", "whole_device", "stack_label"]

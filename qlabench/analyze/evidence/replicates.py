@@ -84,14 +84,10 @@ def fold_replicates(df: pd.DataFrame) -> pd.DataFrame:
     # a pandas row per replicate cost ~10 ms each.
     reads = [c for c in ("status", "reason", "timestamp", "samples_ms", "n_samples", *TIMES, *TIMES.values(),
                          *RATES, *ANY, *ALL) if c in df.columns]
-    recs = records(df, list(dict.fromkeys(c for c in reads if c is not None)))
+    recs = records(df, list(dict.fromkeys(reads)))
     kept, changes = [], []
     for rows in groups.values():
-        if len(rows) == 1:
-            kept.append(rows[0])
-            changes.append({})
-            continue
-        at, change = _fold([(i, recs[i]) for i in rows])
+        at, change = (rows[0], {}) if len(rows) == 1 else _fold([(i, recs[i]) for i in rows])
         kept.append(at)
         changes.append(change)
     out = df.take(kept)
